@@ -1,0 +1,42 @@
+import { z } from 'zod'
+import { PERMISSIONS } from '../identity/permissions'
+
+export const PAT_DEFAULT_DAYS = 90
+export const PAT_MAX_DAYS = 366
+
+export const CreateApiKeyBodyDto = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  scopes: z.array(z.enum(PERMISSIONS)).min(1).describe('Permission points; must lie within your own (the grant ceiling)'),
+  expiresAt: z.iso.datetime({ offset: true }).optional().describe(`Default ${PAT_DEFAULT_DAYS} days from now, at most ${PAT_MAX_DAYS}`),
+}).meta({ id: 'CreateApiKeyBodyDto' })
+
+export const ApiKeySummaryDto = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  prefix: z.string().describe('The first characters of the token, for recognising it'),
+  tenantId: z.uuid(),
+  userId: z.uuid(),
+  membershipId: z.uuid(),
+  scopes: z.array(z.string()),
+  createdAt: z.iso.datetime(),
+  expiresAt: z.iso.datetime(),
+  lastUsedAt: z.iso.datetime().nullable(),
+  revokedAt: z.iso.datetime().nullable(),
+}).meta({ id: 'ApiKeySummaryDto' })
+
+export const CreateApiKeyResponseDto = z.object({
+  apiKey: ApiKeySummaryDto,
+  token: z.string().describe('Shown once; only its SHA-256 is stored'),
+}).meta({ id: 'CreateApiKeyResponseDto' })
+
+export const TokenSelfDto = z.object({
+  tenantId: z.uuid().nullable(),
+  userId: z.uuid(),
+  credentialClass: z.enum(['session', 'personal_access_token']),
+  credentialId: z.uuid(),
+  grantCeiling: z.array(z.string()).nullable().describe('The token scopes; null for a session'),
+  effectivePermissions: z.array(z.string()),
+  projectScope: z.null().describe('Reserved: project-scoped credentials are not issued in v1'),
+  expiresAt: z.iso.datetime(),
+  lastUsedAt: z.iso.datetime().nullable(),
+}).meta({ id: 'TokenSelfDto' })

@@ -1,0 +1,30 @@
+import { Elysia } from 'elysia'
+import { healthRoutes } from './health/routes'
+import type { AppDeps } from './http/deps'
+import { openapiRoutes } from './http/openapi'
+import { httpConventions } from './http/plugin'
+import { apiKeysRoutes } from './api-keys/routes'
+import { sessionsRoutes } from './sessions/routes'
+import { storageRoutes } from './storage/routes'
+import { tenantsRoutes } from './tenants/routes'
+import { usersRoutes } from './users/routes'
+
+// The benchmark baseline: a route Bun serves natively on the same server and port, before Elysia sees the
+// request, so no framework or convention cost is in it.
+const benchRoutes = { '/bench/hello': () => new Response('hello') }
+
+/** The whole HTTP surface. Domains are separate Elysia instances, each with its own prefix under /v1. */
+export function buildApp(deps: AppDeps) {
+  const serve = { // Bun's own hard stop sits above ours, so an honest oversize gets our problem body, not a bare 413.
+    maxRequestBodySize: deps.config.MAX_BODY_BYTES * 4 + 65536, ...(deps.config.BENCH_HELLO ? { routes: benchRoutes } : {}) }
+  const app = new Elysia({ serve: serve as { maxRequestBodySize: number } })
+  app
+    .use(httpConventions(deps))
+    .use(healthRoutes(deps))
+    .use(openapiRoutes((req) => app.handle(req)))
+    .group('/v1', (v1) =>
+      v1.use(usersRoutes(deps)).use(sessionsRoutes(deps)).use(tenantsRoutes(deps)).use(apiKeysRoutes(deps)).use(storageRoutes(deps)))
+  return app
+}
+
+export type App = ReturnType<typeof buildApp>

@@ -1,0 +1,35 @@
+import type { Config } from '../platform/config'
+import { deriveKey } from '../platform/crypto'
+import type { Sql } from '../platform/db'
+import type { Logger } from '../platform/log'
+import { LastUsedRecorder } from '../identity/last-used'
+import { RateLimiter } from './rate-limit'
+
+/** Everything a route or hook needs, built once per process and passed down explicitly. */
+export interface AppDeps {
+  config: Config
+  sql: Sql
+  log: Logger
+  lastUsed: LastUsedRecorder
+  limiter: RateLimiter
+  keys: { page: Buffer; csrf: Buffer; idempotency: Buffer; secrets: Buffer }
+  /** Dependency probes for /readyz; each resolves true when the dependency answers. */
+  probes: Record<string, () => Promise<boolean>>
+}
+
+export function createDeps(config: Config, sql: Sql, log: Logger, probes: AppDeps['probes'] = {}): AppDeps {
+  return {
+    config,
+    sql,
+    log,
+    lastUsed: new LastUsedRecorder(sql, log, config.PAT_LAST_USED_FLUSH_SECONDS * 1000),
+    limiter: new RateLimiter(),
+    keys: {
+      page: deriveKey(config.SECRET_KEY, 'page-token'),
+      csrf: deriveKey(config.SECRET_KEY, 'csrf'),
+      idempotency: deriveKey(config.SECRET_KEY, 'idempotency-response'),
+      secrets: deriveKey(config.SECRET_KEY, 'secrets-at-rest'),
+    },
+    probes,
+  }
+}

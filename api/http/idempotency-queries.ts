@@ -1,0 +1,40 @@
+import type { Db } from '../platform/db'
+
+export type ClaimResult =
+  | { kind: 'claimed' }
+  | { kind: 'conflict'; reason: 'different_request' | 'in_flight' }
+  | { kind: 'replay'; sealed: Buffer }
+
+/** Takes the key for this request, or reports why not. A key whose holder died (lock expired) with the same
+ *  request can be taken over; an expired record is replaced. Atomic: concurrent callers see one winner. */
+export async function claimKey(db: Db, a: { scope: string; key: string; requestHash: string; ttlHours: number; lockSeconds: number }): Promise<ClaimResult> {
+  const won = await db`
+    insert into idempotency_keys (scope, key, request_hash, state, locked_until, expires_at)
+    values (${a.scope}, ${a.key}, ${a.requestHash}, 'in_flight',
+            now() + make_interval(secs => ${a.lockSeconds}), now() + make_interval(hours => ${a.ttlHours}))
+    on conflict (scope, key) do update
+       set request_hash = excluded.request_hash, state = 'in_flight', locked_until = excluded.locked_until,
+           expires_at = excluded.expires_at, created_at = now(), response_status = null, response_body = null
+     where idempotency_keys.expires_at <= now()
+        or (idempotency_keys.state = 'in_flight' and idempotency_keys.locked_until <= now()
+            and idempotency_keys.request_hash = excluded.request_hash)
+    returning 1`
+  if (won.length === 1) return { kind: 'claimed' }
+  const [row] = await db<{ request_hash: string; state: string; response_body: Buffer | null }[]>`
+    select request_hash, state, response_body from idempotency_keys where scope = ${a.scope} and key = ${a.key}`
+  if (!row) return claimKey(db, a) // purged between the two statements: try again
+  if (row.request_hash !== a.requestHash) return { kind: 'conflict', reason: 'different_request' }
+  if (row.state === 'in_flight' || !row.response_body) return { kind: 'conflict', reason: 'in_flight' }
+  return { kind: 'replay', sealed: row.response_body }
+}
+
+export async function completeKey(db: Db, a: { scope: string; key: string; status: number; sealed: Buffer }): Promise<void> {
+  await db`
+    update idempotency_keys set state = 'completed', locked_until = null, response_status = ${a.status}, response_body = ${a.sealed}
+     where scope = ${a.scope} and key = ${a.key} and state = 'in_flight'`
+}
+
+/** Lets a retry proceed at once when the first attempt never produced a response (e.g. the client hung up). */
+export async function releaseKey(db: Db, a: { scope: string; key: string }): Promise<void> {
+  await db`delete from idempotency_keys where scope = ${a.scope} and key = ${a.key} and state = 'in_flight'`
+}

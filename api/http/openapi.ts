@@ -1,0 +1,121 @@
+import { openapi } from '@elysiajs/openapi'
+import { Elysia } from 'elysia'
+import { z } from 'zod'
+import { ErrorSets, STATUS_OF, type ErrorSetName } from '../platform/errors'
+import { permissionTableMarkdown } from '../identity/permissions'
+import { CSRF_HEADER, SESSION_COOKIE } from './auth'
+
+const RAW_SPEC_PATH = '/v1/openapi-raw.json'
+
+const ProblemJson = {
+  type: 'object',
+  required: ['type', 'title', 'status', 'code', 'message', 'requestId'],
+  properties: {
+    type: { type: 'string', format: 'uri' },
+    title: { type: 'string' },
+    status: { type: 'integer', description: 'Equals the HTTP status' },
+    code: { type: 'string', description: 'One of the codes listed for the operation and status' },
+    message: { type: 'string' },
+    requestId: { type: 'string' },
+    errors: { type: 'array', items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } } },
+  },
+}
+
+const DESCRIPTION = `Control plane for robot-model teams.
+
+Conventions: success bodies carry \`data\` and \`meta.requestId\`; lists add \`meta.pageSize\` and \`nextPageToken\`.
+Errors are \`application/problem+json\`. Authenticate with \`Authorization: Bearer rcp_pat_…\` (a personal access
+token) or the \`${SESSION_COOKIE}\` cookie; cookie-authenticated unsafe requests need the \`${CSRF_HEADER}\` header.
+
+Roles and permission points:
+
+${permissionTableMarkdown()}
+`
+
+type Json = Record<string, unknown>
+
+const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemJson' } } }
+
+/** Problem responses by status, from the route's declared sets (plus 401/403 when it needs a credential). */
+function problemResponses(sets: readonly ErrorSetName[], secured: boolean) {
+  const all: ErrorSetName[] = [...sets, 'R429', ...(secured ? (['U401', 'F403'] as const) : [])]
+  const byStatus = new Map<number, Set<string>>()
+  for (const s of all) for (const c of ErrorSets[s]) {
+    const status = STATUS_OF[c as keyof typeof STATUS_OF]
+    byStatus.set(status, (byStatus.get(status) ?? new Set()).add(c))
+  }
+  return Object.fromEntries([...byStatus].map(([status, codes]) => [status, { description: `code is one of: ${[...codes].join(', ')}`, content: PROBLEM_CONTENT }]))
+}
+
+function addProblemResponses(paths: Json): void {
+  for (const ops of Object.values(paths)) {
+    for (const op of Object.values(ops as Json) as Json[]) {
+      const sets = op['x-error-sets'] as ErrorSetName[] | undefined
+      if (!sets) continue
+      const secured = Array.isArray(op.security) && op.security.length > 0
+      op.responses = { ...(op.responses as Json), ...problemResponses(sets, secured) }
+    }
+  }
+}
+
+/** Elysia inlines every named zod model as a local $defs block; clients want them once, by name, under
+ *  components.schemas. This lifts them and rewrites the references. */
+export function hoistSchemas(doc: Json): Json {
+  const schemas: Record<string, unknown> = {}
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk)
+    if (!node || typeof node !== 'object') return node
+    const out: Json = {}
+    for (const [k, v] of Object.entries(node as Json)) {
+      if (k === '$defs' && v && typeof v === 'object') {
+        for (const [name, def] of Object.entries(v as Json)) schemas[name] = walk(def)
+      } else if (k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/')) {
+        out[k] = `#/components/schemas/${v.slice('#/$defs/'.length)}`
+      } else if (k !== '$schema') {
+        out[k] = walk(v)
+      }
+    }
+    // A schema that is nothing but a reference after hoisting stays a plain $ref.
+    return out
+  }
+  const paths = walk(doc.paths) as Json
+  addProblemResponses(paths)
+  const components = (doc.components ?? {}) as Json
+  return {
+    ...doc,
+    paths,
+    components: {
+      ...components,
+      schemas: { ...((components.schemas as Json) ?? {}), ...schemas, ProblemJson },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token (rcp_pat_…) or session token (rcp_ses_…)' },
+        sessionCookie: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE },
+      },
+    },
+  }
+}
+
+/** `handle` serves the raw document in-process (the root app's handle), so no request leaves the server. */
+export function openapiRoutes(handle: (req: Request) => Promise<Response>) {
+  let cached: Json | undefined
+  return new Elysia()
+    .use(openapi({
+      path: '/v1/docs',
+      specPath: RAW_SPEC_PATH,
+      // Rendered per request: the plugin's prebuilt page is a single Response whose body is consumed once.
+      embedSpec: true,
+      mapJsonSchema: { zod: z.toJSONSchema },
+      documentation: {
+        info: { title: 'Robot Control Plane API', version: '1.0.0', description: DESCRIPTION },
+        servers: [{ url: '/' }],
+      },
+      exclude: { paths: [RAW_SPEC_PATH, '/v1/openapi.json', '/healthz', '/readyz'] },
+    }))
+    .get('/v1/openapi.json', async ({ request }) => {
+      if (!cached) {
+        const raw = await handle(new Request(new URL(RAW_SPEC_PATH, request.url))).then((r) => r.json() as Promise<Json>)
+        cached = hoistSchemas(raw)
+      }
+      return new Response(JSON.stringify(cached), { headers: { 'content-type': 'application/json' } })
+    }, { detail: { hide: true } })
+}

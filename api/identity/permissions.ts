@@ -1,0 +1,30 @@
+// The one table from roles to permission points. The README and the OpenAPI description print it from here.
+export const PERMISSIONS = [
+  'tenant:read', 'tenant:manage', 'apikey:read', 'apikey:write', 'apikey:manage', 'billing:read', 'billing:write',
+] as const
+export type Permission = (typeof PERMISSIONS)[number]
+
+export const ROLES = ['owner', 'admin', 'researcher', 'billing_admin', 'viewer'] as const
+export type Role = (typeof ROLES)[number]
+
+export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
+  owner: PERMISSIONS,
+  admin: ['tenant:read', 'tenant:manage', 'apikey:read', 'apikey:write', 'apikey:manage', 'billing:read'],
+  researcher: ['tenant:read', 'apikey:read', 'apikey:write'],
+  billing_admin: ['tenant:read', 'apikey:read', 'apikey:write', 'billing:read', 'billing:write'],
+  viewer: ['tenant:read', 'apikey:read', 'apikey:write'],
+}
+
+export const isPermission = (v: string): v is Permission => (PERMISSIONS as readonly string[]).includes(v)
+
+/** A PAT can never do more than its scopes, nor more than its member's role allows today. */
+export function effectivePermissions(role: Role, scopes: readonly string[] | null): Permission[] {
+  const granted = ROLE_PERMISSIONS[role]
+  return scopes === null ? [...granted] : granted.filter((p) => scopes.includes(p))
+}
+
+export function permissionTableMarkdown(): string {
+  const head = `| role | ${PERMISSIONS.join(' | ')} |\n|---|${PERMISSIONS.map(() => '---').join('|')}|`
+  const rows = ROLES.map((r) => `| ${r} | ${PERMISSIONS.map((p) => (ROLE_PERMISSIONS[r].includes(p) ? 'yes' : '')).join(' | ')} |`)
+  return [head, ...rows].join('\n')
+}

@@ -1,0 +1,120 @@
+import { sha256 } from '../platform/crypto'
+import type { Db } from '../platform/db'
+import { ApiError } from '../platform/errors'
+import type { LastUsedRecorder } from './last-used'
+import { effectivePermissions, type Permission, type Role } from './permissions'
+import { findPatByHash, findSessionByHash, touchSession } from './queries'
+import { PAT_PREFIX, SESSION_PREFIX } from './tokens'
+
+export type CredentialClass = 'session' | 'personal_access_token'
+
+export interface Membership {
+  id: string
+  tenantId: string
+  role: Role
+  status: string
+  expiresAt: Date | null
+}
+
+/** Who is calling, resolved once per request by the auth plugin. */
+export interface Principal {
+  credential: CredentialClass
+  credentialId: string
+  userId: string
+  membership: Membership | null
+  /** The PAT's scopes (its grant ceiling); null for a session. */
+  grantCeiling: string[] | null
+  permissions: Permission[]
+  expiresAt: Date
+  lastUsedAt: Date | null
+  /** true when the session came from the cookie: unsafe methods then need the CSRF header. */
+  viaCookie: boolean
+}
+
+const unauthorized = () => new ApiError('UNAUTHORIZED', 'Authentication is required: present a valid bearer token or session cookie')
+
+export interface ResolveDeps {
+  db: Db
+  lastUsed: LastUsedRecorder
+}
+
+export async function resolvePrincipal(deps: ResolveDeps, cred: { bearer?: string; cookie?: string }): Promise<Principal> {
+  const token = cred.bearer ?? cred.cookie
+  if (!token) throw unauthorized()
+  if (token.startsWith(PAT_PREFIX) && cred.bearer) return resolvePat(deps, token)
+  if (token.startsWith(SESSION_PREFIX)) return resolveSession(deps, token, cred.bearer === undefined)
+  throw unauthorized()
+}
+
+// Interface rule: a TOKEN_* code only when the digest matched a stored record; anything else is UNAUTHORIZED,
+// so the answers cannot be used to probe which tokens exist.
+async function resolvePat(deps: ResolveDeps, token: string): Promise<Principal> {
+  const row = await findPatByHash(deps.db, sha256(token))
+  if (!row) throw unauthorized()
+  const now = Date.now()
+  if (row.revoked_at) throw new ApiError('TOKEN_REVOKED', 'This personal access token has been revoked')
+  if (row.expires_at.getTime() <= now) throw new ApiError('TOKEN_EXPIRED', 'This personal access token has expired')
+  if (row.user_status !== 'active') throw unauthorized()
+  deps.lastUsed.record(row.id)
+  const membership: Membership = {
+    id: row.membership_id, tenantId: row.tenant_id, role: row.role, status: row.membership_status, expiresAt: row.membership_expires_at,
+  }
+  return {
+    credential: 'personal_access_token',
+    credentialId: row.id,
+    userId: row.user_id,
+    membership,
+    grantCeiling: row.scopes,
+    permissions: effectivePermissions(row.role, row.scopes),
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+    viaCookie: false,
+  }
+}
+
+async function resolveSession(deps: ResolveDeps, token: string, viaCookie: boolean): Promise<Principal> {
+  const row = await findSessionByHash(deps.db, sha256(token))
+  if (!row) throw unauthorized()
+  const now = Date.now()
+  if (row.revoked_at) throw new ApiError('TOKEN_REVOKED', 'This session has been signed out')
+  const idleDeadline = row.last_seen_at.getTime() + row.idle_timeout_seconds * 1000
+  if (row.expires_at.getTime() <= now || idleDeadline <= now) throw new ApiError('SESSION_EXPIRED', 'This session has expired; sign in again')
+  if (row.user_status === 'disabled') throw unauthorized()
+  await touchSession(deps.db, row.id)
+  const membership: Membership | null =
+    row.membership_id && row.tenant_id && row.role
+      ? { id: row.membership_id, tenantId: row.tenant_id, role: row.role, status: row.membership_status ?? 'removed', expiresAt: row.membership_expires_at }
+      : null
+  return {
+    credential: 'session',
+    credentialId: row.id,
+    userId: row.user_id,
+    membership,
+    grantCeiling: null,
+    permissions: membership ? effectivePermissions(membership.role, null) : [],
+    expiresAt: new Date(Math.min(row.expires_at.getTime(), idleDeadline)),
+    lastUsedAt: row.last_seen_at,
+    viaCookie,
+  }
+}
+
+/** The tenant-side checks a permission-bearing route needs: a current membership that is usable. */
+export function requireActiveMembership(p: Principal, requestedTenant: string | undefined): Membership {
+  const m = p.membership
+  if (!m) throw new ApiError('TENANT_REQUIRED', 'This operation needs a current tenant: switch to a membership or use a token issued for a tenant')
+  if (requestedTenant !== undefined && requestedTenant !== m.tenantId) {
+    throw new ApiError('TENANT_CONTEXT_MISMATCH', 'The X-Tenant-Id header names a different tenant than the credential')
+  }
+  if (m.status === 'disabled') throw new ApiError('MEMBERSHIP_DISABLED', 'Your membership in this tenant is disabled')
+  if (m.status === 'expired' || (m.expiresAt && m.expiresAt.getTime() <= Date.now())) {
+    throw new ApiError('MEMBERSHIP_EXPIRED', 'Your membership in this tenant has expired')
+  }
+  if (m.status !== 'active') throw new ApiError('MEMBERSHIP_NOT_FOUND', 'You are no longer a member of this tenant')
+  return m
+}
+
+export function requirePermission(p: Principal, anyOf: readonly Permission[]): void {
+  if (anyOf.some((perm) => p.permissions.includes(perm))) return
+  const list = anyOf.join(', ')
+  throw new ApiError('PERMISSION_DENIED', anyOf.length > 1 ? `This operation requires any of: ${list}` : `This operation requires ${list}`)
+}

@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto'
+import { sha256 } from '../platform/crypto'
+
+// Credential formats. Only SHA-256 digests are stored; the prefixes let secret scanners and our own
+// auth plugin tell a PAT from a session token without a lookup.
+export const PAT_PREFIX = 'rcp_pat_'
+export const SESSION_PREFIX = 'rcp_ses_'
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+const PAT_BODY_LEN = 30 // 30 base62 chars ≈ 178 bits of randomness
+const CHECKSUM_LEN = 6
+
+function base62(bytes: Uint8Array, length: number): string {
+  let out = ''
+  let i = 0
+  // Rejection sampling keeps every character uniform (248 = 4 * 62).
+  while (out.length < length) {
+    if (i >= bytes.length) {
+      bytes = randomBytes(length)
+      i = 0
+    }
+    const b = bytes[i++]!
+    if (b < 248) out += BASE62[b % 62]
+  }
+  return out
+}
+
+function crc32(s: string): number {
+  let c = ~0
+  for (let i = 0; i < s.length; i++) {
+    c ^= s.charCodeAt(i)
+    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1))
+  }
+  return ~c >>> 0
+}
+
+function checksum(body: string): string {
+  let n = crc32(body)
+  let out = ''
+  for (let i = 0; i < CHECKSUM_LEN; i++) {
+    out = BASE62[n % 62] + out
+    n = Math.floor(n / 62)
+  }
+  return out
+}
+
+export function newPat(): { token: string; hash: Buffer; displayPrefix: string } {
+  const body = base62(randomBytes(PAT_BODY_LEN * 2), PAT_BODY_LEN)
+  const token = `${PAT_PREFIX}${body}${checksum(body)}`
+  return { token, hash: sha256(token), displayPrefix: token.slice(0, PAT_PREFIX.length + 6) }
+}
+
+/** Offline check (as secret scanners do): right prefix, length, alphabet and checksum. */
+export function isWellFormedPat(token: string): boolean {
+  if (!token.startsWith(PAT_PREFIX) || token.length !== PAT_PREFIX.length + PAT_BODY_LEN + CHECKSUM_LEN) return false
+  const rest = token.slice(PAT_PREFIX.length)
+  if (!/^[0-9A-Za-z]+$/.test(rest)) return false
+  return checksum(rest.slice(0, PAT_BODY_LEN)) === rest.slice(PAT_BODY_LEN)
+}
+
+export function newSessionToken(): { token: string; hash: Buffer } {
+  const token = `${SESSION_PREFIX}${randomBytes(32).toString('base64url')}`
+  return { token, hash: sha256(token) }
+}

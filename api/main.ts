@@ -1,0 +1,28 @@
+import { buildApp } from './app'
+import { dependencyProbes } from './health/probes'
+import { createDeps } from './http/deps'
+import { loadConfig } from './platform/config'
+import { createDb } from './platform/db'
+import { createLogger } from './platform/log'
+
+const config = loadConfig()
+const log = createLogger(config.LOG_LEVEL, { service: 'api' })
+const sql = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX })
+
+const deps = createDeps(config, sql, log, dependencyProbes(config))
+deps.lastUsed.start()
+const app = buildApp(deps).listen({ hostname: config.HOST, port: config.PORT })
+log.info('api listening', { url: `http://${config.HOST}:${app.server?.port}` })
+
+let stopping = false
+async function shutdown(signal: string) {
+  if (stopping) return
+  stopping = true
+  log.info('api stopping', { signal })
+  await app.stop()
+  await deps.lastUsed.stop()
+  await sql.end({ timeout: 5 })
+  process.exit(0)
+}
+process.on('SIGINT', () => void shutdown('SIGINT'))
+process.on('SIGTERM', () => void shutdown('SIGTERM'))

@@ -1,0 +1,57 @@
+import { z } from 'zod'
+
+// One schema for every process (API, worker, scripts). Each variable is documented in the README table.
+const int = (def: number) => z.coerce.number().int().nonnegative().default(def)
+
+export const ConfigSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  HOST: z.string().default('127.0.0.1'),
+  PORT: int(3000),
+  PUBLIC_URL: z.string().url().optional(),
+  DATABASE_URL: z.string().min(1),
+  DATABASE_POOL_MAX: int(10),
+  TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE_PREFIX: z.string().default('rcp'),
+  S3_ENDPOINT: z.string().url().default('http://127.0.0.1:9000'),
+  S3_ACCESS_KEY: z.string().default('rcpadmin'),
+  S3_SECRET_KEY: z.string().default('rcpadmin-secret'),
+  // JSON array of extra regions: [{"id","name","endpoint","accessKey","secretKey","available"}]. The local
+  // region (id "local") is always S3_ENDPOINT.
+  STORAGE_REGIONS: z.string().default('[]'),
+  SMTP_URL: z.string().default('smtp://127.0.0.1:1025'),
+  MAIL_FROM: z.string().default('Robot Control Plane <no-reply@rcp.localhost>'),
+  // 32 bytes, base64: HMAC key for page tokens and CSRF, and the key for secrets encrypted at rest.
+  SECRET_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'SECRET_KEY must be 32 bytes, base64-encoded'),
+  MAX_BODY_BYTES: int(1024 * 1024),
+  RATE_LIMIT_PRINCIPAL_PER_MINUTE: int(600),
+  RATE_LIMIT_TENANT_PER_MINUTE: int(3000),
+  RATE_LIMIT_ANONYMOUS_PER_MINUTE: int(120),
+  IDEMPOTENCY_TTL_HOURS: int(24),
+  // Defaults for tenants whose auth policy does not set them.
+  SESSION_ABSOLUTE_HOURS: int(24 * 7),
+  SESSION_IDLE_MINUTES: int(24 * 60),
+  // "auto": Secure cookies unless PUBLIC_URL is plain http (local development).
+  COOKIE_SECURE: z.enum(['auto', 'true', 'false']).default('auto'),
+  IDEMPOTENCY_LOCK_SECONDS: int(60),
+  HOUSEKEEPING_INTERVAL_MINUTES: int(15),
+  PAT_LAST_USED_FLUSH_SECONDS: int(10),
+  // Mounts GET /bench/hello, the bare baseline the benchmarks compare every route against.
+  BENCH_HELLO: z.stringbool().default(false),
+})
+
+export type Config = z.infer<typeof ConfigSchema>
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = ConfigSchema.safeParse(env)
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`)
+    throw new Error(`invalid configuration:\n${lines.join('\n')}`)
+  }
+  return parsed.data
+}
+
+export const taskQueuePrefix = (config: Pick<Config, 'TEMPORAL_TASK_QUEUE_PREFIX'>) => config.TEMPORAL_TASK_QUEUE_PREFIX

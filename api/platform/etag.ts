@@ -1,0 +1,20 @@
+import { ApiError } from './errors'
+
+// Strong ETags are the row's monotonic version, never a body hash: two writes can't produce the same tag.
+export const etagOf = (version: number): string => `"v${version}"`
+
+export type IfMatch = { kind: 'any' } | { kind: 'version'; version: number }
+
+/** undefined when the header is absent; throws IF_MATCH_INVALID when it is not one strong tag or `*`. */
+export function parseIfMatch(header: string | null | undefined): IfMatch | undefined {
+  if (header === null || header === undefined) return undefined
+  const value = header.trim()
+  if (value === '*') return { kind: 'any' }
+  const m = /^"v([1-9][0-9]{0,15})"$/.exec(value)
+  if (!m) throw new ApiError('IF_MATCH_INVALID', 'If-Match must be a single strong ETag previously returned by this API, or *')
+  return { kind: 'version', version: Number(m[1]) }
+}
+
+/** The version an UPDATE must compare against, or null when any version is acceptable. */
+export const expectedVersion = (ifMatch: IfMatch | undefined): number | null =>
+  ifMatch?.kind === 'version' ? ifMatch.version : null

@@ -1,0 +1,67 @@
+import { z } from 'zod'
+import { hmac, safeEqual, sha256Hex } from './crypto'
+import { ApiError } from './errors'
+
+export const PAGE_SIZE_DEFAULT = 25
+export const PAGE_SIZE_MAX = 100
+
+/** Query fields every list takes. pageSize over the maximum is refused by openPage, not by the schema,
+ *  so it answers PAGE_SIZE_TOO_LARGE instead of a generic VALIDATION_ERROR. */
+export const PageQuery = z.object({
+  pageSize: z.coerce.number().int().min(1).optional(),
+  pageToken: z.string().min(1).max(2048).optional(),
+})
+
+/** What a page token is bound to: the route, the caller's scope (tenant or user) and every filter. */
+export interface PageBinding {
+  route: string
+  scope: string
+  filters: Record<string, unknown>
+}
+
+export interface PageRequest<C> {
+  size: number
+  after: C | null
+}
+
+const fingerprint = (b: PageBinding): string => {
+  const filters = Object.keys(b.filters)
+    .filter((k) => b.filters[k] !== undefined)
+    .sort()
+    .map((k) => [k, b.filters[k]])
+  return sha256Hex(JSON.stringify([b.route, b.scope, filters])).slice(0, 32)
+}
+
+// Token: base64url(JSON {q, c}) "." base64url(HMAC). Opaque to clients, tamper-evident, bound to the query.
+export function pageTokenFor<C>(key: Buffer, binding: PageBinding, cursor: C): string {
+  const payload = Buffer.from(JSON.stringify({ q: fingerprint(binding), c: cursor })).toString('base64url')
+  return `${payload}.${hmac(key, payload).toString('base64url')}`
+}
+
+export function openPage<C>(key: Buffer, binding: PageBinding, pageSize: number | undefined, pageToken: string | undefined): PageRequest<C> {
+  const size = pageSize ?? PAGE_SIZE_DEFAULT
+  if (size > PAGE_SIZE_MAX) throw new ApiError('PAGE_SIZE_TOO_LARGE', `pageSize must be at most ${PAGE_SIZE_MAX}`)
+  if (pageToken === undefined) return { size, after: null }
+  const [payload, mac, extra] = pageToken.split('.')
+  if (!payload || !mac || extra !== undefined || !safeEqual(Buffer.from(mac, 'base64url'), hmac(key, payload))) {
+    throw new ApiError('PAGE_TOKEN_INVALID', 'pageToken is not a token this API issued')
+  }
+  let decoded: { q?: unknown; c?: unknown }
+  try {
+    decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
+  } catch {
+    throw new ApiError('PAGE_TOKEN_INVALID', 'pageToken is not a token this API issued')
+  }
+  if (decoded.q !== fingerprint(binding)) {
+    throw new ApiError('PAGE_TOKEN_QUERY_MISMATCH', 'pageToken was issued for a different query; repeat the original filters or start over')
+  }
+  return { size, after: decoded.c as C }
+}
+
+/** Given rows fetched with LIMIT size+1, returns the page and the token for the next one (if any). */
+export function closePage<R, C>(key: Buffer, binding: PageBinding, rows: R[], size: number, cursorOf: (row: R) => C) {
+  const items = rows.slice(0, size)
+  const last = items[items.length - 1]
+  const nextPageToken = rows.length > size && last !== undefined ? pageTokenFor(key, binding, cursorOf(last)) : undefined
+  return { items, nextPageToken }
+}

@@ -1,0 +1,11 @@
+import type { AppDeps } from '../http/deps'
+import { csrfTokenFor } from '../http/auth'
+import { describeMe } from '../users/service'
+import type { NewSession } from './service'
+
+/** The body every sign-in answers with: who you are, and the session's id, expiry and CSRF token.
+ *  The session token itself travels only in the HttpOnly cookie. */
+export async function sessionEnvelope(deps: AppDeps, userId: string, membershipId: string | null, session: NewSession) {
+  const { me } = await describeMe(deps.sql, userId, membershipId)
+  return { ...me, session: { id: session.id, expiresAt: session.expiresAt.toISOString(), csrfToken: csrfTokenFor(deps.keys.csrf, session.id) } }
+}

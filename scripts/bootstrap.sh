@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Makes a checkout runnable: npm packages, the Go-built servers, docker-compose (to validate the compose
+# file). Idempotent and quick when nothing changed, so ./scripts/up and ./scripts/test always call it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+# npm writes node_modules/.package-lock.json last; a newer package-lock.json means the install is stale.
+if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  log "installing npm packages (npm ci)"
+  npm_log=$(mktemp)
+  if ! npm ci --no-audit --no-fund >"$npm_log" 2>&1; then
+    # npm ci refuses a lock file that lacks entries for optional platform packages the registry could not
+    # serve when it was written; npm install still takes every pinned version from the lock file.
+    log "npm ci refused (output in $npm_log); retrying with npm install"
+    npm install --no-audit --no-fund
+  else
+    rm -f "$npm_log"
+  fi
+  log "npm packages installed"
+fi
+
+if ! command -v docker-compose >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing docker-compose from apt (used to validate docker-compose.yml)"
+    if { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose; } >/tmp/rcp-apt-docker-compose.log 2>&1; then
+      log "docker-compose installed"
+    else
+      log "warning: could not install docker-compose (see /tmp/rcp-apt-docker-compose.log); test/compose.test.ts will fail"
+    fi
+  else
+    log "warning: docker-compose is not installed; test/compose.test.ts will fail"
+  fi
+fi
+
+bash scripts/setup-servers.sh all >/dev/null
+log "ready: npm packages, Temporal CLI and MinIO binaries"

@@ -1,0 +1,196 @@
+/**
+ * ./scripts/test [bun test args]: fresh real servers on free ports and a throw-away data dir, the worker,
+ * then `bun test` against them. Ends with exactly one line, `tests: N passed, N failed`, and a non-zero
+ * exit when anything failed, bun test failed, or no test ran.
+ */
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createDb } from '../api/platform/db'
+import { migrate } from '../api/platform/migrate'
+import {
+  CACHE_DIR, REPO_ROOT, claimPidFile, freePort, newSecretKey, onShutdownSignal, seconds, spawnChild, startMailCatcher, startMinio,
+  reapStale, releasePidFile, startPostgres, startTemporal, stopAll, tail, type Child,
+} from './platform'
+
+const started = performance.now()
+const say = (msg: string) => console.error(`[test] ${msg}`)
+
+/** Servers and data of earlier runs that were killed outright (SIGKILL, OOM, a cancelled CI job). */
+async function sweepAbandonedRuns() {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith('rcp-test-')) continue
+    const dir = join(tmpdir(), name)
+    try {
+      const reaped = await reapStale(join(dir, 'run', 'pids.json'), 'scripts/test.ts')
+      if (!existsSync(join(dir, 'run', 'pids.json'))) continue // still starting, or kept on purpose
+      if (reaped.length > 0) say(`killed leftovers of an abandoned run: ${reaped.join(', ')}`)
+      rmSync(dir, { recursive: true, force: true })
+    } catch { /* its run is still going */ }
+  }
+}
+await sweepAbandonedRuns()
+
+const dataDir = mkdtempSync(join(tmpdir(), 'rcp-test-'))
+chmodSync(dataDir, 0o711) // Postgres runs as its own user and must be able to enter its subdirectory
+const logs = join(dataDir, 'logs')
+const keepData = process.env.RCP_KEEP_TEST_DATA === '1'
+await claimPidFile(join(dataDir, 'run', 'pids.json'), 'scripts/test.ts')
+
+type Stoppable = { stop(): Promise<void> }
+let servers: (Stoppable | undefined)[] = []
+let worker: Child | undefined
+let bunTest: Child | undefined
+const output = { stdout: '', stderr: '' }
+
+let tearingDown: Promise<void> | undefined
+const teardown = () => (tearingDown ??= stopEverything())
+
+async function stopEverything() {
+  const t = performance.now()
+  await stopAll([bunTest])
+  await stopAll([worker]) // before the servers, so it does not log a storm of connection errors
+  await stopAll(servers)
+  releasePidFile()
+  if (keepData) say(`kept ${dataDir}`)
+  else rmSync(dataDir, { recursive: true, force: true })
+  say(`teardown ${seconds(t)}`)
+}
+
+/** bun test's own totals (the last ` N pass` / ` N fail` lines), never a count of ours. */
+function totals() {
+  const text = `${output.stdout}\n${output.stderr}`.replace(/\x1b\[[0-9;]*m/g, '')
+  const last = (word: string) => {
+    const all = [...text.matchAll(new RegExp(`^\\s*(\\d+) ${word}\\s*$`, 'gm'))]
+    return all.length > 0 ? Number(all.at(-1)![1]) : 0
+  }
+  return { passed: last('pass'), failed: last('fail'), errors: last('errors?') }
+}
+
+let finished = false
+function finish(code: number): number {
+  const { passed, failed } = totals()
+  // A Ctrl-C lands while main() is also finishing; the summary is printed once, last.
+  if (!finished) console.log(`tests: ${passed} passed, ${failed} failed`)
+  finished = true
+  return code
+}
+
+let interrupted = false
+onShutdownSignal(async (signal) => {
+  interrupted = true
+  say(`${signal}: stopping`)
+  await teardown()
+  return finish(130)
+})
+
+async function timed<T>(name: string, p: Promise<T>): Promise<T> {
+  const t = performance.now()
+  const value = await p
+  say(`${name} ready in ${seconds(t)}`)
+  return value
+}
+
+async function startServers() {
+  const ports: number[] = []
+  for (let i = 0; i < 7; i++) ports.push(await freePort())
+  const [pgPort, temporalPort, uiPort, httpPort, metricsPort, minioPort, consolePort] = ports as [number, number, number, number, number, number, number]
+  const results = await Promise.allSettled([
+    timed('postgres', startPostgres({
+      dataDir: join(dataDir, 'postgres'), port: pgPort, database: `rcp_test_${process.pid}_${Date.now().toString(36)}`,
+      logFile: join(logs, 'postgres.log'), ephemeral: true,
+    })),
+    timed('temporal', startTemporal({
+      dbFile: join(dataDir, 'temporal', 'temporal.db'), port: temporalPort, uiPort, httpPort, metricsPort, logFile: join(logs, 'temporal.log'), ephemeral: true,
+    })),
+    timed('minio', startMinio({ dataDir: join(dataDir, 'minio'), port: minioPort, consolePort, logFile: join(logs, 'minio.log') })),
+    timed('mail catcher', startMailCatcher()),
+  ] as const)
+  servers = results.map((r) => (r.status === 'fulfilled' ? r.value : undefined))
+  const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')
+  if (failures.length > 0) throw new Error(failures.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('\n'))
+  const [pg, temporal, minio, mail] = results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
+    Awaited<ReturnType<typeof startPostgres>>, Awaited<ReturnType<typeof startTemporal>>,
+    Awaited<ReturnType<typeof startMinio>>, Awaited<ReturnType<typeof startMailCatcher>>,
+  ]
+  return { pg, temporal, minio, mail }
+}
+
+/** bun test (1.4) ignores bunfig.toml's [test] timeout, so the runner passes it as the flag. */
+function timeoutArgs(args: string[]): string[] {
+  if (args.some((a) => a.startsWith('--timeout'))) return []
+  try {
+    const bunfig = Bun.TOML.parse(readFileSync(join(REPO_ROOT, 'bunfig.toml'), 'utf8')) as { test?: { timeout?: number } }
+    return bunfig.test?.timeout ? ['--timeout', String(bunfig.test.timeout)] : []
+  } catch {
+    return []
+  }
+}
+
+async function main(): Promise<number> {
+  let s: Awaited<ReturnType<typeof startServers>>
+  try {
+    s = await startServers()
+    const sql = createDb(s.pg.url, { max: 1 })
+    try { await migrate(sql) } finally { await sql.end({ timeout: 5 }) }
+  } catch (err) {
+    say(`could not start the test servers:\n${err instanceof Error ? err.message : String(err)}`)
+    await teardown()
+    return finish(1)
+  }
+
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    NODE_ENV: 'test',
+    DATABASE_URL: s.pg.url,
+    TEMPORAL_ADDRESS: s.temporal.address,
+    TEMPORAL_NAMESPACE: s.temporal.namespace,
+    TEMPORAL_TASK_QUEUE_PREFIX: 'rcp-test',
+    TEMPORAL_UI_URL: s.temporal.uiUrl,
+    S3_ENDPOINT: s.minio.endpoint,
+    S3_ACCESS_KEY: s.minio.accessKey,
+    S3_SECRET_KEY: s.minio.secretKey,
+    SMTP_URL: s.mail.smtpUrl,
+    MAIL_CATCHER_URL: s.mail.httpUrl,
+    SECRET_KEY: newSecretKey(),
+    RCP_CACHE_DIR: CACHE_DIR,
+    RCP_TEST_DATA_DIR: dataDir,
+  }
+  if (existsSync(join(REPO_ROOT, 'worker', 'main.ts'))) {
+    worker = spawnChild('worker', { cmd: [process.execPath, 'worker/main.ts'], env, logFile: join(logs, 'worker.log') })
+  }
+  say(`servers ready in ${seconds(started)} (data ${dataDir})`)
+
+  bunTest = spawnChild('bun test', {
+    cmd: [process.execPath, 'test', ...timeoutArgs(process.argv.slice(2)), ...process.argv.slice(2)],
+    env: { ...env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
+    pipe: true,
+  })
+  const pump = async (from: ReadableStream<Uint8Array> | undefined, to: NodeJS.WriteStream, key: 'stdout' | 'stderr') => {
+    if (!from) return
+    const decoder = new TextDecoder()
+    const reader = from.getReader()
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      to.write(r.value)
+      output[key] = (output[key] + decoder.decode(r.value, { stream: true })).slice(-65_536)
+    }
+  }
+  await Promise.all([pump(bunTest.stdout, process.stdout, 'stdout'), pump(bunTest.stderr, process.stderr, 'stderr')])
+  const code = await bunTest.exited
+  if (interrupted) return new Promise<number>(() => {}) // the signal handler tears down and exits
+  const { passed, failed, errors } = totals()
+  const ok = code === 0 && failed === 0 && errors === 0 && passed + failed > 0
+
+  if (!ok) {
+    if (passed + failed === 0) say('no test ran')
+    if (code !== 0 && failed === 0) say(`bun test exited with ${code ?? 'a signal'}`)
+  }
+  if (worker && (!ok || !worker.running())) {
+    say(`worker log (${worker.running() ? 'running' : `exited with ${await worker.exited}`}):\n${tail(worker.logFile, 40)}`)
+  }
+  await teardown()
+  say(`total ${seconds(started)}`)
+  return finish(ok ? 0 : 1)
+}
+
+process.exit(await main())

@@ -1,0 +1,32 @@
+import { buildApp } from '../../api/app'
+import { dependencyProbes } from '../../api/health/probes'
+import { createDeps, type AppDeps } from '../../api/http/deps'
+import { loadConfig, type Config } from '../../api/platform/config'
+import { createDb, type Sql } from '../../api/platform/db'
+import { createLogger } from '../../api/platform/log'
+
+export interface TestApi {
+  url: string
+  deps: AppDeps
+  sql: Sql
+  stop(): Promise<void>
+}
+
+/** A real API server on a free port, built from the runner's env plus per-suite overrides
+ *  (small rate budgets, say). It is the same app the production entry point serves. */
+export async function startApi(overrides: Partial<Record<keyof Config, string>> = {}): Promise<TestApi> {
+  const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PORT: '0', ...overrides })
+  const sql = createDb(config.DATABASE_URL, { max: 20 })
+  const deps = createDeps(config, sql, createLogger(config.LOG_LEVEL, { service: 'api-test' }), dependencyProbes(config))
+  const app = buildApp(deps).listen({ hostname: '127.0.0.1', port: 0 })
+  return {
+    url: `http://127.0.0.1:${app.server!.port}`,
+    deps,
+    sql,
+    async stop() {
+      await app.stop(true)
+      await deps.lastUsed.stop()
+      await sql.end({ timeout: 5 })
+    },
+  }
+}

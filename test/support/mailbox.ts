@@ -1,0 +1,37 @@
+/** Reads the mail the API sent, from the catcher scripts/test.ts starts (MAIL_CATCHER_URL). */
+import type { Message } from '../../scripts/mail-catcher'
+
+export type { Message }
+
+function baseUrl(): string {
+  const url = process.env.MAIL_CATCHER_URL
+  if (!url) throw new Error('MAIL_CATCHER_URL is not set: run the suite with ./scripts/test')
+  return url
+}
+
+/** The newest message to `to` (matching `subject`, received at or after `after`), polling until it arrives. */
+export async function waitForMail(
+  to: string,
+  opts: { subject?: RegExp; timeoutMs?: number; after?: Date } = {},
+): Promise<Message> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 10_000)
+  const url = `${baseUrl()}/api/messages?to=${encodeURIComponent(to)}`
+  for (;;) {
+    const res = await fetch(url)
+    if (!res.ok) throw new Error(`mail catcher answered ${res.status}`)
+    const found = ((await res.json()) as Message[]).find(
+      (m) => (!opts.subject || opts.subject.test(m.subject)) && (!opts.after || new Date(m.date) >= opts.after),
+    )
+    if (found) return found
+    if (Date.now() > deadline) {
+      throw new Error(`no mail to ${to}${opts.subject ? ` with subject ${opts.subject}` : ''} within ${opts.timeoutMs ?? 10_000} ms`)
+    }
+    await Bun.sleep(100)
+  }
+}
+
+/** Deletes every caught message. Test files run in one process, so prefer unique addresses over this. */
+export async function clearMailbox(): Promise<void> {
+  const res = await fetch(`${baseUrl()}/api/messages`, { method: 'DELETE' })
+  if (!res.ok) throw new Error(`mail catcher answered ${res.status}`)
+}

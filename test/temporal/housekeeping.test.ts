@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { ScheduleOverlapPolicy, WorkflowFailedError } from '@temporalio/client'
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common'
+import { createDb, type Sql } from '../../api/platform/db'
+import { createLogger } from '../../api/platform/log'
+import { ensureHousekeepingSchedule } from '../../worker/schedules'
+import {
+  ErrorType, housekeepingScheduleId, SYSTEM_TENANT, taskQueues, TENANT_ID, workflowIds, WorkflowType,
+  type HousekeepingInput, type HousekeepingResult,
+} from '../../workflows/contract'
+import { connectTemporal, eventually, type TestTemporal } from '../support/temporal'
+
+let t: TestTemporal
+let sql: Sql
+beforeAll(async () => {
+  t = await connectTemporal()
+  sql = createDb(t.config.DATABASE_URL, { max: 2 })
+})
+afterAll(async () => {
+  await sql.end({ timeout: 5 })
+  await t.close()
+})
+
+/** Rows on both sides of every expiry rule, unique to this call so reruns and parallel files never collide. */
+async function seed(expiredPerKind = 1) {
+  const run = crypto.randomUUID()
+  const [user] = await sql<{ id: string }[]>`insert into users (email) values (${`housekeeping-${run}@example.test`}) returning id`
+  const session = (expiresAt: string, revokedAt: string | null) => sql<{ id: string }[]>`
+    insert into sessions (user_id, token_hash, expires_at, idle_timeout_seconds, revoked_at)
+    values (${user!.id}, ${crypto.getRandomValues(new Uint8Array(32))}, now() + ${expiresAt}::interval, 3600, now() + ${revokedAt}::interval)
+    returning id`.then((r) => r[0]!.id)
+  const key = (name: string, expiresIn: string) => sql`
+    insert into idempotency_keys (scope, key, request_hash, state, expires_at)
+    values (${`housekeeping-test:${run}`}, ${name}, 'h', 'completed', now() + ${expiresIn}::interval)`
+
+  const expired = { sessions: [] as string[], keys: [] as string[] }
+  for (let i = 0; i < expiredPerKind; i++) {
+    expired.sessions.push(await session('-1 hour', null), await session('1 day', '-8 days'))
+    await key(`expired-${i}`, '-1 minute')
+    expired.keys.push(`expired-${i}`)
+  }
+  const live = {
+    sessions: [await session('1 day', null), await session('1 day', '-1 day')],
+    keys: ['live'],
+  }
+  await key('live', '1 hour')
+  return { run, userId: user!.id, expired, live }
+}
+
+async function remaining(s: Awaited<ReturnType<typeof seed>>) {
+  const sessions = await sql<{ id: string }[]>`select id from sessions where user_id = ${s.userId}`
+  const keys = await sql<{ key: string }[]>`select key from idempotency_keys where scope = ${`housekeeping-test:${s.run}`}`
+  return { sessions: sessions.map((r) => r.id).sort(), keys: keys.map((r) => r.key).sort() }
+}
+
+describe('housekeeping', () => {
+  test('the worker keeps a schedule matching the configuration', async () => {
+    const handle = t.client.schedule.getHandle(housekeepingScheduleId(t.config))
+    const schedule = await eventually('the worker to create the housekeeping schedule', () => handle.describe())
+    expect(schedule.spec.intervals?.map((i) => i.every)).toEqual([t.config.HOUSEKEEPING_INTERVAL_MINUTES * 60_000])
+    expect(schedule.policies.overlap).toBe(ScheduleOverlapPolicy.SKIP)
+    expect(schedule.action.workflowType).toBe(WorkflowType.housekeeping)
+    expect(schedule.action.taskQueue).toBe(taskQueues(t.config).platform)
+  })
+
+  test('a triggered scheduled run purges only expired rows and is visible by id and tenant', async () => {
+    const s = await seed()
+    const handle = t.client.schedule.getHandle(housekeepingScheduleId(t.config))
+    const before = await eventually('the housekeeping schedule', () => handle.describe())
+    const seen = new Set(before.info.recentActions.map((a) => a.action.workflow.workflowId))
+
+    await handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL)
+    const started = await eventually('the triggered run', async () =>
+      (await handle.describe()).info.recentActions.find((a) => !seen.has(a.action.workflow.workflowId))?.action.workflow)
+    const run = t.client.workflow.getHandle<() => Promise<HousekeepingResult>>(started.workflowId, started.firstExecutionRunId)
+    const result = await run.result()
+    // Another run (the interval firing) may have purged some of the rows first, so counts are lower bounds of 0.
+    expect(result.idempotencyKeysPurged).toBeGreaterThanOrEqual(0)
+    expect(result.sessionsPurged).toBeGreaterThanOrEqual(0)
+
+    expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys })
+
+    expect(started.workflowId.startsWith(workflowIds.housekeeping(t.config))).toBe(true)
+    const execution = await run.describe()
+    expect(execution.status.name).toBe('COMPLETED')
+    expect(execution.type).toBe(WorkflowType.housekeeping)
+    expect(execution.taskQueue).toBe(taskQueues(t.config).platform)
+    expect(execution.typedSearchAttributes.get(TENANT_ID)).toBe(SYSTEM_TENANT)
+
+    const query = `WorkflowId = '${started.workflowId}' AND TenantId = '${SYSTEM_TENANT}' AND ExecutionStatus = 'Completed'`
+    const listed = await eventually('the run in visibility', async () => {
+      for await (const wf of t.client.workflow.list({ query })) return wf
+      return undefined
+    })
+    expect(listed.runId).toBe(started.firstExecutionRunId)
+  })
+
+  test('a large backlog is purged across many small batches', async () => {
+    const s = await seed(7)
+    const input: HousekeepingInput = { batchSize: 3 }
+    const handle = await t.client.workflow.start(WorkflowType.housekeeping, {
+      workflowId: workflowIds.housekeeping(t.config, `test-${s.run}`),
+      taskQueue: taskQueues(t.config).platform,
+      args: [input],
+      typedSearchAttributes: [{ key: TENANT_ID, value: SYSTEM_TENANT }],
+      workflowExecutionTimeout: '1 minute',
+    })
+    await handle.result()
+    expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys })
+  })
+
+  test('an invalid argument fails at once instead of being retried', async () => {
+    const handle = await t.client.workflow.start(WorkflowType.housekeeping, {
+      workflowId: workflowIds.housekeeping(t.config, `test-invalid-${crypto.randomUUID()}`),
+      taskQueue: taskQueues(t.config).platform,
+      args: [{ batchSize: 0 } satisfies HousekeepingInput],
+      typedSearchAttributes: [{ key: TENANT_ID, value: SYSTEM_TENANT }],
+      workflowExecutionTimeout: '1 minute',
+    })
+    const err = await handle.result().then(() => undefined, (e: unknown) => e)
+    expect(err).toBeInstanceOf(WorkflowFailedError)
+    const activity = (err as WorkflowFailedError).cause
+    expect(activity).toBeInstanceOf(ActivityFailure)
+    expect((activity as ActivityFailure).cause).toBeInstanceOf(ApplicationFailure)
+    expect(((activity as ActivityFailure).cause as ApplicationFailure).type).toBe(ErrorType.invalidArgument)
+    // Non-retryable means one attempt: the failure event records attempt 1, not the 5 the policy allows.
+    const history = await handle.fetchHistory()
+    const started = history.events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt)
+    expect(started.length).toBeGreaterThan(0)
+    expect(started.every((attempt) => attempt === 1)).toBe(true)
+  })
+
+  test('the schedule upsert creates, leaves alone, follows the interval and deletes', async () => {
+    // A prefix of its own: this exercises the upsert without touching the schedule the worker owns.
+    const base = { ...t.config, TEMPORAL_TASK_QUEUE_PREFIX: `sched-test-${crypto.randomUUID().slice(0, 8)}` }
+    const log = createLogger('silent')
+    const handle = t.client.schedule.getHandle(housekeepingScheduleId(base))
+    try {
+      expect(await ensureHousekeepingSchedule(t.client, { ...base, HOUSEKEEPING_INTERVAL_MINUTES: 15 }, log)).toBe('created')
+      expect(await ensureHousekeepingSchedule(t.client, { ...base, HOUSEKEEPING_INTERVAL_MINUTES: 15 }, log)).toBe('unchanged')
+      await handle.pause('operator pause')
+      expect(await ensureHousekeepingSchedule(t.client, { ...base, HOUSEKEEPING_INTERVAL_MINUTES: 5 }, log)).toBe('updated')
+      const updated = await handle.describe()
+      expect(updated.spec.intervals?.[0]?.every).toBe(5 * 60_000)
+      expect(updated.state.paused).toBe(true)
+      expect(await ensureHousekeepingSchedule(t.client, { ...base, HOUSEKEEPING_INTERVAL_MINUTES: 5 }, log)).toBe('unchanged')
+      expect(await ensureHousekeepingSchedule(t.client, { ...base, HOUSEKEEPING_INTERVAL_MINUTES: 0 }, log)).toBe('deleted')
+      expect(await ensureHousekeepingSchedule(t.client, { ...base, HOUSEKEEPING_INTERVAL_MINUTES: 0 }, log)).toBe('disabled')
+    } finally {
+      await handle.delete().catch(() => {})
+    }
+  })
+})

@@ -1,0 +1,30 @@
+// Worker process entry point: `bun worker/main.ts`. Everything but process concerns lives in run.ts.
+import { loadConfig } from '../api/platform/config'
+import { createLogger } from '../api/platform/log'
+import { startWorker } from './run'
+
+const config = loadConfig()
+const log = createLogger(config.LOG_LEVEL, { service: 'worker' })
+
+const running = await startWorker(config, { log }).catch((err) => {
+  log.error('worker failed to start', { err })
+  process.exit(1)
+})
+
+let stopping = false
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return
+    stopping = true
+    log.info('worker shutting down', { signal })
+    running.shutdown().then(
+      () => { log.info('worker stopped'); process.exit(0) },
+      (err) => { log.error('worker stopped with an error', { err }); process.exit(1) },
+    )
+  })
+}
+
+running.done.catch((err) => {
+  log.error('worker failed', { err })
+  process.exit(1)
+})

@@ -1,0 +1,130 @@
+// Starts a Temporal worker with its own connection, so the production entry point (worker/main.ts), tests
+// and benchmarks all run exactly the same worker.
+import { fileURLToPath } from 'node:url'
+import { Client } from '@temporalio/client'
+import type { LogLevel as TemporalLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common'
+import { bundleWorkflowCode, IllegalStateError, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker'
+import { createActivities } from '../activities'
+import type { Config } from '../api/platform/config'
+import { createDb, type Sql } from '../api/platform/db'
+import { createLogger, type Logger } from '../api/platform/log'
+import { taskQueues } from '../workflows/contract'
+import { ensureHousekeepingSchedule } from './schedules'
+
+export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url))
+
+export interface StartWorkerOptions {
+  log?: Logger
+  /** Share an existing pool (tests); otherwise the worker opens its own and closes it on shutdown. */
+  sql?: Sql
+  /** Reconcile Temporal schedules on start (default true). */
+  schedules?: boolean
+}
+
+export interface RunningWorker {
+  worker: Worker
+  client: Client
+  taskQueue: string
+  /** Settles once the worker has stopped and its resources are released; rejects if the worker failed. */
+  done: Promise<void>
+  shutdown(): Promise<void>
+}
+
+/** Routes the SDK's own logs (and Core's, forwarded) through our JSON logger instead of its console format. */
+function temporalLogger(log: Logger, opts: { quietInfo?: boolean } = {}): TemporalLogger {
+  const emit = (level: TemporalLevel, message: string, meta?: LogMetadata) => {
+    const fields = { ...meta }
+    if (level === 'ERROR') log.error(message, fields)
+    else if (level === 'WARN') log.warn(message, fields)
+    else if (level === 'INFO' && !opts.quietInfo) log.info(message, fields)
+    else log.debug(message, fields)
+  }
+  return {
+    log: emit,
+    trace: (m, meta) => emit('TRACE', m, meta),
+    debug: (m, meta) => emit('DEBUG', m, meta),
+    info: (m, meta) => emit('INFO', m, meta),
+    warn: (m, meta) => emit('WARN', m, meta),
+    error: (m, meta) => emit('ERROR', m, meta),
+  }
+}
+
+let runtimeReady = false
+function installRuntime(log: Logger) {
+  if (runtimeReady) return
+  try {
+    Runtime.install({
+      logger: temporalLogger(log.child({ component: 'temporal-sdk' })),
+      // The embedding process decides how signals stop the worker (worker/main.ts), not the SDK.
+      shutdownSignals: [],
+      telemetryOptions: { logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } } },
+    })
+  } catch (err) {
+    // The Runtime is a per-process singleton; a host that installed its own keeps it.
+    if (!(err instanceof IllegalStateError)) throw err
+  }
+  runtimeReady = true
+}
+
+// Bundling the workflow code with webpack is most of a worker's start-up time; a process that starts
+// several workers (tests, benchmarks) pays it once.
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined
+// webpack's multi-line build report is only interesting when debugging the bundle.
+const workflowBundle = (log: Logger) =>
+  (bundle ??= bundleWorkflowCode({ workflowsPath, logger: temporalLogger(log.child({ component: 'workflow-bundler' }), { quietInfo: true }) }))
+
+export async function startWorker(config: Config, opts: StartWorkerOptions = {}): Promise<RunningWorker> {
+  const t0 = performance.now()
+  const log = opts.log ?? createLogger(config.LOG_LEVEL, { service: 'worker' })
+  installRuntime(log)
+  const ownSql = !opts.sql
+  const sql = opts.sql ?? createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX })
+  const taskQueue = taskQueues(config).platform
+
+  let connection: NativeConnection | undefined
+  try {
+    connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS })
+    const code = await workflowBundle(log)
+    const tBundled = performance.now()
+    const worker = await Worker.create({
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue,
+      workflowBundle: code,
+      activities: createActivities({ sql, config, log }),
+      // Lets in-flight activities finish a batch on shutdown; they heartbeat, so they see cancellation after.
+      shutdownGraceTime: '10 seconds',
+    })
+    const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE })
+    const conn = connection
+    const done = worker.run().finally(async () => {
+      await conn.close()
+      if (ownSql) await sql.end({ timeout: 5 })
+    })
+    // The schedule starts workflows on this worker's queue, so reconcile it only once the worker polls.
+    if (opts.schedules ?? true) {
+      try {
+        await ensureHousekeepingSchedule(client, config, log)
+      } catch (err) {
+        worker.shutdown()
+        await done.catch(() => {})
+        throw err
+      }
+    }
+    log.info('worker started', {
+      taskQueue, namespace: config.TEMPORAL_NAMESPACE, address: config.TEMPORAL_ADDRESS,
+      bundleMs: Math.round(tBundled - t0), startMs: Math.round(performance.now() - t0), runtime: process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`,
+    })
+    return {
+      worker, client, taskQueue, done,
+      async shutdown() {
+        if (worker.getState() === 'RUNNING') worker.shutdown()
+        await done
+      },
+    }
+  } catch (err) {
+    await connection?.close().catch(() => {})
+    if (ownSql) await sql.end({ timeout: 5 })
+    throw err
+  }
+}

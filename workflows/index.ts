@@ -1,0 +1,2 @@
+// The worker's workflowsPath: every workflow the worker runs is exported here, by its WorkflowType name.
+export { housekeepingWorkflow } from './housekeeping'
