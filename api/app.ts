@@ -12,6 +12,8 @@ import { usersRoutes } from './users/routes'
 // The benchmark baseline: a route Bun serves natively on the same server and port, before Elysia sees the
 // request, so no framework or convention cost is in it.
 const benchRoutes = { '/bench/hello': () => new Response('hello') }
+// The second baseline: an Elysia route on the same app, paying only what every route pays (the global hooks).
+const elysiaHello = (app: Elysia) => app.get('/bench/hello-elysia', () => 'hello', { detail: { hide: true } })
 
 /** The whole HTTP surface. Domains are separate Elysia instances, each with its own prefix under /v1. */
 export function buildApp(deps: AppDeps) {
@@ -24,6 +26,7 @@ export function buildApp(deps: AppDeps) {
     .use(openapiRoutes((req) => app.handle(req)))
     .group('/v1', (v1) =>
       v1.use(usersRoutes(deps)).use(sessionsRoutes(deps)).use(tenantsRoutes(deps)).use(apiKeysRoutes(deps)).use(storageRoutes(deps)))
+  if (deps.config.BENCH_HELLO) elysiaHello(app as unknown as Elysia)
   return app
 }
 

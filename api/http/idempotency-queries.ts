@@ -33,8 +33,3 @@ export async function completeKey(db: Db, a: { scope: string; key: string; statu
     update idempotency_keys set state = 'completed', locked_until = null, response_status = ${a.status}, response_body = ${a.sealed}
      where scope = ${a.scope} and key = ${a.key} and state = 'in_flight'`
 }
-
-/** Lets a retry proceed at once when the first attempt never produced a response (e.g. the client hung up). */
-export async function releaseKey(db: Db, a: { scope: string; key: string }): Promise<void> {
-  await db`delete from idempotency_keys where scope = ${a.scope} and key = ${a.key} and state = 'in_flight'`
-}

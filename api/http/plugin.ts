@@ -2,11 +2,29 @@ import { Elysia } from 'elysia'
 import { ApiError, codesOf, type ErrorSetName } from '../platform/errors'
 import { authenticate, permissionsOf, type AuthRequirement } from './auth'
 import type { AppDeps } from './deps'
-import { claimKey, completeKey, releaseKey } from './idempotency-queries'
+import { claimKey, completeKey } from './idempotency-queries'
 import { IDEMPOTENCY_HEADER, idempotencyScope, parseIdempotencyKey, replayResponse, requestHash, sealResponse } from './idempotency'
 import { problemResponse } from './problem'
 import type { Take } from './rate-limit'
 import { initState, stateOf, type RequestState } from './request-state'
+
+type SetContext = { headers: Record<string, unknown>; status?: number | string }
+
+/** The Response Elysia would have produced, built here because its bytes have to be stored. */
+function toResponse(value: unknown, set: SetContext): Response {
+  if (value instanceof Response) return value
+  const headers = new Headers()
+  for (const [k, v] of Object.entries(set.headers)) {
+    if (Array.isArray(v)) for (const one of v) headers.append(k, String(one))
+    else if (v !== undefined) headers.set(k, String(v))
+    // Elysia merges set.headers into the returned Response again; appended ones would double.
+    delete set.headers[k]
+  }
+  const status = typeof set.status === 'number' ? set.status : 200
+  if (value === undefined || status === 204) return new Response(null, { status: 204, headers })
+  headers.set('content-type', 'application/json')
+  return new Response(JSON.stringify(value), { status, headers })
+}
 
 const SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { sessionCookie: [] }]
 
@@ -47,14 +65,20 @@ function buildConventions(deps: AppDeps, instance: number) {
   const { config, log } = deps
   const strictErrorSets = config.NODE_ENV !== 'production'
 
+  const storeAndSend = async (scope: string, key: string, res: Response): Promise<Response> => {
+    const { status, sealed } = await sealResponse(deps.keys.idempotency, res)
+    await completeKey(deps.sql, { scope, key, status, sealed })
+    return res
+  }
+
   const spend = (st: RequestState, key: string, perMinute: number) => {
     const take = deps.limiter.take(key, perMinute)
     if (!take.ok) throw rateLimited(st, take)
   }
 
-  return new Elysia({ name: 'http-conventions', seed: instance })
+  const plugin = new Elysia({ name: 'http-conventions', seed: instance })
     .onRequest(({ request, server, set }) => {
-      const st = initState(request, server?.requestIP(request)?.address ?? 'unknown')
+      const st = initState(request, () => server?.requestIP(request)?.address ?? 'unknown')
       set.headers['x-request-id'] = st.requestId
       const length = Number(request.headers.get('content-length') ?? 0)
       // Refused before any byte of the body is read or parsed.
@@ -97,55 +121,28 @@ function buildConventions(deps: AppDeps, instance: number) {
       }
       return problemResponse({ status, code: errCode, message, requestId: st.requestId, errors: extra.errors, headers: extra.headers })
     })
-    .mapResponse({ as: 'global' }, async ({ request, responseValue, set }) => {
-      const st = stateOf(request)
-      let res: Response
-      if (responseValue instanceof Response) {
-        res = responseValue
-      } else {
-        const headers = new Headers()
-        for (const [k, v] of Object.entries(set.headers)) {
-          if (Array.isArray(v)) for (const one of v) headers.append(k, String(one))
-          else if (v !== undefined) headers.set(k, String(v))
-          // Elysia merges set.headers into the returned Response again; appended ones would double.
-          delete set.headers[k]
-        }
-        const status = typeof set.status === 'number' ? set.status : 200
-        if (responseValue === undefined || status === 204) {
-          res = new Response(null, { status: 204, headers })
-        } else {
-          headers.set('content-type', 'application/json')
-          res = new Response(JSON.stringify(responseValue), { status, headers })
-        }
-      }
-      res.headers.set('x-request-id', st.requestId)
-      const idem = st.idempotency
-      if (idem?.owned && idem.scope) {
-        idem.owned = false
-        const { status, sealed } = await sealResponse(deps.keys.idempotency, res)
-        await completeKey(deps.sql, { scope: idem.scope, key: idem.key, status, sealed })
-      }
-      return res
-    })
-    .onAfterResponse({ as: 'global' }, async ({ request, set }) => {
-      const st = stateOf(request)
-      // A claimed key whose request never produced a response must not block retries until the lock expires.
-      if (st.idempotency?.owned && st.idempotency.scope) await releaseKey(deps.sql, { scope: st.idempotency.scope, key: st.idempotency.key })
-      log.info('request', {
-        requestId: st.requestId, method: request.method, path: new URL(request.url).pathname, status: set.status,
-        ms: Math.round((performance.now() - st.startedAt) * 10) / 10, user: st.principal?.userId, tenant: st.principal?.membership?.tenantId,
-      })
+    // Elysia maps ordinary results itself (its fast path). This hook only steps in for a request that holds an
+    // Idempotency-Key, whose exact response must be stored before it is sent.
+    .mapResponse({ as: 'global' }, ({ request, responseValue, set }) => {
+      const idem = stateOf(request).idempotency
+      if (!idem?.owned || !idem.scope) return
+      idem.owned = false
+      return storeAndSend(idem.scope, idem.key, toResponse(responseValue, set))
     })
     .macro({
-      errors: (sets: readonly ErrorSetName[]) => ({
-        // The named parser only tells the OpenAPI generator the body is JSON; onParse above does the parsing.
-        // Elysia's macro type admits parser functions only, hence the cast.
-        parse: 'json' as never,
-        detail: { 'x-error-sets': [...sets] } as never, // an OpenAPI extension key Elysia's detail type does not list
-        transform({ request }) {
-          stateOf(request).allowedCodes = codesOf([...sets, 'U401', 'F403', 'R429'])
-        },
-      }),
+      errors: (sets: readonly ErrorSetName[]) => {
+        // Built once per route, when the route is defined.
+        const allowed = codesOf([...sets, 'U401', 'F403', 'R429'])
+        return {
+          // The named parser only tells the OpenAPI generator the body is JSON; onParse above does the parsing.
+          // Elysia's macro type admits parser functions only, hence the cast.
+          parse: 'json' as never,
+          detail: { 'x-error-sets': [...sets] } as never, // an OpenAPI extension key Elysia's detail type does not list
+          transform({ request }: { request: Request }) {
+            stateOf(request).allowedCodes = allowed
+          },
+        }
+      },
       public: (on: boolean) => ({
         detail: { security: [] },
         transform({ request }) {
@@ -214,4 +211,16 @@ function buildConventions(deps: AppDeps, instance: number) {
       }),
     })
     .as('global')
+
+  // The access log is the one hook every response would pay for, so it exists only when it would write.
+  if (config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'info') {
+    plugin.onAfterResponse({ as: 'global' }, ({ request, set }) => {
+      const st = stateOf(request)
+      log.info('request', {
+        requestId: st.requestId, method: request.method, path: new URL(request.url).pathname, status: set.status,
+        ms: Math.round((performance.now() - st.startedAt) * 10) / 10, user: st.principal?.userId, tenant: st.principal?.membership?.tenantId,
+      })
+    })
+  }
+  return plugin
 }
