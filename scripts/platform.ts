@@ -111,9 +111,21 @@ export function onShutdownSignal(shutdown: (signal: NodeJS.Signals) => Promise<n
   }
 }
 
+export type Stoppable = { stop(): Promise<void> }
+
 /** Stops the children in parallel; the caller decides the order by awaiting groups of calls. */
-export const stopAll = (list: Iterable<Child | { stop(): Promise<void> } | undefined>) =>
+export const stopAll = (list: Iterable<Child | Stoppable | undefined>) =>
   Promise.all([...list].map((c) => c?.stop().catch(() => {})))
+
+/** Starts servers in parallel. Each one is added to `started` the moment it is up, so a shutdown signal during
+ *  start-up stops it too; if any fails, the error names every failure. */
+export async function startTogether<T extends Record<string, Promise<Stoppable>>>(starts: T, started: Stoppable[]): Promise<{ [K in keyof T]: Awaited<T[K]> }> {
+  const entries = Object.entries(starts)
+  const results = await Promise.allSettled(entries.map(([, p]) => p.then((server) => (started.push(server), server))))
+  const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')
+  if (failures.length > 0) throw new Error(failures.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('\n'))
+  return Object.fromEntries(entries.map(([name], i) => [name, (results[i] as PromiseFulfilledResult<Stoppable>).value])) as { [K in keyof T]: Awaited<T[K]> }
+}
 
 // A persistent data dir records its children, so a run whose supervisor was SIGKILLed does not leave
 // servers holding the ports and the Postgres lock for the next run. A pid plus its start time (clock

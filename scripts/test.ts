@@ -10,7 +10,7 @@ import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
   CACHE_DIR, REPO_ROOT, claimPidFile, freePort, newSecretKey, onShutdownSignal, seconds, spawnChild, startMailCatcher, startMinio,
-  reapStale, releasePidFile, startPostgres, startTemporal, stopAll, tail, type Child,
+  reapStale, releasePidFile, startPostgres, startTemporal, startTogether, stopAll, tail, type Child, type Stoppable,
 } from './platform'
 
 const started = performance.now()
@@ -37,8 +37,7 @@ const logs = join(dataDir, 'logs')
 const keepData = process.env.RCP_KEEP_TEST_DATA === '1'
 await claimPidFile(join(dataDir, 'run', 'pids.json'), 'scripts/test.ts')
 
-type Stoppable = { stop(): Promise<void> }
-let servers: (Stoppable | undefined)[] = []
+const servers: Stoppable[] = []
 let worker: Child | undefined
 let bunTest: Child | undefined
 const output = { stdout: '', stderr: '' }
@@ -95,25 +94,17 @@ async function startServers() {
   const ports: number[] = []
   for (let i = 0; i < 7; i++) ports.push(await freePort())
   const [pgPort, temporalPort, uiPort, httpPort, metricsPort, minioPort, consolePort] = ports as [number, number, number, number, number, number, number]
-  const results = await Promise.allSettled([
-    timed('postgres', startPostgres({
+  return startTogether({
+    pg: timed('postgres', startPostgres({
       dataDir: join(dataDir, 'postgres'), port: pgPort, database: `rcp_test_${process.pid}_${Date.now().toString(36)}`,
       logFile: join(logs, 'postgres.log'), ephemeral: true,
     })),
-    timed('temporal', startTemporal({
+    temporal: timed('temporal', startTemporal({
       dbFile: join(dataDir, 'temporal', 'temporal.db'), port: temporalPort, uiPort, httpPort, metricsPort, logFile: join(logs, 'temporal.log'), ephemeral: true,
     })),
-    timed('minio', startMinio({ dataDir: join(dataDir, 'minio'), port: minioPort, consolePort, logFile: join(logs, 'minio.log') })),
-    timed('mail catcher', startMailCatcher()),
-  ] as const)
-  servers = results.map((r) => (r.status === 'fulfilled' ? r.value : undefined))
-  const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')
-  if (failures.length > 0) throw new Error(failures.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('\n'))
-  const [pg, temporal, minio, mail] = results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
-    Awaited<ReturnType<typeof startPostgres>>, Awaited<ReturnType<typeof startTemporal>>,
-    Awaited<ReturnType<typeof startMinio>>, Awaited<ReturnType<typeof startMailCatcher>>,
-  ]
-  return { pg, temporal, minio, mail }
+    minio: timed('minio', startMinio({ dataDir: join(dataDir, 'minio'), port: minioPort, consolePort, logFile: join(logs, 'minio.log') })),
+    mail: timed('mail catcher', startMailCatcher()),
+  }, servers)
 }
 
 /** bun test (1.4) ignores bunfig.toml's [test] timeout, so the runner passes it as the flag. */

@@ -9,7 +9,7 @@ import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
   REPO_ROOT, assertPortFree, claimPidFile, newSecretKey, onShutdownSignal, releasePidFile, seconds, spawnChild,
-  startMailCatcher, startMinio, startPostgres, startTemporal, stopAll, tail, waitUntil, type Child,
+  startMailCatcher, startMinio, startPostgres, startTemporal, startTogether, stopAll, tail, waitUntil, type Child, type Stoppable,
 } from './platform'
 
 const started = performance.now()
@@ -52,8 +52,7 @@ function secretKey(): string {
   return key
 }
 
-type Stoppable = { stop(): Promise<void> }
-let servers: (Stoppable | undefined)[] = []
+const servers: Stoppable[] = []
 let apps: (Child | undefined)[] = []
 let stopping: Promise<void> | undefined
 
@@ -73,23 +72,15 @@ onShutdownSignal(async (signal) => {
 })
 
 async function startServers() {
-  const results = await Promise.allSettled([
-    startPostgres({ dataDir: join(dataDir, 'postgres'), port: ports.postgres, database: 'rcp', logFile: join(logs, 'postgres.log') }),
-    startTemporal({
+  return startTogether({
+    pg: startPostgres({ dataDir: join(dataDir, 'postgres'), port: ports.postgres, database: 'rcp', logFile: join(logs, 'postgres.log') }),
+    temporal: startTemporal({
       dbFile: join(dataDir, 'temporal', 'temporal.db'), port: ports.temporal, uiPort: ports.temporalUi, httpPort: ports.temporalHttp,
       logFile: join(logs, 'temporal.log'),
     }),
-    startMinio({ dataDir: join(dataDir, 'minio'), port: ports.minio, consolePort: ports.minioConsole, logFile: join(logs, 'minio.log') }),
-    startMailCatcher({ smtpPort: ports.smtp, httpPort: ports.mail, file: join(dataDir, 'mail', 'messages.jsonl') }),
-  ] as const)
-  servers = results.map((r) => (r.status === 'fulfilled' ? r.value : undefined))
-  const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')
-  if (failures.length > 0) throw new Error(failures.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('\n'))
-  const [pg, temporal, minio, mail] = results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
-    Awaited<ReturnType<typeof startPostgres>>, Awaited<ReturnType<typeof startTemporal>>,
-    Awaited<ReturnType<typeof startMinio>>, Awaited<ReturnType<typeof startMailCatcher>>,
-  ]
-  return { pg, temporal, minio, mail }
+    minio: startMinio({ dataDir: join(dataDir, 'minio'), port: ports.minio, consolePort: ports.minioConsole, logFile: join(logs, 'minio.log') }),
+    mail: startMailCatcher({ smtpPort: ports.smtp, httpPort: ports.mail, file: join(dataDir, 'mail', 'messages.jsonl') }),
+  }, servers)
 }
 
 function firstCredentialHelp(api: string): string {
