@@ -55,6 +55,32 @@ describe('Idempotency-Key', () => {
     expect(rb.json.data.tenant.id).not.toBe(ra.json.data.tenant.id)
   })
 
+  test('an expired key is a new request; a first attempt that died frees its key once its lock lapses', async () => {
+    const { client } = await signedUpUser(api.url)
+    const key = crypto.randomUUID()
+    const first = await client.post('/tenants', { name: 'Old', slug: uniqueSlug('old') }, { 'idempotency-key': key })
+    expect(first.status).toBe(201)
+    await api.sql`update idempotency_keys set expires_at = now() - interval '1 second' where key = ${key}`
+    const reused = await client.post('/tenants', { name: 'New', slug: uniqueSlug('new') }, { 'idempotency-key': key })
+    expect(reused.status).toBe(201)
+    expect(reused.json.data.tenant.name).toBe('New')
+
+    // Simulate a process that claimed a key and died before answering: the row is in flight with no response.
+    const orphan = crypto.randomUUID()
+    const body = { name: 'Orphan', slug: uniqueSlug('orph') }
+    await client.post('/tenants', body, { 'idempotency-key': orphan })
+    await api.sql`update idempotency_keys set state = 'in_flight', response_body = null, locked_until = now() + interval '1 hour' where key = ${orphan}`
+    const blocked = await client.post('/tenants', body, { 'idempotency-key': orphan })
+    expect(blocked.status).toBe(409)
+    expect(blocked.json.code).toBe('IDEMPOTENCY_CONFLICT')
+    await api.sql`update idempotency_keys set locked_until = now() - interval '1 second' where key = ${orphan}`
+    const retried = await client.post('/tenants', body, { 'idempotency-key': orphan })
+    // The retry runs again (the slug is taken by the attempt that did commit) and its answer is recorded.
+    expect(retried.json.code).toBe('TENANT_SLUG_CONFLICT')
+    const [row] = await api.sql`select state from idempotency_keys where key = ${orphan}`
+    expect(row!.state).toBe('completed')
+  })
+
   test('a key over 255 characters or with control characters is 400 IDEMPOTENCY_KEY_INVALID', async () => {
     const { client } = await signedUpUser(api.url)
     for (const key of ['k'.repeat(256), 'has space']) {
