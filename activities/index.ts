@@ -4,6 +4,9 @@ import type { Config } from '../api/platform/config'
 import type { Sql } from '../api/platform/db'
 import type { Logger } from '../api/platform/log'
 import { housekeepingActivities } from './housekeeping'
+import { storageProvisionActivities } from './storage-provision'
+import { storageReconcileActivities } from './storage-reconcile'
+import { mailActivities } from './mail'
 
 export interface ActivityDeps {
   sql: Sql
@@ -14,6 +17,9 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...housekeepingActivities({ ...deps, log: deps.log.child({ component: 'housekeeping' }) }),
+    ...storageProvisionActivities({ ...deps, log: deps.log.child({ component: 'storage' }) }),
+    ...storageReconcileActivities({ ...deps, log: deps.log.child({ component: 'storage' }) }),
+    ...mailActivities({ ...deps, log: deps.log.child({ component: 'mail' }) }),
   }
 }
 

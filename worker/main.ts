@@ -7,7 +7,8 @@ const config = loadConfig()
 const log = createLogger(config.LOG_LEVEL, { service: 'worker' })
 
 const running = await startWorker(config, { log }).catch((err) => {
-  log.error('worker failed to start', { err })
+  // The SDK wraps the server's reason (say, an unregistered search attribute) in `cause`.
+  log.error('worker failed to start', { err, cause: err instanceof Error ? err.cause : undefined })
   process.exit(1)
 })
 

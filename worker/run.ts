@@ -9,6 +9,7 @@ import type { Config } from '../api/platform/config'
 import { createDb, type Sql } from '../api/platform/db'
 import { createLogger, type Logger } from '../api/platform/log'
 import { taskQueues } from '../workflows/contract'
+import { ensureMailSweepSchedule } from './mail-schedule'
 import { ensureHousekeepingSchedule } from './schedules'
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url))
@@ -71,7 +72,8 @@ function installRuntime(log: Logger) {
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined
 // webpack's multi-line build report is only interesting when debugging the bundle.
 const workflowBundle = (log: Logger) =>
-  (bundle ??= bundleWorkflowCode({ workflowsPath, logger: temporalLogger(log.child({ component: 'workflow-bundler' }), { quietInfo: true }) }))
+  (bundle ??= bundleWorkflowCode({ workflowsPath, logger: temporalLogger(log.child({ component: 'workflow-bundler' }), { quietInfo: true }) })
+    .catch((err) => { bundle = undefined; throw err }))
 
 export async function startWorker(config: Config, opts: StartWorkerOptions = {}): Promise<RunningWorker> {
   const t0 = performance.now()
@@ -79,14 +81,23 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
   installRuntime(log)
   const ownSql = !opts.sql
   const sql = opts.sql ?? createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX })
+  const release = async (connection?: NativeConnection) => {
+    await connection?.close().catch((err) => log.warn('closing the Temporal connection failed', { err }))
+    if (ownSql) await sql.end({ timeout: 5 })
+  }
   const taskQueue = taskQueues(config).platform
 
   let connection: NativeConnection | undefined
+  let worker: Worker
+  let mailWorker: Worker
+  let storageWorker: Worker
+  let bundleMs = 0
   try {
-    connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS })
+    const tBundle = performance.now()
     const code = await workflowBundle(log)
-    const tBundled = performance.now()
-    const worker = await Worker.create({
+    bundleMs = performance.now() - tBundle
+    connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS })
+    worker = await Worker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue,
@@ -95,36 +106,46 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
       // Lets in-flight activities finish a batch on shutdown; they heartbeat, so they see cancellation after.
       shutdownGraceTime: '10 seconds',
     })
-    const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE })
-    const conn = connection
-    const done = worker.run().finally(async () => {
-      await conn.close()
-      if (ownSql) await sql.end({ timeout: 5 })
+    // Mail has its own queue (and worker on the same connection), so an SMTP outage never holds up the rest.
+    mailWorker = await Worker.create({
+      connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: taskQueues(config).mail, workflowBundle: code,
+      activities: createActivities({ sql, config, log }), shutdownGraceTime: '10 seconds',
     })
-    // The schedule starts workflows on this worker's queue, so reconcile it only once the worker polls.
-    if (opts.schedules ?? true) {
-      try {
-        await ensureHousekeepingSchedule(client, config, log)
-      } catch (err) {
-        worker.shutdown()
-        await done.catch(() => {})
-        throw err
-      }
-    }
-    log.info('worker started', {
-      taskQueue, namespace: config.TEMPORAL_NAMESPACE, address: config.TEMPORAL_ADDRESS,
-      bundleMs: Math.round(tBundled - t0), startMs: Math.round(performance.now() - t0), runtime: process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`,
+    // Storage waits on S3 endpoints; its own queue keeps a slow region from holding up the rest.
+    storageWorker = await Worker.create({
+      connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: taskQueues(config).storage, workflowBundle: code,
+      activities: createActivities({ sql, config, log }), shutdownGraceTime: '10 seconds',
     })
-    return {
-      worker, client, taskQueue, done,
-      async shutdown() {
-        if (worker.getState() === 'RUNNING') worker.shutdown()
-        await done
-      },
-    }
   } catch (err) {
-    await connection?.close().catch(() => {})
-    if (ownSql) await sql.end({ timeout: 5 })
+    await release(connection)
     throw err
   }
+
+  const conn = connection
+  const done = Promise.all([worker.run(), mailWorker.run(), storageWorker.run()]).then(() => {}).finally(() => release(conn))
+  // Marks the rejection as handled until the caller awaits `done`, so a worker failing during the schedule
+  // step below does not crash the process as an unhandled rejection.
+  done.catch(() => {})
+  const shutdown = async () => {
+    for (const w of [worker, mailWorker, storageWorker]) if (w.getState() === 'RUNNING') w.shutdown()
+    await done
+  }
+
+  const client = new Client({ connection: conn, namespace: config.TEMPORAL_NAMESPACE })
+  // The schedule starts workflows on this worker's queue, so reconcile it only once the worker polls.
+  if (opts.schedules ?? true) {
+    try {
+      await ensureHousekeepingSchedule(client, config, log)
+      await ensureMailSweepSchedule(client, config, log)
+    } catch (err) {
+      await shutdown().catch(() => {})
+      throw err
+    }
+  }
+  log.info('worker started', {
+    taskQueue, namespace: config.TEMPORAL_NAMESPACE, address: config.TEMPORAL_ADDRESS,
+    bundleMs: Math.round(bundleMs), startMs: Math.round(performance.now() - t0),
+    runtime: process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`,
+  })
+  return { worker, client, taskQueue, done, shutdown }
 }

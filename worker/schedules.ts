@@ -13,7 +13,7 @@ import {
 
 export type ScheduleOutcome = 'created' | 'updated' | 'unchanged' | 'deleted' | 'disabled'
 
-const NOTE = 'Managed by the worker (worker/schedules.ts): edits other than pausing are overwritten at worker start.'
+const NOTE = 'Managed by the worker (worker/schedules.ts) from HOUSEKEEPING_INTERVAL_MINUTES: a pause is kept, other edits may be reverted at worker start.'
 
 function desired(config: Config) {
   const everyMs = config.HOUSEKEEPING_INTERVAL_MINUTES * 60_000

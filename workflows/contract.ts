@@ -13,6 +13,10 @@ export function taskQueues(config: PrefixConfig) {
   const prefix = config.TEMPORAL_TASK_QUEUE_PREFIX
   return {
     platform: `${prefix}-platform`,
+    // Provisioning and reconciliation wait on S3; a slow endpoint must not hold up platform work.
+    storage: `${prefix}-storage`,
+    // Outgoing mail (workflows/mail.ts): an SMTP outage must not hold up anything else.
+    mail: `${prefix}-mail`,
   } as const
 }
 

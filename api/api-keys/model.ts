@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { PERMISSIONS } from '../identity/permissions'
+import { PageQuery } from '../platform/pagination'
 
 export const PAT_DEFAULT_DAYS = 90
 export const PAT_MAX_DAYS = 366
@@ -40,3 +41,12 @@ export const TokenSelfDto = z.object({
   expiresAt: z.iso.datetime(),
   lastUsedAt: z.iso.datetime().nullable(),
 }).meta({ id: 'TokenSelfDto' })
+
+export const ListApiKeysQuery = PageQuery.extend({
+  scope: z.enum(['self', 'tenant']).default('self').describe('self: your own keys in this tenant; tenant: everyone\'s (apikey:manage)'),
+})
+
+export const RevokeMembershipApiKeysResponseDto = z.object({
+  membershipId: z.uuid(),
+  revokedCount: z.number().int().describe('Keys that were live and are revoked now'),
+}).meta({ id: 'RevokeMembershipApiKeysResponseDto' })

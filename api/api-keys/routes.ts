@@ -1,9 +1,9 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../http/deps'
-import { envelope, ok } from '../http/envelope'
+import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
-import { CreateApiKeyBodyDto, CreateApiKeyResponseDto, TokenSelfDto } from './model'
-import { createApiKey, describeCredential } from './service'
+import { ApiKeySummaryDto, CreateApiKeyBodyDto, CreateApiKeyResponseDto, ListApiKeysQuery, RevokeMembershipApiKeysResponseDto, TokenSelfDto } from './model'
+import { createApiKey, describeCredential, listKeys, revokeKey, revokeMemberKeys } from './service'
 
 export const apiKeysRoutes = (deps: AppDeps) =>
   new Elysia({ tags: ['API keys'] })
@@ -15,6 +15,24 @@ export const apiKeysRoutes = (deps: AppDeps) =>
       auth: 'apikey:write', errors: ['A400', 'A409'], body: CreateApiKeyBodyDto,
       response: { 201: envelope(CreateApiKeyResponseDto) },
       detail: { summary: 'Create a personal access token; the token is in this response only' },
+    })
+    .get('/api-keys', async ({ request, principal, query }) => {
+      const { items, size, nextPageToken } = await listKeys(deps.sql, deps.keys.page, principal, query)
+      return page(request, items, size, nextPageToken)
+    }, {
+      auth: ['apikey:read', 'apikey:manage'], errors: ['A400p'], query: ListApiKeysQuery, response: { 200: listEnvelope(ApiKeySummaryDto) },
+      detail: { summary: 'Personal access tokens of this tenant, newest first: yours (scope=self) or everyone\'s (scope=tenant, apikey:manage)' },
+    })
+    .delete('/api-keys/:apiKeyId', async ({ request, principal, params }) => ok(request, await revokeKey(deps.sql, principal, params.apiKeyId)), {
+      auth: 'apikey:write', errors: ['A400', 'A404', 'A409'], response: { 200: envelope(ApiKeySummaryDto) },
+      detail: { summary: 'Revoke a token (yours, or anyone\'s with apikey:manage); answers its summary' },
+    })
+    .post('/api-keys/memberships/:membershipId/revocations', async ({ request, principal, params, set }) => {
+      set.status = 201
+      return ok(request, await revokeMemberKeys(deps.sql, principal, params.membershipId))
+    }, {
+      auth: 'apikey:manage', idempotent: true, errors: ['A400', 'A404', 'A409'], response: { 201: envelope(RevokeMembershipApiKeysResponseDto) },
+      detail: { summary: 'Revoke every live token of one member of this tenant' },
     })
     .get('/tokens/self', ({ request, principal }) => ok(request, describeCredential(principal)), {
       auth: 'user', errors: ['A400'], response: { 200: envelope(TokenSelfDto) },

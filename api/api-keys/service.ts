@@ -1,9 +1,11 @@
 import type { Db } from '../platform/db'
 import { ApiError } from '../platform/errors'
-import { requireActiveMembership, type Principal } from '../identity/service'
+import { closePage, openPage } from '../platform/pagination'
+import { isUuid } from '../platform/keyset'
+import { requireActiveMembership, requirePermission, type Principal } from '../identity/service'
 import { newPat } from '../identity/tokens'
 import { PAT_DEFAULT_DAYS, PAT_MAX_DAYS } from './model'
-import { insertApiKey, type ApiKeyRow } from './queries'
+import { findApiKey, insertApiKey, listApiKeys, membershipInTenant, revokeApiKey, revokeMembershipApiKeys, type ApiKeyRow } from './queries'
 
 const DAY = 86_400_000
 
@@ -46,3 +48,35 @@ export const describeCredential = (p: Principal) => ({
   expiresAt: p.expiresAt.toISOString(),
   lastUsedAt: p.lastUsedAt?.toISOString() ?? null,
 })
+
+const keyNotFound = () => new ApiError('NOT_FOUND', 'No API key with this id in the current tenant')
+
+/** Revoked and expired keys stay listed (with revokedAt / expiresAt) so administrators can audit them. */
+export async function listKeys(db: Db, pageKey: Buffer, principal: Principal, q: { scope: 'self' | 'tenant'; pageSize?: number; pageToken?: string }) {
+  const membership = requireActiveMembership(principal, undefined)
+  if (q.scope === 'tenant') requirePermission(principal, ['apikey:manage'])
+  type Cursor = { createdAt: string; id: string }
+  const scope = q.scope === 'tenant' ? `tenant:${membership.tenantId}` : `tenant:${membership.tenantId}:user:${principal.userId}`
+  const binding = { route: 'GET /api-keys', scope, filters: { scope: q.scope } }
+  const req = openPage<Cursor>(pageKey, binding, q.pageSize, q.pageToken)
+  const rows = await listApiKeys(db, { tenantId: membership.tenantId, userId: q.scope === 'self' ? principal.userId : undefined }, req.after, req.size + 1)
+  const { items, nextPageToken } = closePage(pageKey, binding, rows, req.size, (r) => ({ createdAt: r.cursor_at, id: r.id }))
+  return { items: items.map(toApiKeySummary), size: req.size, nextPageToken }
+}
+
+/** Your own key with apikey:write; anyone's in the tenant with apikey:manage. Others' keys are 404 without it, so
+ *  ids cannot be probed. Revoking twice answers the same summary. Takes effect on the key's very next use. */
+export async function revokeKey(db: Db, principal: Principal, apiKeyId: string) {
+  const membership = requireActiveMembership(principal, undefined)
+  const key = isUuid(apiKeyId) ? await findApiKey(db, membership.tenantId, apiKeyId) : undefined
+  if (!key || (key.user_id !== principal.userId && !principal.permissions.includes('apikey:manage'))) throw keyNotFound()
+  return toApiKeySummary((await revokeApiKey(db, membership.tenantId, apiKeyId))!)
+}
+
+export async function revokeMemberKeys(db: Db, principal: Principal, membershipId: string) {
+  const membership = requireActiveMembership(principal, undefined)
+  if (!isUuid(membershipId) || !(await membershipInTenant(db, membership.tenantId, membershipId))) {
+    throw new ApiError('NOT_FOUND', 'No membership with this id in the current tenant')
+  }
+  return { membershipId, revokedCount: await revokeMembershipApiKeys(db, membership.tenantId, membershipId) }
+}

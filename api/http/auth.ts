@@ -1,16 +1,23 @@
 import { hmac, safeEqual } from '../platform/crypto'
 import { ApiError } from '../platform/errors'
 import type { Permission } from '../identity/permissions'
-import { requireActiveMembership, requirePermission, resolvePrincipal, type Principal } from '../identity/service'
+import { requireActiveMembership, requirePermission, requireSecondFactor, resolvePrincipal, type Principal } from '../identity/service'
 import type { AppDeps } from './deps'
 
 export const SESSION_COOKIE = 'rcp_session'
 export const CSRF_HEADER = 'x-csrf-token'
 export const TENANT_HEADER = 'x-tenant-id'
 
-/** 'user': any signed-in principal, no tenant needed. A permission or a list: the current tenant membership
- *  must be usable and grant at least one of them. */
-export type AuthRequirement = 'user' | Permission | readonly Permission[]
+/** 'user': any signed-in principal, no tenant needed. 'session': a signed-in session, not a PAT (second factors
+ *  and passkeys); 'session:enrolment' also admits a session held at the tenant's MFA-enrolment gate. A permission
+ *  or a list: the current tenant membership must be usable and grant at least one of them. */
+export type AuthRequirement = 'user' | 'session' | 'session:enrolment' | Permission | readonly Permission[]
+
+const PRINCIPAL_ONLY: Record<string, string> = {
+  user: 'Any signed-in principal.',
+  session: 'A signed-in session (not a personal access token).',
+  'session:enrolment': 'A signed-in session (not a personal access token); open while the tenant requires MFA enrolment.',
+}
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
@@ -27,7 +34,20 @@ export function readCookie(header: string | null, name: string): string | undefi
 export const csrfTokenFor = (key: Buffer, sessionId: string): string => hmac(key, sessionId).toString('base64url')
 
 export function permissionsOf(req: AuthRequirement): Permission[] {
-  return req === 'user' ? [] : typeof req === 'string' ? [req] : [...req]
+  return typeof req === 'string' ? (req in PRINCIPAL_ONLY ? [] : [req as Permission]) : [...req]
+}
+
+export const describeRequirement = (req: AuthRequirement): string =>
+  (typeof req === 'string' ? PRINCIPAL_ONLY[req] : undefined) ?? `Requires ${permissionsOf(req).join(' or ')}.`
+
+// A session of an account that still has an administrator's initial password reaches only what it needs to
+// choose its own: the /users family and /api-keys answer INITIAL_PASSWORD_REQUIRED (their A400 has it), every
+// other route FORBIDDEN (its sets lack it).
+const INITIAL_PASSWORD_ROUTES = new Set(['GET /v1/users/me', 'PATCH /v1/users/me/password', 'DELETE /v1/sessions/current'])
+function requireOwnPassword(request: Request): void {
+  if (INITIAL_PASSWORD_ROUTES.has(`${request.method} ${new URL(request.url).pathname}`)) return
+  const code = /^\/v1\/(users|api-keys)(\/|$)/.test(new URL(request.url).pathname) ? 'INITIAL_PASSWORD_REQUIRED' : 'FORBIDDEN'
+  throw new ApiError(code, 'Choose your own password first: PATCH /v1/users/me/password')
 }
 
 export async function authenticate(deps: AppDeps, request: Request, req: AuthRequirement): Promise<Principal> {
@@ -47,6 +67,11 @@ export async function authenticate(deps: AppDeps, request: Request, req: AuthReq
       throw new ApiError('CSRF_INVALID', `Cookie-authenticated ${request.method} requests need the ${CSRF_HEADER} header of this session`)
     }
   }
+  requireSecondFactor(principal, req === 'session:enrolment')
+  if ((req === 'session' || req === 'session:enrolment') && principal.credential !== 'session') {
+    throw new ApiError('FORBIDDEN', 'Second factors and passkeys are managed from a signed-in session, not with a personal access token')
+  }
+  if (principal.passwordChangeRequired) requireOwnPassword(request)
   const perms = permissionsOf(req)
   if (perms.length > 0) {
     requireActiveMembership(principal, request.headers.get(TENANT_HEADER) ?? undefined)

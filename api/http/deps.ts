@@ -3,6 +3,8 @@ import { deriveKey } from '../platform/crypto'
 import type { Sql } from '../platform/db'
 import type { Logger } from '../platform/log'
 import { LastUsedRecorder } from '../identity/last-used'
+import { MailDispatcher } from '../mail/service'
+import { SignInThrottle } from '../identity/sign-in-throttle'
 import { RateLimiter } from './rate-limit'
 
 /** Everything a route or hook needs, built once per process and passed down explicitly. */
@@ -12,6 +14,9 @@ export interface AppDeps {
   log: Logger
   lastUsed: LastUsedRecorder
   limiter: RateLimiter
+  /** Starts the send of committed outbox rows (Temporal); close() on shutdown. */
+  mail: MailDispatcher
+  signInThrottle: SignInThrottle
   keys: { page: Buffer; csrf: Buffer; idempotency: Buffer; secrets: Buffer }
   /** Dependency probes for /readyz; each resolves true when the dependency answers. */
   probes: Record<string, () => Promise<boolean>>
@@ -24,6 +29,8 @@ export function createDeps(config: Config, sql: Sql, log: Logger, probes: AppDep
     log,
     lastUsed: new LastUsedRecorder(sql, log, config.PAT_LAST_USED_FLUSH_SECONDS * 1000),
     limiter: new RateLimiter(),
+    mail: new MailDispatcher(config, log.child({ component: 'mail' })),
+    signInThrottle: new SignInThrottle(config),
     keys: {
       page: deriveKey(config.SECRET_KEY, 'page-token'),
       csrf: deriveKey(config.SECRET_KEY, 'csrf'),

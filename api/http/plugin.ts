@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { ApiError, codesOf, type ErrorSetName } from '../platform/errors'
-import { authenticate, permissionsOf, type AuthRequirement } from './auth'
+import { authenticate, describeRequirement, permissionsOf, type AuthRequirement } from './auth'
 import type { AppDeps } from './deps'
 import { claimKey, completeKey } from './idempotency-queries'
 import { IDEMPOTENCY_HEADER, idempotencyScope, parseIdempotencyKey, replayResponse, requestHash, sealResponse } from './idempotency'
@@ -155,7 +155,7 @@ function buildConventions(deps: AppDeps, instance: number) {
         detail: {
           security: SECURITY,
           'x-permissions': permissionsOf(requirement),
-          description: requirement === 'user' ? 'Any signed-in principal.' : `Requires ${permissionsOf(requirement).join(' or ')}.`,
+          description: describeRequirement(requirement),
         },
         async transform({ request }) {
           const st = stateOf(request)

@@ -1,7 +1,7 @@
 import type { Config } from '../platform/config'
 import { SESSION_COOKIE } from './auth'
 
-const secure = (config: Config) =>
+export const secure = (config: Config) =>
   config.COOKIE_SECURE === 'true' || (config.COOKIE_SECURE === 'auto' && !(config.PUBLIC_URL ?? 'http://localhost').startsWith('http://'))
 
 export function sessionCookie(config: Config, token: string, expiresAt: Date): string {

@@ -35,18 +35,27 @@ export interface SessionRow {
   last_seen_at: Date
   idle_timeout_seconds: number
   revoked_at: Date | null
+  password_change_required: boolean
   user_status: string
   tenant_id: string | null
   role: Role | null
   membership_status: string | null
   membership_expires_at: Date | null
+  mfa_pending: boolean
+  /** Whether the user has an active second factor; with tenant_mfa_required, decides the enrolment gate. */
+  has_second_factor: boolean
+  tenant_mfa_required: boolean
 }
 
 export async function findSessionByHash(db: Db, hash: Buffer): Promise<SessionRow | undefined> {
   const [row] = await db<SessionRow[]>`
     select s.id, s.user_id, s.membership_id, s.expires_at, s.last_seen_at, s.idle_timeout_seconds, s.revoked_at,
+           s.password_change_required,
            u.status as user_status, m.tenant_id, m.role, m.status as membership_status,
-           m.expires_at as membership_expires_at
+           m.expires_at as membership_expires_at, s.mfa_pending,
+           (exists (select 1 from totp_factors f where f.user_id = s.user_id and f.status = 'active')
+             or exists (select 1 from webauthn_credentials w where w.user_id = s.user_id)) as has_second_factor,
+           coalesce((select p.mfa_required from tenant_auth_policies p where p.tenant_id = m.tenant_id), false) as tenant_mfa_required
       from sessions s
       join users u on u.id = s.user_id
       left join memberships m on m.id = s.membership_id and m.user_id = s.user_id

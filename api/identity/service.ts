@@ -29,6 +29,11 @@ export interface Principal {
   lastUsedAt: Date | null
   /** true when the session came from the cookie: unsafe methods then need the CSRF header. */
   viaCookie: boolean
+  /** Second-factor gate of a session: 'challenge' until its sign-in challenge is answered; 'enrolment' while the
+   *  tenant requires MFA and the user has no second factor. Always 'satisfied' for a PAT. */
+  mfa: 'satisfied' | 'challenge' | 'enrolment'
+  /** A session of an account whose initial password must be changed first (INITIAL_PASSWORD_REQUIRED). */
+  passwordChangeRequired?: boolean
 }
 
 const unauthorized = () => new ApiError('UNAUTHORIZED', 'Authentication is required: present a valid bearer token or session cookie')
@@ -69,6 +74,7 @@ async function resolvePat(deps: ResolveDeps, token: string): Promise<Principal> 
     expiresAt: row.expires_at,
     lastUsedAt: row.last_used_at,
     viaCookie: false,
+    mfa: 'satisfied',
   }
 }
 
@@ -95,6 +101,8 @@ async function resolveSession(deps: ResolveDeps, token: string, viaCookie: boole
     expiresAt: new Date(Math.min(row.expires_at.getTime(), idleDeadline)),
     lastUsedAt: row.last_seen_at,
     viaCookie,
+    mfa: row.mfa_pending ? 'challenge' : row.tenant_mfa_required && !row.has_second_factor ? 'enrolment' : 'satisfied',
+    passwordChangeRequired: row.password_change_required,
   }
 }
 
@@ -117,4 +125,15 @@ export function requirePermission(p: Principal, anyOf: readonly Permission[]): v
   if (anyOf.some((perm) => p.permissions.includes(perm))) return
   const list = anyOf.join(', ')
   throw new ApiError('PERMISSION_DENIED', anyOf.length > 1 ? `This operation requires any of: ${list}` : `This operation requires ${list}`)
+}
+
+/** The second-factor gate: a session answering its sign-in challenge reaches nothing; one whose tenant requires
+ *  MFA but that has no second factor reaches only the enrolment routes. */
+export function requireSecondFactor(p: Principal, enrolmentRoute: boolean): void {
+  if (p.mfa === 'challenge') {
+    throw new ApiError('MFA_REQUIRED', 'This session must answer its second-factor challenge (POST /v1/sessions/mfa-challenges/confirmations)')
+  }
+  if (p.mfa === 'enrolment' && !enrolmentRoute) {
+    throw new ApiError('MFA_REQUIRED', 'Your tenant requires a second factor: enrol TOTP or a passkey before anything else')
+  }
 }

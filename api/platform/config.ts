@@ -39,6 +39,19 @@ export const ConfigSchema = z.object({
   IDEMPOTENCY_LOCK_SECONDS: int(60),
   HOUSEKEEPING_INTERVAL_MINUTES: int(15),
   PAT_LAST_USED_FLUSH_SECONDS: int(10),
+  // Failed password sign-ins (README "Sign-in throttling"): refused with 429 from this many failures in 15 minutes,
+  // per account and per client address; the delay before each attempt after the free ones starts at this base.
+  SIGNIN_ACCOUNT_LOCK_FAILURES: int(10),
+  SIGNIN_IP_LOCK_FAILURES: int(100),
+  SIGNIN_DELAY_BASE_MS: int(250),
+  // Objects per S3 listing page in storage reconciliation (S3 serves at most 1000).
+  STORAGE_RECONCILE_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(1000),
+  // Passkeys: the relying party id (a registrable domain suffix of every origin) and the comma-separated page
+  // origins whose WebAuthn ceremonies are accepted.
+  WEBAUTHN_RP_ID: z.string().min(1).default('localhost'),
+  WEBAUTHN_ORIGINS: z.string().default('http://localhost:3000')
+    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+    .pipe(z.array(z.url()).min(1)),
   // Mounts GET /bench/hello, the bare baseline the benchmarks compare every route against.
   BENCH_HELLO: z.stringbool().default(false),
 })

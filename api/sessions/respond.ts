@@ -7,5 +7,12 @@ import type { NewSession } from './service'
  *  The session token itself travels only in the HttpOnly cookie. */
 export async function sessionEnvelope(deps: AppDeps, userId: string, membershipId: string | null, session: NewSession) {
   const { me } = await describeMe(deps.sql, userId, membershipId)
-  return { ...me, session: { id: session.id, expiresAt: session.expiresAt.toISOString(), csrfToken: csrfTokenFor(deps.keys.csrf, session.id) } }
+  const c = session.mfaChallenge
+  return {
+    ...me,
+    session: {
+      id: session.id, expiresAt: session.expiresAt.toISOString(), csrfToken: csrfTokenFor(deps.keys.csrf, session.id), state: session.state,
+      mfaChallenge: c ? { id: c.id, methods: c.methods, webauthn: c.webauthn, expiresAt: c.expiresAt.toISOString() } : null,
+    },
+  }
 }

@@ -1,6 +1,8 @@
 import { Elysia } from 'elysia'
+import { z } from 'zod'
 import { etagOf, expectedVersion, parseIfMatch } from '../platform/etag'
 import { closePage, openPage, PageQuery } from '../platform/pagination'
+import { authenticate } from '../http/auth'
 import type { AppDeps } from '../http/deps'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
@@ -9,22 +11,42 @@ import { sessionCookie } from '../http/session-cookie'
 import { sessionEnvelope } from '../sessions/respond'
 import { CurrentUserSessionDto, AuthSessionEnvelopeSwaggerDto } from '../sessions/model'
 import { listSessions } from '../sessions/service'
-import { AuthMeResponseDto, SelfRegistrationBody, UpdateCurrentUserBodyDto, UpdateCurrentUserResponseDto } from './model'
-import { describeMe, registerUser, toUserDto, updateMe } from './service'
+import { adminRequestPasswordReset } from '../password-resets/service'
+import { invalidateOtherSessions } from '../sessions/service'
+import {
+  AdminPasswordResetRequestedDto, AuthMeResponseDto, ChangePasswordBodyDto, ChangePasswordResponseEnvelopeDto, CreateUserBody,
+  InvalidateOtherSessionsResponseDto, isProvisioning, ProvisionedUserDto, UpdateCurrentUserBodyDto, UpdateCurrentUserResponseDto,
+} from './model'
+import { changePassword, describeMe, provisionUser, registerUser, toUserDto, updateMe, type AccountsEnv } from './service'
+
+/** What the account services need from the process-wide dependencies. */
+export const accountsEnv = (deps: AppDeps): AccountsEnv => ({ config: deps.config, secretsKey: deps.keys.secrets, mail: deps.mail })
 
 export const usersRoutes = (deps: AppDeps) =>
   new Elysia({ prefix: '/users', tags: ['Accounts'] })
     .use(httpConventions(deps))
     .post('', async ({ body, request, set }) => {
       const st = stateOf(request)
-      const { user, session } = await registerUser(deps.sql, deps.config, body, { userAgent: request.headers.get('user-agent'), ip: st.ip })
+      if (body.mode !== undefined && body.role !== undefined) {
+        // The principal was resolved in `transform` below, before the idempotency key was scoped to its tenant.
+        set.status = 201
+        return ok(request, await provisionUser(deps.sql, accountsEnv(deps), st.principal!, { ...body, mode: body.mode, role: body.role }))
+      }
+      const { user, session } = await registerUser(deps.sql, deps.config, { email: body.email, password: body.password! }, { userAgent: request.headers.get('user-agent'), ip: st.ip })
       set.status = 201
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
       return ok(request, await sessionEnvelope(deps, user.id, null, session))
     }, {
       public: true, idempotent: true, errors: ['A400', 'A409'],
-      body: SelfRegistrationBody, response: { 201: AuthSessionEnvelopeSwaggerDto },
-      detail: { summary: 'Register an account (self-registration) and start a session' },
+      body: CreateUserBody, response: { 201: z.union([AuthSessionEnvelopeSwaggerDto, envelope(ProvisionedUserDto)]) },
+      // The administrator variant is authenticated here, not by the `auth` macro: the self-registration one is public.
+      async transform({ request, body }) {
+        if (isProvisioning(body)) stateOf(request).principal = await authenticate(deps, request, 'tenant:manage')
+      },
+      detail: {
+        summary: 'Register an account and start a session (public), or provision a member of your tenant (tenant:manage)',
+        'x-permissions': ['tenant:manage'],
+      },
     })
     .get('/me', async ({ request, principal, set }) => {
       const { me, version } = await describeMe(deps.sql, principal.userId, principal.membership?.id ?? null)
@@ -55,4 +77,21 @@ export const usersRoutes = (deps: AppDeps) =>
     }, {
       auth: 'tenant:read', errors: ['A400p'], query: PageQuery, response: { 200: listEnvelope(CurrentUserSessionDto) },
       detail: { summary: "The signed-in user's live sessions, newest first" },
+    })
+    .patch('/me/password', async ({ request, principal, body }) => ok(request, await changePassword(deps.sql, principal, body)), {
+      auth: 'tenant:read', errors: ['A400', 'A409'], body: ChangePasswordBodyDto, response: { 200: ChangePasswordResponseEnvelopeDto },
+      detail: { summary: 'Change your password (the current one is required); optionally end your other sessions' },
+    })
+    .post('/me/other-session-invalidation-requests', async ({ request, principal }) => ok(request, await invalidateOtherSessions(deps.sql, principal)), {
+      auth: 'tenant:read', idempotent: true, errors: ['A400', 'A409'], response: { 200: envelope(InvalidateOtherSessionsResponseDto) },
+      detail: { summary: 'Sign out every other session of yours (all of them when called with a PAT)' },
+    })
+    .post('/:userId/password-reset-requests', async ({ request, principal, params, set }) => {
+      const result = await adminRequestPasswordReset(deps.sql, accountsEnv(deps), principal, params.userId)
+      set.status = 202
+      return ok(request, result)
+    }, {
+      auth: 'tenant:manage', idempotent: true, errors: ['A400', 'A404r', 'A409'], params: z.object({ userId: z.string() }),
+      response: { 202: envelope(AdminPasswordResetRequestedDto) },
+      detail: { summary: 'Mail a password reset to a member of your tenant' },
     })

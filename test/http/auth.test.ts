@@ -1,14 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { Elysia } from 'elysia'
 import { httpConventions } from '../../api/http/plugin'
 import { isWellFormedPat, newPat } from '../../api/identity/tokens'
-import { startApi, type TestApi } from '../support/api'
+import { useApi } from '../support/api'
 import { Client } from '../support/client'
 import { patFor, signedUpUser, tenantOwner } from '../support/fixtures'
 
-let api: TestApi
-beforeAll(async () => { api = await startApi() })
-afterAll(async () => { await api.stop() })
+const api = useApi()
 
 describe('authentication plugin', () => {
   test('no credential, a garbage token or an unknown PAT: 401 UNAUTHORIZED, never a TOKEN_* code', async () => {

@@ -1,10 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startApi, type TestApi } from '../support/api'
+import { describe, expect, test } from 'bun:test'
+import { useApi } from '../support/api'
 import { tenantOwner } from '../support/fixtures'
 
-let api: TestApi
-beforeAll(async () => { api = await startApi() })
-afterAll(async () => { await api.stop() })
+const api = useApi()
 
 describe('ETag and If-Match on /users/me', () => {
   test('GET carries a strong ETag from the row version; a matching If-Match proceeds and returns the next one', async () => {

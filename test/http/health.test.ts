@@ -1,9 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startApi, type TestApi } from '../support/api'
+import { describe, expect, test } from 'bun:test'
+import { startApi, useApi } from '../support/api'
 
-let api: TestApi
-beforeAll(async () => { api = await startApi() })
-afterAll(async () => { await api.stop() })
+const api = useApi()
 
 describe('health', () => {
   test('/healthz answers while the process runs; /readyz checks Postgres, Temporal and S3', async () => {

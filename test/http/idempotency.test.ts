@@ -1,13 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { Elysia } from 'elysia'
 import { httpConventions } from '../../api/http/plugin'
-import { startApi, type TestApi } from '../support/api'
+import { useApi } from '../support/api'
 import { Client } from '../support/client'
 import { PASSWORD, signedUpUser, uniqueEmail, uniqueSlug } from '../support/fixtures'
 
-let api: TestApi
-beforeAll(async () => { api = await startApi() })
-afterAll(async () => { await api.stop() })
+const api = useApi()
 
 describe('Idempotency-Key', () => {
   test('50 concurrent requests with one key make exactly one tenant', async () => {

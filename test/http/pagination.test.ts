@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { openPage, pageTokenFor } from '../../api/platform/pagination'
-import { startApi, type TestApi } from '../support/api'
+import { useApi } from '../support/api'
 import { Client } from '../support/client'
 import { PASSWORD, tenantOwner } from '../support/fixtures'
 
-let api: TestApi
-beforeAll(async () => { api = await startApi() })
-afterAll(async () => { await api.stop() })
+const api = useApi()
 
 async function ownerWithSessions(count: number) {
   const owner = await tenantOwner(api.url)

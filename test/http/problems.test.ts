@@ -1,9 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startApi, type TestApi } from '../support/api'
+import { describe, expect, test } from 'bun:test'
+import { useApi } from '../support/api'
 
-let api: TestApi
-beforeAll(async () => { api = await startApi({ MAX_BODY_BYTES: '2048' }) })
-afterAll(async () => { await api.stop() })
+const api = useApi({ MAX_BODY_BYTES: '2048' })
 
 const post = (path: string, body: string, headers: Record<string, string> = {}) =>
   fetch(`${api.url}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } })

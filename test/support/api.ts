@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'bun:test'
 import { buildApp } from '../../api/app'
 import { dependencyProbes } from '../../api/health/probes'
 import { createDeps, type AppDeps } from '../../api/http/deps'
@@ -18,7 +19,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PORT: '0', ...overrides })
   const sql = createDb(config.DATABASE_URL, { max: 20 })
   const deps = createDeps(config, sql, createLogger(config.LOG_LEVEL, { service: 'api-test' }), dependencyProbes(config))
-  const app = buildApp(deps).listen({ hostname: '127.0.0.1', port: 0 })
+  const app = buildApp(deps).listen({ hostname: '127.0.0.1', port: config.PORT }) // PORT is 0 (any free port) unless overridden
   return {
     url: `http://127.0.0.1:${app.server!.port}`,
     deps,
@@ -26,7 +27,17 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
     async stop() {
       await app.stop(true)
       await deps.lastUsed.stop()
+      await deps.mail.close()
       await sql.end({ timeout: 5 })
     },
   }
+}
+
+/** One API for the whole test file: started before its first test, stopped after its last. The returned object
+ *  is filled in by beforeAll, so read its fields inside tests, not at module level. */
+export function useApi(overrides: Partial<Record<keyof Config, string>> = {}): TestApi {
+  const api = {} as TestApi
+  beforeAll(async () => { Object.assign(api, await startApi(overrides)) })
+  afterAll(async () => { await api.stop() })
+  return api
 }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { ScheduleOverlapPolicy, WorkflowFailedError } from '@temporalio/client'
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common'
 import { createDb, type Sql } from '../../api/platform/db'
@@ -9,6 +9,9 @@ import {
   type HousekeepingInput, type HousekeepingResult,
 } from '../../workflows/contract'
 import { connectTemporal, eventually, type TestTemporal } from '../support/temporal'
+
+// Each test waits on real workflow runs and on eventually consistent visibility (polled for up to 20 s).
+setDefaultTimeout(30_000)
 
 let t: TestTemporal
 let sql: Sql

@@ -39,5 +39,6 @@ describe('workflow determinism', () => {
     const reordered = fileURLToPath(new URL('./fixtures/reordered-workflows.ts', import.meta.url))
     const err = await Worker.runReplayHistory({ workflowsPath: reordered }, history, handle.workflowId).then(() => undefined, (e: unknown) => e)
     expect(err).toBeInstanceOf(DeterminismViolationError)
-  })
+    // Two webpack bundles of the workflow code take seconds on a loaded machine: well past the 5 s default.
+  }, 60_000)
 })

@@ -1,0 +1,46 @@
+import { ApplicationFailure } from '@temporalio/activity'
+import nodemailer from 'nodemailer'
+import { deriveKey } from '../api/platform/crypto'
+import { findOutbox, listStaleOutbox, markOutboxFailed, markOutboxSent } from '../api/mail/queries'
+import { openMailData } from '../api/mail/service'
+import { renderMail, isMailTemplate } from '../api/mail/templates'
+import { purgeResetThrottles } from '../api/password-resets/queries'
+import { MAIL_STALE_SECONDS, MailErrorType } from '../workflows/contract-mail'
+import type { ActivityDeps } from './index'
+
+const undeliverable = (message: string) => ApplicationFailure.create({ type: MailErrorType.undeliverable, message, nonRetryable: true })
+
+export function mailActivities({ sql, config, log }: ActivityDeps) {
+  const secrets = deriveKey(config.SECRET_KEY, 'secrets-at-rest')
+  // One pooled SMTP transport per worker process.
+  const transport = nodemailer.createTransport(config.SMTP_URL, { from: config.MAIL_FROM })
+  return {
+    /** At least once: a crash between the SMTP answer and the UPDATE sends the message again on retry. */
+    async sendOutboxMail(outboxId: string): Promise<'sent' | 'already_sent'> {
+      const row = await findOutbox(sql, outboxId)
+      if (!row) throw undeliverable(`outbox row ${outboxId} does not exist`)
+      if (row.sent_at) return 'already_sent'
+      if (row.failed_at || !row.sealed_data) throw undeliverable(`outbox row ${outboxId} was given up`)
+      if (!isMailTemplate(row.template)) throw undeliverable(`unknown mail template ${row.template}`)
+      const mail = renderMail(row.template, openMailData(secrets, row.sealed_data))
+      await transport.sendMail({ from: config.MAIL_FROM, to: row.recipient, subject: mail.subject, text: mail.text, html: mail.html })
+      await markOutboxSent(sql, outboxId)
+      log.info('mail sent', { outboxId, template: row.template, tenantId: row.tenant_id })
+      return 'sent'
+    },
+
+    async markOutboxMailFailed(outboxId: string, error: string): Promise<void> {
+      await markOutboxFailed(sql, outboxId, error)
+      log.warn('mail given up', { outboxId, error })
+    },
+
+    async listStaleOutboxMail(): Promise<{ id: string; tenantId: string | null }[]> {
+      const rows = await listStaleOutbox(sql, MAIL_STALE_SECONDS, 500)
+      return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id }))
+    },
+
+    async purgeResetThrottles(): Promise<number> {
+      return purgeResetThrottles(sql)
+    },
+  }
+}

@@ -1,0 +1,77 @@
+import type { Config } from '../platform/config'
+import type { Db, Sql } from '../platform/db'
+import { ApiError } from '../platform/errors'
+import { PASSWORD_MIN_LENGTH_FLOOR, SIGN_IN_METHODS, type AuthPolicyPatch, type TenantAuthPolicy } from './model'
+import { findAuthPoliciesOfUser, findAuthPolicy, insertDefaultAuthPolicy, updateAuthPolicy, type AuthPolicyRow } from './queries'
+
+export type SessionDefaults = Pick<Config, 'SESSION_ABSOLUTE_HOURS' | 'SESSION_IDLE_MINUTES'>
+const PLATFORM_SESSIONS: SessionDefaults = { SESSION_ABSOLUTE_HOURS: 24 * 7, SESSION_IDLE_MINUTES: 24 * 60 }
+
+type PolicyFields = Omit<AuthPolicyRow, 'tenant_id' | 'version' | 'updated_at'>
+
+const defaultFields = (s: SessionDefaults): PolicyFields => ({
+  mfa_required: false,
+  allowed_sign_in_methods: [...SIGN_IN_METHODS],
+  password_min_length: PASSWORD_MIN_LENGTH_FLOOR,
+  session_absolute_minutes: s.SESSION_ABSOLUTE_HOURS * 60,
+  session_idle_minutes: s.SESSION_IDLE_MINUTES,
+  sso_enforced: false,
+  allowed_email_domains: [],
+})
+
+const toDto = (tenantId: string, f: PolicyFields, updatedAt: Date | null): TenantAuthPolicy => ({
+  tenantId,
+  mfaRequired: f.mfa_required,
+  allowedSignInMethods: f.allowed_sign_in_methods as TenantAuthPolicy['allowedSignInMethods'],
+  passwordMinLength: f.password_min_length,
+  sessionAbsoluteMinutes: f.session_absolute_minutes,
+  sessionIdleMinutes: f.session_idle_minutes,
+  ssoEnforced: f.sso_enforced,
+  allowedEmailDomains: f.allowed_email_domains,
+  updatedAt: updatedAt?.toISOString() ?? null,
+})
+
+/** A tenant's policy, or the defaults (version 1) when it never changed it. For every domain that enforces it:
+ *  sign-in methods, session lifetimes, password length, email domains, MFA. */
+export async function getAuthPolicy(db: Db, tenantId: string, sessions: SessionDefaults = PLATFORM_SESSIONS): Promise<{ policy: TenantAuthPolicy; version: number }> {
+  const row = await findAuthPolicy(db, tenantId)
+  return row ? { policy: toDto(tenantId, row, row.updated_at), version: row.version } : { policy: toDto(tenantId, defaultFields(sessions), null), version: 1 }
+}
+
+/** Whether password sign-in is open in a tenant: listed among the methods, and SSO not enforced. */
+export const allowsPassword = (p: Pick<TenantAuthPolicy, 'allowedSignInMethods' | 'ssoEnforced'>) =>
+  p.allowedSignInMethods.includes('password') && !p.ssoEnforced
+
+/** The strictest minimum length over every tenant the user is an active member of (the floor without any). */
+export async function passwordMinLengthFor(db: Db, userId: string): Promise<number> {
+  const rows = await findAuthPoliciesOfUser(db, userId)
+  return Math.max(PASSWORD_MIN_LENGTH_FLOOR, ...rows.map((r) => r.password_min_length))
+}
+
+/** An empty list admits any address; otherwise the address's domain must be listed exactly. */
+export const emailDomainAllowed = (p: Pick<TenantAuthPolicy, 'allowedEmailDomains'>, email: string) =>
+  p.allowedEmailDomains.length === 0 || p.allowedEmailDomains.includes(email.slice(email.lastIndexOf('@') + 1).toLowerCase())
+
+export async function patchAuthPolicy(sql: Sql, config: Config, tenantId: string, expectedVersion: number | null, patch: AuthPolicyPatch) {
+  return sql.begin(async (tx) => {
+    await insertDefaultAuthPolicy(tx, tenantId, defaultFields(config))
+    const current = (await findAuthPolicy(tx, tenantId))!
+    const next: PolicyFields = {
+      mfa_required: patch.mfaRequired ?? current.mfa_required,
+      allowed_sign_in_methods: patch.allowedSignInMethods ? [...new Set(patch.allowedSignInMethods)] : current.allowed_sign_in_methods,
+      password_min_length: patch.passwordMinLength ?? current.password_min_length,
+      session_absolute_minutes: patch.sessionAbsoluteMinutes ?? current.session_absolute_minutes,
+      session_idle_minutes: patch.sessionIdleMinutes ?? current.session_idle_minutes,
+      sso_enforced: patch.ssoEnforced ?? current.sso_enforced,
+      allowed_email_domains: patch.allowedEmailDomains ? [...new Set(patch.allowedEmailDomains)] : current.allowed_email_domains,
+    }
+    if (next.session_idle_minutes > next.session_absolute_minutes) {
+      throw new ApiError('VALIDATION_ERROR', 'sessionIdleMinutes cannot exceed sessionAbsoluteMinutes', {
+        errors: [{ path: 'body.sessionIdleMinutes', message: 'must be at most sessionAbsoluteMinutes' }],
+      })
+    }
+    const row = await updateAuthPolicy(tx, tenantId, expectedVersion, next)
+    if (!row) throw new ApiError('PRECONDITION_FAILED', 'If-Match does not match the current version; fetch the policy and retry')
+    return { policy: toDto(tenantId, row, row.updated_at), version: row.version }
+  })
+}

@@ -1,0 +1,83 @@
+import { Elysia } from 'elysia'
+import type { AppDeps } from '../http/deps'
+import { authenticate, readCookie, SESSION_COOKIE } from '../http/auth'
+import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { httpConventions } from '../http/plugin'
+import { stateOf } from '../http/request-state'
+import { sessionCookie } from '../http/session-cookie'
+import { sessionEnvelope } from '../sessions/respond'
+import { describeMe } from '../users/service'
+import {
+  CreateTenantInvitationBodyDto, InvitationAcceptanceRequestDto, InvitationAcceptanceResultDto, ListTenantInvitationsQuery,
+  RegistrationCompleteBodyDto, RegistrationInvitationBodyDto, RegistrationInvitationCreatedDto, RegistrationInvitationValidationDto,
+  RegistrationValidationQuery, TenantInvitationDto,
+} from './model'
+import { acceptInvitation, completeRegistration, inviteToRegister, inviteToTenant, listInvitations, revokeInvitation, validateRegistration } from './service'
+
+const envOf = (deps: AppDeps) => ({ sql: deps.sql, config: deps.config, secretsKey: deps.keys.secrets, mail: deps.mail })
+const contextOf = (request: Request) => ({ userAgent: request.headers.get('user-agent'), ip: stateOf(request).ip })
+
+/** Tenant invitations (tenant:manage to send, list and revoke; acceptance by the invitee) and public
+ *  registration invitations. */
+export const invitationsRoutes = (deps: AppDeps) =>
+  new Elysia({ tags: ['Invitations'] })
+    .use(httpConventions(deps))
+    .post('/tenant-invitations', async ({ request, principal, body, set }) => {
+      set.status = 201
+      return ok(request, await inviteToTenant(envOf(deps), principal, body))
+    }, {
+      auth: 'tenant:manage', idempotent: true, errors: ['T400', 'A409'], body: CreateTenantInvitationBodyDto,
+      response: { 201: envelope(TenantInvitationDto) },
+      detail: { summary: `Invite an address to the current tenant with a role; mails a single-use link (7 days)` },
+    })
+    .get('/tenant-invitations', async ({ request, principal, query }) => {
+      const { items, size, nextPageToken } = await listInvitations(deps.sql, deps.keys.page, principal, query)
+      return page(request, items, size, nextPageToken)
+    }, {
+      auth: 'tenant:manage', errors: ['T400p'], query: ListTenantInvitationsQuery, response: { 200: listEnvelope(TenantInvitationDto) },
+      detail: { summary: 'Invitations of the current tenant, newest first (pending unless status says otherwise)' },
+    })
+    .delete('/tenant-invitations/:invitationId', async ({ request, principal, params }) =>
+      ok(request, await revokeInvitation(deps.sql, principal, params.invitationId)), {
+      auth: 'tenant:manage', errors: ['T400', 'T404', 'A409i'], response: { 200: envelope(TenantInvitationDto) },
+      detail: { summary: 'Revoke a pending invitation; its link then answers INVITATION_REVOKED' },
+    })
+    .post('/tenant-invitations/acceptance-records', async ({ request, body, set }) => {
+      // Signed in: the invitation joins this user. Anonymous: the account is created (new addresses only).
+      const signedIn = request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
+      const principal = signedIn ? await authenticate(deps, request, 'user') : null
+      const { userId, membershipId, session } = await acceptInvitation(envOf(deps), principal, body, contextOf(request))
+      set.status = 201
+      if (!session) return ok(request, (await describeMe(deps.sql, userId, membershipId)).me)
+      set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
+      return ok(request, await sessionEnvelope(deps, userId, membershipId, session))
+    }, {
+      public: true, idempotent: true, errors: ['A400i', 'A409i'], body: InvitationAcceptanceRequestDto,
+      response: { 201: envelope(InvitationAcceptanceResultDto) },
+      detail: {
+        summary: 'Accept a tenant invitation: joins the signed-in user, or creates the account (and a session) for a new address',
+        security: [{}, { bearerAuth: [] }, { sessionCookie: [] }], 'x-permissions': [],
+      },
+    })
+    .post('/registration-invitations', async ({ request, body, set }) => {
+      set.status = 201
+      return ok(request, await inviteToRegister(envOf(deps), body.email))
+    }, {
+      public: true, idempotent: true, errors: ['A400i', 'A409i'], body: RegistrationInvitationBodyDto,
+      response: { 201: envelope(RegistrationInvitationCreatedDto) },
+      detail: { summary: 'Mail a single-use link to finish registering this address (7 days)' },
+    })
+    .get('/registration-invitations/validation', async ({ request, query }) => ok(request, await validateRegistration(deps.sql, query.token)), {
+      public: true, errors: ['A400i'], query: RegistrationValidationQuery, response: { 200: envelope(RegistrationInvitationValidationDto) },
+      detail: { summary: 'The address a registration link is for, or data: null when the link is unusable' },
+    })
+    .post('/registration-invitations/completions', async ({ request, body, set }) => {
+      const { userId, session } = await completeRegistration(envOf(deps), body, contextOf(request))
+      set.status = 201
+      set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
+      return ok(request, await sessionEnvelope(deps, userId, null, session))
+    }, {
+      public: true, idempotent: true, errors: ['A400i', 'A409i'], body: RegistrationCompleteBodyDto,
+      response: { 201: envelope(InvitationAcceptanceResultDto) },
+      detail: { summary: 'Create the account of a registration link and start a session' },
+    })

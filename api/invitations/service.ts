@@ -1,0 +1,175 @@
+import type { Config } from '../platform/config'
+import { randomToken, sha256 } from '../platform/crypto'
+import type { Db, Sql } from '../platform/db'
+import { ApiError } from '../platform/errors'
+import { closePage, openPage } from '../platform/pagination'
+import { isUuid } from '../platform/keyset'
+import { checkPasswordPolicy, hashPassword } from '../identity/passwords'
+import { requireActiveMembership, type Principal } from '../identity/service'
+import { getAuthPolicy } from '../auth-policy/service'
+import { enqueueMail, type MailDispatcher } from '../mail/service'
+import { publicBase } from '../password-resets/grants'
+import { startSession, type SessionContext } from '../sessions/service'
+import { setSessionMembership } from '../sessions/queries'
+import { findUserByEmail, findUserById, insertUser, updateUserProfile } from '../users/queries'
+import { INVITATION_STATUSES, REGISTRATION_INVITATION_DAYS, TENANT_INVITATION_DAYS } from './model'
+import {
+  findRegistrationInvitation, findTenantInvitation, insertRegistrationInvitation, insertTenantInvitation, isActiveMember, joinTenant,
+  listTenantInvitations, lockInvitationByHash, markInvitationAccepted, markRegistrationCompleted, revokeOpenInvitations,
+  revokeTenantInvitationRow, type TenantInvitationRow,
+} from './queries'
+import type { Role } from '../identity/permissions'
+
+export interface InvitationEnv {
+  sql: Sql
+  config: Config
+  secretsKey: Buffer
+  mail: MailDispatcher
+}
+
+const isExpired = (at: Date) => at.getTime() <= Date.now()
+
+export function invitationStatus(r: TenantInvitationRow): (typeof INVITATION_STATUSES)[number] {
+  return r.accepted_at ? 'accepted' : r.revoked_at ? 'revoked' : isExpired(r.expires_at) ? 'expired' : 'pending'
+}
+
+export const toInvitationDto = (r: TenantInvitationRow) => ({
+  id: r.id, tenantId: r.tenant_id, email: r.email, role: r.role, status: invitationStatus(r), invitedByUserId: r.invited_by,
+  expiresAt: r.expires_at.toISOString(), acceptedAt: r.accepted_at?.toISOString() ?? null, revokedAt: r.revoked_at?.toISOString() ?? null,
+  createdAt: r.created_at.toISOString(),
+})
+
+/** The invitation row, the superseding of an older open one and the outbox mail commit together; the mail is
+ *  started after commit. Only an owner may invite an owner (the membership role model). */
+export async function inviteToTenant(env: InvitationEnv, principal: Principal, input: { email: string; role: Role }) {
+  const actor = requireActiveMembership(principal, undefined)
+  if (input.role === 'owner' && actor.role !== 'owner') {
+    throw new ApiError('INVALID_ROLE_TRANSITION', 'Only an owner can invite someone as owner')
+  }
+  const token = randomToken(32)
+  const link = `${publicBase(env.config)}/invitations/accept?token=${encodeURIComponent(token)}`
+  const { row, mail } = await env.sql.begin(async (tx) => {
+    if (await isActiveMember(tx, actor.tenantId, input.email)) throw new ApiError('USER_ALREADY_MEMBER', 'This address is already an active member of the tenant')
+    await revokeOpenInvitations(tx, actor.tenantId, input.email)
+    const row = await insertTenantInvitation(tx, {
+      tenantId: actor.tenantId, email: input.email, role: input.role, tokenHash: sha256(token), invitedBy: principal.userId, days: TENANT_INVITATION_DAYS,
+    })
+    const [tenant] = await tx<{ name: string }[]>`select name from tenants where id = ${actor.tenantId}`
+    const mail = await enqueueMail(tx, {
+      to: input.email, tenantId: actor.tenantId, template: 'tenantInvitation',
+      data: { link, tenantName: tenant!.name, role: input.role, days: TENANT_INVITATION_DAYS },
+    }, env.secretsKey)
+    return { row, mail }
+  })
+  await env.mail.dispatch([mail])
+  return toInvitationDto(row)
+}
+
+export async function listInvitations(db: Db, pageKey: Buffer, principal: Principal, q: { status?: (typeof INVITATION_STATUSES)[number]; pageSize?: number; pageToken?: string }) {
+  const tenantId = principal.membership!.tenantId
+  const status = q.status ?? 'pending'
+  type Cursor = { createdAt: string; id: string }
+  const binding = { route: 'GET /tenant-invitations', scope: `tenant:${tenantId}`, filters: { status } }
+  const req = openPage<Cursor>(pageKey, binding, q.pageSize, q.pageToken)
+  const rows = await listTenantInvitations(db, tenantId, status, req.after, req.size + 1)
+  const { items, nextPageToken } = closePage(pageKey, binding, rows, req.size, (r) => ({ createdAt: r.cursor_at, id: r.id }))
+  return { items: items.map(toInvitationDto), size: req.size, nextPageToken }
+}
+
+/** Revoking twice answers the same; an accepted invitation cannot be revoked (remove the membership instead). */
+export async function revokeInvitation(db: Db, principal: Principal, id: string) {
+  const tenantId = principal.membership!.tenantId
+  const found = isUuid(id) ? await findTenantInvitation(db, tenantId, id) : undefined
+  if (!found) throw new ApiError('NOT_FOUND', 'No invitation with this id in the current tenant')
+  if (found.accepted_at) throw new ApiError('INVITATION_ALREADY_ACCEPTED', 'This invitation was accepted; remove the membership instead')
+  return toInvitationDto((await revokeTenantInvitationRow(db, tenantId, id))!)
+}
+
+/** Password rules broken on an acceptance answer VALIDATION_ERROR: the operation's 400 set has no policy code. */
+function acceptancePassword(password: string | undefined, minLength: number, email: string): string {
+  if (password === undefined) {
+    throw new ApiError('VALIDATION_ERROR', 'This address has no account yet: choose a password', { errors: [{ path: 'body.password', message: 'is required for a new account' }] })
+  }
+  try {
+    checkPasswordPolicy(password, minLength, [email])
+  } catch (err) {
+    throw new ApiError('VALIDATION_ERROR', (err as Error).message, { errors: [{ path: 'body.password', message: (err as Error).message }] })
+  }
+  return password
+}
+
+/** Accepts a tenant invitation: joins the signed-in user (whose email must be the invited one), or creates the
+ *  account and signs it in when the address is new. An address that has an account must sign in first. The
+ *  invitation row is locked, so one token joins once. */
+export async function acceptInvitation(env: InvitationEnv, principal: Principal | null, input: { token: string; password?: string; displayName?: string }, ctx: SessionContext) {
+  const hash = sha256(input.token)
+  return env.sql.begin(async (tx) => {
+    const inv = await lockInvitationByHash(tx, hash)
+    if (!inv) throw new ApiError('INVITATION_INVALID', 'This invitation link is not valid')
+    if (inv.accepted_at) throw new ApiError('INVITATION_ALREADY_ACCEPTED', 'This invitation was already accepted')
+    if (inv.revoked_at) throw new ApiError('INVITATION_REVOKED', 'This invitation was withdrawn by an administrator')
+    if (isExpired(inv.expires_at)) throw new ApiError('INVITATION_EXPIRED', 'This invitation has expired; ask for a new one')
+    let userId: string
+    if (principal) {
+      const user = await findUserById(tx, principal.userId)
+      if (!user || user.email.toLowerCase() !== inv.email.toLowerCase()) {
+        throw new ApiError('INVITATION_EMAIL_MISMATCH', 'This invitation was sent to another address than the one you are signed in with')
+      }
+      userId = user.id
+    } else {
+      if (await findUserByEmail(tx, inv.email)) throw new ApiError('UNAUTHORIZED', 'This address has an account: sign in, then accept the invitation')
+      const { policy } = await getAuthPolicy(tx, inv.tenant_id)
+      const passwordHash = await hashPassword(acceptancePassword(input.password, policy.passwordMinLength, inv.email))
+      const user = await insertUser(tx, { email: inv.email, passwordHash })
+      if (!user) throw new ApiError('UNAUTHORIZED', 'This address has an account: sign in, then accept the invitation')
+      userId = user.id
+    }
+    if (input.displayName !== undefined && !principal) await updateUserProfile(tx, userId, null, input.displayName)
+    const membershipId = await joinTenant(tx, inv.tenant_id, userId, inv.role)
+    await markInvitationAccepted(tx, inv.id, userId)
+    if (principal?.credential === 'session') await setSessionMembership(tx, principal.credentialId, userId, membershipId)
+    const session = principal ? null : await startSession(tx, env.config, userId, membershipId, ctx)
+    return { userId, membershipId, session }
+  })
+}
+
+/** Public: mails a single-use link to finish registration. An address that has an account is refused (the same
+ *  answer POST /users gives, so it tells nothing new). */
+export async function inviteToRegister(env: InvitationEnv, email: string) {
+  const token = randomToken(32)
+  const link = `${publicBase(env.config)}/registration?token=${encodeURIComponent(token)}`
+  const { row, mail } = await env.sql.begin(async (tx) => {
+    if (await findUserByEmail(tx, email)) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
+    const row = await insertRegistrationInvitation(tx, { email, tokenHash: sha256(token), days: REGISTRATION_INVITATION_DAYS })
+    const mail = await enqueueMail(tx, { to: email, template: 'registrationInvitation', data: { link, days: REGISTRATION_INVITATION_DAYS } }, env.secretsKey)
+    return { row, mail }
+  })
+  await env.mail.dispatch([mail])
+  return { email: row.email, expiresAt: row.expires_at.toISOString() }
+}
+
+/** `{email}` for a usable token; null for anything else (unknown, used or expired), telling nothing more. */
+export async function validateRegistration(db: Db, token: string | undefined) {
+  if (token === undefined || token === '') {
+    throw new ApiError('VALIDATION_ERROR', 'token is required', { errors: [{ path: 'query.token', message: 'is required' }] })
+  }
+  const row = await findRegistrationInvitation(db, sha256(token))
+  return row && !row.completed_at && !isExpired(row.expires_at) ? { email: row.email } : null
+}
+
+export async function completeRegistration(env: InvitationEnv, input: { token: string; password: string; displayName?: string }, ctx: SessionContext) {
+  return env.sql.begin(async (tx) => {
+    const row = await findRegistrationInvitation(tx, sha256(input.token), true)
+    if (!row) throw new ApiError('INVITATION_INVALID', 'This registration link is not valid')
+    if (row.completed_at) throw new ApiError('INVITATION_ALREADY_ACCEPTED', 'This registration link was already used')
+    if (isExpired(row.expires_at)) throw new ApiError('REGISTRATION_INVITATION_EXPIRED', 'This registration link has expired; ask for a new one')
+    checkPasswordPolicy(input.password, undefined, [row.email])
+    const passwordHash = await hashPassword(input.password)
+    const user = await insertUser(tx, { email: row.email, passwordHash })
+    if (!user) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
+    if (input.displayName !== undefined) await updateUserProfile(tx, user.id, null, input.displayName)
+    await markRegistrationCompleted(tx, row.id)
+    const session = await startSession(tx, env.config, user.id, null, ctx)
+    return { userId: user.id, session }
+  })
+}

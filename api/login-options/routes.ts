@@ -1,0 +1,14 @@
+import { Elysia } from 'elysia'
+import type { AppDeps } from '../http/deps'
+import { envelope, ok } from '../http/envelope'
+import { httpConventions } from '../http/plugin'
+import { AuthLoginOptionsDto, LoginOptionsQuery } from './model'
+import { loginOptions } from './service'
+
+export const loginOptionsRoutes = (deps: AppDeps) =>
+  new Elysia({ prefix: '/auth', tags: ['Sessions'] })
+    .use(httpConventions(deps))
+    .get('/login-options', async ({ request, query }) => ok(request, await loginOptions(deps.sql, query.email)), {
+      public: true, errors: ['A400'], query: LoginOptionsQuery, response: { 200: envelope(AuthLoginOptionsDto) },
+      detail: { summary: 'Which sign-in methods to offer, optionally for an email address (by its domain only)' },
+    })

@@ -1,0 +1,28 @@
+import { findAuthPoliciesForDomain } from '../auth-policy/queries'
+import type { Db } from '../platform/db'
+
+export interface SsoOption {
+  connectionId: string
+  name: string
+}
+
+/** The SSO connections whose email domains include `domain`. The single-sign-on domain fills this in (its table
+ *  is its own); until then no connection is offered. */
+export async function ssoConnectionsForDomain(_db: Db, _domain: string): Promise<SsoOption[]> {
+  return []
+}
+
+/** GET /auth/login-options: what the sign-in page should offer. It depends on the email's domain only (the tenants
+ *  that claim it), never on whether an account exists, so it reveals nothing about accounts. */
+export async function loginOptions(db: Db, email: string | undefined) {
+  const domain = email?.includes('@') ? email.slice(email.lastIndexOf('@') + 1).trim().toLowerCase() : undefined
+  const [policies, sso] = domain ? await Promise.all([findAuthPoliciesForDomain(db, domain), ssoConnectionsForDomain(db, domain)]) : [[], []]
+  const ssoEnforced = policies.some((p) => p.sso_enforced)
+  const allows = (method: string) => policies.every((p) => p.allowed_sign_in_methods.includes(method))
+  return {
+    password: !ssoEnforced && allows('password'),
+    passkey: !ssoEnforced && allows('passkey'),
+    ssoEnforced,
+    sso,
+  }
+}

@@ -1,0 +1,75 @@
+import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client'
+import { SYSTEM_TENANT, taskQueues, TENANT_ID } from '../../workflows/contract'
+import { MailWorkflowType, mailWorkflowId, type SendMailInput } from '../../workflows/contract-mail'
+import type { Config } from '../platform/config'
+import { decryptSecret, encryptSecret } from '../platform/crypto'
+import type { Db } from '../platform/db'
+import type { Logger } from '../platform/log'
+import { insertOutbox } from './queries'
+import type { MailData, MailTemplate } from './templates'
+
+export interface OutgoingMail<T extends MailTemplate> {
+  to: string
+  template: T
+  data: MailData<T>
+  tenantId?: string | null
+}
+
+export interface QueuedMail {
+  id: string
+  tenantId: string | null
+}
+
+/** Writes the outbox row in the caller's transaction, so the mail exists exactly when the change that caused it
+ *  commits. The data is sealed with the secrets key: it may hold a reset code. After commit, hand the result to
+ *  `MailDispatcher.dispatch`; if that never happens (a crash), the mail sweep starts it a minute later. */
+export async function enqueueMail<T extends MailTemplate>(tx: Db, mail: OutgoingMail<T>, secretsKey: Buffer): Promise<QueuedMail> {
+  const sealedData = encryptSecret(secretsKey, JSON.stringify(mail.data))
+  const { id } = await insertOutbox(tx, { tenantId: mail.tenantId ?? null, to: mail.to, template: mail.template, sealedData })
+  return { id, tenantId: mail.tenantId ?? null }
+}
+
+export const openMailData = (secretsKey: Buffer, sealed: Uint8Array): unknown => JSON.parse(decryptSecret(secretsKey, sealed))
+
+/** Starts `sendMailWorkflow` (id mail/<outboxId>) for committed outbox rows. Failures are logged, never thrown:
+ *  the row is committed, and the sweep schedule re-kicks unsent rows, so the caller's request has succeeded. */
+export class MailDispatcher {
+  private client: Promise<{ client: Client; connection: Connection }> | undefined
+
+  constructor(private config: Config, private log: Logger) {}
+
+  private connect() {
+    this.client ??= Connection.connect({ address: this.config.TEMPORAL_ADDRESS }).then(
+      (connection) => ({ connection, client: new Client({ connection, namespace: this.config.TEMPORAL_NAMESPACE }) }),
+      (err) => { this.client = undefined; throw err },
+    )
+    return this.client
+  }
+
+  async dispatch(mails: QueuedMail[]): Promise<void> {
+    if (mails.length === 0) return
+    try {
+      const { client } = await this.connect()
+      await Promise.all(mails.map(async (m) => {
+        try {
+          await client.workflow.start(MailWorkflowType.send, {
+            workflowId: mailWorkflowId(m.id),
+            taskQueue: taskQueues(this.config).mail,
+            args: [{ outboxId: m.id } satisfies SendMailInput],
+            typedSearchAttributes: [{ key: TENANT_ID, value: m.tenantId ?? SYSTEM_TENANT }],
+          })
+        } catch (err) {
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err
+        }
+      }))
+    } catch (err) {
+      this.log.warn('starting mail workflows failed; the sweep will retry', { err, outboxIds: mails.map((m) => m.id) })
+    }
+  }
+
+  async close(): Promise<void> {
+    const c = this.client
+    this.client = undefined
+    if (c) await c.then(({ connection }) => connection.close(), () => {})
+  }
+}

@@ -1,0 +1,44 @@
+import { Elysia } from 'elysia'
+import { etagOf, expectedVersion, parseIfMatch } from '../platform/etag'
+import type { AppDeps } from '../http/deps'
+import { envelope, ok, page } from '../http/envelope'
+import { httpConventions } from '../http/plugin'
+import { CurrentTenantMembershipDto, ListMembershipsQuery, MembershipListEnvelope, RemovalResultDto, UpdateCurrentTenantMembershipBodyDto } from './model'
+import { getMembership, listMemberships, removeMembership, toMembershipDto, updateMembership } from './service'
+
+export const membershipsRoutes = (deps: AppDeps) =>
+  new Elysia({ prefix: '/tenants/current/memberships', tags: ['Tenant administration'] })
+    .use(httpConventions(deps))
+    .get('', async ({ request, principal, query }) => {
+      const { items, size, nextPageToken, totalCount } = await listMemberships(deps.sql, deps.keys.page, principal, query)
+      const body = page(request, items, size, nextPageToken)
+      return { ...body, meta: { ...body.meta, totalCount } }
+    }, {
+      auth: 'tenant:manage', errors: ['T400p'], query: ListMembershipsQuery, response: { 200: MembershipListEnvelope },
+      detail: { summary: 'Memberships of the current tenant: filter, search, sort, keyset pages and the total count' },
+    })
+    .get('/:membershipId', async ({ request, principal, params, set }) => {
+      const row = await getMembership(deps.sql, principal, params.membershipId)
+      set.headers.etag = etagOf(row.version)
+      return ok(request, toMembershipDto(row))
+    }, {
+      auth: 'tenant:manage', errors: ['T400', 'T404'], response: { 200: envelope(CurrentTenantMembershipDto) },
+      detail: { summary: 'One membership of the current tenant, with its ETag for If-Match' },
+    })
+    .patch('/:membershipId', async ({ request, principal, params, body, set }) => {
+      const version = expectedVersion(parseIfMatch(request.headers.get('if-match')))
+      const row = await updateMembership(deps.sql, principal, params.membershipId, version, body)
+      set.headers.etag = etagOf(row.version)
+      return ok(request, toMembershipDto(row))
+    }, {
+      auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], body: UpdateCurrentTenantMembershipBodyDto,
+      response: { 200: envelope(CurrentTenantMembershipDto) },
+      detail: { summary: 'Change a member\'s role, status or expiry (If-Match optional); the last active owner is protected' },
+    })
+    .delete('/:membershipId', async ({ request, principal, params }) => {
+      const version = expectedVersion(parseIfMatch(request.headers.get('if-match')))
+      return ok(request, await removeMembership(deps.sql, principal, params.membershipId, version))
+    }, {
+      auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], response: { 200: envelope(RemovalResultDto) },
+      detail: { summary: 'Remove a member: their sessions leave the tenant and their tokens for it are revoked, at once' },
+    })

@@ -1,0 +1,107 @@
+import type { Db, Sql } from '../platform/db'
+import { ApiError } from '../platform/errors'
+import { closePage, openPage } from '../platform/pagination'
+import { isUuid } from '../platform/keyset'
+import { effectivePermissions, type Role } from '../identity/permissions'
+import { requireActiveMembership, type Principal } from '../identity/service'
+import { revokeMembershipApiKeys } from '../api-keys/queries'
+import type { ListMembershipsQuery, UpdateMembershipBody } from './model'
+import {
+  countMembers, countOtherActiveOwners, detachSessions, findMember, listMembers, lockTenantMemberships, markMemberRemoved,
+  updateMember, type MemberRow,
+} from './queries'
+
+
+export const toMembershipDto = (m: MemberRow) => ({
+  id: m.id, tenantId: m.tenant_id, userId: m.user_id, email: m.email, displayName: m.display_name, role: m.role, status: m.status,
+  expiresAt: m.expires_at?.toISOString() ?? null, createdAt: m.created_at.toISOString(), updatedAt: m.updated_at.toISOString(),
+})
+
+/** One page of the current tenant's memberships and the total count of the whole query. The page token is bound
+ *  to the tenant and to every filter and sort, so it cannot be replayed against another query. */
+export async function listMemberships(db: Db, pageKey: Buffer, principal: Principal, query: ListMembershipsQuery) {
+  const tenantId = principal.membership!.tenantId
+  const { pageSize, pageToken, ...rest } = query
+  const sortBy = rest.sortBy ?? 'createdAt'
+  const desc = rest.sortOrder === 'desc'
+  const binding = { route: 'GET /tenants/current/memberships', scope: `tenant:${tenantId}`, filters: { ...rest, sortBy, sortOrder: desc ? 'desc' : 'asc' } }
+  const req = openPage<{ k: string; id: string }>(pageKey, binding, pageSize, pageToken)
+  const filter = { tenantId, status: rest.status, role: rest.role, q: rest.q }
+  const [rows, totalCount] = await Promise.all([
+    listMembers(db, filter, { sortBy, desc, after: req.after, limit: req.size + 1 }),
+    countMembers(db, filter),
+  ])
+  const { items, nextPageToken } = closePage(pageKey, binding, rows, req.size, (r) => ({ k: r.sort_key, id: r.id }))
+  return { items: items.map(toMembershipDto), size: req.size, nextPageToken, totalCount }
+}
+
+const notFound = () => new ApiError('NOT_FOUND', 'No membership with this id in the current tenant')
+
+export async function getMembership(db: Db, principal: Principal, membershipId: string): Promise<MemberRow> {
+  const row = isUuid(membershipId) ? await findMember(db, principal.membership!.tenantId, membershipId) : undefined
+  if (!row) throw notFound()
+  return row
+}
+const stale = () => new ApiError('PRECONDITION_FAILED', 'If-Match does not match the current version; fetch the resource and retry')
+const isActiveOwner = (m: MemberRow) => m.role === 'owner' && m.status === 'active'
+
+/** The role model (README "Membership changes"): only an owner grants the owner role or changes an owner's
+ *  membership; a removed membership is final (the person comes back through a new invitation). */
+function checkTransition(actorRole: Role, target: MemberRow, change: UpdateMembershipBody | 'remove'): void {
+  if (target.status === 'removed') {
+    throw new ApiError('INVALID_ROLE_TRANSITION', 'This membership was removed; invite the person again instead')
+  }
+  const touchesOwner = target.role === 'owner' || (change !== 'remove' && change.role === 'owner')
+  if (touchesOwner && actorRole !== 'owner') {
+    throw new ApiError('INVALID_ROLE_TRANSITION', 'Only an owner can grant the owner role or change an owner\'s membership')
+  }
+}
+
+/** Would the change leave the tenant without an active owner? Demoting, disabling, expiring and removing count. */
+function reducesOwners(target: MemberRow, change: UpdateMembershipBody | 'remove'): boolean {
+  if (!isActiveOwner(target)) return false
+  if (change === 'remove') return true
+  return (change.role !== undefined && change.role !== 'owner') || change.status === 'disabled' ||
+    (change.expiresAt !== undefined && change.expiresAt !== null)
+}
+
+/** Loads the target under the tenant's membership lock and applies the model and the last-owner rule. */
+async function guardedChange(tx: Db, principal: Principal, membershipId: string, expectedVersion: number | null, change: UpdateMembershipBody | 'remove') {
+  const actor = requireActiveMembership(principal, undefined)
+  if (!isUuid(membershipId)) throw notFound()
+  await lockTenantMemberships(tx, actor.tenantId)
+  // The principal was resolved before the lock: another change may have demoted the caller meanwhile.
+  const me = await findMember(tx, actor.tenantId, actor.id)
+  if (!me || me.status !== 'active') throw new ApiError('MEMBERSHIP_NOT_FOUND', 'Your membership in this tenant changed; it no longer allows this')
+  if (!effectivePermissions(me.role, principal.grantCeiling).includes('tenant:manage')) {
+    throw new ApiError('PERMISSION_DENIED', 'This operation requires tenant:manage')
+  }
+  const target = await findMember(tx, actor.tenantId, membershipId)
+  if (!target) throw notFound()
+  if (expectedVersion !== null && target.version !== expectedVersion) throw stale()
+  checkTransition(me.role, target, change)
+  if (reducesOwners(target, change) && (await countOtherActiveOwners(tx, actor.tenantId, target.id)) === 0) {
+    throw new ApiError('LAST_OWNER_PROTECTION', 'This is the last active owner of the tenant: make someone else owner first')
+  }
+  return { tenantId: actor.tenantId, target }
+}
+
+export async function updateMembership(sql: Sql, principal: Principal, membershipId: string, expectedVersion: number | null, body: UpdateMembershipBody) {
+  return sql.begin(async (tx) => {
+    const { tenantId } = await guardedChange(tx, principal, membershipId, expectedVersion, body)
+    const expiresAt = body.expiresAt === undefined ? undefined : body.expiresAt === null ? null : new Date(body.expiresAt)
+    if (!(await updateMember(tx, tenantId, membershipId, expectedVersion, { role: body.role, status: body.status, expiresAt }))) throw stale()
+    return (await findMember(tx, tenantId, membershipId))!
+  })
+}
+
+/** Removal, its sessions leaving the tenant and the revocation of its PATs commit together. */
+export async function removeMembership(sql: Sql, principal: Principal, membershipId: string, expectedVersion: number | null) {
+  return sql.begin(async (tx) => {
+    const { tenantId } = await guardedChange(tx, principal, membershipId, expectedVersion, 'remove')
+    if (!(await markMemberRemoved(tx, tenantId, membershipId, expectedVersion))) throw stale()
+    await detachSessions(tx, membershipId)
+    await revokeMembershipApiKeys(tx, tenantId, membershipId)
+    return { removed: true as const }
+  })
+}

@@ -1,0 +1,220 @@
+import type { Db } from '../platform/db'
+
+export interface TotpRow {
+  user_id: string
+  secret_sealed: Buffer
+  status: 'pending' | 'active'
+  last_used_step: string | null // bigint comes back as a string
+  activated_at: Date | null
+}
+
+export interface WebAuthnCredentialRow {
+  id: string
+  user_id: string
+  credential_id: string
+  public_key: Buffer
+  sign_count: string
+  transports: string[]
+  device_type: string
+  backed_up: boolean
+  name: string | null
+  created_at: Date
+  last_used_at: Date | null
+  /** created_at with its microseconds, for the keyset cursor. */
+  cursor_at: string
+}
+
+export interface MfaChallengeRow {
+  id: string
+  session_id: string
+  user_id: string
+  webauthn_challenge: string | null
+  attempts: number
+  expires_at: Date
+  confirmed_at: Date | null
+}
+
+// ── TOTP ────────────────────────────────────────────────────────────────────────────────────────────────────
+
+export async function findTotp(db: Db, userId: string): Promise<TotpRow | undefined> {
+  const [row] = await db<TotpRow[]>`select user_id, secret_sealed, status, last_used_step, activated_at from totp_factors where user_id = ${userId}`
+  return row
+}
+
+/** A new pending enrolment replaces an older pending one; an active factor is never overwritten. */
+export async function upsertPendingTotp(db: Db, userId: string, sealed: Buffer): Promise<boolean> {
+  const rows = await db`
+    insert into totp_factors (user_id, secret_sealed, status) values (${userId}, ${sealed}, 'pending')
+    on conflict (user_id) do update set secret_sealed = excluded.secret_sealed, created_at = now(), last_used_step = null
+     where totp_factors.status = 'pending'
+    returning 1`
+  return rows.length === 1
+}
+
+/** Records `step` as used only if it is later than the last used one: two racing uses of one code cannot both win. */
+export async function useTotpStep(db: Db, userId: string, step: number, activate: boolean): Promise<boolean> {
+  const rows = await db`
+    update totp_factors
+       set last_used_step = ${step},
+           status = case when ${activate} then 'active' else status end,
+           activated_at = case when ${activate} then now() else activated_at end
+     where user_id = ${userId} and (last_used_step is null or last_used_step < ${step})
+       and status = case when ${activate} then 'pending' else 'active' end
+    returning 1`
+  return rows.length === 1
+}
+
+export async function deleteTotp(db: Db, userId: string): Promise<void> {
+  await db`delete from totp_factors where user_id = ${userId}`
+  await db`delete from recovery_codes where user_id = ${userId}`
+}
+
+// ── Recovery codes ──────────────────────────────────────────────────────────────────────────────────────────
+
+export async function replaceRecoveryCodes(db: Db, userId: string, hashes: Buffer[]): Promise<void> {
+  await db`delete from recovery_codes where user_id = ${userId}`
+  await db`insert into recovery_codes ${db(hashes.map((code_hash) => ({ user_id: userId, code_hash })))}`
+}
+
+/** Spends one unused recovery code of this user; false when it is unknown or already spent. */
+export async function spendRecoveryCode(db: Db, userId: string, hash: Buffer): Promise<boolean> {
+  const rows = await db`update recovery_codes set used_at = now() where user_id = ${userId} and code_hash = ${hash} and used_at is null returning 1`
+  return rows.length === 1
+}
+
+export async function countRecoveryCodesLeft(db: Db, userId: string): Promise<number> {
+  const [row] = await db<{ n: number }[]>`select count(*)::int as n from recovery_codes where user_id = ${userId} and used_at is null`
+  return row!.n
+}
+
+// ── Passkeys ────────────────────────────────────────────────────────────────────────────────────────────────
+
+const CREDENTIAL_COLUMNS = 'id, user_id, credential_id, public_key, sign_count, transports, device_type, backed_up, name, created_at, last_used_at'
+
+export async function insertWebAuthnCredential(db: Db, c: {
+  userId: string; credentialId: string; publicKey: Uint8Array; signCount: number; transports: string[]
+  deviceType: string; backedUp: boolean; name: string | null
+}): Promise<WebAuthnCredentialRow | null> {
+  const [row] = await db<WebAuthnCredentialRow[]>`
+    insert into webauthn_credentials (user_id, credential_id, public_key, sign_count, transports, device_type, backed_up, name)
+    values (${c.userId}, ${c.credentialId}, ${Buffer.from(c.publicKey)}, ${c.signCount}, ${c.transports}, ${c.deviceType}, ${c.backedUp}, ${c.name})
+    on conflict (credential_id) do nothing
+    returning ${db.unsafe(CREDENTIAL_COLUMNS)}, '' as cursor_at`
+  return row ?? null
+}
+
+export async function findWebAuthnCredential(db: Db, credentialId: string): Promise<WebAuthnCredentialRow | undefined> {
+  const [row] = await db<WebAuthnCredentialRow[]>`
+    select ${db.unsafe(CREDENTIAL_COLUMNS)}, '' as cursor_at from webauthn_credentials where credential_id = ${credentialId}`
+  return row
+}
+
+export async function listAllWebAuthnCredentials(db: Db, userId: string): Promise<{ credential_id: string; transports: string[] }[]> {
+  return db`select credential_id, transports from webauthn_credentials where user_id = ${userId} order by created_at`
+}
+
+/** One user's passkeys, newest first, keyset-paged on (created_at, id). */
+export async function listWebAuthnCredentials(db: Db, userId: string, after: { createdAt: string; id: string } | null, limit: number): Promise<WebAuthnCredentialRow[]> {
+  return db<WebAuthnCredentialRow[]>`
+    select ${db.unsafe(CREDENTIAL_COLUMNS)}, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+      from webauthn_credentials
+     where user_id = ${userId}
+       and (${after === null} or (created_at, id) < (${after?.createdAt ?? null}::timestamptz, ${after?.id ?? null}::uuid))
+     order by created_at desc, id desc
+     limit ${limit}`
+}
+
+/** The counter only moves forward; a response whose counter lost a race with another use does not write. */
+export async function recordWebAuthnUse(db: Db, id: string, newCount: number): Promise<boolean> {
+  const rows = await db`
+    update webauthn_credentials set sign_count = ${newCount}, last_used_at = now()
+     where id = ${id} and (sign_count < ${newCount} or (sign_count = 0 and ${newCount} = 0))
+    returning 1`
+  return rows.length === 1
+}
+
+export async function deleteWebAuthnCredential(db: Db, userId: string, id: string): Promise<boolean> {
+  const rows = await db`delete from webauthn_credentials where id = ${id} and user_id = ${userId} returning 1`
+  return rows.length === 1
+}
+
+export async function countWebAuthnCredentials(db: Db, userId: string): Promise<number> {
+  const [row] = await db<{ n: number }[]>`select count(*)::int as n from webauthn_credentials where user_id = ${userId}`
+  return row!.n
+}
+
+// ── Challenges ──────────────────────────────────────────────────────────────────────────────────────────────
+
+// Challenges are pruned as new ones are made (both tables are indexed on expires_at), so the anonymous
+// passkey-challenge route cannot grow them beyond what the rate budget admits in a TTL.
+export async function insertWebAuthnChallenge(db: Db, c: { challenge: string; purpose: 'registration' | 'sign_in'; userId: string | null; ttlSeconds: number }) {
+  await db`delete from webauthn_challenges where expires_at < now()`
+  await db`
+    insert into webauthn_challenges (challenge, purpose, user_id, expires_at)
+    values (${c.challenge}, ${c.purpose}, ${c.userId}, now() + make_interval(secs => ${c.ttlSeconds}))`
+}
+
+/** Deletes and so spends a live challenge; false when it is unknown, expired, for another purpose or user. */
+export async function takeWebAuthnChallenge(db: Db, challenge: string, purpose: 'registration' | 'sign_in', userId: string | null): Promise<boolean> {
+  const rows = await db`
+    delete from webauthn_challenges
+     where challenge = ${challenge} and purpose = ${purpose} and user_id is not distinct from ${userId}::uuid
+    returning expires_at > now() as live`
+  return rows.length === 1 && rows[0]!.live === true
+}
+
+export async function insertMfaChallenge(db: Db, c: { sessionId: string; userId: string; webauthnChallenge: string | null; ttlSeconds: number }): Promise<MfaChallengeRow> {
+  await db`delete from mfa_challenges where expires_at < now() - interval '1 day'`
+  const [row] = await db<MfaChallengeRow[]>`
+    insert into mfa_challenges (session_id, user_id, webauthn_challenge, expires_at)
+    values (${c.sessionId}, ${c.userId}, ${c.webauthnChallenge}, now() + make_interval(secs => ${c.ttlSeconds}))
+    returning *`
+  return row!
+}
+
+/** A challenge that can still be answered: not confirmed, not expired, not burnt by wrong answers. */
+export async function findOpenMfaChallenge(db: Db, id: string, maxAttempts: number): Promise<MfaChallengeRow | undefined> {
+  const [row] = await db<MfaChallengeRow[]>`
+    select * from mfa_challenges
+     where id = ${id} and confirmed_at is null and expires_at > now() and attempts < ${maxAttempts}`
+  return row
+}
+
+export async function countMfaChallengeFailure(db: Db, id: string): Promise<void> {
+  await db`update mfa_challenges set attempts = attempts + 1 where id = ${id}`
+}
+
+/** Confirms the challenge and lifts its session's gate, once. */
+export async function confirmMfaChallenge(db: Db, id: string): Promise<{ session_id: string; membership_id: string | null } | undefined> {
+  const [row] = await db<{ session_id: string; membership_id: string | null }[]>`
+    with c as (update mfa_challenges set confirmed_at = now() where id = ${id} and confirmed_at is null and expires_at > now() returning session_id)
+    update sessions s set mfa_pending = false from c where s.id = c.session_id and s.revoked_at is null
+    returning s.id as session_id, s.membership_id`
+  return row
+}
+
+/** What the sign-in gate needs to know about a user's factors. */
+export async function secondFactorsOf(db: Db, userId: string): Promise<{ totp: boolean; webauthn: { credential_id: string; transports: string[] }[] }> {
+  const [totp, webauthn] = await Promise.all([
+    db<{ n: number }[]>`select count(*)::int as n from totp_factors where user_id = ${userId} and status = 'active'`,
+    listAllWebAuthnCredentials(db, userId),
+  ])
+  return { totp: totp[0]!.n > 0, webauthn }
+}
+
+// ── Failure budget ──────────────────────────────────────────────────────────────────────────────────────────
+
+export async function recordMfaFailure(db: Db, userId: string, windowSeconds: number): Promise<void> {
+  await db`delete from mfa_failures where user_id = ${userId} and failed_at < now() - make_interval(secs => ${windowSeconds})`
+  await db`insert into mfa_failures (user_id) values (${userId})`
+}
+
+/** Wrong answers within the window, and the seconds until the oldest of them leaves it. */
+export async function recentMfaFailures(db: Db, userId: string, windowSeconds: number): Promise<{ failures: number; retryAfter: number }> {
+  const [row] = await db<{ failures: number; retry_after: number }[]>`
+    select count(*)::int as failures,
+           coalesce(ceil(extract(epoch from min(failed_at) + make_interval(secs => ${windowSeconds}) - now())), 0)::int as retry_after
+      from mfa_failures
+     where user_id = ${userId} and failed_at > now() - make_interval(secs => ${windowSeconds})`
+  return { failures: row!.failures, retryAfter: Math.max(1, row!.retry_after) }
+}

@@ -1,0 +1,48 @@
+import { z } from 'zod'
+import { PageQuery } from '../platform/pagination'
+
+// Just-in-time members get this role; never owner, which only an owner grants by hand.
+export const SSO_ROLES = ['admin', 'researcher', 'billing_admin', 'viewer'] as const
+const Domain = z.string().trim().toLowerCase().regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'a DNS domain such as example.com')
+const Issuer = z.url({ protocol: /^https?$/ }).max(2048).describe('The OpenID Provider issuer; discovery reads <issuer>/.well-known/openid-configuration')
+
+export const TenantSsoConnectionDto = z.object({
+  id: z.uuid(),
+  tenantId: z.uuid(),
+  protocol: z.enum(['oidc']).describe('Room for saml later'),
+  name: z.string(),
+  issuer: z.string(),
+  clientId: z.string(),
+  clientSecretSet: z.literal(true).describe('The client secret is write-only: stored encrypted, never returned'),
+  emailDomains: z.array(z.string()),
+  defaultRole: z.enum(SSO_ROLES),
+  enabled: z.boolean(),
+  signInUrl: z.string().describe('Where a browser starts sign-in with this connection'),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+}).meta({ id: 'TenantSsoConnectionDto' })
+
+export const CreateTenantSsoConnectionRequestDto = z.strictObject({
+  protocol: z.literal('oidc').default('oidc'),
+  name: z.string().trim().min(1).max(200).optional(),
+  issuer: Issuer,
+  clientId: z.string().min(1).max(512),
+  clientSecret: z.string().min(1).max(2048),
+  emailDomains: z.array(Domain).max(50).default([]).describe('Addresses of these domains may join just in time; empty: any address'),
+  defaultRole: z.enum(SSO_ROLES).default('viewer'),
+  enabled: z.boolean().default(true),
+}).meta({ id: 'CreateTenantSsoConnectionRequestDto' })
+
+export const UpdateTenantSsoConnectionRequestDto = z.strictObject({
+  name: z.string().trim().min(1).max(200).optional(),
+  issuer: Issuer.optional(),
+  clientId: z.string().min(1).max(512).optional(),
+  clientSecret: z.string().min(1).max(2048).optional().describe('Replaces the stored secret'),
+  emailDomains: z.array(Domain).max(50).optional(),
+  defaultRole: z.enum(SSO_ROLES).optional(),
+  enabled: z.boolean().optional(),
+}).refine((b) => Object.keys(b).length > 0, 'give at least one field').meta({ id: 'UpdateTenantSsoConnectionRequestDto' })
+
+export type CreateSsoConnection = z.infer<typeof CreateTenantSsoConnectionRequestDto>
+export type UpdateSsoConnection = z.infer<typeof UpdateTenantSsoConnectionRequestDto>
+export const ListSsoConnectionsQuery = PageQuery

@@ -1,0 +1,112 @@
+import type { Db } from '../platform/db'
+import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
+
+export interface SsoConnectionRow {
+  id: string
+  tenant_id: string
+  protocol: 'oidc'
+  name: string
+  issuer: string
+  client_id: string
+  client_secret_sealed: Buffer
+  email_domains: string[]
+  default_role: 'admin' | 'researcher' | 'billing_admin' | 'viewer'
+  enabled: boolean
+  version: number
+  created_at: Date
+  updated_at: Date
+}
+
+export async function insertSsoConnection(db: Db, c: {
+  tenantId: string; name: string; issuer: string; clientId: string; sealedSecret: Buffer; emailDomains: string[]; defaultRole: string; enabled: boolean
+}): Promise<SsoConnectionRow> {
+  const [row] = await db<SsoConnectionRow[]>`
+    insert into sso_connections (tenant_id, name, issuer, client_id, client_secret_sealed, email_domains, default_role, enabled)
+    values (${c.tenantId}, ${c.name}, ${c.issuer}, ${c.clientId}, ${c.sealedSecret}, ${c.emailDomains}, ${c.defaultRole}, ${c.enabled})
+    returning *`
+  return row!
+}
+
+export async function listSsoConnections(db: Db, tenantId: string, after: CreatedCursor | null, limit: number) {
+  return db<(SsoConnectionRow & { cursor_at: string })[]>`
+    select *, ${db.unsafe(CURSOR_AT)}
+      from sso_connections
+     where tenant_id = ${tenantId} ${newestFirstAfter(db, after)}
+     order by created_at desc, id desc
+     limit ${limit}`
+}
+
+/** By id alone for the sign-in start (the connection names its tenant); by tenant and id for administration. */
+export async function findSsoConnection(db: Db, id: string, tenantId?: string): Promise<SsoConnectionRow | undefined> {
+  const [row] = await db<SsoConnectionRow[]>`
+    select * from sso_connections where id = ${id} and (${tenantId ?? null}::uuid is null or tenant_id = ${tenantId ?? null})`
+  return row
+}
+
+/** The version comparison sits in the UPDATE itself, so a stale If-Match never writes. */
+export async function updateSsoConnection(db: Db, tenantId: string, id: string, expectedVersion: number | null, c: {
+  name?: string; issuer?: string; clientId?: string; sealedSecret?: Buffer; emailDomains?: string[]; defaultRole?: string; enabled?: boolean
+}): Promise<SsoConnectionRow | undefined> {
+  const [row] = await db<SsoConnectionRow[]>`
+    update sso_connections
+       set name = coalesce(${c.name ?? null}, name), issuer = coalesce(${c.issuer ?? null}, issuer),
+           client_id = coalesce(${c.clientId ?? null}, client_id),
+           client_secret_sealed = coalesce(${c.sealedSecret ?? null}::bytea, client_secret_sealed),
+           email_domains = coalesce(${c.emailDomains ?? null}::text[], email_domains),
+           default_role = coalesce(${c.defaultRole ?? null}, default_role), enabled = coalesce(${c.enabled ?? null}::boolean, enabled),
+           version = version + 1, updated_at = now()
+     where tenant_id = ${tenantId} and id = ${id} and (${expectedVersion}::bigint is null or version = ${expectedVersion})
+    returning *`
+  return row
+}
+
+export interface LoginStateRow {
+  connection_id: string
+  nonce: string
+  code_verifier: string
+  return_to: string | null
+  link_user_id: string | null
+  expires_at: Date
+}
+
+export async function insertLoginState(db: Db, s: {
+  stateHash: Buffer; connectionId: string; nonce: string; codeVerifier: string; returnTo: string | null; linkUserId: string | null; ttlSeconds: number
+}): Promise<void> {
+  await db`
+    insert into sso_login_states (state_hash, connection_id, nonce, code_verifier, return_to, link_user_id, expires_at)
+    values (${s.stateHash}, ${s.connectionId}, ${s.nonce}, ${s.codeVerifier}, ${s.returnTo}, ${s.linkUserId}, now() + make_interval(secs => ${s.ttlSeconds}))`
+}
+
+/** Single use: the row is deleted as it is read. */
+export async function takeLoginState(db: Db, stateHash: Buffer): Promise<LoginStateRow | undefined> {
+  const [row] = await db<LoginStateRow[]>`
+    delete from sso_login_states where state_hash = ${stateHash}
+    returning connection_id, nonce, code_verifier, return_to, link_user_id, expires_at`
+  return row
+}
+
+export async function findIdentityUser(db: Db, connectionId: string, subject: string): Promise<string | undefined> {
+  const [row] = await db<{ user_id: string }[]>`select user_id from sso_identities where connection_id = ${connectionId} and subject = ${subject}`
+  return row?.user_id
+}
+
+export async function linkIdentity(db: Db, connectionId: string, subject: string, userId: string): Promise<void> {
+  await db`insert into sso_identities (connection_id, subject, user_id) values (${connectionId}, ${subject}, ${userId}) on conflict do nothing`
+}
+
+export async function insertSsoUser(db: Db, email: string, displayName: string | null): Promise<string | undefined> {
+  const [row] = await db<{ id: string }[]>`
+    insert into users (email, display_name, password_hash) values (${email}, ${displayName}, null)
+    on conflict (lower(email)) do nothing returning id`
+  return row?.id
+}
+
+/** Just-in-time membership: created with the connection's role when the user has none; an existing one (even
+ *  disabled or removed by an administrator) is left as it is. Returns the usable membership, if any. */
+export async function ensureMembership(db: Db, tenantId: string, userId: string, role: string): Promise<string | null> {
+  await db`insert into memberships (tenant_id, user_id, role) values (${tenantId}, ${userId}, ${role}) on conflict (tenant_id, user_id) do nothing`
+  const [row] = await db<{ id: string }[]>`
+    select id from memberships where tenant_id = ${tenantId} and user_id = ${userId} and status = 'active'
+       and (expires_at is null or expires_at > now())`
+  return row?.id ?? null
+}

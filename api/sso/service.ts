@@ -1,0 +1,55 @@
+import type { Config } from '../platform/config'
+import { encryptSecret } from '../platform/crypto'
+import type { Db } from '../platform/db'
+import { ApiError } from '../platform/errors'
+import { closePage, openPage } from '../platform/pagination'
+import { isUuid } from '../platform/keyset'
+import type { Principal } from '../identity/service'
+import { publicBase } from '../password-resets/grants'
+import type { CreateSsoConnection, UpdateSsoConnection } from './model'
+import { findSsoConnection, insertSsoConnection, listSsoConnections, updateSsoConnection, type SsoConnectionRow } from './queries'
+
+const trimIssuer = (issuer: string) => issuer.replace(/\/+$/, '')
+
+export const toSsoConnectionDto = (config: Config) => (r: SsoConnectionRow) => ({
+  id: r.id, tenantId: r.tenant_id, protocol: r.protocol, name: r.name, issuer: r.issuer, clientId: r.client_id, clientSecretSet: true as const,
+  emailDomains: r.email_domains, defaultRole: r.default_role, enabled: r.enabled, signInUrl: `${publicBase(config)}/v1/auth/sso/${r.id}/start`,
+  createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
+})
+
+export async function createConnection(db: Db, secretsKey: Buffer, principal: Principal, input: CreateSsoConnection) {
+  return insertSsoConnection(db, {
+    tenantId: principal.membership!.tenantId, name: input.name ?? new URL(input.issuer).host, issuer: trimIssuer(input.issuer),
+    clientId: input.clientId, sealedSecret: encryptSecret(secretsKey, input.clientSecret), emailDomains: [...new Set(input.emailDomains)],
+    defaultRole: input.defaultRole, enabled: input.enabled,
+  })
+}
+
+export async function listConnections(db: Db, pageKey: Buffer, principal: Principal, q: { pageSize?: number; pageToken?: string }) {
+  const tenantId = principal.membership!.tenantId
+  type Cursor = { createdAt: string; id: string }
+  const binding = { route: 'GET /tenants/current/sso-connections', scope: `tenant:${tenantId}`, filters: {} }
+  const req = openPage<Cursor>(pageKey, binding, q.pageSize, q.pageToken)
+  const rows = await listSsoConnections(db, tenantId, req.after, req.size + 1)
+  return { ...closePage(pageKey, binding, rows, req.size, (r) => ({ createdAt: r.cursor_at, id: r.id })), size: req.size }
+}
+
+const notFound = () => new ApiError('NOT_FOUND', 'No SSO connection with this id in the current tenant')
+
+export async function getConnection(db: Db, principal: Principal, id: string) {
+  const row = isUuid(id) ? await findSsoConnection(db, id, principal.membership!.tenantId) : undefined
+  if (!row) throw notFound()
+  return row
+}
+
+export async function updateConnection(db: Db, secretsKey: Buffer, principal: Principal, id: string, expectedVersion: number | null, input: UpdateSsoConnection) {
+  const tenantId = principal.membership!.tenantId
+  await getConnection(db, principal, id)
+  const row = await updateSsoConnection(db, tenantId, id, expectedVersion, {
+    ...input, issuer: input.issuer === undefined ? undefined : trimIssuer(input.issuer),
+    sealedSecret: input.clientSecret === undefined ? undefined : encryptSecret(secretsKey, input.clientSecret),
+    emailDomains: input.emailDomains === undefined ? undefined : [...new Set(input.emailDomains)],
+  })
+  if (!row) throw new ApiError('PRECONDITION_FAILED', 'If-Match does not match the current version; fetch the resource and retry')
+  return row
+}

@@ -1,0 +1,110 @@
+// OIDC sign-in with openid-client: start (state, nonce, PKCE S256, all kept server-side and single use) → the
+// provider → callback (code exchange, ID token checks) → account, just-in-time membership and a session.
+import * as oidc from 'openid-client'
+import type { Config } from '../platform/config'
+import { decryptSecret, sha256 } from '../platform/crypto'
+import type { Sql } from '../platform/db'
+import { isUuid } from '../platform/keyset'
+import { ApiError } from '../platform/errors'
+import { startSession, type SessionContext } from '../sessions/service'
+import { findUserByEmail, findUserById } from '../users/queries'
+import {
+  ensureMembership, findIdentityUser, findSsoConnection, insertLoginState, insertSsoUser, linkIdentity, takeLoginState, type SsoConnectionRow,
+} from './queries'
+
+export const SSO_STATE_COOKIE = 'rcp_sso_state'
+const STATE_TTL_SECONDS = 600
+const SCOPE = 'openid email profile'
+
+export interface SsoEnv {
+  sql: Sql
+  config: Config
+  secretsKey: Buffer
+}
+
+const notConfigured = (why: string) => new ApiError('SSO_NOT_CONFIGURED', why)
+
+/** Plain-HTTP issuers are accepted only for loopback addresses outside production (a provider in a test). */
+function discoveryOptions(config: Config, issuer: URL): oidc.DiscoveryRequestOptions {
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname)
+  return issuer.protocol === 'http:' && loopback && config.NODE_ENV !== 'production' ? { execute: [oidc.allowInsecureRequests] } : {}
+}
+
+async function discover(env: SsoEnv, c: SsoConnectionRow): Promise<oidc.Configuration> {
+  const issuer = new URL(c.issuer)
+  const secret = decryptSecret(env.secretsKey, c.client_secret_sealed)
+  try {
+    return await oidc.discovery(issuer, c.client_id, secret, oidc.ClientSecretBasic(secret), discoveryOptions(env.config, issuer))
+  } catch (err) {
+    throw new ApiError('OAUTH_EXCHANGE_FAILED', `The identity provider's discovery failed: ${(err as Error).message}`)
+  }
+}
+
+/** Only a path on this site: never an open redirect. */
+export const safeReturnTo = (v: string | undefined): string | null => (v && /^\/(?![/\\])[\x21-\x7e]*$/.test(v) ? v : null)
+
+export async function startSsoSignIn(env: SsoEnv, connectionId: string, opts: { redirectUri: string; returnTo: string | null; linkUserId: string | null }) {
+  const c = isUuid(connectionId) ? await findSsoConnection(env.sql, connectionId) : undefined
+  if (!c || !c.enabled) throw notConfigured('No enabled single sign-on connection has this id')
+  const config = await discover(env, c)
+  const state = oidc.randomState()
+  const nonce = oidc.randomNonce()
+  const codeVerifier = oidc.randomPKCECodeVerifier()
+  await insertLoginState(env.sql, {
+    stateHash: sha256(state), connectionId: c.id, nonce, codeVerifier, returnTo: opts.returnTo, linkUserId: opts.linkUserId, ttlSeconds: STATE_TTL_SECONDS,
+  })
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: opts.redirectUri, scope: SCOPE, state, nonce,
+    code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier), code_challenge_method: 'S256',
+  })
+  return { location: url.href, state, stateTtlSeconds: STATE_TTL_SECONDS }
+}
+
+/** `callbackUrl` is the full URL the provider redirected to; `cookieState` the state cookie of this browser. */
+export async function finishSsoSignIn(env: SsoEnv, callbackUrl: URL, cookieState: string | undefined, ctx: SessionContext) {
+  const state = callbackUrl.searchParams.get('state')
+  if (!state || state !== cookieState) throw new ApiError('OAUTH_STATE_INVALID', 'The sign-in state is missing or belongs to another browser; start again')
+  const pending = await takeLoginState(env.sql, sha256(state))
+  if (!pending || pending.expires_at.getTime() <= Date.now()) throw new ApiError('OAUTH_STATE_INVALID', 'This sign-in attempt is unknown, used or expired; start again')
+  const c = await findSsoConnection(env.sql, pending.connection_id)
+  if (!c || !c.enabled) throw notConfigured('This single sign-on connection was disabled')
+  const config = await discover(env, c)
+  let claims: oidc.IDToken & Partial<oidc.UserInfoResponse>
+  try {
+    const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
+      pkceCodeVerifier: pending.code_verifier, expectedState: state, expectedNonce: pending.nonce, idTokenExpected: true,
+    })
+    claims = tokens.claims()!
+    // Providers may keep email and name out of the ID token for the code flow; the userinfo endpoint has them.
+    if (typeof claims.email !== 'string') claims = { ...claims, ...(await oidc.fetchUserInfo(config, tokens.access_token, claims.sub)), sub: claims.sub }
+  } catch (err) {
+    throw new ApiError('OAUTH_EXCHANGE_FAILED', `The identity provider did not complete the sign-in: ${(err as Error).message}`)
+  }
+  const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : ''
+  if (!email || claims.email_verified === false) throw new ApiError('OAUTH_EXCHANGE_FAILED', 'The identity provider sent no verified email address')
+  const domain = email.split('@')[1] ?? ''
+  if (c.email_domains.length > 0 && !c.email_domains.includes(domain)) {
+    throw notConfigured(`Single sign-on of this tenant does not cover ${domain}`)
+  }
+  const name = typeof claims.name === 'string' ? claims.name.slice(0, 200) : null
+
+  return env.sql.begin(async (tx) => {
+    let userId = await findIdentityUser(tx, c.id, claims.sub)
+    if (!userId) {
+      const existing = await findUserByEmail(tx, email)
+      const linking = pending.link_user_id ? await findUserById(tx, pending.link_user_id) : undefined
+      if (existing && !(linking && linking.id === existing.id) && existing.password_hash !== null) {
+        throw new ApiError('OAUTH_ACCOUNT_LINK_REQUIRED', 'This address has a password account: sign in with it, then start single sign-on again to link it')
+      }
+      userId = existing?.id ?? (await insertSsoUser(tx, email, name))
+      if (!userId) throw new ApiError('OAUTH_ACCOUNT_LINK_REQUIRED', 'This address has an account: sign in, then start single sign-on again to link it')
+      await linkIdentity(tx, c.id, claims.sub, userId)
+    }
+    const user = await findUserById(tx, userId)
+    if (!user || user.status === 'disabled') throw new ApiError('OAUTH_EXCHANGE_FAILED', 'This account is disabled')
+    const membershipId = await ensureMembership(tx, c.tenant_id, userId, c.default_role)
+    // The provider authenticated the user: its sign-in stands in for our second factor.
+    const session = await startSession(tx, env.config, userId, membershipId, ctx, { secondFactorVerified: true })
+    return { session, returnTo: pending.return_to }
+  })
+}

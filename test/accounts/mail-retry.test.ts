@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { AddressInfo } from 'node:net'
+import nodemailer from 'nodemailer'
+import { SMTPServer } from 'smtp-server'
+import { loadConfig } from '../../api/platform/config'
+import { deriveKey } from '../../api/platform/crypto'
+import { createDb, type Sql } from '../../api/platform/db'
+import { createLogger } from '../../api/platform/log'
+import { enqueueMail, MailDispatcher } from '../../api/mail/service'
+import { startWorker, type RunningWorker } from '../../worker/run'
+import { eventually } from '../support/temporal'
+import { mailTo } from './helpers'
+
+// An SMTP relay that answers 451 (try later) to the first two messages, then forwards to the catcher; and a worker
+// of our own (its own task-queue prefix) that sends through it. Proves the send is retried until it gets through.
+let relay: SMTPServer
+let accepted = 0
+let refused = 0
+let worker: RunningWorker
+let sql: Sql
+let config: ReturnType<typeof loadConfig>
+beforeAll(async () => {
+  const catcher = nodemailer.createTransport(process.env.SMTP_URL!)
+  relay = new SMTPServer({
+    authOptional: true, disabledCommands: ['STARTTLS', 'AUTH'], logger: false, closeTimeout: 1000,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = []
+      stream.on('data', (c: Buffer) => chunks.push(c))
+      stream.on('end', () => {
+        if (refused < 2) {
+          refused++
+          return callback(Object.assign(new Error('greylisted, try again later'), { responseCode: 451 }))
+        }
+        const envelope = { from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address) }
+        catcher.sendMail({ envelope, raw: Buffer.concat(chunks) }).then(() => { accepted++; callback() }, (err) => callback(err))
+      })
+    },
+  })
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve))
+  const port = (relay.server.address() as AddressInfo).port
+  config = loadConfig({
+    ...process.env, LOG_LEVEL: 'silent', SMTP_URL: `smtp://127.0.0.1:${port}`,
+    TEMPORAL_TASK_QUEUE_PREFIX: `mail-retry-${crypto.randomUUID().slice(0, 8)}`,
+  })
+  sql = createDb(config.DATABASE_URL, { max: 4 })
+  worker = await startWorker(config, { sql, schedules: false, log: createLogger('silent') })
+}, 60_000)
+afterAll(async () => {
+  await worker?.shutdown()
+  await sql?.end({ timeout: 5 })
+  await new Promise<void>((resolve) => relay.close(() => resolve()))
+})
+
+describe('mail delivery retries', () => {
+  test('a temporary SMTP refusal is retried until the message is accepted, then the row is marked sent', async () => {
+    const to = `retry-${crypto.randomUUID()}@example.test`
+    const queued = await sql.begin((tx) => enqueueMail(tx, { to, template: 'initialPassword', data: { password: 'x', tenantName: 'Retry Co' } },
+      deriveKey(config.SECRET_KEY, 'secrets-at-rest')))
+    const dispatcher = new MailDispatcher(config, createLogger('silent'))
+    try {
+      await dispatcher.dispatch([queued])
+      const mail = await mailTo(to, { subject: /Retry Co/, timeoutMs: 40_000 })
+      expect(mail.subject).toContain('Retry Co')
+    } finally {
+      await dispatcher.close()
+    }
+    expect(refused).toBe(2)
+    expect(accepted).toBe(1)
+    const row = await eventually('the row marked sent', async () =>
+      (await sql`select sent_at, sealed_data from mail_outbox where id = ${queued.id} and sent_at is not null`)[0])
+    expect(row.sealed_data).toBeNull()
+  }, 60_000)
+})

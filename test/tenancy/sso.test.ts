@@ -1,0 +1,175 @@
+// Single sign-on against a real OpenID Provider (oidc-provider with its development login and consent pages),
+// driven by Debian Chromium under playwright-core: start → provider login form → consent → callback → session.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import Provider from 'oidc-provider'
+import type { Browser } from 'playwright-core'
+import { startApi, type TestApi } from '../support/api'
+import { launchChromium } from '../support/chromium'
+import { Client } from '../support/client'
+import { signedUpUser, tenantOwner, uniqueEmail } from '../support/fixtures'
+import { memberOf } from './members'
+
+const CLIENT_ID = 'rcp-test'
+const CLIENT_SECRET = 'a-client-secret-for-the-test-provider'
+
+let api: TestApi
+let issuer: string
+let server: { stop(): void } | undefined
+let browser: Browser
+
+beforeAll(async () => {
+  api = await startApi()
+  const { createServer } = await import('node:http')
+  const http = createServer()
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
+  issuer = `http://127.0.0.1:${(http.address() as { port: number }).port}`
+  const provider = new Provider(issuer, {
+    clients: [{
+      client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [`${api.url}/v1/auth/sso/callback`],
+      grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic',
+    }],
+    // Dev interactions take any login and password; the login is the account's email.
+    findAccount: async (_ctx: unknown, id: string) => ({
+      accountId: id,
+      claims: async () => ({ sub: `sub-${id}`, email: id, email_verified: true, name: `SSO ${id.split('@')[0]}` }),
+    }),
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    pkce: { required: () => true },
+    cookies: { keys: ['test-cookie-key'] },
+    ttl: { Interaction: 600, Session: 3600, Grant: 600, AccessToken: 600, IdToken: 600 },
+  })
+  http.on('request', provider.callback())
+  server = { stop: () => http.close() }
+  browser = await launchChromium()
+})
+afterAll(async () => {
+  await browser?.close()
+  server?.stop()
+  await api.stop()
+})
+
+async function connection(owner: { client: Client }, extra: Record<string, unknown> = {}) {
+  const res = await owner.client.post('/tenants/current/sso-connections', {
+    issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, emailDomains: ['example.test'], defaultRole: 'researcher', ...extra,
+  })
+  if (res.status !== 201) throw new Error(`connection: ${res.status} ${res.text}`)
+  return res.json.data
+}
+
+/** Drives the browser from the start URL through the provider's login and consent; returns where it landed. */
+async function browserSignIn(startUrl: string, email: string, cookies: { name: string; value: string }[] = []) {
+  const context = await browser.newContext()
+  try {
+    if (cookies.length) await context.addCookies(cookies.map((c) => ({ ...c, url: api.url })))
+    const page = await context.newPage()
+    const callback = page.waitForResponse((r) => r.url().startsWith(`${api.url}/v1/auth/sso/callback`))
+    await page.goto(startUrl)
+    await page.fill('input[name="login"]', email)
+    await page.fill('input[name="password"]', 'anything')
+    await page.click('button[type="submit"]')
+    await page.waitForSelector('button[type="submit"]')
+    await page.click('button[type="submit"]') // consent
+    const res = await callback
+    const session = (await context.cookies(api.url)).find((c) => c.name === 'rcp_session')
+    return { status: res.status(), location: res.headers().location, body: res.status() >= 400 ? await res.json() : null, session: session?.value }
+  } finally {
+    await context.close()
+  }
+}
+
+describe('SSO connections', () => {
+  test('create, list, get and patch with If-Match; the client secret is write-only and encrypted at rest', async () => {
+    const owner = await tenantOwner(api.url)
+    const c = await connection(owner)
+    expect(c).toMatchObject({ protocol: 'oidc', issuer, clientId: CLIENT_ID, clientSecretSet: true, emailDomains: ['example.test'], defaultRole: 'researcher', enabled: true })
+    expect(JSON.stringify(c)).not.toContain(CLIENT_SECRET)
+    const [row] = await api.sql`select client_secret_sealed from sso_connections where id = ${c.id}`
+    expect(Buffer.from(row!.client_secret_sealed).toString('latin1')).not.toContain(CLIENT_SECRET)
+    const listed = await owner.client.get('/tenants/current/sso-connections')
+    expect(listed.json.data.map((x: any) => x.id)).toEqual([c.id])
+    expect(listed.text).not.toContain(CLIENT_SECRET)
+    const path = `/tenants/current/sso-connections/${c.id}`
+    const etag = (await owner.client.get(path)).headers.get('etag')!
+    const patched = await owner.client.patch(path, { defaultRole: 'viewer', clientSecret: 'rotated' }, { 'if-match': etag })
+    expect(patched.status).toBe(200)
+    expect(patched.json.data.defaultRole).toBe('viewer')
+    expect(patched.headers.get('etag')).not.toBe(etag)
+    expect((await owner.client.patch(path, { enabled: false }, { 'if-match': etag })).status).toBe(412)
+    expect((await owner.client.patch(path, { defaultRole: 'owner' })).json.code).toBe('VALIDATION_ERROR')
+    const other = await tenantOwner(api.url)
+    expect((await other.client.patch(path, { enabled: false })).status).toBe(404)
+    expect((await other.client.get('/tenants/current/sso-connections')).json.data).toEqual([])
+    const viewer = await memberOf(api.url, api.sql, owner.tenantId, 'viewer')
+    expect((await viewer.client.get('/tenants/current/sso-connections')).json.code).toBe('PERMISSION_DENIED')
+  })
+})
+
+describe('OIDC sign-in', () => {
+  test('a new address signs in through the provider and joins just in time with the default role', async () => {
+    const owner = await tenantOwner(api.url)
+    const c = await connection(owner)
+    const email = uniqueEmail('sso')
+    const done = await browserSignIn(`${c.signInUrl.replace(/^https?:\/\/[^/]+/, api.url)}?returnTo=/account`, email)
+    expect(done.status).toBe(303)
+    expect(done.location).toBe('/account')
+    const client = new Client(api.url)
+    client.cookie = `rcp_session=${done.session}`
+    const me = await client.get('/users/me')
+    expect(me.json.data.user).toMatchObject({ email, displayName: `SSO ${email.split('@')[0]}` })
+    expect(me.json.data.currentMembership).toMatchObject({ tenantId: owner.tenantId, role: 'researcher', status: 'active' })
+    // A second sign-in finds the linked identity: same user, no new membership.
+    const again = await browserSignIn(`${api.url}/v1/auth/sso/${c.id}/start`, email)
+    expect(again.status).toBe(303)
+    const [{ n }] = (await api.sql`select count(*)::int as n from memberships m join users u on u.id = m.user_id where lower(u.email) = ${email}`) as unknown as [{ n: number }]
+    expect(n).toBe(1)
+  })
+
+  test('OAUTH_ACCOUNT_LINK_REQUIRED for a password account; started from its session, the identity is linked', async () => {
+    const owner = await tenantOwner(api.url)
+    const c = await connection(owner)
+    const existing = await signedUpUser(api.url)
+    const refused = await browserSignIn(`${api.url}/v1/auth/sso/${c.id}/start`, existing.email)
+    expect(refused.status).toBe(400)
+    expect(refused.body.code).toBe('OAUTH_ACCOUNT_LINK_REQUIRED')
+    const linked = await browserSignIn(`${api.url}/v1/auth/sso/${c.id}/start`, existing.email, [{ name: 'rcp_session', value: existing.client.cookie!.split('=')[1]! }])
+    expect(linked.status).toBe(303)
+    const [row] = await api.sql`select user_id from sso_identities where connection_id = ${c.id}`
+    expect(row!.user_id).toBe(existing.userId)
+  })
+
+  test('SSO_NOT_CONFIGURED, OAUTH_STATE_INVALID and OAUTH_EXCHANGE_FAILED', async () => {
+    const owner = await tenantOwner(api.url)
+    const c = await connection(owner)
+    for (const id of [crypto.randomUUID(), 'nope']) {
+      const res = await fetch(`${api.url}/v1/auth/sso/${id}/start`, { redirect: 'manual' })
+      expect(res.status).toBe(400)
+      expect((await res.json()).code).toBe('SSO_NOT_CONFIGURED')
+    }
+    const disabled = await connection(owner, { enabled: false })
+    expect((await (await fetch(`${api.url}/v1/auth/sso/${disabled.id}/start`, { redirect: 'manual' })).json()).code).toBe('SSO_NOT_CONFIGURED')
+
+    const start = await fetch(`${api.url}/v1/auth/sso/${c.id}/start`, { redirect: 'manual' })
+    expect(start.status).toBe(302)
+    const location = new URL(start.headers.get('location')!)
+    expect(location.origin).toBe(issuer)
+    expect(location.searchParams.get('code_challenge_method')).toBe('S256')
+    expect(location.searchParams.get('nonce')).toBeTruthy()
+    const state = location.searchParams.get('state')!
+    const cookie = start.headers.get('set-cookie')!.split(';')[0]!
+    const callback = (query: string, headers: Record<string, string> = {}) =>
+      fetch(`${api.url}/v1/auth/sso/callback?${query}`, { redirect: 'manual', headers }).then(async (r) => ({ status: r.status, code: (await r.json()).code }))
+    expect(await callback(`code=x&state=${state}`)).toEqual({ status: 400, code: 'OAUTH_STATE_INVALID' }) // no state cookie
+    expect(await callback(`code=x&state=forged`, { cookie: 'rcp_sso_state=forged' })).toEqual({ status: 400, code: 'OAUTH_STATE_INVALID' })
+    expect(await callback(`code=bogus&state=${state}&iss=${encodeURIComponent(issuer)}`, { cookie })).toEqual({ status: 400, code: 'OAUTH_EXCHANGE_FAILED' })
+    // The state was single use.
+    expect(await callback(`code=bogus&state=${state}&iss=${encodeURIComponent(issuer)}`, { cookie })).toEqual({ status: 400, code: 'OAUTH_STATE_INVALID' })
+  })
+
+  test('an address outside the connection\'s domains is refused', async () => {
+    const owner = await tenantOwner(api.url)
+    const c = await connection(owner, { emailDomains: ['robots.example'] })
+    const res = await browserSignIn(`${api.url}/v1/auth/sso/${c.id}/start`, uniqueEmail('outsider'))
+    expect(res.status).toBe(400)
+    expect(res.body.code).toBe('SSO_NOT_CONFIGURED')
+  })
+})
