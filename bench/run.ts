@@ -72,7 +72,7 @@ async function startApi(databaseUrl: string, logFile: string): Promise<string> {
 
 // ---- load generators: both return the same measurement ----
 
-interface Target { url: string; method: string; headers: Record<string, string>; body?: string }
+interface Target { url: string; method: string; headers: Record<string, string>; body?: string; connections: number }
 interface Measured { rps: number; p50Ms: number; p99Ms: number; requests: number; non2xx: number; errors: number }
 
 // Every byte as a decimal escape: a Lua string literal for any header or body, no quoting rules to get wrong.
@@ -90,7 +90,7 @@ async function wrk(t: Target, seconds: number): Promise<Measured> {
     '    latency:percentile(50), latency:percentile(99), e.status, e.connect + e.read + e.write + e.timeout))',
     'end',
   ].join('\n'))
-  const proc = spawnChild('wrk', { cmd: ['wrk', `-t${opts.threads}`, `-c${opts.connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', script, t.url], pipe: true })
+  const proc = spawnChild('wrk', { cmd: ['wrk', `-t${Math.min(opts.threads, t.connections)}`, `-c${t.connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', script, t.url], pipe: true })
   loads.add(proc)
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   loads.delete(proc)
@@ -102,7 +102,7 @@ async function wrk(t: Target, seconds: number): Promise<Measured> {
 
 async function autocannon(t: Target, seconds: number): Promise<Measured> {
   const run = (await import('autocannon' as string)).default
-  const r = await run({ ...t, connections: opts.connections, duration: seconds })
+  const r = await run({ ...t, duration: seconds })
   return { rps: r.requests.total / r.duration, p50Ms: r.latency.p50, p99Ms: r.latency.p99, requests: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts }
 }
 
@@ -132,7 +132,7 @@ async function measure(base: string, ctx: BenchContext, row: Row): Promise<Measu
   const headers = { ...row.headers, ...(await row.setup?.(ctx)) }
   const body = row.body === undefined ? undefined : JSON.stringify(row.body)
   if (body !== undefined) headers['content-type'] ??= 'application/json'
-  const target = { url: `${base}${row.path}`, method: row.method, headers, body }
+  const target = { url: `${base}${row.path}`, method: row.method, headers, body, connections: row.connections ?? opts.connections }
   const probe = await fetch(target.url, target)
   await probe.arrayBuffer()
   if (probe.status !== (row.expect ?? 200)) throw new Error(`expected ${row.expect ?? 200}, got ${probe.status}`)
