@@ -116,7 +116,7 @@ function buildConventions(deps: AppDeps, instance: number) {
         ;[status, errCode, message] = [500, 'INTERNAL_ERROR', 'The server failed to handle this request']
       }
       if (st.allowedCodes && !st.allowedCodes.has(errCode)) {
-        log.error('route raised a code outside its declared error sets', { requestId: st.requestId, code: errCode })
+        log.error('route raised a code outside its declared error sets', { requestId: st.requestId, problem: errCode })
         if (strictErrorSets) [status, errCode, message] = [500, 'INTERNAL_ERROR', 'The server failed to handle this request']
       }
       return problemResponse({ status, code: errCode, message, requestId: st.requestId, errors: extra.errors, headers: extra.headers })
