@@ -1,4 +1,5 @@
 import { findAuthPoliciesForDomain } from '../auth-policy/queries'
+import { findEnabledConnectionsForDomain } from '../sso/queries'
 import type { Db } from '../platform/db'
 
 export interface SsoOption {
@@ -6,10 +7,9 @@ export interface SsoOption {
   name: string
 }
 
-/** The SSO connections whose email domains include `domain`. The single-sign-on domain fills this in (its table
- *  is its own); until then no connection is offered. */
-export async function ssoConnectionsForDomain(_db: Db, _domain: string): Promise<SsoOption[]> {
-  return []
+/** The enabled SSO connections whose email domains include `domain`. */
+export async function ssoConnectionsForDomain(db: Db, domain: string): Promise<SsoOption[]> {
+  return (await findEnabledConnectionsForDomain(db, domain)).map((c) => ({ connectionId: c.id, name: c.name }))
 }
 
 /** GET /auth/login-options: what the sign-in page should offer. It depends on the email's domain only (the tenants

@@ -110,3 +110,12 @@ export async function ensureMembership(db: Db, tenantId: string, userId: string,
        and (expires_at is null or expires_at > now())`
   return row?.id ?? null
 }
+
+/** Enabled connections that claim an email domain explicitly (an empty domain list admits any address at sign-in,
+ *  but offering it to every domain on the sign-in page would advertise the tenant to strangers). */
+export async function findEnabledConnectionsForDomain(db: Db, domain: string): Promise<{ id: string; name: string }[]> {
+  return db<{ id: string; name: string }[]>`
+    select id, name from sso_connections
+     where enabled and ${domain} = any (email_domains)
+     order by created_at, id`
+}

@@ -192,4 +192,20 @@ describe('login options', () => {
     expect(corp.json.data).toEqual({ password: false, passkey: false, ssoEnforced: true, sso: [] })
     expect((await anon().get(`/auth/login-options?email=someone@elsewhere.example`)).json.data.password).toBe(true)
   })
+
+  test('offers the enabled SSO connections that claim the email domain, and only those', async () => {
+    const owner = await tenantOwner(api.url)
+    const domain = `${uniqueSlug('sso')}.example`
+    const create = (name: string, emailDomains: string[]) => owner.client.post('/tenants/current/sso-connections', {
+      name, issuer: 'https://idp.example.test', clientId: 'rcp', clientSecret: 'not-used-here', emailDomains, defaultRole: 'viewer',
+    })
+    const claimed = await create('Corp IdP', [domain])
+    expect(claimed.status).toBe(201)
+    expect((await create('Any address', [])).status).toBe(201)
+    const off = await create('Disabled', [domain])
+    expect((await owner.client.patch(`/tenants/current/sso-connections/${off.json.data.id}`, { enabled: false })).status).toBe(200)
+    const res = await anon().get(`/auth/login-options?email=${encodeURIComponent(`ada@${domain}`)}`)
+    expect(res.json.data.sso).toEqual([{ connectionId: claimed.json.data.id, name: 'Corp IdP' }])
+    expect((await anon().get('/auth/login-options?email=ada@elsewhere.example')).json.data.sso).toEqual([])
+  })
 })
