@@ -15,11 +15,22 @@ const asset = (file: string, type: string, cache: string) => {
   })
 }
 
+/** The paths of the links the API mails (password-resets/grants.ts, invitations/service.ts): one page serves them. */
+export const LINK_PATHS = ['/password-reset', '/activate', '/invitations/accept', '/registration'] as const
+
 /** The hosted account page (outside /v1): sign in, answer the second-factor challenge, enrol TOTP, register and
- *  use passkeys, list and end sessions. Everything it does goes through the public /v1 interface. */
-export const accountRoutes = (_deps: AppDeps) =>
-  new Elysia({ prefix: '/account', detail: { hide: true } })
-    .get('', asset(join(HERE, 'page.html'), 'text/html; charset=utf-8', 'no-store'))
-    .get('/page.js', asset(join(HERE, 'page.js'), 'text/javascript; charset=utf-8', 'no-cache'))
-    .get('/page.css', asset(join(HERE, 'page.css'), 'text/css; charset=utf-8', 'no-cache'))
-    .get('/webauthn.js', asset(BROWSER_BUNDLE, 'text/javascript; charset=utf-8', 'public, max-age=3600'))
+ *  use passkeys, list and end sessions. Everything it does goes through the public /v1 interface. Also the landing
+ *  page of the mailed links (links.html): choose a password from a reset or activation link, accept a tenant
+ *  invitation, finish a registration. */
+export const accountRoutes = (_deps: AppDeps) => {
+  const links = asset(join(HERE, 'links.html'), 'text/html; charset=utf-8', 'no-store')
+  const app = new Elysia({ detail: { hide: true } })
+    .use(new Elysia({ prefix: '/account', detail: { hide: true } })
+      .get('', asset(join(HERE, 'page.html'), 'text/html; charset=utf-8', 'no-store'))
+      .get('/page.js', asset(join(HERE, 'page.js'), 'text/javascript; charset=utf-8', 'no-cache'))
+      .get('/page.css', asset(join(HERE, 'page.css'), 'text/css; charset=utf-8', 'no-cache'))
+      .get('/links.js', asset(join(HERE, 'links.js'), 'text/javascript; charset=utf-8', 'no-cache'))
+      .get('/webauthn.js', asset(BROWSER_BUNDLE, 'text/javascript; charset=utf-8', 'public, max-age=3600')))
+  for (const path of LINK_PATHS) app.get(path, links)
+  return app
+}
