@@ -3,7 +3,7 @@
 // API's own localhost address.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
-import { startApi, type TestApi } from '../support/api'
+import { localhostOrigin, startApi, type TestApi } from '../support/api'
 import { launchChromium } from '../support/chromium'
 import { Client } from '../support/client'
 import { PASSWORD, signedUpUser, tenantOwner, uniqueEmail } from '../support/fixtures'
@@ -16,16 +16,9 @@ let api: TestApi
 let browser: Browser
 let origin: string
 
-function freePort(): number {
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
-  return port
-}
-
 beforeAll(async () => {
-  const port = freePort()
-  origin = `http://localhost:${port}`
+  const { port, origin: o } = localhostOrigin()
+  origin = o
   ;[api, browser] = await Promise.all([startApi({ PORT: String(port), PUBLIC_URL: origin }), launchChromium()])
 }, 120_000)
 

@@ -2,7 +2,7 @@
 // WebAuthn ceremony (the browser builds clientDataJSON, checks the RP ID against the origin, and signs).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { startApi, type TestApi } from '../support/api'
+import { localhostOrigin, startApi, type TestApi } from '../support/api'
 import { launchChromium } from '../support/chromium'
 import { PASSWORD, tenantOwner } from '../support/fixtures'
 import { awayFromStepEdge, codeAt } from './helpers'
@@ -13,16 +13,9 @@ let context: BrowserContext
 let page: Page
 let origin: string
 
-function freePort(): number {
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
-  return port
-}
-
 beforeAll(async () => {
-  const port = freePort()
-  origin = `http://localhost:${port}`
+  const { port, origin: o } = localhostOrigin()
+  origin = o
   ;[api, browser] = await Promise.all([startApi({ PORT: String(port), WEBAUTHN_RP_ID: 'localhost', WEBAUTHN_ORIGINS: origin }), launchChromium()])
   context = await browser.newContext()
   page = await context.newPage()

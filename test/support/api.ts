@@ -41,3 +41,12 @@ export function useApi(overrides: Partial<Record<keyof Config, string>> = {}): T
   afterAll(async () => { await api.stop() })
   return api
 }
+
+/** A free port and its http://localhost origin: browsers treat localhost as a secure context (WebAuthn), and mailed
+ *  links must name a host the browser can open. */
+export function localhostOrigin(): { port: number; origin: string } {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = probe.port!
+  probe.stop(true)
+  return { port, origin: `http://localhost:${port}` }
+}
