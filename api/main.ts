@@ -21,7 +21,7 @@ async function shutdown(signal: string) {
   log.info('api stopping', { signal })
   await app.stop()
   await deps.lastUsed.stop()
-  await deps.mail.close()
+  await deps.temporal.close()
   await sql.end({ timeout: 5 })
   process.exit(0)
 }

@@ -2,6 +2,7 @@ import type { Config } from '../platform/config'
 import { deriveKey } from '../platform/crypto'
 import type { Sql } from '../platform/db'
 import type { Logger } from '../platform/log'
+import { TemporalClient } from '../platform/temporal'
 import { LastUsedRecorder } from '../identity/last-used'
 import { MailDispatcher } from '../mail/service'
 import { SignInThrottle } from '../identity/sign-in-throttle'
@@ -14,7 +15,9 @@ export interface AppDeps {
   log: Logger
   lastUsed: LastUsedRecorder
   limiter: RateLimiter
-  /** Starts the send of committed outbox rows (Temporal); close() on shutdown. */
+  /** The process's one Temporal client (mail, storage); close() on shutdown. */
+  temporal: TemporalClient
+  /** Starts the send of committed outbox rows. */
   mail: MailDispatcher
   signInThrottle: SignInThrottle
   keys: { page: Buffer; csrf: Buffer; idempotency: Buffer; secrets: Buffer }
@@ -23,13 +26,15 @@ export interface AppDeps {
 }
 
 export function createDeps(config: Config, sql: Sql, log: Logger, probes: AppDeps['probes'] = {}): AppDeps {
+  const temporal = new TemporalClient(config)
   return {
+    temporal,
     config,
     sql,
     log,
     lastUsed: new LastUsedRecorder(sql, log, config.PAT_LAST_USED_FLUSH_SECONDS * 1000),
     limiter: new RateLimiter(),
-    mail: new MailDispatcher(config, log.child({ component: 'mail' })),
+    mail: new MailDispatcher(temporal, config, log.child({ component: 'mail' })),
     signInThrottle: new SignInThrottle(config),
     keys: {
       page: deriveKey(config.SECRET_KEY, 'page-token'),

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { etagOf, expectedVersion, parseIfMatch } from '../platform/etag'
 import { stateOf } from './request-state'
 
 const Meta = z.object({ requestId: z.string() })
@@ -14,4 +15,13 @@ export const ok = <T>(request: Request, data: T) => ({ data, meta: { requestId: 
 
 export function page<T>(request: Request, items: T[], pageSize: number, nextPageToken: string | undefined) {
   return { data: items, meta: { requestId: stateOf(request).requestId, pageSize }, ...(nextPageToken ? { nextPageToken } : {}) }
+}
+
+/** The version a request's If-Match demands: null when absent or `*`; IF_MATCH_INVALID when malformed. */
+export const ifMatchVersion = (request: Request): number | null => expectedVersion(parseIfMatch(request.headers.get('if-match')))
+
+/** `ok` for a versioned resource: the body plus the strong ETag of the row version it shows. */
+export function okVersioned<T>(request: Request, set: { headers: Record<string, unknown> }, version: number, data: T) {
+  set.headers.etag = etagOf(version)
+  return ok(request, data)
 }

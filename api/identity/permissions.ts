@@ -15,8 +15,6 @@ export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   viewer: ['tenant:read', 'apikey:read', 'apikey:write'],
 }
 
-export const isPermission = (v: string): v is Permission => (PERMISSIONS as readonly string[]).includes(v)
-
 /** A PAT can never do more than its scopes, nor more than its member's role allows today. */
 export function effectivePermissions(role: Role, scopes: readonly string[] | null): Permission[] {
   const granted = ROLE_PERMISSIONS[role]

@@ -1,10 +1,11 @@
-import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client'
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client'
 import { SYSTEM_TENANT, taskQueues, TENANT_ID } from '../../workflows/contract'
 import { MailWorkflowType, mailWorkflowId, type SendMailInput } from '../../workflows/contract-mail'
 import type { Config } from '../platform/config'
 import { decryptSecret, encryptSecret } from '../platform/crypto'
 import type { Db } from '../platform/db'
 import type { Logger } from '../platform/log'
+import type { TemporalClient } from '../platform/temporal'
 import { insertOutbox } from './queries'
 import type { MailData, MailTemplate } from './templates'
 
@@ -34,22 +35,12 @@ export const openMailData = (secretsKey: Buffer, sealed: Uint8Array): unknown =>
 /** Starts `sendMailWorkflow` (id mail/<outboxId>) for committed outbox rows. Failures are logged, never thrown:
  *  the row is committed, and the sweep schedule re-kicks unsent rows, so the caller's request has succeeded. */
 export class MailDispatcher {
-  private client: Promise<{ client: Client; connection: Connection }> | undefined
-
-  constructor(private config: Config, private log: Logger) {}
-
-  private connect() {
-    this.client ??= Connection.connect({ address: this.config.TEMPORAL_ADDRESS }).then(
-      (connection) => ({ connection, client: new Client({ connection, namespace: this.config.TEMPORAL_NAMESPACE }) }),
-      (err) => { this.client = undefined; throw err },
-    )
-    return this.client
-  }
+  constructor(private temporal: TemporalClient, private config: Config, private log: Logger) {}
 
   async dispatch(mails: QueuedMail[]): Promise<void> {
     if (mails.length === 0) return
     try {
-      const { client } = await this.connect()
+      const client = await this.temporal.get()
       await Promise.all(mails.map(async (m) => {
         try {
           await client.workflow.start(MailWorkflowType.send, {
@@ -65,11 +56,5 @@ export class MailDispatcher {
     } catch (err) {
       this.log.warn('starting mail workflows failed; the sweep will retry', { err, outboxIds: mails.map((m) => m.id) })
     }
-  }
-
-  async close(): Promise<void> {
-    const c = this.client
-    this.client = undefined
-    if (c) await c.then(({ connection }) => connection.close(), () => {})
   }
 }

@@ -1,7 +1,6 @@
 import { Elysia } from 'elysia'
-import { etagOf, expectedVersion, parseIfMatch } from '../platform/etag'
 import type { AppDeps } from '../http/deps'
-import { envelope, ok, page } from '../http/envelope'
+import { envelope, ifMatchVersion, ok, okVersioned, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
 import { CurrentTenantMembershipDto, ListMembershipsQuery, MembershipListEnvelope, RemovalResultDto, UpdateCurrentTenantMembershipBodyDto } from './model'
 import { getMembership, listMemberships, removeMembership, toMembershipDto, updateMembership } from './service'
@@ -19,24 +18,22 @@ export const membershipsRoutes = (deps: AppDeps) =>
     })
     .get('/:membershipId', async ({ request, principal, params, set }) => {
       const row = await getMembership(deps.sql, principal, params.membershipId)
-      set.headers.etag = etagOf(row.version)
-      return ok(request, toMembershipDto(row))
+      return okVersioned(request, set, row.version, toMembershipDto(row))
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T404'], response: { 200: envelope(CurrentTenantMembershipDto) },
       detail: { summary: 'One membership of the current tenant, with its ETag for If-Match' },
     })
     .patch('/:membershipId', async ({ request, principal, params, body, set }) => {
-      const version = expectedVersion(parseIfMatch(request.headers.get('if-match')))
+      const version = ifMatchVersion(request)
       const row = await updateMembership(deps.sql, principal, params.membershipId, version, body)
-      set.headers.etag = etagOf(row.version)
-      return ok(request, toMembershipDto(row))
+      return okVersioned(request, set, row.version, toMembershipDto(row))
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], body: UpdateCurrentTenantMembershipBodyDto,
       response: { 200: envelope(CurrentTenantMembershipDto) },
       detail: { summary: 'Change a member\'s role, status or expiry (If-Match optional); the last active owner is protected' },
     })
     .delete('/:membershipId', async ({ request, principal, params }) => {
-      const version = expectedVersion(parseIfMatch(request.headers.get('if-match')))
+      const version = ifMatchVersion(request)
       return ok(request, await removeMembership(deps.sql, principal, params.membershipId, version))
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], response: { 200: envelope(RemovalResultDto) },

@@ -67,4 +67,3 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return parsed.data
 }
 
-export const taskQueuePrefix = (config: Pick<Config, 'TEMPORAL_TASK_QUEUE_PREFIX'>) => config.TEMPORAL_TASK_QUEUE_PREFIX

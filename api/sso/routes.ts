@@ -1,8 +1,7 @@
 import { Elysia } from 'elysia'
 import { z } from 'zod'
-import { etagOf, expectedVersion, parseIfMatch } from '../platform/etag'
 import type { AppDeps } from '../http/deps'
-import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { envelope, ifMatchVersion, listEnvelope, okVersioned, page } from '../http/envelope'
 import { authenticate, readCookie, SESSION_COOKIE } from '../http/auth'
 import { httpConventions } from '../http/plugin'
 import { stateOf } from '../http/request-state'
@@ -33,8 +32,7 @@ export const ssoRoutes = (deps: AppDeps) => {
     .post('/tenants/current/sso-connections', async ({ request, principal, body, set }) => {
       const row = await createConnection(deps.sql, deps.keys.secrets, principal, body)
       set.status = 201
-      set.headers.etag = etagOf(row.version)
-      return ok(request, dto(row))
+      return okVersioned(request, set, row.version, dto(row))
     }, {
       auth: 'tenant:manage', idempotent: true, errors: ['T400', 'T409'], body: CreateTenantSsoConnectionRequestDto,
       response: { 201: envelope(TenantSsoConnectionDto) },
@@ -42,17 +40,15 @@ export const ssoRoutes = (deps: AppDeps) => {
     })
     .get('/tenants/current/sso-connections/:connectionId', async ({ request, principal, params, set }) => {
       const row = await getConnection(deps.sql, principal, params.connectionId)
-      set.headers.etag = etagOf(row.version)
-      return ok(request, dto(row))
+      return okVersioned(request, set, row.version, dto(row))
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T404'], response: { 200: envelope(TenantSsoConnectionDto) },
       detail: { summary: 'One OIDC connection, with its ETag for If-Match' },
     })
     .patch('/tenants/current/sso-connections/:connectionId', async ({ request, principal, params, body, set }) => {
-      const version = expectedVersion(parseIfMatch(request.headers.get('if-match')))
+      const version = ifMatchVersion(request)
       const row = await updateConnection(deps.sql, deps.keys.secrets, principal, params.connectionId, version, body)
-      set.headers.etag = etagOf(row.version)
-      return ok(request, dto(row))
+      return okVersioned(request, set, row.version, dto(row))
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], body: UpdateTenantSsoConnectionRequestDto,
       response: { 200: envelope(TenantSsoConnectionDto) },

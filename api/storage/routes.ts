@@ -11,14 +11,13 @@ import {
 import { createReconciliationJob, describeReconciliationJob, listReconciliationJobs } from './reconciliation'
 import { regionsFromConfig } from './regions'
 import { getBucketSet, provisionBuckets, storageSummary, type StorageDeps } from './service'
-import { temporalClient } from './temporal'
 
 // The interface lists T400 for the tenant storage routes, but the storage conditions themselves
 // (STORAGE_NOT_READY, STORAGE_REGION_NOT_AVAILABLE, ...) are only in S400, so routes that raise them declare both.
 export const storageRoutes = (deps: AppDeps) => {
   // Endpoints and keys never leave the server: clients see ids, names and availability.
   const regions = regionsFromConfig(deps.config).map(({ id, name, available }) => ({ id, name, available }))
-  const storage: StorageDeps = { sql: deps.sql, config: deps.config, temporal: () => temporalClient(deps.config) }
+  const storage: StorageDeps = { sql: deps.sql, config: deps.config, temporal: () => deps.temporal.get() }
   const tenantOf = (p: { membership: { tenantId: string } | null }) => p.membership!.tenantId
   return new Elysia({ tags: ['Storage'] })
     .use(httpConventions(deps))

@@ -12,7 +12,7 @@ import { BUCKET_KINDS, BUCKET_POLICY, bucketNameFor, isUnreachable, measureBucke
 export interface StorageDeps {
   sql: Sql
   config: Config
-  temporal: () => Client
+  temporal: () => Promise<Client>
 }
 
 const FIELD: Record<BucketKind, 'bucket' | 'datasetBucket' | 'exportBucket'> = { general: 'bucket', dataset: 'datasetBucket', export: 'exportBucket' }
@@ -52,7 +52,7 @@ export async function provisionBuckets(deps: StorageDeps, tenantId: string, regi
 /** A failed run marks the rows failed just before it closes. A retry in that instant would join the closing
  *  run (USE_EXISTING) and leave the rows provisioning for good, so it waits (briefly) for the close first. */
 async function previousRunClosed(deps: StorageDeps, tenantId: string) {
-  const closed = deps.temporal().workflow.getHandle(storageWorkflowIds.provision(tenantId)).result().catch(() => {})
+  const closed = (await deps.temporal()).workflow.getHandle(storageWorkflowIds.provision(tenantId)).result().catch(() => {})
   let timer: Timer | undefined
   await Promise.race([closed, new Promise((resolve) => { timer = setTimeout(resolve, 10_000) })])
   clearTimeout(timer)
@@ -60,7 +60,7 @@ async function previousRunClosed(deps: StorageDeps, tenantId: string) {
 
 async function startProvisioning(deps: StorageDeps, input: ProvisionStorageInput) {
   try {
-    await deps.temporal().workflow.start(StorageWorkflowType.provision, {
+    await (await deps.temporal()).workflow.start(StorageWorkflowType.provision, {
       workflowId: storageWorkflowIds.provision(input.tenantId),
       taskQueue: taskQueues(deps.config).storage,
       args: [input],

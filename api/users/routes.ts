@@ -1,10 +1,9 @@
 import { Elysia } from 'elysia'
 import { z } from 'zod'
-import { etagOf, expectedVersion, parseIfMatch } from '../platform/etag'
 import { closePage, openPage, PageQuery } from '../platform/pagination'
 import { authenticate } from '../http/auth'
 import type { AppDeps } from '../http/deps'
-import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { envelope, ifMatchVersion, listEnvelope, ok, okVersioned, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
 import { stateOf } from '../http/request-state'
 import { sessionCookie } from '../http/session-cookie'
@@ -50,17 +49,14 @@ export const usersRoutes = (deps: AppDeps) =>
     })
     .get('/me', async ({ request, principal, set }) => {
       const { me, version } = await describeMe(deps.sql, principal.userId, principal.membership?.id ?? null)
-      set.headers.etag = etagOf(version)
-      return ok(request, me)
+      return okVersioned(request, set, version, me)
     }, {
       auth: 'user', errors: ['A400'], response: { 200: envelope(AuthMeResponseDto) },
       detail: { summary: 'The signed-in user, their memberships and the current one' },
     })
     .patch('/me', async ({ request, principal, body, set }) => {
-      const ifMatch = parseIfMatch(request.headers.get('if-match'))
-      const row = await updateMe(deps.sql, principal.userId, expectedVersion(ifMatch), body.displayName)
-      set.headers.etag = etagOf(row.version)
-      return ok(request, toUserDto(row))
+      const row = await updateMe(deps.sql, principal.userId, ifMatchVersion(request), body.displayName)
+      return okVersioned(request, set, row.version, toUserDto(row))
     }, {
       auth: 'tenant:read', errors: ['A400', 'A409', 'P412'], body: UpdateCurrentUserBodyDto,
       response: { 200: envelope(UpdateCurrentUserResponseDto) },

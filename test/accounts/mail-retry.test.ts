@@ -7,6 +7,7 @@ import { deriveKey } from '../../api/platform/crypto'
 import { createDb, type Sql } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
 import { enqueueMail, MailDispatcher } from '../../api/mail/service'
+import { TemporalClient } from '../../api/platform/temporal'
 import { startWorker, type RunningWorker } from '../../worker/run'
 import { eventually } from '../support/temporal'
 import { mailTo } from './helpers'
@@ -56,13 +57,14 @@ describe('mail delivery retries', () => {
     const to = `retry-${crypto.randomUUID()}@example.test`
     const queued = await sql.begin((tx) => enqueueMail(tx, { to, template: 'initialPassword', data: { password: 'x', tenantName: 'Retry Co' } },
       deriveKey(config.SECRET_KEY, 'secrets-at-rest')))
-    const dispatcher = new MailDispatcher(config, createLogger('silent'))
+    const temporal = new TemporalClient(config)
+    const dispatcher = new MailDispatcher(temporal, config, createLogger('silent'))
     try {
       await dispatcher.dispatch([queued])
       const mail = await mailTo(to, { subject: /Retry Co/, timeoutMs: 40_000 })
       expect(mail.subject).toContain('Retry Co')
     } finally {
-      await dispatcher.close()
+      await temporal.close()
     }
     expect(refused).toBe(2)
     expect(accepted).toBe(1)

@@ -27,7 +27,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
     async stop() {
       await app.stop(true)
       await deps.lastUsed.stop()
-      await deps.mail.close()
+      await deps.temporal.close()
       await sql.end({ timeout: 5 })
     },
   }

@@ -29,9 +29,3 @@ export async function waitForMail(
     await Bun.sleep(100)
   }
 }
-
-/** Deletes every caught message. Test files run in one process, so prefer unique addresses over this. */
-export async function clearMailbox(): Promise<void> {
-  const res = await fetch(`${baseUrl()}/api/messages`, { method: 'DELETE' })
-  if (!res.ok) throw new Error(`mail catcher answered ${res.status}`)
-}
