@@ -11,6 +11,7 @@ const sql = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX })
 
 const deps = createDeps(config, sql, log, dependencyProbes(config))
 deps.lastUsed.start()
+await deps.credentialFeed.start()
 const app = buildApp(deps).listen({ hostname: config.HOST, port: config.PORT })
 log.info('api listening', { url: `http://${config.HOST}:${app.server?.port}` })
 
@@ -21,6 +22,7 @@ async function shutdown(signal: string) {
   log.info('api stopping', { signal })
   await app.stop()
   await deps.lastUsed.stop()
+  await deps.credentialFeed.stop()
   await deps.temporal.close()
   await sql.end({ timeout: 5 })
   process.exit(0)

@@ -1,5 +1,5 @@
 // The benchmark runner: `bun bench/run.ts [--quick] [--duration 10] [--warmup 2] [--connections 32] [--threads 1]
-// [--only <name part>] [--generator wrk|autocannon]` (or BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_THREADS,
+// [--only <name part>] [--generator wrk|autocannon] [--profile]` (or BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_THREADS,
 // BENCH_GENERATOR). It starts Postgres, migrates it, starts the API as its own process, and drives every row of
 // bench/rows.ts with wrk (autocannon when wrk is not installed: `apt-get install wrk`), each against GET /bench/hello
 // measured in the same run, before and after the rows. It reports; it never fails on a missed target.
@@ -20,6 +20,8 @@ const { values: flags } = parseArgs({
     quick: { type: 'boolean', default: false },
     duration: { type: 'string' }, warmup: { type: 'string' }, connections: { type: 'string' }, threads: { type: 'string' },
     only: { type: 'string' }, generator: { type: 'string' },
+    // The API writes a CPU profile (markdown) to bench/results/ when it stops.
+    profile: { type: 'boolean', default: false },
   },
 })
 const num = (flag: string | undefined, env: string, def: number) => Number(flag ?? process.env[env] ?? def)
@@ -59,7 +61,7 @@ async function startApi(databaseUrl: string, logFile: string): Promise<string> {
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   api = spawnChild('api', {
-    cmd: [process.execPath, 'api/main.ts'], cwd: ROOT, logFile,
+    cmd: [process.execPath, ...(flags.profile ? ['--cpu-prof-md', `--cpu-prof-dir=${RESULTS}`] : []), 'api/main.ts'], cwd: ROOT, logFile,
     env: {
       ...process.env, DATABASE_URL: databaseUrl, SECRET_KEY: newSecretKey(), HOST: '127.0.0.1', PORT: String(port),
       LOG_LEVEL: 'warn', BENCH_HELLO: 'true',

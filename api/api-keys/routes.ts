@@ -23,13 +23,19 @@ export const apiKeysRoutes = (deps: AppDeps) =>
       auth: ['apikey:read', 'apikey:manage'], errors: ['A400p'], query: ListApiKeysQuery, response: { 200: listEnvelope(ApiKeySummaryDto) },
       detail: { summary: 'Personal access tokens of this tenant, newest first: yours (scope=self) or everyone\'s (scope=tenant, apikey:manage)' },
     })
-    .delete('/api-keys/:apiKeyId', async ({ request, principal, params }) => ok(request, await revokeKey(deps.sql, principal, params.apiKeyId)), {
+    .delete('/api-keys/:apiKeyId', async ({ request, principal, params }) => {
+      const summary = await revokeKey(deps.sql, principal, params.apiKeyId)
+      await deps.pats.fence()
+      return ok(request, summary)
+    }, {
       auth: 'apikey:write', errors: ['A400', 'A404', 'A409'], response: { 200: envelope(ApiKeySummaryDto) },
       detail: { summary: 'Revoke a token (yours, or anyone\'s with apikey:manage); answers its summary' },
     })
     .post('/api-keys/memberships/:membershipId/revocations', async ({ request, principal, params, set }) => {
+      const result = await revokeMemberKeys(deps.sql, principal, params.membershipId)
+      await deps.pats.fence()
       set.status = 201
-      return ok(request, await revokeMemberKeys(deps.sql, principal, params.membershipId))
+      return ok(request, result)
     }, {
       auth: 'apikey:manage', idempotent: true, errors: ['A400', 'A404', 'A409'], response: { 201: envelope(RevokeMembershipApiKeysResponseDto) },
       detail: { summary: 'Revoke every live token of one member of this tenant' },

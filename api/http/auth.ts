@@ -50,7 +50,8 @@ function requireOwnPassword(request: Request): void {
   throw new ApiError(code, 'Choose your own password first: PATCH /v1/users/me/password')
 }
 
-export async function authenticate(deps: AppDeps, request: Request, req: AuthRequirement): Promise<Principal> {
+/** Resolves and admits the caller; a PAT in this replica's cache answers synchronously. */
+export function authenticate(deps: AppDeps, request: Request, req: AuthRequirement): Principal | Promise<Principal> {
   const authz = request.headers.get('authorization')
   let bearer: string | undefined
   if (authz !== null) {
@@ -59,7 +60,11 @@ export async function authenticate(deps: AppDeps, request: Request, req: AuthReq
     bearer = m[1]
   }
   const cookie = bearer ? undefined : readCookie(request.headers.get('cookie'), SESSION_COOKIE)
-  const principal = await resolvePrincipal({ db: deps.sql, lastUsed: deps.lastUsed }, { bearer, cookie })
+  const resolved = resolvePrincipal({ db: deps.sql, lastUsed: deps.lastUsed, pats: deps.pats }, { bearer, cookie })
+  return resolved instanceof Promise ? resolved.then((p) => admit(deps, request, req, p)) : admit(deps, request, req, resolved)
+}
+
+function admit(deps: AppDeps, request: Request, req: AuthRequirement, principal: Principal): Principal {
   if (principal.viaCookie && !SAFE_METHODS.has(request.method)) {
     const sent = request.headers.get(CSRF_HEADER) ?? ''
     const expected = csrfTokenFor(deps.keys.csrf, principal.credentialId)

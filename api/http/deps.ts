@@ -3,7 +3,10 @@ import { deriveKey } from '../platform/crypto'
 import type { Sql } from '../platform/db'
 import type { Logger } from '../platform/log'
 import { TemporalClient } from '../platform/temporal'
+import { CredentialCache } from '../identity/credential-cache'
+import { CredentialFeed } from '../identity/credential-feed'
 import { LastUsedRecorder } from '../identity/last-used'
+import type { PatEntry } from '../identity/service'
 import { MailDispatcher } from '../mail/service'
 import { SignInThrottle } from '../identity/sign-in-throttle'
 import { RateLimiter } from './rate-limit'
@@ -14,6 +17,10 @@ export interface AppDeps {
   sql: Sql
   log: Logger
   lastUsed: LastUsedRecorder
+  /** Resolved PATs; fence() after committing anything that narrows a token. */
+  pats: CredentialCache<PatEntry>
+  /** Keeps `pats` fresh; start() and stop() with the process. */
+  credentialFeed: CredentialFeed
   limiter: RateLimiter
   /** The process's one Temporal client (mail, storage); close() on shutdown. */
   temporal: TemporalClient
@@ -27,7 +34,12 @@ export interface AppDeps {
 
 export function createDeps(config: Config, sql: Sql, log: Logger, probes: AppDeps['probes'] = {}): AppDeps {
   const temporal = new TemporalClient(config)
+  const pats = new CredentialCache<PatEntry>({
+    fenceMs: config.CREDENTIAL_CACHE_FENCE_MS, ttlMs: config.CREDENTIAL_CACHE_TTL_SECONDS * 1000, maxEntries: config.CREDENTIAL_CACHE_MAX_ENTRIES,
+  })
   return {
+    pats,
+    credentialFeed: new CredentialFeed(config.DATABASE_URL, pats, log.child({ component: 'credential-feed' })),
     temporal,
     config,
     sql,

@@ -5,7 +5,6 @@ import type { AppDeps } from './deps'
 import { claimKey, completeKey } from './idempotency-queries'
 import { IDEMPOTENCY_HEADER, idempotencyScope, parseIdempotencyKey, replayResponse, requestHash, sealResponse } from './idempotency'
 import { problemResponse } from './problem'
-import type { Take } from './rate-limit'
 import { initState, stateOf, type RequestState } from './request-state'
 
 type SetContext = { headers: Record<string, unknown>; status?: number | string }
@@ -28,14 +27,14 @@ function toResponse(value: unknown, set: SetContext): Response {
 
 const SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { sessionCookie: [] }]
 
-function rateLimited(st: RequestState, take: Take): ApiError {
-  return new ApiError('RATE_LIMITED', `Request budget exceeded; retry in ${take.retryAfter} s`, {
+function rateLimited(limit: number, retryAfter: number): ApiError {
+  return new ApiError('RATE_LIMITED', `Request budget exceeded; retry in ${retryAfter} s`, {
     headers: {
-      'retry-after': String(take.retryAfter),
-      'ratelimit-limit': String(take.limit),
+      'retry-after': String(retryAfter),
+      'ratelimit-limit': String(limit),
       'ratelimit-remaining': '0',
-      'ratelimit-reset': String(take.retryAfter),
-      'ratelimit-policy': `${take.limit};w=60`,
+      'ratelimit-reset': String(retryAfter),
+      'ratelimit-policy': `${limit};w=60`,
     },
   })
 }
@@ -71,9 +70,9 @@ function buildConventions(deps: AppDeps, instance: number) {
     return res
   }
 
-  const spend = (st: RequestState, key: string, perMinute: number) => {
-    const take = deps.limiter.take(key, perMinute)
-    if (!take.ok) throw rateLimited(st, take)
+  const spend = (key: string, perMinute: number) => {
+    const retryAfter = deps.limiter.admit(key, perMinute)
+    if (retryAfter > 0) throw rateLimited(perMinute, retryAfter)
   }
 
   const plugin = new Elysia({ name: 'http-conventions', seed: instance })
@@ -148,7 +147,7 @@ function buildConventions(deps: AppDeps, instance: number) {
         transform({ request }) {
           if (!on) return
           const st = stateOf(request)
-          spend(st, `ip:${st.ip}`, config.RATE_LIMIT_ANONYMOUS_PER_MINUTE)
+          spend(`ip:${st.ip}`, config.RATE_LIMIT_ANONYMOUS_PER_MINUTE)
         },
       }),
       auth: (requirement: AuthRequirement) => ({
@@ -160,15 +159,16 @@ function buildConventions(deps: AppDeps, instance: number) {
         async transform({ request }) {
           const st = stateOf(request)
           try {
-            st.principal = await authenticate(deps, request, requirement)
+            const resolved = authenticate(deps, request, requirement)
+            st.principal = resolved instanceof Promise ? await resolved : resolved
           } catch (err) {
             // Failed credentials spend the caller's anonymous budget, so guessing is throttled too.
-            if (err instanceof ApiError && err.status === 401) spend(st, `ip:${st.ip}`, config.RATE_LIMIT_ANONYMOUS_PER_MINUTE)
+            if (err instanceof ApiError && err.status === 401) spend(`ip:${st.ip}`, config.RATE_LIMIT_ANONYMOUS_PER_MINUTE)
             throw err
           }
           const p = st.principal
-          spend(st, `user:${p.userId}`, config.RATE_LIMIT_PRINCIPAL_PER_MINUTE)
-          if (p.membership) spend(st, `tenant:${p.membership.tenantId}`, config.RATE_LIMIT_TENANT_PER_MINUTE)
+          spend(`user:${p.userId}`, config.RATE_LIMIT_PRINCIPAL_PER_MINUTE)
+          if (p.membership) spend(`tenant:${p.membership.tenantId}`, config.RATE_LIMIT_TENANT_PER_MINUTE)
         },
         resolve({ request }) {
           return { principal: stateOf(request).principal! }

@@ -1,11 +1,3 @@
-export interface Take {
-  ok: boolean
-  limit: number
-  remaining: number
-  /** seconds until a request would be admitted again (0 when ok) */
-  retryAfter: number
-}
-
 /** Token buckets in this process's memory: refills continuously at perMinute/60 tokens a second.
  *  Budgets are per replica (see README "Rate budgets"); no shared store sits on the request path. */
 export class RateLimiter {
@@ -13,21 +5,24 @@ export class RateLimiter {
 
   constructor(private now: () => number = () => performance.now()) {}
 
-  take(key: string, perMinute: number): Take {
-    if (perMinute <= 0) return { ok: true, limit: 0, remaining: 0, retryAfter: 0 }
+  /** 0 when the request is admitted (allocating nothing on that path); otherwise the seconds until one would be. */
+  admit(key: string, perMinute: number): number {
+    if (perMinute <= 0) return 0
     const t = this.now()
     const rate = perMinute / 60_000
-    const b = this.buckets.get(key) ?? { tokens: perMinute, at: t }
+    let b = this.buckets.get(key)
+    if (!b) {
+      if (this.buckets.size > 100_000) this.sweep(t)
+      b = { tokens: perMinute, at: t }
+      this.buckets.set(key, b)
+    }
     b.tokens = Math.min(perMinute, b.tokens + (t - b.at) * rate)
     b.at = t
-    if (this.buckets.size > 100_000) this.sweep(t)
     if (b.tokens >= 1) {
       b.tokens -= 1
-      this.buckets.set(key, b)
-      return { ok: true, limit: perMinute, remaining: Math.floor(b.tokens), retryAfter: 0 }
+      return 0
     }
-    this.buckets.set(key, b)
-    return { ok: false, limit: perMinute, remaining: 0, retryAfter: Math.ceil((1 - b.tokens) / rate / 1000) }
+    return Math.max(1, Math.ceil((1 - b.tokens) / rate / 1000))
   }
 
   // A bucket idle for a minute has refilled completely, so dropping it is the same as keeping it.

@@ -1,9 +1,10 @@
 import { sha256 } from '../platform/crypto'
 import type { Db } from '../platform/db'
 import { ApiError } from '../platform/errors'
+import type { CredentialCache } from './credential-cache'
 import type { LastUsedRecorder } from './last-used'
 import { effectivePermissions, type Permission, type Role } from './permissions'
-import { findPatByHash, findSessionByHash, touchSession } from './queries'
+import { findPatByHash, findSessionByHash, touchSession, type PatRow } from './queries'
 import { PAT_PREFIX, SESSION_PREFIX } from './tokens'
 
 export type CredentialClass = 'session' | 'personal_access_token'
@@ -38,44 +39,72 @@ export interface Principal {
 
 const unauthorized = () => new ApiError('UNAUTHORIZED', 'Authentication is required: present a valid bearer token or session cookie')
 
+/** A resolved PAT as the cache keeps it: the row's validity fields and the principal built from it once. */
+export interface PatEntry {
+  row: Pick<PatRow, 'id' | 'revoked_at' | 'expires_at' | 'user_status'>
+  /** lastUsedAt is filled per request. */
+  principal: Principal
+  /** Epoch ms of the newest use this replica has seen: the next request's lastUsedAt. */
+  lastUse: number | null
+}
+
 export interface ResolveDeps {
   db: Db
   lastUsed: LastUsedRecorder
+  pats: CredentialCache<PatEntry>
 }
 
-export async function resolvePrincipal(deps: ResolveDeps, cred: { bearer?: string; cookie?: string }): Promise<Principal> {
+/** A PAT found in this replica's cache resolves without a promise: the hot path of automation traffic. */
+export function resolvePrincipal(deps: ResolveDeps, cred: { bearer?: string; cookie?: string }): Principal | Promise<Principal> {
   const token = cred.bearer ?? cred.cookie
   if (!token) throw unauthorized()
-  if (token.startsWith(PAT_PREFIX) && cred.bearer) return resolvePat(deps, token)
+  if (token.startsWith(PAT_PREFIX) && cred.bearer) {
+    const key = Bun.SHA256.hash(token, 'base64')
+    const hit = deps.pats.get(key)
+    return hit ? usePat(deps, hit) : lookupPat(deps, key).then((entry) => usePat(deps, entry))
+  }
   if (token.startsWith(SESSION_PREFIX)) return resolveSession(deps, token, cred.bearer === undefined)
   throw unauthorized()
 }
 
 // Interface rule: a TOKEN_* code only when the digest matched a stored record; anything else is UNAUTHORIZED,
 // so the answers cannot be used to probe which tokens exist.
-async function resolvePat(deps: ResolveDeps, token: string): Promise<Principal> {
-  const row = await findPatByHash(deps.db, sha256(token))
-  if (!row) throw unauthorized()
+function usePat(deps: ResolveDeps, entry: PatEntry | undefined): Principal {
+  if (!entry) throw unauthorized()
+  const { row } = entry
   const now = Date.now()
   if (row.revoked_at) throw new ApiError('TOKEN_REVOKED', 'This personal access token has been revoked')
   if (row.expires_at.getTime() <= now) throw new ApiError('TOKEN_EXPIRED', 'This personal access token has expired')
   if (row.user_status !== 'active') throw unauthorized()
-  deps.lastUsed.record(row.id)
-  const membership: Membership = {
+  const previous = entry.lastUse
+  entry.lastUse = now
+  deps.lastUsed.record(row.id, now)
+  return { ...entry.principal, lastUsedAt: previous === null ? null : new Date(previous) }
+}
+
+/** Only found tokens are kept, so a new token is usable on every replica the moment it exists. */
+async function lookupPat(deps: ResolveDeps, key: string): Promise<PatEntry | undefined> {
+  const generation = deps.pats.generation
+  const row = await findPatByHash(deps.db, Buffer.from(key, 'base64'))
+  if (!row) return undefined
+  // Frozen: one principal serves every request of this entry, so no route may change it in place.
+  const membership: Membership = Object.freeze({
     id: row.membership_id, tenantId: row.tenant_id, role: row.role, status: row.membership_status, expiresAt: row.membership_expires_at,
-  }
-  return {
+  })
+  const principal: Principal = Object.freeze({
     credential: 'personal_access_token',
     credentialId: row.id,
     userId: row.user_id,
     membership,
-    grantCeiling: row.scopes,
-    permissions: effectivePermissions(row.role, row.scopes),
+    grantCeiling: Object.freeze(row.scopes) as string[],
+    permissions: Object.freeze(effectivePermissions(row.role, row.scopes)) as Permission[],
     expiresAt: row.expires_at,
-    lastUsedAt: row.last_used_at,
+    lastUsedAt: null,
     viaCookie: false,
     mfa: 'satisfied',
-  }
+  })
+  const index = { apiKeyId: row.id, membershipId: row.membership_id, userId: row.user_id }
+  return deps.pats.fill(key, index, { row, principal, lastUse: row.last_used_at?.getTime() ?? null }, generation)
 }
 
 async function resolveSession(deps: ResolveDeps, token: string, viaCookie: boolean): Promise<Principal> {

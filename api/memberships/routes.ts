@@ -26,6 +26,7 @@ export const membershipsRoutes = (deps: AppDeps) =>
     .patch('/:membershipId', async ({ request, principal, params, body, set }) => {
       const version = ifMatchVersion(request)
       const row = await updateMembership(deps.sql, principal, params.membershipId, version, body)
+      await deps.pats.fence() // a role, status or expiry change can narrow the member's tokens
       return okVersioned(request, set, row.version, toMembershipDto(row))
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], body: UpdateCurrentTenantMembershipBodyDto,
@@ -34,7 +35,9 @@ export const membershipsRoutes = (deps: AppDeps) =>
     })
     .delete('/:membershipId', async ({ request, principal, params }) => {
       const version = ifMatchVersion(request)
-      return ok(request, await removeMembership(deps.sql, principal, params.membershipId, version))
+      const removed = await removeMembership(deps.sql, principal, params.membershipId, version)
+      await deps.pats.fence()
+      return ok(request, removed)
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], response: { 200: envelope(RemovalResultDto) },
       detail: { summary: 'Remove a member: their sessions leave the tenant and their tokens for it are revoked, at once' },

@@ -39,6 +39,10 @@ export const ConfigSchema = z.object({
   IDEMPOTENCY_LOCK_SECONDS: int(60),
   HOUSEKEEPING_INTERVAL_MINUTES: int(15),
   PAT_LAST_USED_FLUSH_SECONDS: int(10),
+  // Per-replica PAT cache (api/identity/credential-cache.ts): revocations answer after the fence; 0 turns it off.
+  CREDENTIAL_CACHE_FENCE_MS: int(500),
+  CREDENTIAL_CACHE_TTL_SECONDS: int(5),
+  CREDENTIAL_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).default(10_000),
   // Failed password sign-ins (README "Sign-in throttling"): refused with 429 from this many failures in 15 minutes,
   // per account and per client address; the delay before each attempt after the free ones starts at this base.
   SIGNIN_ACCOUNT_LOCK_FAILURES: int(10),

@@ -19,6 +19,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PORT: '0', ...overrides })
   const sql = createDb(config.DATABASE_URL, { max: 20 })
   const deps = createDeps(config, sql, createLogger(config.LOG_LEVEL, { service: 'api-test' }), dependencyProbes(config))
+  await deps.credentialFeed.start() // as api/main.ts does: tests exercise the PAT cache replicas really run
   const app = buildApp(deps).listen({ hostname: '127.0.0.1', port: config.PORT }) // PORT is 0 (any free port) unless overridden
   return {
     url: `http://127.0.0.1:${app.server!.port}`,
@@ -27,6 +28,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
     async stop() {
       await app.stop(true)
       await deps.lastUsed.stop()
+      await deps.credentialFeed.stop()
       await deps.temporal.close()
       await sql.end({ timeout: 5 })
     },

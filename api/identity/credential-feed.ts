@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto'
+import { createDb, type Sql } from '../platform/db'
+import type { Logger } from '../platform/log'
+import type { CredentialCache } from './credential-cache'
+
+export const CREDENTIAL_CHANNEL = 'rcp_credentials'
+/** application_name of the feed's connections is this plus ":<replicaId>", so operators (and the stall test) find them. */
+export const CREDENTIAL_FEED_NAME = 'rcp-credential-feed'
+const HEARTBEATS_PER_FENCE = 5
+
+/** Keeps one replica's CredentialCache honest: a LISTEN connection applies change notifications (migrations/0007)
+ *  and our own heartbeats, sent every fence/5, prove the connection is live and caught up. */
+export class CredentialFeed {
+  readonly replicaId = randomUUID()
+  private client: Sql | undefined
+  private timer: ReturnType<typeof setInterval> | undefined
+  private beating = false
+  private startedAt = 0
+  private warned = false
+
+  constructor(private databaseUrl: string, private cache: CredentialCache<unknown>, private log: Logger) {}
+
+  async start(): Promise<void> {
+    if (!this.cache.enabled || this.timer) return
+    this.timer = setInterval(() => void this.beat(), Math.max(1, Math.floor(this.cache.options.fenceMs / HEARTBEATS_PER_FENCE)))
+    this.timer.unref?.()
+    await this.connect().catch((err) => this.warnOnce('credential feed could not LISTEN; PATs are read from Postgres meanwhile', { err }))
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+    await this.client?.end({ timeout: 1 })
+    this.client = undefined
+  }
+
+  private async connect(): Promise<void> {
+    // Heartbeats change no data: skipping the WAL flush makes them nearly free, and delivery order is unaffected.
+    const client = createDb(this.databaseUrl, { max: 1, name: `${CREDENTIAL_FEED_NAME}:${this.replicaId}`, settings: { synchronous_commit: 'off' } })
+    this.client = client
+    this.startedAt = this.cache.now()
+    // postgres.js re-issues LISTEN after a dropped connection and calls the third argument each time.
+    await client.listen(CREDENTIAL_CHANNEL, (payload) => this.receive(payload), () => this.cache.feedStarted())
+  }
+
+  private receive(payload: string): void {
+    if (!payload.startsWith('hb:')) return this.cache.evict(payload)
+    const [, replica, sentAt] = payload.split(':')
+    if (replica === this.replicaId) this.cache.confirm(Number(sentAt))
+  }
+
+  private async beat(): Promise<void> {
+    if (this.beating || !this.client) return
+    this.beating = true
+    try {
+      await this.client.notify(CREDENTIAL_CHANNEL, `hb:${this.replicaId}:${this.cache.now()}`)
+      if (this.warned && this.cache.staleness() < this.cache.options.fenceMs) {
+        this.warned = false
+        this.log.info('credential feed live again: PAT cache in use')
+      }
+    } catch (err) {
+      this.warnOnce('credential heartbeat failed: PATs are read from Postgres until the feed recovers', { err })
+    } finally {
+      this.beating = false
+    }
+    await this.restartIfDead()
+  }
+
+  // A LISTEN that failed to come back (Postgres was down when postgres.js retried) never recovers by itself. Safety
+  // does not depend on this, since a silent feed only stops the cache from serving; throughput does.
+  private async restartIfDead(): Promise<void> {
+    const deadFor = Math.max(10_000, 20 * this.cache.options.fenceMs)
+    if (!this.timer || this.cache.staleness() < deadFor || this.cache.now() - this.startedAt < deadFor) return
+    this.warnOnce('credential feed silent: reconnecting its LISTEN connection', { silentMs: Math.round(this.cache.staleness()) })
+    const old = this.client
+    this.client = undefined
+    await old?.end({ timeout: 1 }).catch(() => {})
+    await this.connect().catch((err) => this.log.warn('credential feed reconnect failed; will retry', { err }))
+  }
+
+  private warnOnce(msg: string, fields: Record<string, unknown>): void {
+    if (this.warned) return
+    this.warned = true
+    this.log.warn(msg, fields)
+  }
+}
