@@ -9,7 +9,8 @@ async function probe(check: () => Promise<boolean>, timeoutMs: number): Promise<
   return Promise.race([check().catch(() => false), timeout])
 }
 
-/** /healthz: the process answers. /readyz: its dependencies answer too (load balancers route on this). */
+/** /healthz: the process answers. /readyz: its dependencies answer too (load balancers route on this), and whether
+ *  its PAT cache is in use. */
 export const healthRoutes = (deps: AppDeps) =>
   new Elysia()
     .get('/healthz', () => json(200, { status: 'ok' }), { detail: { hide: true } })
@@ -20,5 +21,9 @@ export const healthRoutes = (deps: AppDeps) =>
       }
       const results = Object.fromEntries(await Promise.all(Object.entries(checks).map(async ([k, f]) => [k, await probe(f, 2000)] as const)))
       const ready = Object.values(results).every(Boolean)
-      return json(ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks: results })
+      // Information, not a check: without a live feed this replica reads every PAT from Postgres (slower, still right).
+      const credentialCache = {
+        live: deps.pats.enabled && deps.pats.staleness() < deps.pats.options.fenceMs, entries: deps.pats.size,
+      }
+      return json(ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks: results, credentialCache })
     }, { detail: { hide: true } })

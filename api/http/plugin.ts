@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import { ApiError, codesOf, type ErrorSetName } from '../platform/errors'
+import type { Principal } from '../identity/service'
 import { authenticate, describeRequirement, permissionsOf, type AuthRequirement } from './auth'
 import type { AppDeps } from './deps'
 import { claimKey, completeKey } from './idempotency-queries'
@@ -73,6 +74,18 @@ function buildConventions(deps: AppDeps, instance: number) {
   const spend = (key: string, perMinute: number) => {
     const retryAfter = deps.limiter.admit(key, perMinute)
     if (retryAfter > 0) throw rateLimited(perMinute, retryAfter)
+  }
+
+  // Failed credentials spend the caller's anonymous budget, so guessing is throttled too.
+  const refused = (st: RequestState, err: unknown): unknown => {
+    if (err instanceof ApiError && err.status === 401) spend(`ip:${st.ip}`, config.RATE_LIMIT_ANONYMOUS_PER_MINUTE)
+    return err
+  }
+
+  const admitted = (st: RequestState, p: Principal): void => {
+    st.principal = p
+    spend(`user:${p.userId}`, config.RATE_LIMIT_PRINCIPAL_PER_MINUTE)
+    if (p.membership) spend(`tenant:${p.membership.tenantId}`, config.RATE_LIMIT_TENANT_PER_MINUTE)
   }
 
   const plugin = new Elysia({ name: 'http-conventions', seed: instance })
@@ -156,19 +169,17 @@ function buildConventions(deps: AppDeps, instance: number) {
           'x-permissions': permissionsOf(requirement),
           description: describeRequirement(requirement),
         },
-        async transform({ request }) {
+        // Synchronous for a PAT in this replica's cache; a promise only when a lookup is needed.
+        transform({ request }) {
           const st = stateOf(request)
+          let resolved: ReturnType<typeof authenticate>
           try {
-            const resolved = authenticate(deps, request, requirement)
-            st.principal = resolved instanceof Promise ? await resolved : resolved
+            resolved = authenticate(deps, request, requirement)
           } catch (err) {
-            // Failed credentials spend the caller's anonymous budget, so guessing is throttled too.
-            if (err instanceof ApiError && err.status === 401) spend(`ip:${st.ip}`, config.RATE_LIMIT_ANONYMOUS_PER_MINUTE)
-            throw err
+            throw refused(st, err)
           }
-          const p = st.principal
-          spend(`user:${p.userId}`, config.RATE_LIMIT_PRINCIPAL_PER_MINUTE)
-          if (p.membership) spend(`tenant:${p.membership.tenantId}`, config.RATE_LIMIT_TENANT_PER_MINUTE)
+          if (resolved instanceof Promise) return resolved.then((p) => admitted(st, p), (err) => { throw refused(st, err) })
+          admitted(st, resolved)
         },
         resolve({ request }) {
           return { principal: stateOf(request).principal! }

@@ -25,6 +25,15 @@ export class CredentialFeed {
     this.timer = setInterval(() => void this.beat(), Math.max(1, Math.floor(this.cache.options.fenceMs / HEARTBEATS_PER_FENCE)))
     this.timer.unref?.()
     await this.connect().catch((err) => this.warnOnce('credential feed could not LISTEN; PATs are read from Postgres meanwhile', { err }))
+    await this.firstHeartbeat()
+  }
+
+  // A replica that starts serving before its first heartbeat returns would read every PAT from Postgres until then.
+  private async firstHeartbeat(): Promise<void> {
+    if (!this.client) return
+    await this.beat()
+    const until = Date.now() + this.cache.options.fenceMs
+    while (this.cache.staleness() >= this.cache.options.fenceMs && Date.now() < until) await Bun.sleep(5)
   }
 
   async stop(): Promise<void> {

@@ -7,7 +7,7 @@ describe('health', () => {
   test('/healthz answers while the process runs; /readyz checks Postgres, Temporal and S3', async () => {
     expect((await fetch(`${api.url}/healthz`)).status).toBe(200)
     const ready = await fetch(`${api.url}/readyz`)
-    expect(await ready.json()).toEqual({ status: 'ready', checks: { postgres: true, temporal: true, s3: true } })
+    expect(await ready.json()).toMatchObject({ status: 'ready', checks: { postgres: true, temporal: true, s3: true }, credentialCache: { live: true } })
     expect(ready.status).toBe(200)
   })
 

@@ -131,6 +131,7 @@ describe('PAT cache across replicas', () => {
     await Bun.sleep(fenceMs()) // an operator's SQL has no fence() of its own; delivery itself takes milliseconds
     expect((await onB.get('/tokens/self')).status).toBe(401)
     await a.sql`update users set status = 'active' where id = ${m.userId}`
+    await b.deps.pats.fence() // B cached the disabled user on the 401 above: re-enabling, too, shows after the feed delivers
 
     await cachedOn(b, mine.token)
     await a.sql`update memberships set expires_at = now() where id = ${m.membershipId}`
