@@ -22,8 +22,6 @@ export const healthRoutes = (deps: AppDeps) =>
       const results = Object.fromEntries(await Promise.all(Object.entries(checks).map(async ([k, f]) => [k, await probe(f, 2000)] as const)))
       const ready = Object.values(results).every(Boolean)
       // Information, not a check: without a live feed this replica reads every PAT from Postgres (slower, still right).
-      const credentialCache = {
-        live: deps.pats.enabled && deps.pats.staleness() < deps.pats.options.fenceMs, entries: deps.pats.size,
-      }
+      const credentialCache = { live: deps.pats.live, entries: deps.pats.size }
       return json(ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks: results, credentialCache })
     }, { detail: { hide: true } })

@@ -60,7 +60,7 @@ export function authenticate(deps: AppDeps, request: Request, req: AuthRequireme
     bearer = m[1]
   }
   const cookie = bearer ? undefined : readCookie(request.headers.get('cookie'), SESSION_COOKIE)
-  const resolved = resolvePrincipal({ db: deps.sql, lastUsed: deps.lastUsed, pats: deps.pats }, { bearer, cookie })
+  const resolved = resolvePrincipal(deps, { bearer, cookie })
   return resolved instanceof Promise ? resolved.then((p) => admit(deps, request, req, p)) : admit(deps, request, req, resolved)
 }
 

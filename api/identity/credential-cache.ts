@@ -35,12 +35,21 @@ export class CredentialCache<V> {
   private confirmedAt = -Infinity
   /** When the current LISTEN took effect: heartbeats sent earlier prove nothing about it. */
   private feedSince = Infinity
-  readonly stats = { hits: 0, misses: 0, fenced: 0 }
+  readonly stats = { hits: 0, fenced: 0 }
 
   constructor(readonly options: CredentialCacheOptions, readonly now: () => number = () => performance.now()) {}
 
   get enabled(): boolean {
     return this.options.fenceMs > 0
+  }
+
+  /** The feed proved itself within the fence: entries may be served. */
+  get live(): boolean {
+    return this.liveAt(this.now())
+  }
+
+  private liveAt(now: number): boolean {
+    return this.enabled && now - this.confirmedAt < this.options.fenceMs
   }
 
   get size(): number {
@@ -54,18 +63,14 @@ export class CredentialCache<V> {
 
   get(key: string): V | undefined {
     const entry = this.entries.get(key)
-    if (!entry) {
-      this.stats.misses++
-      return undefined
-    }
+    if (!entry) return undefined
     const now = this.now()
-    if (now - this.confirmedAt >= this.options.fenceMs) {
+    if (!this.liveAt(now)) {
       this.stats.fenced++
       return undefined
     }
     if (now - entry.filledAt >= this.options.ttlMs) {
       this.entries.delete(key)
-      this.stats.misses++
       return undefined
     }
     this.stats.hits++

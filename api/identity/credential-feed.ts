@@ -33,7 +33,7 @@ export class CredentialFeed {
     if (!this.client) return
     await this.beat()
     const until = Date.now() + this.cache.options.fenceMs
-    while (this.cache.staleness() >= this.cache.options.fenceMs && Date.now() < until) await Bun.sleep(5)
+    while (!this.cache.live && Date.now() < until) await Bun.sleep(5)
   }
 
   async stop(): Promise<void> {
@@ -63,7 +63,7 @@ export class CredentialFeed {
     this.beating = true
     try {
       await this.client.notify(CREDENTIAL_CHANNEL, `hb:${this.replicaId}:${this.cache.now()}`)
-      if (this.warned && this.cache.staleness() < this.cache.options.fenceMs) {
+      if (this.warned && this.cache.live) {
         this.warned = false
         this.log.info('credential feed live again: PAT cache in use')
       }

@@ -48,8 +48,9 @@ export interface PatEntry {
   lastUse: number | null
 }
 
+/** AppDeps satisfies this as it is, so the request path builds no deps object. */
 export interface ResolveDeps {
-  db: Db
+  sql: Db
   lastUsed: LastUsedRecorder
   pats: CredentialCache<PatEntry>
 }
@@ -85,7 +86,7 @@ function usePat(deps: ResolveDeps, entry: PatEntry | undefined): Principal {
 /** Only found tokens are kept, so a new token is usable on every replica the moment it exists. */
 async function lookupPat(deps: ResolveDeps, key: string): Promise<PatEntry | undefined> {
   const generation = deps.pats.generation
-  const row = await findPatByHash(deps.db, Buffer.from(key, 'base64'))
+  const row = await findPatByHash(deps.sql, Buffer.from(key, 'base64'))
   if (!row) return undefined
   // Frozen: one principal serves every request of this entry, so no route may change it in place.
   const membership: Membership = Object.freeze({
@@ -108,14 +109,14 @@ async function lookupPat(deps: ResolveDeps, key: string): Promise<PatEntry | und
 }
 
 async function resolveSession(deps: ResolveDeps, token: string, viaCookie: boolean): Promise<Principal> {
-  const row = await findSessionByHash(deps.db, sha256(token))
+  const row = await findSessionByHash(deps.sql, sha256(token))
   if (!row) throw unauthorized()
   const now = Date.now()
   if (row.revoked_at) throw new ApiError('TOKEN_REVOKED', 'This session has been signed out')
   const idleDeadline = row.last_seen_at.getTime() + row.idle_timeout_seconds * 1000
   if (row.expires_at.getTime() <= now || idleDeadline <= now) throw new ApiError('SESSION_EXPIRED', 'This session has expired; sign in again')
   if (row.user_status === 'disabled') throw unauthorized()
-  await touchSession(deps.db, row.id)
+  await touchSession(deps.sql, row.id)
   const membership: Membership | null =
     row.membership_id && row.tenant_id && row.role
       ? { id: row.membership_id, tenantId: row.tenant_id, role: row.role, status: row.membership_status ?? 'removed', expiresAt: row.membership_expires_at }

@@ -57,7 +57,7 @@ export const ssoRoutes = (deps: AppDeps) => {
     .get('/auth/sso/:connectionId/start', async ({ request, params, query }) => {
       // Started from a signed-in session, the provider's identity is linked to that account.
       const signedIn = request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
-      const linkUserId = signedIn ? await (async () => (await authenticate(deps, request, 'user')).userId)().catch(() => null) : null
+      const linkUserId = signedIn ? await Promise.resolve().then(() => authenticate(deps, request, 'user')).then((p) => p.userId, () => null) : null
       const start = await startSsoSignIn(env, params.connectionId, { redirectUri: callbackUrl(request), returnTo: safeReturnTo(query.returnTo), linkUserId })
       const headers = new Headers({ location: start.location, 'cache-control': 'no-store' })
       headers.append('set-cookie', stateCookie(start.state, start.stateTtlSeconds))

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, spawnChild, type Child } from '../../scripts/platform'
+import { freePort, spawnChild, waitUntil, type Child } from '../../scripts/platform'
 import { Client } from '../support/client'
 import { patFor, tenantOwner } from '../support/fixtures'
 
@@ -17,11 +17,7 @@ describe('bun api/main.ts', () => {
     const logFile = join(mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'entry-')), 'api.log')
     api = spawnChild('api', { cmd: [process.execPath, 'api/main.ts'], env: { ...process.env, PORT: String(port), LOG_LEVEL: 'info' }, logFile })
     const base = `http://127.0.0.1:${port}`
-    const until = Date.now() + 30_000
-    while (!(await fetch(`${base}/healthz`).then((r) => r.ok, () => false))) {
-      if (Date.now() > until) throw new Error(`api did not start:\n${readFileSync(logFile, 'utf8')}`)
-      await Bun.sleep(100)
-    }
+    await waitUntil(api, 'GET /healthz', async () => (await fetch(`${base}/healthz`)).ok, 30_000)
     const owner = await tenantOwner(base)
     const { token } = await patFor(owner.client, ['tenant:read'])
     const onApi = new Client(base).withBearer(token)

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { CREDENTIAL_FEED_NAME } from '../../api/identity/credential-feed'
 import { startApi, type TestApi } from '../support/api'
 import { patFor, tenantOwner } from '../support/fixtures'
+import { eventually } from '../support/temporal'
 import { bearer, memberOf } from './members'
 
 let a: TestApi
@@ -16,17 +17,9 @@ afterAll(async () => { await Promise.all([a.stop(), b.stop()]) })
 
 const fenceMs = () => b.deps.config.CREDENTIAL_CACHE_FENCE_MS
 
-async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000) {
-  const until = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await Bun.sleep(20)
-  }
-}
-
 /** Uses the token on `api` until a request is answered from its cache (a hit, no Postgres read). */
 async function cachedOn(api: TestApi, token: string, path = '/tokens/self') {
-  await eventually('a live credential feed', () => api.deps.pats.staleness() < fenceMs() / 2)
+  await eventually('a live credential feed', async () => api.deps.pats.staleness() < fenceMs() / 2 || undefined)
   const client = bearer(api.url, token)
   expect((await client.get(path)).status).toBe(200) // fills
   const hits = api.deps.pats.stats.hits
@@ -109,8 +102,8 @@ describe('PAT cache across replicas', () => {
       await tx`select pg_terminate_backend(${pid!}::int)`
       await tx`update api_keys set revoked_at = now() where id = ${id}`
     })
-    await eventually('B listening again', async () => ((await feedBackend(b)) ?? pid) !== pid)
-    await eventually('B proving its new feed live', () => b.deps.pats.staleness() < fenceMs() / 2)
+    await eventually('B listening again', async () => ((await feedBackend(b)) ?? pid) !== pid || undefined)
+    await eventually('B proving its new feed live', async () => b.deps.pats.staleness() < fenceMs() / 2 || undefined)
     const next = await onB.get('/tokens/self')
     expect(next.json.code).toBe('TOKEN_REVOKED')
   })
