@@ -5,7 +5,7 @@ import { openapiRoutes } from './http/openapi'
 import { httpConventions } from './http/plugin'
 import { accountRoutes } from './account/routes'
 import { apiKeysRoutes } from './api-keys/routes'
-import { invitationsRoutes } from './invitations/routes'
+import { onboardingRoutes } from './onboarding/routes'
 import { membershipsRoutes } from './memberships/routes'
 import { ssoRoutes } from './sso/routes'
 import { authPolicyRoutes } from './auth-policy/routes'
@@ -13,6 +13,7 @@ import { loginOptionsRoutes } from './login-options/routes'
 import { passwordResetsRoutes } from './password-resets/routes'
 import { mfaRoutes } from './mfa/routes'
 import { sessionsRoutes } from './sessions/routes'
+import { signInRoutes } from './sign-in/routes'
 import { storageRoutes } from './storage/routes'
 import { tenantsRoutes } from './tenants/routes'
 import { usersRoutes } from './users/routes'
@@ -33,9 +34,9 @@ export function buildApp(deps: AppDeps) {
     .use(healthRoutes(deps))
     .use(openapiRoutes((req) => app.handle(req)))
     .group('/v1', (v1) =>
-      v1.use(usersRoutes(deps)).use(sessionsRoutes(deps)).use(tenantsRoutes(deps)).use(apiKeysRoutes(deps)).use(storageRoutes(deps))
-        .use(mfaRoutes(deps)).use(authPolicyRoutes(deps)).use(passwordResetsRoutes(deps)).use(loginOptionsRoutes(deps))
-        .use(membershipsRoutes(deps)).use(invitationsRoutes(deps)).use(ssoRoutes(deps)))
+      v1.use(usersRoutes(deps)).use(sessionsRoutes(deps)).use(signInRoutes(deps)).use(tenantsRoutes(deps)).use(apiKeysRoutes(deps))
+        .use(storageRoutes(deps)).use(mfaRoutes(deps)).use(authPolicyRoutes(deps)).use(passwordResetsRoutes(deps))
+        .use(loginOptionsRoutes(deps)).use(membershipsRoutes(deps)).use(onboardingRoutes(deps)).use(ssoRoutes(deps)))
     .use(accountRoutes(deps))
   if (deps.config.BENCH_HELLO) elysiaHello(app as unknown as Elysia)
   return app

@@ -1,4 +1,5 @@
 import type { Db } from '../platform/db'
+import type { Role } from '../identity/permissions'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 
 export interface ApiKeyRow {
@@ -60,7 +61,41 @@ export async function revokeMembershipApiKeys(db: Db, tenantId: string, membersh
   return rows.length
 }
 
-export async function membershipInTenant(db: Db, tenantId: string, membershipId: string): Promise<boolean> {
-  const rows = await db`select 1 from memberships where tenant_id = ${tenantId} and id = ${membershipId}`
-  return rows.length === 1
+// ── Resolving a presented token (api/credentials) ──────────────────────────────────────────────────────────
+
+export interface PatRow {
+  id: string
+  tenant_id: string
+  user_id: string
+  membership_id: string
+  scopes: string[]
+  expires_at: Date
+  revoked_at: Date | null
+  last_used_at: Date | null
+  role: Role
+  membership_status: string
+  membership_expires_at: Date | null
+  user_status: string
+}
+
+export async function findPatByHash(db: Db, hash: Buffer): Promise<PatRow | undefined> {
+  const [row] = await db<PatRow[]>`
+    select k.id, k.tenant_id, k.user_id, k.membership_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
+           m.role, m.status as membership_status, m.expires_at as membership_expires_at, u.status as user_status
+      from api_keys k
+      join memberships m on m.id = k.membership_id and m.tenant_id = k.tenant_id
+      join users u on u.id = k.user_id
+     where k.token_hash = ${hash}`
+  return row
+}
+
+/** One UPDATE for a whole batch of PAT uses (see LastUsedRecorder). */
+export async function recordPatUses(db: Db, uses: { id: string; at: Date }[]): Promise<void> {
+  if (uses.length === 0) return
+  const ids = uses.map((u) => u.id)
+  const ats = uses.map((u) => u.at.toISOString())
+  await db`
+    update api_keys k set last_used_at = greatest(coalesce(k.last_used_at, v.at), v.at)
+      from (select unnest(${ids}::uuid[]) as id, unnest(${ats}::timestamptz[]) as at) v
+     where k.id = v.id`
 }

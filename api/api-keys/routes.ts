@@ -2,15 +2,15 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../http/deps'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
-import { ApiKeySummaryDto, CreateApiKeyBodyDto, CreateApiKeyResponseDto, ListApiKeysQuery, RevokeMembershipApiKeysResponseDto, TokenSelfDto } from './model'
-import { createApiKey, describeCredential, listKeys, revokeKey, revokeMemberKeys } from './service'
+import { ApiKeySummaryDto, CreateApiKeyBodyDto, CreateApiKeyResponseDto, ListApiKeysQuery, TokenSelfDto } from './model'
+import { createApiKey, describeCredential, listKeys, revokeKey } from './service'
 
 export const apiKeysRoutes = (deps: AppDeps) =>
   new Elysia({ tags: ['API keys'] })
     .use(httpConventions(deps))
     .post('/api-keys', async ({ request, principal, body, set }) => {
       set.status = 201
-      return ok(request, await createApiKey(deps.sql, principal, body))
+      return ok(request, await createApiKey(deps, principal, body))
     }, {
       auth: 'apikey:write', errors: ['A400', 'A409'], body: CreateApiKeyBodyDto,
       response: { 201: envelope(CreateApiKeyResponseDto) },
@@ -24,21 +24,12 @@ export const apiKeysRoutes = (deps: AppDeps) =>
       detail: { summary: 'Personal access tokens of this tenant, newest first: yours (scope=self) or everyone\'s (scope=tenant, apikey:manage)' },
     })
     .delete('/api-keys/:apiKeyId', async ({ request, principal, params }) => {
-      const summary = await revokeKey(deps.sql, principal, params.apiKeyId)
+      const summary = await revokeKey(deps, principal, params.apiKeyId)
       await deps.pats.fence()
       return ok(request, summary)
     }, {
       auth: 'apikey:write', errors: ['A400', 'A404', 'A409'], response: { 200: envelope(ApiKeySummaryDto) },
       detail: { summary: 'Revoke a token (yours, or anyone\'s with apikey:manage); answers its summary' },
-    })
-    .post('/api-keys/memberships/:membershipId/revocations', async ({ request, principal, params, set }) => {
-      const result = await revokeMemberKeys(deps.sql, principal, params.membershipId)
-      await deps.pats.fence()
-      set.status = 201
-      return ok(request, result)
-    }, {
-      auth: 'apikey:manage', idempotent: true, errors: ['A400', 'A404', 'A409'], response: { 201: envelope(RevokeMembershipApiKeysResponseDto) },
-      detail: { summary: 'Revoke every live token of one member of this tenant' },
     })
     .get('/tokens/self', ({ request, principal }) => ok(request, describeCredential(principal)), {
       auth: 'user', errors: ['A400'], response: { 200: envelope(TokenSelfDto) },

@@ -1,11 +1,12 @@
 import type { Db } from '../platform/db'
+import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { closePage, openPage } from '../platform/pagination'
 import { isUuid } from '../platform/keyset'
-import { requireActiveMembership, requirePermission, type Principal } from '../identity/service'
+import { currentMembership, requirePermission, type Principal } from '../identity/service'
 import { newPat } from '../identity/tokens'
 import { PAT_DEFAULT_DAYS, PAT_MAX_DAYS } from './model'
-import { findApiKey, insertApiKey, listApiKeys, membershipInTenant, revokeApiKey, revokeMembershipApiKeys, type ApiKeyRow } from './queries'
+import { findApiKey, insertApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from './queries'
 
 const DAY = 86_400_000
 
@@ -16,8 +17,8 @@ export const toApiKeySummary = (r: ApiKeyRow) => ({
 })
 
 /** A PAT is bound to the caller's current membership; its scopes may not exceed what the caller holds now. */
-export async function createApiKey(db: Db, principal: Principal, input: { name: string; scopes: string[]; expiresAt?: string }) {
-  const membership = requireActiveMembership(principal, undefined)
+export async function createApiKey({ sql: db }: Pick<ServiceDeps, 'sql'>, principal: Principal, input: { name: string; scopes: string[]; expiresAt?: string }) {
+  const membership = currentMembership(principal)
   const beyond = input.scopes.filter((s) => !principal.permissions.includes(s as never))
   if (beyond.length > 0) {
     throw new ApiError('INVALID_PERMISSION_OVERLAY', `Scopes exceed your own permissions: ${beyond.join(', ')}`)
@@ -53,7 +54,7 @@ const keyNotFound = () => new ApiError('NOT_FOUND', 'No API key with this id in 
 
 /** Revoked and expired keys stay listed (with revokedAt / expiresAt) so administrators can audit them. */
 export async function listKeys(db: Db, pageKey: Buffer, principal: Principal, q: { scope: 'self' | 'tenant'; pageSize?: number; pageToken?: string }) {
-  const membership = requireActiveMembership(principal, undefined)
+  const membership = currentMembership(principal)
   if (q.scope === 'tenant') requirePermission(principal, ['apikey:manage'])
   type Cursor = { createdAt: string; id: string }
   const scope = q.scope === 'tenant' ? `tenant:${membership.tenantId}` : `tenant:${membership.tenantId}:user:${principal.userId}`
@@ -66,17 +67,9 @@ export async function listKeys(db: Db, pageKey: Buffer, principal: Principal, q:
 
 /** Your own key with apikey:write; anyone's in the tenant with apikey:manage. Others' keys are 404 without it, so
  *  ids cannot be probed. Revoking twice answers the same summary. Takes effect on the key's very next use. */
-export async function revokeKey(db: Db, principal: Principal, apiKeyId: string) {
-  const membership = requireActiveMembership(principal, undefined)
+export async function revokeKey({ sql: db }: Pick<ServiceDeps, 'sql'>, principal: Principal, apiKeyId: string) {
+  const membership = currentMembership(principal)
   const key = isUuid(apiKeyId) ? await findApiKey(db, membership.tenantId, apiKeyId) : undefined
   if (!key || (key.user_id !== principal.userId && !principal.permissions.includes('apikey:manage'))) throw keyNotFound()
   return toApiKeySummary((await revokeApiKey(db, membership.tenantId, apiKeyId))!)
-}
-
-export async function revokeMemberKeys(db: Db, principal: Principal, membershipId: string) {
-  const membership = requireActiveMembership(principal, undefined)
-  if (!isUuid(membershipId) || !(await membershipInTenant(db, membership.tenantId, membershipId))) {
-    throw new ApiError('NOT_FOUND', 'No membership with this id in the current tenant')
-  }
-  return { membershipId, revokedCount: await revokeMembershipApiKeys(db, membership.tenantId, membershipId) }
 }

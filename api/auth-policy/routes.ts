@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../http/deps'
 import { envelope, ifMatchVersion, okVersioned } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
+import { currentMembership } from '../identity/service'
 import { TenantAuthPolicyDto, UpdateTenantAuthPolicyRequestDto } from './model'
 import { getAuthPolicy, patchAuthPolicy } from './service'
 
@@ -9,14 +10,14 @@ export const authPolicyRoutes = (deps: AppDeps) =>
   new Elysia({ prefix: '/tenants/current/auth-policy', tags: ['Tenant administration'] })
     .use(httpConventions(deps))
     .get('', async ({ request, principal, set }) => {
-      const { policy, version } = await getAuthPolicy(deps.sql, principal.membership!.tenantId, deps.config)
+      const { policy, version } = await getAuthPolicy(deps.sql, currentMembership(principal).tenantId, deps.config)
       return okVersioned(request, set, version, policy)
     }, {
       auth: 'tenant:manage', errors: ['T400'], response: { 200: envelope(TenantAuthPolicyDto) },
       detail: { summary: "The current tenant's authentication policy (defaults until first changed)" },
     })
     .patch('', async ({ request, principal, body, set }) => {
-      const { policy, version } = await patchAuthPolicy(deps.sql, deps.config, principal.membership!.tenantId, ifMatchVersion(request), body)
+      const { policy, version } = await patchAuthPolicy(deps, currentMembership(principal).tenantId, ifMatchVersion(request), body)
       return okVersioned(request, set, version, policy)
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T409', 'P412'], body: UpdateTenantAuthPolicyRequestDto,

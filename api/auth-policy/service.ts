@@ -1,11 +1,12 @@
 import type { Config } from '../platform/config'
-import type { Db, Sql } from '../platform/db'
+import type { Db } from '../platform/db'
+import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { PASSWORD_MIN_LENGTH_FLOOR, SIGN_IN_METHODS, type AuthPolicyPatch, type TenantAuthPolicy } from './model'
 import { findAuthPoliciesOfUser, findAuthPolicy, insertDefaultAuthPolicy, updateAuthPolicy, type AuthPolicyRow } from './queries'
 
+/** The configured session lifetimes stand in for a tenant that never changed its policy. */
 export type SessionDefaults = Pick<Config, 'SESSION_ABSOLUTE_HOURS' | 'SESSION_IDLE_MINUTES'>
-const PLATFORM_SESSIONS: SessionDefaults = { SESSION_ABSOLUTE_HOURS: 24 * 7, SESSION_IDLE_MINUTES: 24 * 60 }
 
 type PolicyFields = Omit<AuthPolicyRow, 'tenant_id' | 'version' | 'updated_at'>
 
@@ -33,7 +34,7 @@ const toDto = (tenantId: string, f: PolicyFields, updatedAt: Date | null): Tenan
 
 /** A tenant's policy, or the defaults (version 1) when it never changed it. For every domain that enforces it:
  *  sign-in methods, session lifetimes, password length, email domains, MFA. */
-export async function getAuthPolicy(db: Db, tenantId: string, sessions: SessionDefaults = PLATFORM_SESSIONS): Promise<{ policy: TenantAuthPolicy; version: number }> {
+export async function getAuthPolicy(db: Db, tenantId: string, sessions: SessionDefaults): Promise<{ policy: TenantAuthPolicy; version: number }> {
   const row = await findAuthPolicy(db, tenantId)
   return row ? { policy: toDto(tenantId, row, row.updated_at), version: row.version } : { policy: toDto(tenantId, defaultFields(sessions), null), version: 1 }
 }
@@ -52,7 +53,7 @@ export async function passwordMinLengthFor(db: Db, userId: string): Promise<numb
 export const emailDomainAllowed = (p: Pick<TenantAuthPolicy, 'allowedEmailDomains'>, email: string) =>
   p.allowedEmailDomains.length === 0 || p.allowedEmailDomains.includes(email.slice(email.lastIndexOf('@') + 1).toLowerCase())
 
-export async function patchAuthPolicy(sql: Sql, config: Config, tenantId: string, expectedVersion: number | null, patch: AuthPolicyPatch) {
+export async function patchAuthPolicy({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, tenantId: string, expectedVersion: number | null, patch: AuthPolicyPatch) {
   return sql.begin(async (tx) => {
     await insertDefaultAuthPolicy(tx, tenantId, defaultFields(config))
     const current = (await findAuthPolicy(tx, tenantId))!

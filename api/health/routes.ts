@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../http/deps'
+import { databaseAnswers } from './queries'
 
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } })
@@ -16,7 +17,7 @@ export const healthRoutes = (deps: AppDeps) =>
     .get('/healthz', () => json(200, { status: 'ok' }), { detail: { hide: true } })
     .get('/readyz', async () => {
       const checks: Record<string, () => Promise<boolean>> = {
-        postgres: async () => (await deps.sql`select 1 as ok`).length === 1,
+        postgres: () => databaseAnswers(deps.sql),
         ...deps.probes,
       }
       const results = Object.fromEntries(await Promise.all(Object.entries(checks).map(async ([k, f]) => [k, await probe(f, 2000)] as const)))

@@ -1,7 +1,9 @@
-import { hmac, safeEqual } from '../platform/crypto'
+import { safeEqual } from '../platform/crypto'
 import { ApiError } from '../platform/errors'
 import type { Permission } from '../identity/permissions'
-import { requireActiveMembership, requirePermission, requireSecondFactor, resolvePrincipal, type Principal } from '../identity/service'
+import { csrfTokenFor } from '../identity/tokens'
+import { resolvePrincipal } from '../credentials/service'
+import { requireActiveMembership, requirePermission, requireSecondFactor, type Principal } from '../identity/service'
 import type { AppDeps } from './deps'
 
 export const SESSION_COOKIE = 'rcp_session'
@@ -30,8 +32,6 @@ export function readCookie(header: string | null, name: string): string | undefi
   return undefined
 }
 
-/** The CSRF token is a MAC of the session id: bound to one session, nothing extra to store. */
-export const csrfTokenFor = (key: Buffer, sessionId: string): string => hmac(key, sessionId).toString('base64url')
 
 export function permissionsOf(req: AuthRequirement): Permission[] {
   return typeof req === 'string' ? (req in PRINCIPAL_ONLY ? [] : [req as Permission]) : [...req]

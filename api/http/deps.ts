@@ -1,33 +1,28 @@
 import type { Config } from '../platform/config'
 import { deriveKey } from '../platform/crypto'
 import type { Sql } from '../platform/db'
+import type { ServiceDeps } from '../platform/deps'
 import type { Logger } from '../platform/log'
 import { TemporalClient } from '../platform/temporal'
-import { CredentialCache } from '../identity/credential-cache'
-import { CredentialFeed } from '../identity/credential-feed'
-import { LastUsedRecorder } from '../identity/last-used'
-import type { PatEntry } from '../identity/service'
+import { CredentialCache } from '../credentials/cache'
+import { CredentialFeed } from '../credentials/feed'
+import { LastUsedRecorder } from '../credentials/last-used'
+import type { PatEntry } from '../credentials/service'
 import { MailDispatcher } from '../mail/service'
 import { SignInThrottle } from '../identity/sign-in-throttle'
 import { RateLimiter } from './rate-limit'
 
-/** Everything a route or hook needs, built once per process and passed down explicitly. */
-export interface AppDeps {
-  config: Config
-  sql: Sql
-  log: Logger
+/** Everything a route or hook needs, built once per process and passed down explicitly; services receive it as
+ *  the ServiceDeps slice they declare. */
+export interface AppDeps extends ServiceDeps {
   lastUsed: LastUsedRecorder
   /** Resolved PATs; fence() after committing anything that narrows a token. */
   pats: CredentialCache<PatEntry>
   /** Keeps `pats` fresh; start() and stop() with the process. */
   credentialFeed: CredentialFeed
   limiter: RateLimiter
-  /** The process's one Temporal client (mail, storage); close() on shutdown. */
-  temporal: TemporalClient
-  /** Starts the send of committed outbox rows. */
   mail: MailDispatcher
   signInThrottle: SignInThrottle
-  keys: { page: Buffer; csrf: Buffer; idempotency: Buffer; secrets: Buffer }
   /** Dependency probes for /readyz; each resolves true when the dependency answers. */
   probes: Record<string, () => Promise<boolean>>
 }

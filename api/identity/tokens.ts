@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { sha256 } from '../platform/crypto'
+import { hmac, sha256 } from '../platform/crypto'
 
 // Credential formats. Only SHA-256 digests are stored; the prefixes let secret scanners and our own
 // auth plugin tell a PAT from a session token without a lookup.
@@ -61,3 +61,6 @@ export function newSessionToken(): { token: string; hash: Buffer } {
   const token = `${SESSION_PREFIX}${randomBytes(32).toString('base64url')}`
   return { token, hash: sha256(token) }
 }
+
+/** The CSRF token is a MAC of the session id: bound to one session, nothing extra to store. */
+export const csrfTokenFor = (key: Buffer, sessionId: string): string => hmac(key, sessionId).toString('base64url')

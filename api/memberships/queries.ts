@@ -46,13 +46,16 @@ export interface MemberPage {
   limit: number
 }
 
+/** "Usable now": active and not past its expiry. The one definition, for every query that needs it. */
+export const LIVE = (alias = 'm') => `${alias}.status = 'active' and (${alias}.expires_at is null or ${alias}.expires_at > now())`
+
 const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 function whereOf(db: Db, f: MemberFilter) {
   const status = !f.status
     ? db`m.status <> 'removed'`
     : f.status === 'active'
-      ? db`m.status = 'active' and (m.expires_at is null or m.expires_at > now())`
+      ? db.unsafe(LIVE())
       : f.status === 'expired'
         ? db`(m.status = 'expired' or (m.status = 'active' and m.expires_at <= now()))`
         : db`m.status = ${f.status}`
@@ -109,9 +112,8 @@ export async function lockTenantMemberships(db: Db, tenantId: string): Promise<v
 
 export async function countOtherActiveOwners(db: Db, tenantId: string, exceptMembershipId: string): Promise<number> {
   const [row] = await db<{ n: number }[]>`
-    select count(*)::int as n from memberships
-     where tenant_id = ${tenantId} and id <> ${exceptMembershipId} and role = 'owner' and status = 'active'
-       and (expires_at is null or expires_at > now())`
+    select count(*)::int as n from memberships m
+     where m.tenant_id = ${tenantId} and m.id <> ${exceptMembershipId} and m.role = 'owner' and ${db.unsafe(LIVE())}`
   return row!.n
 }
 
@@ -138,8 +140,90 @@ export async function markMemberRemoved(db: Db, tenantId: string, id: string, ex
   return rows.length === 1
 }
 
-/** Sessions sitting in a removed membership lose their tenant (they stay signed in, tenant-less). */
-export async function detachSessions(db: Db, membershipId: string): Promise<number> {
-  const rows = await db`update sessions set membership_id = null where membership_id = ${membershipId} returning 1`
-  return rows.length
+// ── A user's memberships, as sign-in, onboarding and the account views need them ─────────────────────────────
+
+export interface MembershipViewRow {
+  id: string
+  tenant_id: string
+  tenant_name: string
+  tenant_slug: string
+  role: Role
+  status: MembershipStatus
+}
+
+export interface NewMembershipRow {
+  id: string
+  tenant_id: string
+  user_id: string
+  role: Role
+  status: MembershipStatus
+}
+
+export async function listUserMemberships(db: Db, userId: string): Promise<MembershipViewRow[]> {
+  return db<MembershipViewRow[]>`
+    select m.id, m.tenant_id, t.name as tenant_name, t.slug as tenant_slug, m.role,
+           case when m.status = 'active' and m.expires_at <= now() then 'expired' else m.status end as status
+      from memberships m join tenants t on t.id = m.tenant_id
+     where m.user_id = ${userId} and m.status <> 'removed'
+     order by m.created_at, m.id`
+}
+
+/** The membership of a user in one tenant (any status but removed), or undefined. */
+export async function findMembershipOf(db: Db, tenantId: string, userId: string): Promise<{ id: string; status: string } | undefined> {
+  const [row] = await db<{ id: string; status: string }[]>`
+    select id, status from memberships where tenant_id = ${tenantId} and user_id = ${userId} and status <> 'removed'`
+  return row
+}
+
+export async function countUserMemberships(db: Db, userId: string): Promise<number> {
+  const [row] = await db<{ n: number }[]>`select count(*)::int as n from memberships where user_id = ${userId} and status <> 'removed'`
+  return row!.n
+}
+
+export async function tenantOfMembership(db: Db, membershipId: string): Promise<string | undefined> {
+  const [row] = await db<{ tenant_id: string }[]>`select tenant_id from memberships where id = ${membershipId}`
+  return row?.tenant_id
+}
+
+export async function membershipInTenant(db: Db, tenantId: string, membershipId: string): Promise<boolean> {
+  const rows = await db`select 1 from memberships where tenant_id = ${tenantId} and id = ${membershipId}`
+  return rows.length === 1
+}
+
+export async function isLiveMemberByEmail(db: Db, tenantId: string, email: string): Promise<boolean> {
+  const rows = await db`
+    select 1 from memberships m join users u on u.id = m.user_id
+     where m.tenant_id = ${tenantId} and lower(u.email) = lower(${email}) and ${db.unsafe(LIVE())}`
+  return rows.length > 0
+}
+
+export async function insertMembership(db: Db, m: { tenantId: string; userId: string; role: Role }): Promise<NewMembershipRow> {
+  const [row] = await db<NewMembershipRow[]>`
+    insert into memberships (tenant_id, user_id, role) values (${m.tenantId}, ${m.userId}, ${m.role})
+    returning id, tenant_id, user_id, role, status`
+  return row!
+}
+
+/** Joins the user to the tenant with the invited role. A removed, disabled or expired membership comes back
+ *  active with that role; a live one is left as it is (an invitation never demotes). */
+export async function joinTenant(db: Db, tenantId: string, userId: string, role: Role): Promise<string> {
+  const live = db.unsafe(LIVE('memberships'))
+  const [row] = await db<{ id: string }[]>`
+    insert into memberships (tenant_id, user_id, role) values (${tenantId}, ${userId}, ${role})
+    on conflict (tenant_id, user_id) do update
+       set role = case when ${live} then memberships.role else excluded.role end,
+           status = 'active',
+           expires_at = case when ${live} then memberships.expires_at else null end,
+           version = memberships.version + 1, updated_at = now()
+    returning id`
+  return row!.id
+}
+
+/** Just-in-time membership: created with the given role when the user has none; an existing one (even disabled
+ *  or removed by an administrator) is left as it is. Returns the usable membership, if any. */
+export async function ensureMembership(db: Db, tenantId: string, userId: string, role: Role): Promise<string | null> {
+  await db`insert into memberships (tenant_id, user_id, role) values (${tenantId}, ${userId}, ${role}) on conflict (tenant_id, user_id) do nothing`
+  const [row] = await db<{ id: string }[]>`
+    select m.id from memberships m where m.tenant_id = ${tenantId} and m.user_id = ${userId} and ${db.unsafe(LIVE())}`
+  return row?.id ?? null
 }

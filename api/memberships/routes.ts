@@ -2,13 +2,14 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../http/deps'
 import { envelope, ifMatchVersion, ok, okVersioned, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
+import { RevokeMembershipApiKeysResponseDto } from '../api-keys/model'
 import { CurrentTenantMembershipDto, ListMembershipsQuery, MembershipListEnvelope, RemovalResultDto, UpdateCurrentTenantMembershipBodyDto } from './model'
-import { getMembership, listMemberships, removeMembership, toMembershipDto, updateMembership } from './service'
+import { getMembership, listMemberships, removeMembership, revokeMemberKeys, toMembershipDto, updateMembership } from './service'
 
 export const membershipsRoutes = (deps: AppDeps) =>
-  new Elysia({ prefix: '/tenants/current/memberships', tags: ['Tenant administration'] })
+  new Elysia({ tags: ['Tenant administration'] })
     .use(httpConventions(deps))
-    .get('', async ({ request, principal, query }) => {
+    .get('/tenants/current/memberships', async ({ request, principal, query }) => {
       const { items, size, nextPageToken, totalCount } = await listMemberships(deps.sql, deps.keys.page, principal, query)
       const body = page(request, items, size, nextPageToken)
       return { ...body, meta: { ...body.meta, totalCount } }
@@ -16,16 +17,16 @@ export const membershipsRoutes = (deps: AppDeps) =>
       auth: 'tenant:manage', errors: ['T400p'], query: ListMembershipsQuery, response: { 200: MembershipListEnvelope },
       detail: { summary: 'Memberships of the current tenant: filter, search, sort, keyset pages and the total count' },
     })
-    .get('/:membershipId', async ({ request, principal, params, set }) => {
-      const row = await getMembership(deps.sql, principal, params.membershipId)
+    .get('/tenants/current/memberships/:membershipId', async ({ request, principal, params, set }) => {
+      const row = await getMembership(deps, principal, params.membershipId)
       return okVersioned(request, set, row.version, toMembershipDto(row))
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T404'], response: { 200: envelope(CurrentTenantMembershipDto) },
       detail: { summary: 'One membership of the current tenant, with its ETag for If-Match' },
     })
-    .patch('/:membershipId', async ({ request, principal, params, body, set }) => {
+    .patch('/tenants/current/memberships/:membershipId', async ({ request, principal, params, body, set }) => {
       const version = ifMatchVersion(request)
-      const row = await updateMembership(deps.sql, principal, params.membershipId, version, body)
+      const row = await updateMembership(deps, principal, params.membershipId, version, body)
       await deps.pats.fence() // a role, status or expiry change can narrow the member's tokens
       return okVersioned(request, set, row.version, toMembershipDto(row))
     }, {
@@ -33,12 +34,21 @@ export const membershipsRoutes = (deps: AppDeps) =>
       response: { 200: envelope(CurrentTenantMembershipDto) },
       detail: { summary: 'Change a member\'s role, status or expiry (If-Match optional); the last active owner is protected' },
     })
-    .delete('/:membershipId', async ({ request, principal, params }) => {
+    .delete('/tenants/current/memberships/:membershipId', async ({ request, principal, params }) => {
       const version = ifMatchVersion(request)
-      const removed = await removeMembership(deps.sql, principal, params.membershipId, version)
+      const removed = await removeMembership(deps, principal, params.membershipId, version)
       await deps.pats.fence()
       return ok(request, removed)
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], response: { 200: envelope(RemovalResultDto) },
       detail: { summary: 'Remove a member: their sessions leave the tenant and their tokens for it are revoked, at once' },
+    })
+    .post('/api-keys/memberships/:membershipId/revocations', async ({ request, principal, params, set }) => {
+      const result = await revokeMemberKeys(deps, principal, params.membershipId)
+      await deps.pats.fence()
+      set.status = 201
+      return ok(request, result)
+    }, {
+      auth: 'apikey:manage', idempotent: true, errors: ['A400', 'A404', 'A409'], response: { 201: envelope(RevokeMembershipApiKeysResponseDto) },
+      detail: { summary: 'Revoke every live token of one member of this tenant', tags: ['API keys'] },
     })

@@ -1,13 +1,15 @@
-import type { Db, Sql } from '../platform/db'
+import type { Db } from '../platform/db'
+import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { closePage, openPage } from '../platform/pagination'
 import { isUuid } from '../platform/keyset'
 import { effectivePermissions, type Role } from '../identity/permissions'
-import { requireActiveMembership, type Principal } from '../identity/service'
+import { currentMembership, type Principal } from '../identity/service'
 import { revokeMembershipApiKeys } from '../api-keys/queries'
+import { detachMembershipSessions } from '../sessions/queries'
 import type { ListMembershipsQuery, UpdateMembershipBody } from './model'
 import {
-  countMembers, countOtherActiveOwners, detachSessions, findMember, listMembers, lockTenantMemberships, markMemberRemoved,
+  countMembers, countOtherActiveOwners, findMember, listMembers, lockTenantMemberships, markMemberRemoved, membershipInTenant,
   updateMember, type MemberRow,
 } from './queries'
 
@@ -37,8 +39,8 @@ export async function listMemberships(db: Db, pageKey: Buffer, principal: Princi
 
 const notFound = () => new ApiError('NOT_FOUND', 'No membership with this id in the current tenant')
 
-export async function getMembership(db: Db, principal: Principal, membershipId: string): Promise<MemberRow> {
-  const row = isUuid(membershipId) ? await findMember(db, principal.membership!.tenantId, membershipId) : undefined
+export async function getMembership({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, membershipId: string): Promise<MemberRow> {
+  const row = isUuid(membershipId) ? await findMember(sql, currentMembership(principal).tenantId, membershipId) : undefined
   if (!row) throw notFound()
   return row
 }
@@ -67,7 +69,7 @@ function reducesOwners(target: MemberRow, change: UpdateMembershipBody | 'remove
 
 /** Loads the target under the tenant's membership lock and applies the model and the last-owner rule. */
 async function guardedChange(tx: Db, principal: Principal, membershipId: string, expectedVersion: number | null, change: UpdateMembershipBody | 'remove') {
-  const actor = requireActiveMembership(principal, undefined)
+  const actor = currentMembership(principal)
   if (!isUuid(membershipId)) throw notFound()
   await lockTenantMemberships(tx, actor.tenantId)
   // The principal was resolved before the lock: another change may have demoted the caller meanwhile.
@@ -86,7 +88,7 @@ async function guardedChange(tx: Db, principal: Principal, membershipId: string,
   return { tenantId: actor.tenantId, target }
 }
 
-export async function updateMembership(sql: Sql, principal: Principal, membershipId: string, expectedVersion: number | null, body: UpdateMembershipBody) {
+export async function updateMembership({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, membershipId: string, expectedVersion: number | null, body: UpdateMembershipBody) {
   return sql.begin(async (tx) => {
     const { tenantId } = await guardedChange(tx, principal, membershipId, expectedVersion, body)
     const expiresAt = body.expiresAt === undefined ? undefined : body.expiresAt === null ? null : new Date(body.expiresAt)
@@ -96,12 +98,21 @@ export async function updateMembership(sql: Sql, principal: Principal, membershi
 }
 
 /** Removal, its sessions leaving the tenant and the revocation of its PATs commit together. */
-export async function removeMembership(sql: Sql, principal: Principal, membershipId: string, expectedVersion: number | null) {
+export async function removeMembership({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, membershipId: string, expectedVersion: number | null) {
   return sql.begin(async (tx) => {
     const { tenantId } = await guardedChange(tx, principal, membershipId, expectedVersion, 'remove')
     if (!(await markMemberRemoved(tx, tenantId, membershipId, expectedVersion))) throw stale()
-    await detachSessions(tx, membershipId)
+    await detachMembershipSessions(tx, membershipId)
     await revokeMembershipApiKeys(tx, tenantId, membershipId)
     return { removed: true as const }
   })
+}
+
+/** Every live token of one member, at once (the member stays). */
+export async function revokeMemberKeys({ sql: db }: Pick<ServiceDeps, 'sql'>, principal: Principal, membershipId: string) {
+  const membership = currentMembership(principal)
+  if (!isUuid(membershipId) || !(await membershipInTenant(db, membership.tenantId, membershipId))) {
+    throw new ApiError('NOT_FOUND', 'No membership with this id in the current tenant')
+  }
+  return { membershipId, revokedCount: await revokeMembershipApiKeys(db, membership.tenantId, membershipId) }
 }

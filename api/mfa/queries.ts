@@ -184,13 +184,11 @@ export async function countMfaChallengeFailure(db: Db, id: string): Promise<void
   await db`update mfa_challenges set attempts = attempts + 1 where id = ${id}`
 }
 
-/** Confirms the challenge and lifts its session's gate, once. */
-export async function confirmMfaChallenge(db: Db, id: string): Promise<{ session_id: string; membership_id: string | null } | undefined> {
-  const [row] = await db<{ session_id: string; membership_id: string | null }[]>`
-    with c as (update mfa_challenges set confirmed_at = now() where id = ${id} and confirmed_at is null and expires_at > now() returning session_id)
-    update sessions s set mfa_pending = false from c where s.id = c.session_id and s.revoked_at is null
-    returning s.id as session_id, s.membership_id`
-  return row
+/** Spends an open challenge once; the session whose gate it lifts, or undefined. */
+export async function markMfaChallengeConfirmed(db: Db, id: string): Promise<string | undefined> {
+  const [row] = await db<{ session_id: string }[]>`
+    update mfa_challenges set confirmed_at = now() where id = ${id} and confirmed_at is null and expires_at > now() returning session_id`
+  return row?.session_id
 }
 
 /** What the sign-in gate needs to know about a user's factors. */

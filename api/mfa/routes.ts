@@ -3,35 +3,33 @@ import { closePage, openPage, PageQuery } from '../platform/pagination'
 import type { AppDeps } from '../http/deps'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
-import { describeMe } from '../users/service'
-import { AuthMeResponseDto } from '../users/model'
 import {
-  CredentialIdParams, MfaChallengeConfirmRequestDto, PasskeySignInOptionsDto, RemovalResultDto, TotpEnrollmentStartDto,
+  CredentialIdParams, RemovalResultDto, TotpEnrollmentStartDto,
   TotpEnrollmentVerifyRequestDto, TotpEnrollmentVerifyResponseDto, TotpRemovalRequestDto, UserMfaStatusDto, WebAuthnCredentialDto,
   WebAuthnRegistrationOptionsDto, WebAuthnRegistrationRequestDto,
 } from './model'
 import {
-  confirmChallenge, listPasskeys, mfaStatus, passkeyRegistrationOptions, passkeySignInOptions, registerPasskey, removePasskey,
+  listPasskeys, mfaStatus, passkeyRegistrationOptions, registerPasskey, removePasskey,
   removeTotp, startTotpEnrolment, verifyTotpEnrolment,
 } from './service'
 
-/** Second factors and passkeys of the signed-in user, and the two public sign-in steps that use them. */
+/** Second factors and passkeys of the signed-in user. Signing in with them is api/sign-in/. */
 export const mfaRoutes = (deps: AppDeps) =>
   new Elysia({ tags: ['Multi-factor and passkeys'] })
     .use(httpConventions(deps))
-    .get('/users/me/mfa', async ({ request, principal }) => ok(request, await mfaStatus(deps.sql, principal.userId)), {
+    .get('/users/me/mfa', async ({ request, principal }) => ok(request, await mfaStatus(deps, principal.userId)), {
       auth: 'session:enrolment', errors: ['A400'], response: { 200: envelope(UserMfaStatusDto) },
       detail: { summary: 'Enrolled second factors and recovery codes left' },
     })
     .post('/users/me/mfa/totp', async ({ request, principal, set }) => {
       set.status = 201
-      return ok(request, await startTotpEnrolment(deps.sql, deps.keys.secrets, principal.userId))
+      return ok(request, await startTotpEnrolment(deps, principal.userId))
     }, {
       auth: 'session:enrolment', errors: ['A400', 'A409'], response: { 201: envelope(TotpEnrollmentStartDto) },
       detail: { summary: 'Start TOTP enrolment: a new secret, its otpauth URI and QR code (replaces an unfinished enrolment)' },
     })
     .post('/users/me/mfa/totp/verifications', async ({ request, principal, body, set }) => {
-      const result = await verifyTotpEnrolment(deps.sql, deps.keys.secrets, principal.userId, body.code)
+      const result = await verifyTotpEnrolment(deps, principal.userId, body.code)
       set.status = 201
       return ok(request, result)
     }, {
@@ -40,7 +38,7 @@ export const mfaRoutes = (deps: AppDeps) =>
       detail: { summary: 'Activate TOTP with a current code; answers the recovery codes, shown this once' },
     })
     .delete('/users/me/mfa/totp', async ({ request, principal, body }) =>
-      ok(request, await removeTotp(deps.sql, deps.keys.secrets, principal.userId, body?.reauthenticationCode)), {
+      ok(request, await removeTotp(deps, principal.userId, body?.reauthenticationCode)), {
       auth: 'session', errors: ['A400', 'A409'], body: TotpRemovalRequestDto.optional(), response: { 200: envelope(RemovalResultDto) },
       detail: { summary: 'Remove TOTP and its recovery codes; needs a current code or a recovery code' },
     })
@@ -57,13 +55,13 @@ export const mfaRoutes = (deps: AppDeps) =>
     })
     .post('/users/me/webauthn/registration-options', async ({ request, principal, set }) => {
       set.status = 201
-      return ok(request, await passkeyRegistrationOptions(deps.sql, deps.config, principal.userId))
+      return ok(request, await passkeyRegistrationOptions(deps, principal.userId))
     }, {
       auth: 'session:enrolment', idempotent: true, errors: ['A400', 'A409'], response: { 201: envelope(WebAuthnRegistrationOptionsDto) },
       detail: { summary: 'Options for navigator.credentials.create(); the challenge is single-use and lives 5 minutes' },
     })
     .post('/users/me/webauthn/registrations', async ({ request, principal, body, set }) => {
-      const credential = await registerPasskey(deps.sql, deps.config, principal.userId, body)
+      const credential = await registerPasskey(deps, principal.userId, body)
       set.status = 201
       return ok(request, credential)
     }, {
@@ -72,23 +70,7 @@ export const mfaRoutes = (deps: AppDeps) =>
       detail: { summary: 'Register a passkey from the response to the registration options' },
     })
     .delete('/users/me/webauthn/credentials/:credentialId', async ({ request, principal, params }) =>
-      ok(request, await removePasskey(deps.sql, principal.userId, params.credentialId)), {
+      ok(request, await removePasskey(deps, principal.userId, params.credentialId)), {
       auth: 'session', errors: ['A400', 'A404r', 'A409'], params: CredentialIdParams, response: { 200: envelope(RemovalResultDto) },
       detail: { summary: 'Remove a passkey' },
-    })
-    .post('/sessions/mfa-challenges/confirmations', async ({ request, body, set }) => {
-      const { userId, membershipId } = await confirmChallenge(deps.sql, deps.config, deps.keys.secrets, body)
-      set.status = 201
-      return ok(request, (await describeMe(deps.sql, userId, membershipId)).me)
-    }, {
-      public: true, idempotent: true, errors: ['A400s', 'A409s'], body: MfaChallengeConfirmRequestDto,
-      response: { 201: envelope(AuthMeResponseDto) },
-      detail: { summary: 'Answer the second-factor challenge of a new session with a TOTP code, a recovery code or a passkey' },
-    })
-    .post('/sessions/passkey-challenges', async ({ request, set }) => {
-      set.status = 201
-      return ok(request, await passkeySignInOptions(deps.sql, deps.config))
-    }, {
-      public: true, errors: ['A400s', 'A409s'], response: { 201: envelope(PasskeySignInOptionsDto) },
-      detail: { summary: 'Options for a passwordless sign-in: pass the assertion to POST /sessions as {assertion}' },
     })

@@ -1,27 +1,21 @@
 import { randomBytes } from 'node:crypto'
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
-import type { Config } from '../platform/config'
 import { decryptSecret, encryptSecret, sha256 } from '../platform/crypto'
-import type { Db, Sql } from '../platform/db'
+import type { Db } from '../platform/db'
+import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
-import { getAuthPolicy } from '../auth-policy/service'
-import { startSession, type SessionContext } from '../sessions/service'
-import { findUserById, listUserMemberships } from '../users/queries'
+import { isUuid } from '../platform/keyset'
+import { findUserById } from '../users/queries'
 import { methodsOf } from './challenges'
 import type { WebAuthnCredential } from './model'
 import {
-  confirmMfaChallenge, countMfaChallengeFailure, countRecoveryCodesLeft, countWebAuthnCredentials, deleteTotp,
-  deleteWebAuthnCredential, findOpenMfaChallenge, findTotp, listWebAuthnCredentials, recentMfaFailures, recordMfaFailure,
+  countRecoveryCodesLeft, countWebAuthnCredentials, deleteTotp, deleteWebAuthnCredential, findTotp, listWebAuthnCredentials, recentMfaFailures, recordMfaFailure,
   replaceRecoveryCodes, secondFactorsOf, spendRecoveryCode, upsertPendingTotp, useTotpStep, type WebAuthnCredentialRow,
 } from './queries'
 import { acceptedTotpStep, newTotpSecret, qrCodeDataUrl, TOTP_DIGITS, TOTP_PERIOD, totpUri } from './totp'
-import { passwordlessOptions, registerCredential, registrationOptions, verifyAssertion, verifyPasswordlessAssertion } from './webauthn'
+import { passwordlessOptions, registerCredential, registrationOptions, verifyAssertion } from './webauthn'
 
 export const RECOVERY_CODE_COUNT = 10
-/** Wrong answers a sign-in challenge takes before it is burnt: with a 6-digit code and two live steps, a guesser
- *  has 10 in a million per password typed, and the password attempts are throttled on their own. */
-export const MFA_CHALLENGE_MAX_ATTEMPTS = 5
-
 /** Wrong second-factor answers a user may give per window (all challenges and re-authentications together). */
 export const MFA_FAILURE_BUDGET = 10
 export const MFA_FAILURE_WINDOW_SECONDS = 900
@@ -50,7 +44,7 @@ async function userOf(db: Db, userId: string) {
 
 // ── Status ──────────────────────────────────────────────────────────────────────────────────────────────────
 
-export async function mfaStatus(db: Db, userId: string) {
+export async function mfaStatus({ sql: db }: Pick<ServiceDeps, 'sql'>, userId: string) {
   const [totp, passkeys, left, factors] = await Promise.all([
     findTotp(db, userId), countWebAuthnCredentials(db, userId), countRecoveryCodesLeft(db, userId), secondFactorsOf(db, userId),
   ])
@@ -64,7 +58,8 @@ export async function mfaStatus(db: Db, userId: string) {
 
 // ── TOTP ────────────────────────────────────────────────────────────────────────────────────────────────────
 
-export async function startTotpEnrolment(db: Db, secrets: Buffer, userId: string) {
+export async function startTotpEnrolment({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, userId: string) {
+  const secrets = keys.secrets
   const user = await userOf(db, userId)
   const secret = newTotpSecret()
   if (!(await upsertPendingTotp(db, userId, encryptSecret(secrets, secret)))) {
@@ -96,7 +91,8 @@ function newRecoveryCode(): string {
 
 const spendRecovery = (db: Db, userId: string, code: string) => spendRecoveryCode(db, userId, sha256(normaliseRecoveryCode(code)))
 
-export async function verifyTotpEnrolment(sql: Sql, secrets: Buffer, userId: string, code: string) {
+export async function verifyTotpEnrolment({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, userId: string, code: string) {
+  const secrets = keys.secrets
   const totp = await findTotp(sql, userId)
   if (totp?.status !== 'pending') throw new ApiError('BAD_REQUEST', 'No TOTP enrolment is in progress; start one with POST /v1/users/me/mfa/totp')
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode)
@@ -108,7 +104,8 @@ export async function verifyTotpEnrolment(sql: Sql, secrets: Buffer, userId: str
 }
 
 /** Removing an active factor takes a current code or a recovery code; a pending enrolment is simply dropped. */
-export async function removeTotp(sql: Sql, secrets: Buffer, userId: string, reauthenticationCode: string | undefined) {
+export async function removeTotp({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, userId: string, reauthenticationCode: string | undefined) {
+  const secrets = keys.secrets
   const totp = await findTotp(sql, userId)
   if (totp?.status === 'active') {
     const path = 'body.reauthenticationCode'
@@ -133,13 +130,13 @@ export const toCredentialDto = (r: WebAuthnCredentialRow): WebAuthnCredential =>
   createdAt: r.created_at.toISOString(), lastUsedAt: r.last_used_at?.toISOString() ?? null,
 })
 
-export async function passkeyRegistrationOptions(db: Db, config: Config, userId: string) {
+export async function passkeyRegistrationOptions({ sql: db, config }: Pick<ServiceDeps, 'sql' | 'config'>, userId: string) {
   const user = await userOf(db, userId)
   return registrationOptions(db, config, { id: user.id, email: user.email, displayName: user.display_name })
 }
 
-export async function registerPasskey(db: Db, config: Config, userId: string, input: { name?: string; response: unknown }) {
-  return toCredentialDto(await registerCredential(db, config, userId, input.response as RegistrationResponseJSON, input.name ?? null))
+export async function registerPasskey({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, userId: string, input: { name?: string; response: unknown }) {
+  return toCredentialDto(await registerCredential(sql, config, userId, input.response as RegistrationResponseJSON, input.name ?? null))
 }
 
 export async function listPasskeys(db: Db, userId: string, after: { createdAt: string; id: string } | null, size: number) {
@@ -147,66 +144,32 @@ export async function listPasskeys(db: Db, userId: string, after: { createdAt: s
   return rows.map((r) => ({ cursor: { createdAt: r.cursor_at, id: r.id }, dto: toCredentialDto(r) }))
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-export async function removePasskey(db: Db, userId: string, id: string) {
-  if (!UUID.test(id) || !(await deleteWebAuthnCredential(db, userId, id))) {
+export async function removePasskey({ sql }: Pick<ServiceDeps, 'sql'>, userId: string, id: string) {
+  if (!isUuid(id) || !(await deleteWebAuthnCredential(sql, userId, id))) {
     throw new ApiError('RESOURCE_NOT_FOUND', 'You have no passkey with this id')
   }
   return { removed: true as const }
 }
 
-// ── Sign-in ─────────────────────────────────────────────────────────────────────────────────────────────────
+// ── Answering a challenge ───────────────────────────────────────────────────────────────────────────────────
 
-type ChallengeAnswer =
-  | { challengeId: string; method: 'totp' | 'recovery_code'; code: string }
-  | { challengeId: string; method: 'webauthn'; assertion: unknown }
+export type SecondFactorAnswer = { method: 'totp' | 'recovery_code'; code: string } | { method: 'webauthn'; assertion: unknown }
 
-const challengeFailed = () => new ApiError('UNAUTHORIZED', 'The second factor was not accepted')
-
-/** Lifts the gate of the session the challenge belongs to. Wrong answers count against the challenge; an
- *  unknown, expired, answered or burnt challenge answers the same 401 as a wrong code. */
-export async function confirmChallenge(sql: Sql, config: Config, secrets: Buffer, input: ChallengeAnswer) {
-  const ch = await findOpenMfaChallenge(sql, input.challengeId, MFA_CHALLENGE_MAX_ATTEMPTS)
-  if (!ch) throw new ApiError('UNAUTHORIZED', 'This challenge is unknown, expired, already answered or burnt by wrong answers; sign in again')
-  await requireFailureBudget(sql, ch.user_id)
+/** Whether the answer is one of the user's second factors. Refused with 429 while the user's wrong answers fill
+ *  the budget; a wrong answer is counted. A passkey answer must sign `webauthnChallenge`. */
+export async function checkSecondFactor(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, userId: string, answer: SecondFactorAnswer, webauthnChallenge: string | null): Promise<boolean> {
+  const { sql } = deps
+  await requireFailureBudget(sql, userId)
   let ok: boolean
-  if (input.method === 'webauthn') {
-    const assertion = input.assertion as AuthenticationResponseJSON
-    ok = ch.webauthn_challenge !== null
-      && (await verifyAssertion(sql, config, assertion, ch.webauthn_challenge, { requireUserVerification: false, userId: ch.user_id })) !== null
+  if (answer.method === 'webauthn') {
+    const assertion = answer.assertion as AuthenticationResponseJSON
+    ok = webauthnChallenge !== null
+      && (await verifyAssertion(sql, deps.config, assertion, webauthnChallenge, { requireUserVerification: false, userId })) !== null
   } else {
-    ok = input.method === 'totp' ? await spendTotpCode(sql, secrets, ch.user_id, input.code) : await spendRecovery(sql, ch.user_id, input.code)
+    ok = answer.method === 'totp' ? await spendTotpCode(sql, deps.keys.secrets, userId, answer.code) : await spendRecovery(sql, userId, answer.code)
   }
-  if (!ok) {
-    await Promise.all([countMfaChallengeFailure(sql, ch.id), recordFailure(sql, ch.user_id)])
-    throw challengeFailed()
-  }
-  const confirmed = await confirmMfaChallenge(sql, ch.id)
-  if (!confirmed) throw challengeFailed()
-  return { userId: ch.user_id, membershipId: confirmed.membership_id }
+  if (!ok) await recordFailure(sql, userId)
+  return ok
 }
 
-/** Where a passkey sign-in lands: the first active membership whose tenant admits passkeys (and does not enforce
- *  SSO); none, when the user has no active membership at all. */
-async function passkeySignInMembership(db: Db, config: Config, userId: string): Promise<{ membershipId: string | null; blocked: boolean }> {
-  const active = (await listUserMemberships(db, userId)).filter((m) => m.status === 'active')
-  for (const m of active) {
-    const { policy } = await getAuthPolicy(db, m.tenant_id, config)
-    if (policy.allowedSignInMethods.includes('passkey') && !policy.ssoEnforced) return { membershipId: m.id, blocked: false }
-  }
-  return { membershipId: null, blocked: active.length > 0 }
-}
-
-/** A discoverable passkey with user verification is both factors at once: the session starts ungated. */
-export async function signInWithPasskey(sql: Sql, config: Config, assertion: unknown, ctx: SessionContext) {
-  const cred = await verifyPasswordlessAssertion(sql, config, assertion as AuthenticationResponseJSON)
-  const user = cred ? await findUserById(sql, cred.user_id) : undefined
-  if (!user || user.status !== 'active') throw new ApiError('UNAUTHORIZED', 'This passkey was not accepted')
-  const { membershipId, blocked } = await passkeySignInMembership(sql, config, user.id)
-  if (blocked) throw new ApiError('UNAUTHORIZED', 'Your organisation does not allow passkey sign-in: use single sign-on')
-  const session = await startSession(sql, config, user.id, membershipId, ctx, { secondFactorVerified: true })
-  return { user, membershipId, session }
-}
-
-export const passkeySignInOptions = async (db: Db, config: Config) => ({ options: await passwordlessOptions(db, config) })
+export const passkeySignInOptions = async (deps: Pick<ServiceDeps, 'sql' | 'config'>) => ({ options: await passwordlessOptions(deps.sql, deps.config) })

@@ -16,3 +16,7 @@ export const PasswordResetConfirmationResponseDto = z.object({
   passwordReset: z.literal(true),
   sessionsEnded: z.number().int(),
 }).meta({ id: 'PasswordResetConfirmationResponseDto' })
+export const AdminPasswordResetRequestedDto = z.object({
+  userId: z.string(),
+  requested: z.literal(true),
+}).meta({ id: 'AdminPasswordResetRequestedDto' })

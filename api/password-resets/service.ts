@@ -1,11 +1,13 @@
 import { hmac, safeEqual, sha256 } from '../platform/crypto'
-import type { Sql } from '../platform/db'
+import type { ServiceDeps } from '../platform/deps'
 import { ApiError, type ErrorCode } from '../platform/errors'
-import type { Principal } from '../identity/service'
+import { isUuid } from '../platform/keyset'
+import { currentMembership, type Principal } from '../identity/service'
 import { enqueueMail } from '../mail/service'
+import { findMembershipOf } from '../memberships/queries'
 import { revokeOtherSessions } from '../sessions/queries'
-import { findMembershipOf, findUserByEmail, findUserById, type UserRow } from '../users/queries'
-import { applyNewPassword, prepareNewPassword, type AccountsEnv } from '../users/service'
+import { findUserByEmail, findUserById, type UserRow } from '../users/queries'
+import { applyNewPassword, prepareNewPassword } from '../users/service'
 import { codeDigest, issueGrant, RESET_MINUTES } from './grants'
 import { claimResetSlot, consumeReset, countResetAttempt, findLatestCodeReset, findResetByTokenHash, type ResetRow } from './queries'
 
@@ -13,62 +15,62 @@ import { claimResetSlot, consumeReset, countResetAttempt, findLatestCodeReset, f
 export const RESET_INTERVAL_SECONDS = 60
 export const MAX_CODE_ATTEMPTS = 5
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+type Deps = Pick<ServiceDeps, 'sql' | 'config' | 'keys' | 'mail'>
 
 /** Throttled per address whether or not an account has it, so the throttle reveals nothing either. */
-async function claimSlot(sql: Sql, env: AccountsEnv, email: string): Promise<void> {
-  const key = hmac(env.secretsKey, `password-reset-throttle:${email.toLowerCase()}`)
+async function claimSlot({ sql, keys }: Deps, email: string): Promise<void> {
+  const key = hmac(keys.secrets, `password-reset-throttle:${email.toLowerCase()}`)
   if (!(await claimResetSlot(sql, key, RESET_INTERVAL_SECONDS))) {
     throw new ApiError('PASSWORD_RESET_REQUEST_TOO_FREQUENT', `Only one reset request a minute per address; try again in a minute`)
   }
 }
 
-async function mailReset(sql: Sql, env: AccountsEnv, user: UserRow, tenantId: string | null): Promise<void> {
-  const mail = await sql.begin(async (tx) => {
-    const grant = await issueGrant(tx, env, { userId: user.id, kind: 'reset', ttlSeconds: RESET_MINUTES * 60 })
-    return enqueueMail(tx, { to: user.email, tenantId, template: 'passwordReset', data: { link: grant.link, code: grant.code!, minutes: RESET_MINUTES } }, env.secretsKey)
+async function mailReset(deps: Deps, user: UserRow, tenantId: string | null): Promise<void> {
+  const mail = await deps.sql.begin(async (tx) => {
+    const grant = await issueGrant(tx, deps, { userId: user.id, kind: 'reset', ttlSeconds: RESET_MINUTES * 60 })
+    return enqueueMail(tx, { to: user.email, tenantId, template: 'passwordReset', data: { link: grant.link, code: grant.code!, minutes: RESET_MINUTES } }, deps.keys.secrets)
   })
-  await env.mail.dispatch([mail])
+  await deps.mail.dispatch([mail])
 }
 
 /** POST /password-resets. The caller learns nothing: after the throttle (the same for every address) it answers
  *  at once, and the lookup and mail happen in `background`, so a known address costs the caller no extra time. */
-export async function requestPasswordReset(sql: Sql, env: AccountsEnv, email: string): Promise<{ background: Promise<void> }> {
-  await claimSlot(sql, env, email)
+export async function requestPasswordReset(deps: Deps, email: string): Promise<{ background: Promise<void> }> {
+  await claimSlot(deps, email)
   const background = (async () => {
-    const user = await findUserByEmail(sql, email)
-    if (user && user.status !== 'disabled') await mailReset(sql, env, user, null)
+    const user = await findUserByEmail(deps.sql, email)
+    if (user && user.status !== 'disabled') await mailReset(deps, user, null)
   })()
   return { background }
 }
 
 /** POST /users/{userId}/password-reset-requests: only for members of the caller's tenant; anyone else is 404. */
-export async function adminRequestPasswordReset(sql: Sql, env: AccountsEnv, principal: Principal, userId: string) {
-  const tenantId = principal.membership!.tenantId
+export async function adminRequestPasswordReset(deps: Deps, principal: Principal, userId: string) {
+  const { tenantId } = currentMembership(principal)
   const notFound = () => new ApiError('RESOURCE_NOT_FOUND', 'No member of this tenant has that id')
-  if (!UUID.test(userId) || !(await findMembershipOf(sql, tenantId, userId))) throw notFound()
-  const user = await findUserById(sql, userId)
+  if (!isUuid(userId) || !(await findMembershipOf(deps.sql, tenantId, userId))) throw notFound()
+  const user = await findUserById(deps.sql, userId)
   if (!user || user.status === 'disabled') throw notFound()
-  await claimSlot(sql, env, user.email)
-  await mailReset(sql, env, user, tenantId)
+  await claimSlot(deps, user.email)
+  await mailReset(deps, user, tenantId)
   return { userId, requested: true as const }
 }
 
 const isExpired = (g: ResetRow) => g.expires_at.getTime() <= Date.now()
 
-async function grantFromToken(sql: Sql, token: string): Promise<ResetRow> {
+async function grantFromToken({ sql }: Deps, token: string): Promise<ResetRow> {
   const grant = await findResetByTokenHash(sql, sha256(token))
   if (!grant || grant.used_at) throw new ApiError('PASSWORD_RESET_TOKEN_INVALID', 'This reset link is not valid (or was already used)')
   if (isExpired(grant)) throw new ApiError('PASSWORD_RESET_TOKEN_EXPIRED', 'This reset link has expired; request a new one')
   return grant
 }
 
-async function grantFromCode(sql: Sql, env: AccountsEnv, email: string, code: string): Promise<ResetRow> {
+async function grantFromCode({ sql, keys }: Deps, email: string, code: string): Promise<ResetRow> {
   const invalid = () => new ApiError('PASSWORD_RESET_CODE_INVALID', 'This reset code is not valid; request a new one after several failures')
   const user = await findUserByEmail(sql, email)
   const grant = user ? await findLatestCodeReset(sql, user.id) : undefined
   if (!grant?.code_hash || grant.attempts >= MAX_CODE_ATTEMPTS) throw invalid()
-  if (!safeEqual(codeDigest(env.secretsKey, grant.id, code), Buffer.from(grant.code_hash))) {
+  if (!safeEqual(codeDigest(keys.secrets, grant.id, code), Buffer.from(grant.code_hash))) {
     await countResetAttempt(sql, grant.id)
     throw invalid()
   }
@@ -78,8 +80,9 @@ async function grantFromCode(sql: Sql, env: AccountsEnv, email: string, code: st
 
 /** POST /password-resets/confirmations: by link token or by email and code. Sets the password (it also completes
  *  an activation) and ends every session of the user, in one transaction. */
-export async function confirmPasswordReset(sql: Sql, env: AccountsEnv, input: { token?: string; email?: string; code?: string; newPassword: string }) {
-  const grant = input.token ? await grantFromToken(sql, input.token) : await grantFromCode(sql, env, input.email!, input.code!)
+export async function confirmPasswordReset(deps: Deps, input: { token?: string; email?: string; code?: string; newPassword: string }) {
+  const { sql } = deps
+  const grant = input.token ? await grantFromToken(deps, input.token) : await grantFromCode(deps, input.email!, input.code!)
   const invalidCode: ErrorCode = input.token ? 'PASSWORD_RESET_TOKEN_INVALID' : 'PASSWORD_RESET_CODE_INVALID'
   const user = await findUserById(sql, grant.user_id)
   if (!user || user.status === 'disabled') throw new ApiError(invalidCode, 'This reset grant is not valid')

@@ -39,7 +39,7 @@ export const ConfigSchema = z.object({
   IDEMPOTENCY_LOCK_SECONDS: int(60),
   HOUSEKEEPING_INTERVAL_MINUTES: int(15),
   PAT_LAST_USED_FLUSH_SECONDS: int(10),
-  // Per-replica PAT cache (api/identity/credential-cache.ts): revocations answer after the fence; 0 turns it off.
+  // Per-replica PAT cache (api/credentials/cache.ts): revocations answer after the fence; 0 turns it off.
   CREDENTIAL_CACHE_FENCE_MS: int(500),
   CREDENTIAL_CACHE_TTL_SECONDS: int(5),
   CREDENTIAL_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).default(10_000),
@@ -71,3 +71,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return parsed.data
 }
 
+
+/** Where mailed links and sign-in URLs point: PUBLIC_URL, or the API's own address in development. */
+export const publicBase = (config: Pick<Config, 'PUBLIC_URL' | 'HOST' | 'PORT'>) =>
+  (config.PUBLIC_URL ?? `http://${config.HOST}:${config.PORT}`).replace(/\/$/, '')

@@ -1,5 +1,6 @@
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 import type { Db } from '../platform/db'
+import type { Role } from '../identity/permissions'
 
 export interface SessionListRow {
   id: string
@@ -65,7 +66,64 @@ export async function switchSessionMembership(db: Db, s: { sessionId: string; us
      where id = ${s.sessionId} and user_id = ${s.userId}`
 }
 
-export async function tenantOfMembership(db: Db, membershipId: string): Promise<string | undefined> {
-  const [row] = await db<{ tenant_id: string }[]>`select tenant_id from memberships where id = ${membershipId}`
-  return row?.tenant_id
+/** Sessions sitting in a removed membership lose their tenant (they stay signed in, tenant-less). */
+export async function detachMembershipSessions(db: Db, membershipId: string): Promise<number> {
+  const rows = await db`update sessions set membership_id = null where membership_id = ${membershipId} returning 1`
+  return rows.length
 }
+
+/** The user chose their own password: their sessions leave the initial-password restriction. */
+export async function clearSessionsPasswordChange(db: Db, userId: string): Promise<void> {
+  await db`update sessions set password_change_required = false where user_id = ${userId}`
+}
+
+/** The sign-in challenge was answered: the live session becomes usable. */
+export async function liftSessionMfaGate(db: Db, sessionId: string): Promise<{ membership_id: string | null } | undefined> {
+  const [row] = await db<{ membership_id: string | null }[]>`
+    update sessions set mfa_pending = false where id = ${sessionId} and revoked_at is null returning membership_id`
+  return row
+}
+
+// ── Resolving a presented session token (api/credentials) ───────────────────────────────────────────────────
+
+export interface SessionRow {
+  id: string
+  user_id: string
+  membership_id: string | null
+  expires_at: Date
+  last_seen_at: Date
+  idle_timeout_seconds: number
+  revoked_at: Date | null
+  password_change_required: boolean
+  user_status: string
+  tenant_id: string | null
+  role: Role | null
+  membership_status: string | null
+  membership_expires_at: Date | null
+  mfa_pending: boolean
+  /** Whether the user has an active second factor; with tenant_mfa_required, decides the enrolment gate. */
+  has_second_factor: boolean
+  tenant_mfa_required: boolean
+}
+
+export async function findSessionByHash(db: Db, hash: Buffer): Promise<SessionRow | undefined> {
+  const [row] = await db<SessionRow[]>`
+    select s.id, s.user_id, s.membership_id, s.expires_at, s.last_seen_at, s.idle_timeout_seconds, s.revoked_at,
+           s.password_change_required,
+           u.status as user_status, m.tenant_id, m.role, m.status as membership_status,
+           m.expires_at as membership_expires_at, s.mfa_pending,
+           (exists (select 1 from totp_factors f where f.user_id = s.user_id and f.status = 'active')
+             or exists (select 1 from webauthn_credentials w where w.user_id = s.user_id)) as has_second_factor,
+           coalesce((select p.mfa_required from tenant_auth_policies p where p.tenant_id = m.tenant_id), false) as tenant_mfa_required
+      from sessions s
+      join users u on u.id = s.user_id
+      left join memberships m on m.id = s.membership_id and m.user_id = s.user_id
+     where s.token_hash = ${hash}`
+  return row
+}
+
+/** Sliding renewal, written at most once a minute per session so reads don't turn into writes. */
+export async function touchSession(db: Db, sessionId: string): Promise<void> {
+  await db`update sessions set last_seen_at = now() where id = ${sessionId} and last_seen_at < now() - interval '60 seconds'`
+}
+

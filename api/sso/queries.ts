@@ -94,23 +94,6 @@ export async function linkIdentity(db: Db, connectionId: string, subject: string
   await db`insert into sso_identities (connection_id, subject, user_id) values (${connectionId}, ${subject}, ${userId}) on conflict do nothing`
 }
 
-export async function insertSsoUser(db: Db, email: string, displayName: string | null): Promise<string | undefined> {
-  const [row] = await db<{ id: string }[]>`
-    insert into users (email, display_name, password_hash) values (${email}, ${displayName}, null)
-    on conflict (lower(email)) do nothing returning id`
-  return row?.id
-}
-
-/** Just-in-time membership: created with the connection's role when the user has none; an existing one (even
- *  disabled or removed by an administrator) is left as it is. Returns the usable membership, if any. */
-export async function ensureMembership(db: Db, tenantId: string, userId: string, role: string): Promise<string | null> {
-  await db`insert into memberships (tenant_id, user_id, role) values (${tenantId}, ${userId}, ${role}) on conflict (tenant_id, user_id) do nothing`
-  const [row] = await db<{ id: string }[]>`
-    select id from memberships where tenant_id = ${tenantId} and user_id = ${userId} and status = 'active'
-       and (expires_at is null or expires_at > now())`
-  return row?.id ?? null
-}
-
 /** Enabled connections that claim an email domain explicitly (an empty domain list admits any address at sign-in,
  *  but offering it to every domain on the sign-in page would advertise the tenant to strangers). */
 export async function findEnabledConnectionsForDomain(db: Db, domain: string): Promise<{ id: string; name: string }[]> {

@@ -1,11 +1,11 @@
-import type { Config } from '../platform/config'
+import { publicBase, type Config } from '../platform/config'
 import { encryptSecret } from '../platform/crypto'
 import type { Db } from '../platform/db'
+import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { closePage, openPage } from '../platform/pagination'
 import { isUuid } from '../platform/keyset'
-import type { Principal } from '../identity/service'
-import { publicBase } from '../password-resets/grants'
+import { currentMembership, type Principal } from '../identity/service'
 import type { CreateSsoConnection, UpdateSsoConnection } from './model'
 import { findSsoConnection, insertSsoConnection, listSsoConnections, updateSsoConnection, type SsoConnectionRow } from './queries'
 
@@ -17,10 +17,10 @@ export const toSsoConnectionDto = (config: Config) => (r: SsoConnectionRow) => (
   createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
 })
 
-export async function createConnection(db: Db, secretsKey: Buffer, principal: Principal, input: CreateSsoConnection) {
-  return insertSsoConnection(db, {
-    tenantId: principal.membership!.tenantId, name: input.name ?? new URL(input.issuer).host, issuer: trimIssuer(input.issuer),
-    clientId: input.clientId, sealedSecret: encryptSecret(secretsKey, input.clientSecret), emailDomains: [...new Set(input.emailDomains)],
+export async function createConnection({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, input: CreateSsoConnection) {
+  return insertSsoConnection(sql, {
+    tenantId: currentMembership(principal).tenantId, name: input.name ?? new URL(input.issuer).host, issuer: trimIssuer(input.issuer),
+    clientId: input.clientId, sealedSecret: encryptSecret(keys.secrets, input.clientSecret), emailDomains: [...new Set(input.emailDomains)],
     defaultRole: input.defaultRole, enabled: input.enabled,
   })
 }
@@ -36,18 +36,18 @@ export async function listConnections(db: Db, pageKey: Buffer, principal: Princi
 
 const notFound = () => new ApiError('NOT_FOUND', 'No SSO connection with this id in the current tenant')
 
-export async function getConnection(db: Db, principal: Principal, id: string) {
-  const row = isUuid(id) ? await findSsoConnection(db, id, principal.membership!.tenantId) : undefined
+export async function getConnection({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string) {
+  const row = isUuid(id) ? await findSsoConnection(sql, id, currentMembership(principal).tenantId) : undefined
   if (!row) throw notFound()
   return row
 }
 
-export async function updateConnection(db: Db, secretsKey: Buffer, principal: Principal, id: string, expectedVersion: number | null, input: UpdateSsoConnection) {
-  const tenantId = principal.membership!.tenantId
-  await getConnection(db, principal, id)
-  const row = await updateSsoConnection(db, tenantId, id, expectedVersion, {
+export async function updateConnection(deps: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, id: string, expectedVersion: number | null, input: UpdateSsoConnection) {
+  const { tenantId } = currentMembership(principal)
+  await getConnection(deps, principal, id)
+  const row = await updateSsoConnection(deps.sql, tenantId, id, expectedVersion, {
     ...input, issuer: input.issuer === undefined ? undefined : trimIssuer(input.issuer),
-    sealedSecret: input.clientSecret === undefined ? undefined : encryptSecret(secretsKey, input.clientSecret),
+    sealedSecret: input.clientSecret === undefined ? undefined : encryptSecret(deps.keys.secrets, input.clientSecret),
     emailDomains: input.emailDomains === undefined ? undefined : [...new Set(input.emailDomains)],
   })
   if (!row) throw new ApiError('PRECONDITION_FAILED', 'If-Match does not match the current version; fetch the resource and retry')

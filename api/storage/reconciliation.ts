@@ -50,7 +50,7 @@ function existing(active: JobRow, dryRun: boolean) {
 /** An open job whose workflow has closed anyway (terminated by an operator, say) would block the tenant for
  *  good, so it is failed here. A job without a workflow yet is one being started: left alone. */
 async function stillOpen(deps: StorageDeps, job: JobRow): Promise<boolean> {
-  const handle = (await deps.temporal()).workflow.getHandle(storageWorkflowIds.reconcile(job.tenant_id, job.id))
+  const handle = (await deps.temporal.get()).workflow.getHandle(storageWorkflowIds.reconcile(job.tenant_id, job.id))
   const status = await handle.describe().then((d) => d.status.name, (err) => {
     if (err instanceof WorkflowNotFoundError) return 'STARTING'
     throw err
@@ -74,7 +74,7 @@ export async function createReconciliationJob(deps: StorageDeps, tenantId: strin
   }
   const input: ReconcileStorageInput = { tenantId, jobId: job.id }
   try {
-    await (await deps.temporal()).workflow.start(StorageWorkflowType.reconcile, {
+    await (await deps.temporal.get()).workflow.start(StorageWorkflowType.reconcile, {
       workflowId: storageWorkflowIds.reconcile(tenantId, job.id),
       taskQueue: taskQueues(deps.config).storage,
       args: [input],

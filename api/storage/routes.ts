@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { closePage, openPage } from '../platform/pagination'
 import type { AppDeps } from '../http/deps'
+import { currentMembership, type Principal } from '../identity/service'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
 import {
@@ -10,39 +11,38 @@ import {
 } from './model'
 import { createReconciliationJob, describeReconciliationJob, listReconciliationJobs } from './reconciliation'
 import { regionsFromConfig } from './regions'
-import { getBucketSet, provisionBuckets, storageSummary, type StorageDeps } from './service'
+import { getBucketSet, provisionBuckets, storageSummary } from './service'
 
 // The interface lists T400 for the tenant storage routes, but the storage conditions themselves
 // (STORAGE_NOT_READY, STORAGE_REGION_NOT_AVAILABLE, ...) are only in S400, so routes that raise them declare both.
 export const storageRoutes = (deps: AppDeps) => {
   // Endpoints and keys never leave the server: clients see ids, names and availability.
   const regions = regionsFromConfig(deps.config).map(({ id, name, available }) => ({ id, name, available }))
-  const storage: StorageDeps = { sql: deps.sql, config: deps.config, temporal: () => deps.temporal.get() }
-  const tenantOf = (p: { membership: { tenantId: string } | null }) => p.membership!.tenantId
+  const tenantOf = (p: Principal) => currentMembership(p).tenantId
   return new Elysia({ tags: ['Storage'] })
     .use(httpConventions(deps))
     .get('/storage-regions', ({ request }) => ok(request, { regions, defaultRegionId: regions[0]!.id }), {
       public: true, errors: ['S400'], response: { 200: envelope(StorageRegionsResponseDto) },
       detail: { summary: 'Storage regions a tenant can provision into' },
     })
-    .get('/tenants/current/storage-bucket', async ({ request, principal }) => ok(request, await getBucketSet(deps.sql, tenantOf(principal))), {
+    .get('/tenants/current/storage-bucket', async ({ request, principal }) => ok(request, await getBucketSet(deps, tenantOf(principal))), {
       auth: 'tenant:read', errors: ['T400'], response: { 200: envelope(StorageBucketSetDto) },
       detail: { summary: "The tenant's general, dataset and export buckets with their provisioning status" },
     })
     .put('/tenants/current/storage-bucket', async ({ request, principal, body }) =>
-      ok(request, await provisionBuckets(storage, tenantOf(principal), body.regionId)), {
+      ok(request, await provisionBuckets(deps, tenantOf(principal), body.regionId)), {
       auth: 'tenant:manage', errors: ['T400', 'S400', 'T409'], body: ProvisionStorageBucketBodyDto,
       response: { 200: envelope(StorageBucketSetDto) },
       detail: { summary: 'Provision the tenant buckets in a region (asynchronous; repeat or GET to follow progress)' },
     })
     .get('/tenants/current/storage-summary', async ({ request, principal, query }) =>
-      ok(request, await storageSummary(deps.sql, deps.config, tenantOf(principal), query.refresh === 'true')), {
+      ok(request, await storageSummary(deps, tenantOf(principal), query.refresh === 'true')), {
       auth: 'tenant:read', errors: ['T400', 'S400'], query: StorageSummaryQuery, response: { 200: envelope(TenantStorageSummaryDto) },
       detail: { summary: 'Object count and bytes per bucket; refresh=true recomputes from storage' },
     })
     .post('/tenants/current/storage-reconciliation-jobs', async ({ request, principal, body, set }) => {
       set.status = 201
-      return ok(request, await createReconciliationJob(storage, tenantOf(principal), principal.userId, body.dryRun ?? false))
+      return ok(request, await createReconciliationJob(deps, tenantOf(principal), principal.userId, body.dryRun ?? false))
     }, {
       auth: 'billing:write', idempotent: true, errors: ['T400', 'S400', 'T409'], body: CreateStorageReconciliationJobBodyDto,
       response: { 201: envelope(CreateStorageReconciliationJobResponseDto) },

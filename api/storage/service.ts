@@ -1,6 +1,7 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client'
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client'
 import type { Config } from '../platform/config'
 import type { Sql } from '../platform/db'
+import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { taskQueues, TENANT_ID } from '../../workflows/contract'
 import { storageWorkflowIds, StorageWorkflowType, type ProvisionStorageInput } from '../../workflows/contract-storage'
@@ -9,11 +10,7 @@ import { listBuckets, readUsage, replaceUsage, upsertProvisioning, type BucketRo
 import { regionsFromConfig, usableRegion, type Region } from './regions'
 import { BUCKET_KINDS, BUCKET_POLICY, bucketNameFor, isUnreachable, measureBucket, s3For, type BucketKind } from './s3'
 
-export interface StorageDeps {
-  sql: Sql
-  config: Config
-  temporal: () => Promise<Client>
-}
+export type StorageDeps = Pick<ServiceDeps, 'sql' | 'config' | 'temporal'>
 
 const FIELD: Record<BucketKind, 'bucket' | 'datasetBucket' | 'exportBucket'> = { general: 'bucket', dataset: 'datasetBucket', export: 'exportBucket' }
 
@@ -28,7 +25,7 @@ export function toBucketSet(rows: BucketRow[]) {
   return set
 }
 
-export const getBucketSet = async (sql: Sql, tenantId: string) => toBucketSet(await listBuckets(sql, tenantId))
+export const getBucketSet = async ({ sql }: Pick<ServiceDeps, 'sql'>, tenantId: string) => toBucketSet(await listBuckets(sql, tenantId))
 
 /** Starts (or joins) provisioning in `regionId`. Ready storage is returned as it is; storage in another
  *  region is a conflict; a failed attempt is reset and retried, in the requested region. */
@@ -52,7 +49,7 @@ export async function provisionBuckets(deps: StorageDeps, tenantId: string, regi
 /** A failed run marks the rows failed just before it closes. A retry in that instant would join the closing
  *  run (USE_EXISTING) and leave the rows provisioning for good, so it waits (briefly) for the close first. */
 async function previousRunClosed(deps: StorageDeps, tenantId: string) {
-  const closed = (await deps.temporal()).workflow.getHandle(storageWorkflowIds.provision(tenantId)).result().catch(() => {})
+  const closed = (await deps.temporal.get()).workflow.getHandle(storageWorkflowIds.provision(tenantId)).result().catch(() => {})
   let timer: Timer | undefined
   await Promise.race([closed, new Promise((resolve) => { timer = setTimeout(resolve, 10_000) })])
   clearTimeout(timer)
@@ -60,7 +57,7 @@ async function previousRunClosed(deps: StorageDeps, tenantId: string) {
 
 async function startProvisioning(deps: StorageDeps, input: ProvisionStorageInput) {
   try {
-    await (await deps.temporal()).workflow.start(StorageWorkflowType.provision, {
+    await (await deps.temporal.get()).workflow.start(StorageWorkflowType.provision, {
       workflowId: storageWorkflowIds.provision(input.tenantId),
       taskQueue: taskQueues(deps.config).storage,
       args: [input],
@@ -97,7 +94,7 @@ export function regionOf(config: Config, regionId: string): Region {
 }
 
 /** The stored usage, computed first when asked to or when there is none yet. */
-export async function storageSummary(sql: Sql, config: Config, tenantId: string, refresh: boolean) {
+export async function storageSummary({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, tenantId: string, refresh: boolean) {
   const buckets = await readyBuckets(sql, tenantId)
   const regionId = buckets[0]!.region_id
   let usage = await readUsage(sql, tenantId)

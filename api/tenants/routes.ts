@@ -10,7 +10,7 @@ export const tenantsRoutes = (deps: AppDeps) =>
   new Elysia({ prefix: '/tenants', tags: ['Tenant administration'] })
     .use(httpConventions(deps))
     .post('', async ({ request, principal, body, set }) => {
-      const { tenant, membership } = await createTenant(deps.sql, principal, body, request.headers.get(TENANT_HEADER) ?? undefined)
+      const { tenant, membership } = await createTenant(deps, principal, body, request.headers.get(TENANT_HEADER) ?? undefined)
       set.status = 201
       return ok(request, {
         tenant: { id: tenant.id, name: tenant.name, slug: tenant.slug, createdAt: tenant.created_at.toISOString() },

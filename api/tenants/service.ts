@@ -1,13 +1,14 @@
-import type { Sql } from '../platform/db'
+import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { requireActiveMembership, requirePermission, type Principal } from '../identity/service'
+import { countUserMemberships, insertMembership } from '../memberships/queries'
 import { setSessionMembership } from '../sessions/queries'
-import { countLiveMemberships, insertMembership, insertTenant } from './queries'
+import { insertTenant } from './queries'
 
 /** A user with no membership may create their first tenant; anyone else needs tenant:manage where they are.
  *  The tenant, the owner membership and the session switch commit together. */
-export async function createTenant(sql: Sql, principal: Principal, input: { name: string; slug: string }, tenantHeader: string | undefined) {
-  if ((await countLiveMemberships(sql, principal.userId)) > 0) {
+export async function createTenant({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, input: { name: string; slug: string }, tenantHeader: string | undefined) {
+  if ((await countUserMemberships(sql, principal.userId)) > 0) {
     requireActiveMembership(principal, tenantHeader)
     requirePermission(principal, ['tenant:manage'])
   }

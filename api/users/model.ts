@@ -86,10 +86,6 @@ export const ChangePasswordResponseEnvelopeDto = z.object({
   meta: z.object({ requestId: z.string() }),
 }).meta({ id: 'ChangePasswordResponseEnvelopeDto' })
 
-export const InvalidateOtherSessionsResponseDto = z.object({
-  invalidated: z.number().int().describe('How many sessions were ended'),
-}).meta({ id: 'InvalidateOtherSessionsResponseDto' })
-
 export const AdminPasswordResetRequestedDto = z.object({
   userId: z.string(),
   requested: z.literal(true),

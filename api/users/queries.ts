@@ -12,15 +12,6 @@ export interface UserRow {
   updated_at: Date
 }
 
-export interface MembershipViewRow {
-  id: string
-  tenant_id: string
-  tenant_name: string
-  tenant_slug: string
-  role: string
-  status: string
-}
-
 /** null when the email is taken (case-insensitively): the unique index decides, not a racy pre-check. */
 export async function insertUser(db: Db, u: { email: string; passwordHash: string }): Promise<UserRow | null> {
   const [row] = await db<UserRow[]>`
@@ -51,15 +42,6 @@ export async function updateUserProfile(db: Db, id: string, expectedVersion: num
   return row
 }
 
-export async function listUserMemberships(db: Db, userId: string): Promise<MembershipViewRow[]> {
-  return db<MembershipViewRow[]>`
-    select m.id, m.tenant_id, t.name as tenant_name, t.slug as tenant_slug, m.role,
-           case when m.status = 'active' and m.expires_at <= now() then 'expired' else m.status end as status
-      from memberships m join tenants t on t.id = m.tenant_id
-     where m.user_id = ${userId} and m.status <> 'removed'
-     order by m.created_at, m.id`
-}
-
 /** An administrator's provisioning: no password yet (invite), or an initial one to be changed (create). */
 export async function insertProvisionedUser(db: Db, u: {
   email: string; displayName: string | null; passwordHash: string | null; status: 'active' | 'activation_required'
@@ -72,6 +54,14 @@ export async function insertProvisionedUser(db: Db, u: {
   return row ?? null
 }
 
+/** An account a single sign-on provider vouches for: no password. undefined when the email is taken. */
+export async function insertPasswordlessUser(db: Db, email: string, displayName: string | null): Promise<string | undefined> {
+  const [row] = await db<{ id: string }[]>`
+    insert into users (email, display_name, password_hash) values (${email}, ${displayName}, null)
+    on conflict (lower(email)) do nothing returning id`
+  return row?.id
+}
+
 /** Sets a password the user chose: clears the initial-password mark and completes a pending activation. */
 export async function setUserPassword(db: Db, userId: string, passwordHash: string): Promise<void> {
   await db`
@@ -79,7 +69,6 @@ export async function setUserPassword(db: Db, userId: string, passwordHash: stri
            status = case when status = 'activation_required' then 'active' else status end,
            version = version + 1, updated_at = now()
      where id = ${userId}`
-  await db`update sessions set password_change_required = false where user_id = ${userId}`
 }
 
 export async function recentPasswordHashes(db: Db, userId: string, count: number): Promise<string[]> {
@@ -94,16 +83,4 @@ export async function recordPasswordHistory(db: Db, userId: string, passwordHash
   await db`
     delete from password_history where user_id = ${userId}
        and id not in (select id from password_history where user_id = ${userId} order by id desc limit ${keep})`
-}
-
-/** The membership of a user in one tenant (any status but removed), or undefined. */
-export async function findMembershipOf(db: Db, tenantId: string, userId: string): Promise<{ id: string; status: string } | undefined> {
-  const [row] = await db<{ id: string; status: string }[]>`
-    select id, status from memberships where tenant_id = ${tenantId} and user_id = ${userId} and status <> 'removed'`
-  return row
-}
-
-export async function findTenantName(db: Db, tenantId: string): Promise<string> {
-  const [row] = await db<{ name: string }[]>`select name from tenants where id = ${tenantId}`
-  return row?.name ?? 'your organisation'
 }

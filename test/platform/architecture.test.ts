@@ -1,41 +1,158 @@
 import { describe, expect, test } from 'bun:test'
 import { Glob } from 'bun'
+import { readdirSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 
 const ROOT = join(import.meta.dir, '..', '..')
 
+/** Every module a file names in an import or re-export, `import type` included: a type edge is still a dependency. */
 async function importsOf(file: string): Promise<string[]> {
   const src = await Bun.file(join(ROOT, file)).text()
-  return [...src.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]/g)].map((m) => m[1]!)
+  return [...src.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/g)].map((m) => m[1]!)
 }
 
-const resolveLocal = (file: string, spec: string) => (spec.startsWith('.') ? relative(ROOT, resolve(ROOT, dirname(file), spec)) : spec)
+/** A local specifier as a repository path without extension ('api/users/service'); a package stays as it is. */
+const resolveLocal = (file: string, spec: string) =>
+  spec.startsWith('.') ? relative(ROOT, resolve(ROOT, dirname(file), spec)).replace(/\.ts$/, '') : spec
 
-async function files(pattern: string) {
-  return Array.fromAsync(new Glob(pattern).scan({ cwd: ROOT }))
+const files = (pattern: string) => Array.fromAsync(new Glob(pattern).scan({ cwd: ROOT }))
+
+/** Files of the server, with what each imports, read once. */
+const sources = await (async () => {
+  const all = [...(await files('api/**/*.ts')), ...(await files('activities/**/*.ts')), ...(await files('workflows/**/*.ts')), ...(await files('worker/**/*.ts'))]
+  return Promise.all(all.sort().map(async (file) => ({ file, targets: (await importsOf(file)).map((spec) => ({ spec, target: resolveLocal(file, spec) })) })))
+})()
+
+// Layers below or beside the domains: `platform` imports nothing of ours; `http` is the Elysia conventions plugin.
+const LAYERS = new Set(['platform', 'http'])
+// The composition roots: they wire everything and nothing imports them.
+const ROOTS = new Set(['api/app.ts', 'api/main.ts'])
+
+/** The folder under api/ a file belongs to ('users'), or undefined outside api/<folder>/. */
+const folderOf = (path: string) => /^api\/([^/]+)\//.exec(path)?.[1]
+const isRoutes = (path: string) => /^api\/[^/]+\/routes(\.ts)?$/.test(path)
+
+/** The domain graph: folder → folders its non-route files import. Routes are the delivery edge: they may import
+ *  any domain (and http), so they are left out; a domain's own core must not depend on anything that depends on it. */
+function domainGraph(list: typeof sources): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>()
+  for (const { file, targets } of list) {
+    const from = folderOf(file)
+    if (!from || from === 'platform' || isRoutes(file)) continue
+    const edges = graph.get(from) ?? graph.set(from, new Set()).get(from)!
+    for (const { target } of targets) {
+      const to = folderOf(`${target}/`) ?? folderOf(target)
+      if (to && to !== from && to !== 'platform') edges.add(to)
+    }
+  }
+  return graph
+}
+
+/** One cycle of the graph as a path (a → b → a), or null when it has none. */
+function findCycle(graph: Map<string, Set<string>>): string[] | null {
+  const state = new Map<string, 'open' | 'done'>()
+  const stack: string[] = []
+  const visit = (node: string): string[] | null => {
+    if (state.get(node) === 'done') return null
+    if (state.get(node) === 'open') return [...stack.slice(stack.indexOf(node)), node]
+    state.set(node, 'open')
+    stack.push(node)
+    for (const next of graph.get(node) ?? []) {
+      const cycle = visit(next)
+      if (cycle) return cycle
+    }
+    stack.pop()
+    state.set(node, 'done')
+    return null
+  }
+  for (const node of graph.keys()) {
+    const cycle = visit(node)
+    if (cycle) return cycle
+  }
+  return null
 }
 
 describe('import direction', () => {
-  test('api/ never imports worker/ or activities/; workflows/ only their contract and types', async () => {
-    for (const file of await files('api/**/*.ts')) {
-      for (const spec of await importsOf(file)) {
-        const target = resolveLocal(file, spec)
+  test('every server file is covered: api/ holds only the two roots beside its folders, and every folder is a domain or a layer', () => {
+    const apiFiles = sources.filter((s) => s.file.startsWith('api/'))
+    expect(apiFiles.length).toBeGreaterThan(80)
+    for (const { file } of apiFiles) expect({ file, placed: ROOTS.has(file) || folderOf(file) !== undefined }).toEqual({ file, placed: true })
+    const folders = readdirSync(join(ROOT, 'api'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name)
+    const graph = domainGraph(sources)
+    for (const folder of folders) expect({ folder, inGraph: LAYERS.has(folder) || graph.has(folder) || folder === 'account' }).toEqual({ folder, inGraph: true })
+  })
+
+  test('api/ never imports worker/ or activities/; workflows/ only their contract and types', () => {
+    for (const { file, targets } of sources.filter((s) => s.file.startsWith('api/'))) {
+      for (const { target } of targets) {
         expect({ file, target, ok: !/^(worker|activities)\//.test(target) }).toMatchObject({ ok: true })
         if (target.startsWith('workflows/')) expect({ file, target }).toMatchObject({ target: expect.stringMatching(/^workflows\/contract/) })
       }
     }
   })
 
-  test('activities/ and workflows/ never import Elysia or the HTTP layer; domain services and queries never import Elysia', async () => {
-    const framework = [...(await files('activities/**/*.ts')), ...(await files('workflows/**/*.ts')),
-      ...(await files('api/*/service.ts')), ...(await files('api/*/queries.ts')), ...(await files('api/platform/**/*.ts'))]
-    expect(framework.length).toBeGreaterThan(5)
-    for (const file of framework) {
-      for (const spec of await importsOf(file)) {
-        const target = resolveLocal(file, spec)
-        const bad = spec === 'elysia' || spec.startsWith('@elysiajs/') || /^api\/(http|app|main)\b/.test(target)
-        expect({ file, spec, bad }).toMatchObject({ bad: false })
+  test('workflows/ import activities by type only', async () => {
+    for (const file of await files('workflows/**/*.ts')) {
+      const src = await Bun.file(join(ROOT, file)).text()
+      for (const m of src.matchAll(/(?:^|\n)\s*import\s+(type\s+)?[^'"]*?from\s+['"]([^'"]+)['"]/g)) {
+        if (/activities/.test(m[2]!)) expect({ file, spec: m[2], typeOnly: Boolean(m[1]) }).toMatchObject({ typeOnly: true })
       }
     }
+  })
+
+  test('only a domain\'s routes.ts touches Elysia or api/http; platform imports nothing of ours; nothing imports a routes file but app.ts', () => {
+    for (const { file, targets } of sources) {
+      const folder = folderOf(file)
+      for (const { spec, target } of targets) {
+        const framework = spec === 'elysia' || spec.startsWith('@elysiajs/') || /^api\/http\//.test(target)
+        const mayUseFramework = ROOTS.has(file) || folder === 'http' || (isRoutes(file) && !/^(activities|workflows|worker)\//.test(file))
+        expect({ file, spec, framework, ok: !framework || mayUseFramework }).toMatchObject({ ok: true })
+        if (folder === 'platform') expect({ file, target, ok: !target.startsWith('api/') || target.startsWith('api/platform/') }).toMatchObject({ ok: true })
+        if (isRoutes(target)) expect({ file, target, ok: file === 'api/app.ts' }).toMatchObject({ ok: true })
+      }
+    }
+  })
+
+  test('the domain graph has one direction: no two domains depend on each other, however indirectly', () => {
+    const graph = domainGraph(sources)
+    expect(graph.size).toBeGreaterThan(10)
+    expect(findCycle(graph)).toBeNull()
+  })
+
+  test('the cycle check finds a cycle when there is one (so a green result means something)', () => {
+    const sample = domainGraph([
+      { file: 'api/a/service.ts', targets: [{ spec: '../b/queries', target: 'api/b/queries' }] },
+      { file: 'api/b/queries.ts', targets: [{ spec: '../c/service', target: 'api/c/service' }] },
+      { file: 'api/c/service.ts', targets: [{ spec: '../a/model', target: 'api/a/model' }] },
+      { file: 'api/d/routes.ts', targets: [{ spec: '../a/service', target: 'api/a/service' }] },
+    ])
+    expect(findCycle(sample)).toEqual(['a', 'b', 'c', 'a'])
+    sample.get('c')!.clear()
+    expect(findCycle(sample)).toBeNull()
+  })
+})
+
+/** Tables named by INSERT INTO / UPDATE / DELETE FROM inside a file's template literals (its SQL). */
+const writtenTables = (src: string) =>
+  new Set([...src.matchAll(/`[^`]*`/g)].flatMap((t) => [...t[0].matchAll(/\b(?:insert\s+into|update|delete\s+from)\s+([a-z_]+)\b/gi)].map((m) => m[1]!.toLowerCase())))
+
+describe('table ownership', () => {
+  test('SQL lives only in queries modules (and the migrations runner); each table is written by exactly one of them', async () => {
+    const tables = new Set<string>()
+    for (const file of await files('migrations/*.sql')) {
+      for (const m of (await Bun.file(join(ROOT, file)).text()).matchAll(/create table (?:if not exists )?([a-z_]+)/gi)) tables.add(m[1]!.toLowerCase())
+    }
+    expect(tables.size).toBeGreaterThan(20)
+    const writers = new Map<string, string[]>()
+    for (const { file } of sources) {
+      const src = await Bun.file(join(ROOT, file)).text()
+      // A tagged template on a connection or transaction is a query.
+      const sql = /\b(sql|db|tx)\s*(<[^`>]*>)?`\s*(select|insert|update|delete|with)\b/i.test(src)
+      const isQueries = /(^|\/|-)queries\.ts$/.test(file) || file === 'api/platform/migrate.ts'
+      expect({ file, inlineSql: sql && !isQueries }).toEqual({ file, inlineSql: false })
+      if (!isQueries) continue
+      for (const t of writtenTables(src)) if (tables.has(t)) writers.set(t, [...(writers.get(t) ?? []), file])
+    }
+    for (const [table, by] of writers) expect({ table, writers: by.length === 1 ? 'one' : by }).toEqual({ table, writers: 'one' })
   })
 })

@@ -1,7 +1,7 @@
 // The cache's own rules, on an injected clock; the cross-replica behaviour they add up to is in
 // credential-replicas.test.ts, against real replicas and Postgres.
 import { describe, expect, test } from 'bun:test'
-import { CredentialCache } from '../../api/identity/credential-cache'
+import { CredentialCache } from '../../api/credentials/cache'
 
 const ids = () => ({ apiKeyId: crypto.randomUUID(), membershipId: crypto.randomUUID(), userId: crypto.randomUUID() })
 

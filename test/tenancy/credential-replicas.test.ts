@@ -1,8 +1,8 @@
-// Two API replicas on one Postgres, each with its PAT cache and credential feed (api/identity/credential-*.ts).
+// Two API replicas on one Postgres, each with its PAT cache and credential feed (api/credentials/).
 // Every test first proves the token is served from replica B's cache, then narrows it through replica A or SQL:
 // B must answer the new state on the very next use, whatever its feed is doing.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { CREDENTIAL_FEED_NAME } from '../../api/identity/credential-feed'
+import { CREDENTIAL_FEED_NAME } from '../../api/credentials/feed'
 import { startApi, type TestApi } from '../support/api'
 import { patFor, tenantOwner } from '../support/fixtures'
 import { eventually } from '../support/temporal'

@@ -1,12 +1,16 @@
 import { Elysia } from 'elysia'
+import { z } from 'zod'
 import type { AppDeps } from '../http/deps'
 import { authenticate, readCookie, SESSION_COOKIE } from '../http/auth'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
 import { stateOf } from '../http/request-state'
 import { sessionCookie } from '../http/session-cookie'
-import { sessionEnvelope } from '../sessions/respond'
+import { sessionEnvelope } from '../sign-in/respond'
+import { AuthSessionEnvelopeSwaggerDto } from '../sign-in/model'
+import { CreateUserBody, isProvisioning, ProvisionedUserDto } from '../users/model'
 import { describeMe } from '../users/service'
+import { provisionUser, registerUser } from './accounts'
 import {
   CreateTenantInvitationBodyDto, InvitationAcceptanceRequestDto, InvitationAcceptanceResultDto, ListTenantInvitationsQuery,
   RegistrationCompleteBodyDto, RegistrationInvitationBodyDto, RegistrationInvitationCreatedDto, RegistrationInvitationValidationDto,
@@ -14,17 +18,40 @@ import {
 } from './model'
 import { acceptInvitation, completeRegistration, inviteToRegister, inviteToTenant, listInvitations, revokeInvitation, validateRegistration } from './service'
 
-const envOf = (deps: AppDeps) => ({ sql: deps.sql, config: deps.config, secretsKey: deps.keys.secrets, mail: deps.mail })
 const contextOf = (request: Request) => ({ userAgent: request.headers.get('user-agent'), ip: stateOf(request).ip })
 
-/** Tenant invitations (tenant:manage to send, list and revoke; acceptance by the invitee) and public
- *  registration invitations. */
-export const invitationsRoutes = (deps: AppDeps) =>
+/** Every way an account or a membership comes to exist: self-registration and administrator provisioning
+ *  (POST /users), tenant invitations (tenant:manage to send, list and revoke; acceptance by the invitee) and
+ *  public registration invitations. */
+export const onboardingRoutes = (deps: AppDeps) =>
   new Elysia({ tags: ['Invitations'] })
     .use(httpConventions(deps))
+    .post('/users', async ({ body, request, set }) => {
+      const st = stateOf(request)
+      if (body.mode !== undefined && body.role !== undefined) {
+        // The principal was resolved in `transform` below, before the idempotency key was scoped to its tenant.
+        set.status = 201
+        return ok(request, await provisionUser(deps, st.principal!, { ...body, mode: body.mode, role: body.role }))
+      }
+      const { user, session } = await registerUser(deps, { email: body.email, password: body.password! }, contextOf(request))
+      set.status = 201
+      set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
+      return ok(request, await sessionEnvelope(deps, user.id, null, session))
+    }, {
+      public: true, idempotent: true, errors: ['A400', 'A409'],
+      body: CreateUserBody, response: { 201: z.union([AuthSessionEnvelopeSwaggerDto, envelope(ProvisionedUserDto)]) },
+      // The administrator variant is authenticated here, not by the `auth` macro: the self-registration one is public.
+      async transform({ request, body }) {
+        if (isProvisioning(body)) stateOf(request).principal = await authenticate(deps, request, 'tenant:manage')
+      },
+      detail: {
+        summary: 'Register an account and start a session (public), or provision a member of your tenant (tenant:manage)',
+        'x-permissions': ['tenant:manage'], tags: ['Accounts'],
+      },
+    })
     .post('/tenant-invitations', async ({ request, principal, body, set }) => {
       set.status = 201
-      return ok(request, await inviteToTenant(envOf(deps), principal, body))
+      return ok(request, await inviteToTenant(deps, principal, body))
     }, {
       auth: 'tenant:manage', idempotent: true, errors: ['T400', 'A409'], body: CreateTenantInvitationBodyDto,
       response: { 201: envelope(TenantInvitationDto) },
@@ -38,7 +65,7 @@ export const invitationsRoutes = (deps: AppDeps) =>
       detail: { summary: 'Invitations of the current tenant, newest first (pending unless status says otherwise)' },
     })
     .delete('/tenant-invitations/:invitationId', async ({ request, principal, params }) =>
-      ok(request, await revokeInvitation(deps.sql, principal, params.invitationId)), {
+      ok(request, await revokeInvitation(deps, principal, params.invitationId)), {
       auth: 'tenant:manage', errors: ['T400', 'T404', 'A409i'], response: { 200: envelope(TenantInvitationDto) },
       detail: { summary: 'Revoke a pending invitation; its link then answers INVITATION_REVOKED' },
     })
@@ -46,9 +73,9 @@ export const invitationsRoutes = (deps: AppDeps) =>
       // Signed in: the invitation joins this user. Anonymous: the account is created (new addresses only).
       const signedIn = request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
       const principal = signedIn ? await authenticate(deps, request, 'user') : null
-      const { userId, membershipId, session } = await acceptInvitation(envOf(deps), principal, body, contextOf(request))
+      const { userId, membershipId, session } = await acceptInvitation(deps, principal, body, contextOf(request))
       set.status = 201
-      if (!session) return ok(request, (await describeMe(deps.sql, userId, membershipId)).me)
+      if (!session) return ok(request, (await describeMe(deps, userId, membershipId)).me)
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
       return ok(request, await sessionEnvelope(deps, userId, membershipId, session))
     }, {
@@ -61,18 +88,18 @@ export const invitationsRoutes = (deps: AppDeps) =>
     })
     .post('/registration-invitations', async ({ request, body, set }) => {
       set.status = 201
-      return ok(request, await inviteToRegister(envOf(deps), body.email))
+      return ok(request, await inviteToRegister(deps, body.email))
     }, {
       public: true, idempotent: true, errors: ['A400i', 'A409i'], body: RegistrationInvitationBodyDto,
       response: { 201: envelope(RegistrationInvitationCreatedDto) },
       detail: { summary: 'Mail a single-use link to finish registering this address (7 days)' },
     })
-    .get('/registration-invitations/validation', async ({ request, query }) => ok(request, await validateRegistration(deps.sql, query.token)), {
+    .get('/registration-invitations/validation', async ({ request, query }) => ok(request, await validateRegistration(deps, query.token)), {
       public: true, errors: ['A400i'], query: RegistrationValidationQuery, response: { 200: envelope(RegistrationInvitationValidationDto) },
       detail: { summary: 'The address a registration link is for, or data: null when the link is unusable' },
     })
     .post('/registration-invitations/completions', async ({ request, body, set }) => {
-      const { userId, session } = await completeRegistration(envOf(deps), body, contextOf(request))
+      const { userId, session } = await completeRegistration(deps, body, contextOf(request))
       set.status = 201
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
       return ok(request, await sessionEnvelope(deps, userId, null, session))

@@ -76,30 +76,6 @@ export async function revokeTenantInvitationRow(db: Db, tenantId: string, id: st
   return row
 }
 
-export async function isActiveMember(db: Db, tenantId: string, email: string): Promise<boolean> {
-  const rows = await db`
-    select 1 from memberships m join users u on u.id = m.user_id
-     where m.tenant_id = ${tenantId} and lower(u.email) = lower(${email}) and m.status = 'active'
-       and (m.expires_at is null or m.expires_at > now())`
-  return rows.length > 0
-}
-
-/** Joins the user to the tenant with the invited role. A removed, disabled or expired membership comes back
- *  active with that role; an active one is left as it is (an invitation never demotes). */
-export async function joinTenant(db: Db, tenantId: string, userId: string, role: Role): Promise<string> {
-  const [row] = await db<{ id: string }[]>`
-    insert into memberships (tenant_id, user_id, role) values (${tenantId}, ${userId}, ${role})
-    on conflict (tenant_id, user_id) do update
-       set role = case when memberships.status = 'active' and (memberships.expires_at is null or memberships.expires_at > now())
-                       then memberships.role else excluded.role end,
-           status = 'active',
-           expires_at = case when memberships.status = 'active' and (memberships.expires_at is null or memberships.expires_at > now())
-                             then memberships.expires_at else null end,
-           version = memberships.version + 1, updated_at = now()
-    returning id`
-  return row!.id
-}
-
 export interface RegistrationInvitationRow {
   id: string
   email: string

@@ -1,6 +1,6 @@
 import type { Db } from '../platform/db'
 import type { Logger } from '../platform/log'
-import { recordPatUses } from './queries'
+import { recordPatUses } from '../api-keys/queries'
 
 /** Collects PAT uses in memory and writes them in one UPDATE per flush interval, never one per request.
  *  `lastUsedAt` may therefore be stale by up to one interval, as the interface allows. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { createDb, type Sql } from '../platform/db'
 import type { Logger } from '../platform/log'
-import type { CredentialCache } from './credential-cache'
+import type { CredentialCache } from './cache'
 
 export const CREDENTIAL_CHANNEL = 'rcp_credentials'
 /** application_name of the feed's connections is this plus ":<replicaId>", so operators (and the stall test) find them. */

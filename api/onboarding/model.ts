@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { ROLES } from '../identity/permissions'
 import { PageQuery } from '../platform/pagination'
-import { SessionInfoDto } from '../sessions/model'
+import { SessionInfoDto } from '../sign-in/model'
 import { AuthMeResponseDto, Email, Password } from '../users/model'
 
 export const TENANT_INVITATION_DAYS = 7

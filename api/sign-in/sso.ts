@@ -3,24 +3,20 @@
 import * as oidc from 'openid-client'
 import type { Config } from '../platform/config'
 import { decryptSecret, sha256 } from '../platform/crypto'
-import type { Sql } from '../platform/db'
+import type { ServiceDeps } from '../platform/deps'
 import { isUuid } from '../platform/keyset'
 import { ApiError } from '../platform/errors'
-import { startSession, type SessionContext } from '../sessions/service'
-import { findUserByEmail, findUserById } from '../users/queries'
-import {
-  ensureMembership, findIdentityUser, findSsoConnection, insertLoginState, insertSsoUser, linkIdentity, takeLoginState, type SsoConnectionRow,
-} from './queries'
+import type { Role } from '../identity/permissions'
+import { ensureMembership } from '../memberships/queries'
+import { findIdentityUser, findSsoConnection, insertLoginState, linkIdentity, takeLoginState, type SsoConnectionRow } from '../sso/queries'
+import { findUserByEmail, findUserById, insertPasswordlessUser } from '../users/queries'
+import { startSession, type SessionContext } from './session-start'
 
 export const SSO_STATE_COOKIE = 'rcp_sso_state'
 const STATE_TTL_SECONDS = 600
 const SCOPE = 'openid email profile'
 
-export interface SsoEnv {
-  sql: Sql
-  config: Config
-  secretsKey: Buffer
-}
+type SsoDeps = Pick<ServiceDeps, 'sql' | 'config' | 'keys'>
 
 const notConfigured = (why: string) => new ApiError('SSO_NOT_CONFIGURED', why)
 
@@ -30,9 +26,9 @@ function discoveryOptions(config: Config, issuer: URL): oidc.DiscoveryRequestOpt
   return issuer.protocol === 'http:' && loopback && config.NODE_ENV !== 'production' ? { execute: [oidc.allowInsecureRequests] } : {}
 }
 
-async function discover(env: SsoEnv, c: SsoConnectionRow): Promise<oidc.Configuration> {
+async function discover(env: SsoDeps, c: SsoConnectionRow): Promise<oidc.Configuration> {
   const issuer = new URL(c.issuer)
-  const secret = decryptSecret(env.secretsKey, c.client_secret_sealed)
+  const secret = decryptSecret(env.keys.secrets, c.client_secret_sealed)
   try {
     return await oidc.discovery(issuer, c.client_id, secret, oidc.ClientSecretBasic(secret), discoveryOptions(env.config, issuer))
   } catch (err) {
@@ -43,7 +39,7 @@ async function discover(env: SsoEnv, c: SsoConnectionRow): Promise<oidc.Configur
 /** Only a path on this site: never an open redirect. */
 export const safeReturnTo = (v: string | undefined): string | null => (v && /^\/(?![/\\])[\x21-\x7e]*$/.test(v) ? v : null)
 
-export async function startSsoSignIn(env: SsoEnv, connectionId: string, opts: { redirectUri: string; returnTo: string | null; linkUserId: string | null }) {
+export async function startSsoSignIn(env: SsoDeps, connectionId: string, opts: { redirectUri: string; returnTo: string | null; linkUserId: string | null }) {
   const c = isUuid(connectionId) ? await findSsoConnection(env.sql, connectionId) : undefined
   if (!c || !c.enabled) throw notConfigured('No enabled single sign-on connection has this id')
   const config = await discover(env, c)
@@ -61,7 +57,7 @@ export async function startSsoSignIn(env: SsoEnv, connectionId: string, opts: { 
 }
 
 /** `callbackUrl` is the full URL the provider redirected to; `cookieState` the state cookie of this browser. */
-export async function finishSsoSignIn(env: SsoEnv, callbackUrl: URL, cookieState: string | undefined, ctx: SessionContext) {
+export async function finishSsoSignIn(env: SsoDeps, callbackUrl: URL, cookieState: string | undefined, ctx: SessionContext) {
   const state = callbackUrl.searchParams.get('state')
   if (!state || state !== cookieState) throw new ApiError('OAUTH_STATE_INVALID', 'The sign-in state is missing or belongs to another browser; start again')
   const pending = await takeLoginState(env.sql, sha256(state))
@@ -96,15 +92,15 @@ export async function finishSsoSignIn(env: SsoEnv, callbackUrl: URL, cookieState
       if (existing && !(linking && linking.id === existing.id) && existing.password_hash !== null) {
         throw new ApiError('OAUTH_ACCOUNT_LINK_REQUIRED', 'This address has a password account: sign in with it, then start single sign-on again to link it')
       }
-      userId = existing?.id ?? (await insertSsoUser(tx, email, name))
+      userId = existing?.id ?? (await insertPasswordlessUser(tx, email, name))
       if (!userId) throw new ApiError('OAUTH_ACCOUNT_LINK_REQUIRED', 'This address has an account: sign in, then start single sign-on again to link it')
       await linkIdentity(tx, c.id, claims.sub, userId)
     }
     const user = await findUserById(tx, userId)
     if (!user || user.status === 'disabled') throw new ApiError('OAUTH_EXCHANGE_FAILED', 'This account is disabled')
-    const membershipId = await ensureMembership(tx, c.tenant_id, userId, c.default_role)
+    const membershipId = await ensureMembership(tx, c.tenant_id, userId, c.default_role as Role)
     // The provider authenticated the user: its sign-in stands in for our second factor.
-    const session = await startSession(tx, env.config, userId, membershipId, ctx, { secondFactorVerified: true })
+    const session = await startSession(tx, env, userId, membershipId, ctx, { secondFactorVerified: true })
     return { session, returnTo: pending.return_to }
   })
 }

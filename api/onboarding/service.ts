@@ -1,31 +1,27 @@
-import type { Config } from '../platform/config'
+import { publicBase } from '../platform/config'
 import { randomToken, sha256 } from '../platform/crypto'
-import type { Db, Sql } from '../platform/db'
+import type { Db } from '../platform/db'
+import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { closePage, openPage } from '../platform/pagination'
 import { isUuid } from '../platform/keyset'
 import { checkPasswordPolicy, hashPassword } from '../identity/passwords'
-import { requireActiveMembership, type Principal } from '../identity/service'
+import { currentMembership, type Principal } from '../identity/service'
 import { getAuthPolicy } from '../auth-policy/service'
-import { enqueueMail, type MailDispatcher } from '../mail/service'
-import { publicBase } from '../password-resets/grants'
-import { startSession, type SessionContext } from '../sessions/service'
+import { enqueueMail } from '../mail/service'
+import { isLiveMemberByEmail, joinTenant } from '../memberships/queries'
 import { setSessionMembership } from '../sessions/queries'
+import { startSession, type SessionContext } from '../sign-in/session-start'
+import { findTenantName } from '../tenants/queries'
 import { findUserByEmail, findUserById, insertUser, updateUserProfile } from '../users/queries'
 import { INVITATION_STATUSES, REGISTRATION_INVITATION_DAYS, TENANT_INVITATION_DAYS } from './model'
 import {
-  findRegistrationInvitation, findTenantInvitation, insertRegistrationInvitation, insertTenantInvitation, isActiveMember, joinTenant,
-  listTenantInvitations, lockInvitationByHash, markInvitationAccepted, markRegistrationCompleted, revokeOpenInvitations,
+  findRegistrationInvitation, findTenantInvitation, insertRegistrationInvitation, insertTenantInvitation, listTenantInvitations, lockInvitationByHash, markInvitationAccepted, markRegistrationCompleted, revokeOpenInvitations,
   revokeTenantInvitationRow, type TenantInvitationRow,
 } from './queries'
 import type { Role } from '../identity/permissions'
 
-export interface InvitationEnv {
-  sql: Sql
-  config: Config
-  secretsKey: Buffer
-  mail: MailDispatcher
-}
+type Deps = Pick<ServiceDeps, 'sql' | 'config' | 'keys' | 'mail'>
 
 const isExpired = (at: Date) => at.getTime() <= Date.now()
 
@@ -41,27 +37,26 @@ export const toInvitationDto = (r: TenantInvitationRow) => ({
 
 /** The invitation row, the superseding of an older open one and the outbox mail commit together; the mail is
  *  started after commit. Only an owner may invite an owner (the membership role model). */
-export async function inviteToTenant(env: InvitationEnv, principal: Principal, input: { email: string; role: Role }) {
-  const actor = requireActiveMembership(principal, undefined)
+export async function inviteToTenant(deps: Deps, principal: Principal, input: { email: string; role: Role }) {
+  const actor = currentMembership(principal)
   if (input.role === 'owner' && actor.role !== 'owner') {
     throw new ApiError('INVALID_ROLE_TRANSITION', 'Only an owner can invite someone as owner')
   }
   const token = randomToken(32)
-  const link = `${publicBase(env.config)}/invitations/accept?token=${encodeURIComponent(token)}`
-  const { row, mail } = await env.sql.begin(async (tx) => {
-    if (await isActiveMember(tx, actor.tenantId, input.email)) throw new ApiError('USER_ALREADY_MEMBER', 'This address is already an active member of the tenant')
+  const link = `${publicBase(deps.config)}/invitations/accept?token=${encodeURIComponent(token)}`
+  const { row, mail } = await deps.sql.begin(async (tx) => {
+    if (await isLiveMemberByEmail(tx, actor.tenantId, input.email)) throw new ApiError('USER_ALREADY_MEMBER', 'This address is already an active member of the tenant')
     await revokeOpenInvitations(tx, actor.tenantId, input.email)
     const row = await insertTenantInvitation(tx, {
       tenantId: actor.tenantId, email: input.email, role: input.role, tokenHash: sha256(token), invitedBy: principal.userId, days: TENANT_INVITATION_DAYS,
     })
-    const [tenant] = await tx<{ name: string }[]>`select name from tenants where id = ${actor.tenantId}`
     const mail = await enqueueMail(tx, {
       to: input.email, tenantId: actor.tenantId, template: 'tenantInvitation',
-      data: { link, tenantName: tenant!.name, role: input.role, days: TENANT_INVITATION_DAYS },
-    }, env.secretsKey)
+      data: { link, tenantName: await findTenantName(tx, actor.tenantId), role: input.role, days: TENANT_INVITATION_DAYS },
+    }, deps.keys.secrets)
     return { row, mail }
   })
-  await env.mail.dispatch([mail])
+  await deps.mail.dispatch([mail])
   return toInvitationDto(row)
 }
 
@@ -77,8 +72,8 @@ export async function listInvitations(db: Db, pageKey: Buffer, principal: Princi
 }
 
 /** Revoking twice answers the same; an accepted invitation cannot be revoked (remove the membership instead). */
-export async function revokeInvitation(db: Db, principal: Principal, id: string) {
-  const tenantId = principal.membership!.tenantId
+export async function revokeInvitation({ sql: db }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string) {
+  const { tenantId } = currentMembership(principal)
   const found = isUuid(id) ? await findTenantInvitation(db, tenantId, id) : undefined
   if (!found) throw new ApiError('NOT_FOUND', 'No invitation with this id in the current tenant')
   if (found.accepted_at) throw new ApiError('INVITATION_ALREADY_ACCEPTED', 'This invitation was accepted; remove the membership instead')
@@ -101,9 +96,9 @@ function acceptancePassword(password: string | undefined, minLength: number, ema
 /** Accepts a tenant invitation: joins the signed-in user (whose email must be the invited one), or creates the
  *  account and signs it in when the address is new. An address that has an account must sign in first. The
  *  invitation row is locked, so one token joins once. */
-export async function acceptInvitation(env: InvitationEnv, principal: Principal | null, input: { token: string; password?: string; displayName?: string }, ctx: SessionContext) {
+export async function acceptInvitation(deps: Deps, principal: Principal | null, input: { token: string; password?: string; displayName?: string }, ctx: SessionContext) {
   const hash = sha256(input.token)
-  return env.sql.begin(async (tx) => {
+  return deps.sql.begin(async (tx) => {
     const inv = await lockInvitationByHash(tx, hash)
     if (!inv) throw new ApiError('INVITATION_INVALID', 'This invitation link is not valid')
     if (inv.accepted_at) throw new ApiError('INVITATION_ALREADY_ACCEPTED', 'This invitation was already accepted')
@@ -118,7 +113,7 @@ export async function acceptInvitation(env: InvitationEnv, principal: Principal 
       userId = user.id
     } else {
       if (await findUserByEmail(tx, inv.email)) throw new ApiError('UNAUTHORIZED', 'This address has an account: sign in, then accept the invitation')
-      const { policy } = await getAuthPolicy(tx, inv.tenant_id)
+      const { policy } = await getAuthPolicy(tx, inv.tenant_id, deps.config)
       const passwordHash = await hashPassword(acceptancePassword(input.password, policy.passwordMinLength, inv.email))
       const user = await insertUser(tx, { email: inv.email, passwordHash })
       if (!user) throw new ApiError('UNAUTHORIZED', 'This address has an account: sign in, then accept the invitation')
@@ -128,28 +123,28 @@ export async function acceptInvitation(env: InvitationEnv, principal: Principal 
     const membershipId = await joinTenant(tx, inv.tenant_id, userId, inv.role)
     await markInvitationAccepted(tx, inv.id, userId)
     if (principal?.credential === 'session') await setSessionMembership(tx, principal.credentialId, userId, membershipId)
-    const session = principal ? null : await startSession(tx, env.config, userId, membershipId, ctx)
+    const session = principal ? null : await startSession(tx, deps, userId, membershipId, ctx)
     return { userId, membershipId, session }
   })
 }
 
 /** Public: mails a single-use link to finish registration. An address that has an account is refused (the same
  *  answer POST /users gives, so it tells nothing new). */
-export async function inviteToRegister(env: InvitationEnv, email: string) {
+export async function inviteToRegister(deps: Deps, email: string) {
   const token = randomToken(32)
-  const link = `${publicBase(env.config)}/registration?token=${encodeURIComponent(token)}`
-  const { row, mail } = await env.sql.begin(async (tx) => {
+  const link = `${publicBase(deps.config)}/registration?token=${encodeURIComponent(token)}`
+  const { row, mail } = await deps.sql.begin(async (tx) => {
     if (await findUserByEmail(tx, email)) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
     const row = await insertRegistrationInvitation(tx, { email, tokenHash: sha256(token), days: REGISTRATION_INVITATION_DAYS })
-    const mail = await enqueueMail(tx, { to: email, template: 'registrationInvitation', data: { link, days: REGISTRATION_INVITATION_DAYS } }, env.secretsKey)
+    const mail = await enqueueMail(tx, { to: email, template: 'registrationInvitation', data: { link, days: REGISTRATION_INVITATION_DAYS } }, deps.keys.secrets)
     return { row, mail }
   })
-  await env.mail.dispatch([mail])
+  await deps.mail.dispatch([mail])
   return { email: row.email, expiresAt: row.expires_at.toISOString() }
 }
 
 /** `{email}` for a usable token; null for anything else (unknown, used or expired), telling nothing more. */
-export async function validateRegistration(db: Db, token: string | undefined) {
+export async function validateRegistration({ sql: db }: Pick<ServiceDeps, 'sql'>, token: string | undefined) {
   if (token === undefined || token === '') {
     throw new ApiError('VALIDATION_ERROR', 'token is required', { errors: [{ path: 'query.token', message: 'is required' }] })
   }
@@ -157,8 +152,8 @@ export async function validateRegistration(db: Db, token: string | undefined) {
   return row && !row.completed_at && !isExpired(row.expires_at) ? { email: row.email } : null
 }
 
-export async function completeRegistration(env: InvitationEnv, input: { token: string; password: string; displayName?: string }, ctx: SessionContext) {
-  return env.sql.begin(async (tx) => {
+export async function completeRegistration(deps: Deps, input: { token: string; password: string; displayName?: string }, ctx: SessionContext) {
+  return deps.sql.begin(async (tx) => {
     const row = await findRegistrationInvitation(tx, sha256(input.token), true)
     if (!row) throw new ApiError('INVITATION_INVALID', 'This registration link is not valid')
     if (row.completed_at) throw new ApiError('INVITATION_ALREADY_ACCEPTED', 'This registration link was already used')
@@ -169,7 +164,7 @@ export async function completeRegistration(env: InvitationEnv, input: { token: s
     if (!user) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
     if (input.displayName !== undefined) await updateUserProfile(tx, user.id, null, input.displayName)
     await markRegistrationCompleted(tx, row.id)
-    const session = await startSession(tx, env.config, user.id, null, ctx)
+    const session = await startSession(tx, deps, user.id, null, ctx)
     return { userId: user.id, session }
   })
 }

@@ -1,0 +1,109 @@
+import { sha256 } from '../platform/crypto'
+import type { Db } from '../platform/db'
+import { ApiError } from '../platform/errors'
+import { findPatByHash, type PatRow } from '../api-keys/queries'
+import { effectivePermissions, type Permission } from '../identity/permissions'
+import type { Membership, Principal } from '../identity/service'
+import { PAT_PREFIX, SESSION_PREFIX } from '../identity/tokens'
+import { findSessionByHash, touchSession } from '../sessions/queries'
+import type { CredentialCache } from './cache'
+import type { LastUsedRecorder } from './last-used'
+
+const unauthorized = () => new ApiError('UNAUTHORIZED', 'Authentication is required: present a valid bearer token or session cookie')
+
+/** A resolved PAT as the cache keeps it: the row's validity fields and the principal built from it once. */
+export interface PatEntry {
+  row: Pick<PatRow, 'id' | 'revoked_at' | 'expires_at' | 'user_status'>
+  /** lastUsedAt is filled per request. */
+  principal: Principal
+  /** Epoch ms of the newest use this replica has seen: the next request's lastUsedAt. */
+  lastUse: number | null
+}
+
+/** AppDeps satisfies this as it is, so the request path builds no deps object. */
+export interface ResolveDeps {
+  sql: Db
+  lastUsed: LastUsedRecorder
+  pats: CredentialCache<PatEntry>
+}
+
+/** A PAT found in this replica's cache resolves without a promise: the hot path of automation traffic. */
+export function resolvePrincipal(deps: ResolveDeps, cred: { bearer?: string; cookie?: string }): Principal | Promise<Principal> {
+  const token = cred.bearer ?? cred.cookie
+  if (!token) throw unauthorized()
+  if (token.startsWith(PAT_PREFIX) && cred.bearer) {
+    const key = Bun.SHA256.hash(token, 'base64')
+    const hit = deps.pats.get(key)
+    return hit ? usePat(deps, hit) : lookupPat(deps, key).then((entry) => usePat(deps, entry))
+  }
+  if (token.startsWith(SESSION_PREFIX)) return resolveSession(deps, token, cred.bearer === undefined)
+  throw unauthorized()
+}
+
+// Interface rule: a TOKEN_* code only when the digest matched a stored record; anything else is UNAUTHORIZED,
+// so the answers cannot be used to probe which tokens exist.
+function usePat(deps: ResolveDeps, entry: PatEntry | undefined): Principal {
+  if (!entry) throw unauthorized()
+  const { row } = entry
+  const now = Date.now()
+  if (row.revoked_at) throw new ApiError('TOKEN_REVOKED', 'This personal access token has been revoked')
+  if (row.expires_at.getTime() <= now) throw new ApiError('TOKEN_EXPIRED', 'This personal access token has expired')
+  if (row.user_status !== 'active') throw unauthorized()
+  const previous = entry.lastUse
+  entry.lastUse = now
+  deps.lastUsed.record(row.id, now)
+  return { ...entry.principal, lastUsedAt: previous === null ? null : new Date(previous) }
+}
+
+/** Only found tokens are kept, so a new token is usable on every replica the moment it exists. */
+async function lookupPat(deps: ResolveDeps, key: string): Promise<PatEntry | undefined> {
+  const generation = deps.pats.generation
+  const row = await findPatByHash(deps.sql, Buffer.from(key, 'base64'))
+  if (!row) return undefined
+  // Frozen: one principal serves every request of this entry, so no route may change it in place.
+  const membership: Membership = Object.freeze({
+    id: row.membership_id, tenantId: row.tenant_id, role: row.role, status: row.membership_status, expiresAt: row.membership_expires_at,
+  })
+  const principal: Principal = Object.freeze({
+    credential: 'personal_access_token',
+    credentialId: row.id,
+    userId: row.user_id,
+    membership,
+    grantCeiling: Object.freeze(row.scopes) as string[],
+    permissions: Object.freeze(effectivePermissions(row.role, row.scopes)) as Permission[],
+    expiresAt: row.expires_at,
+    lastUsedAt: null,
+    viaCookie: false,
+    mfa: 'satisfied',
+  })
+  const index = { apiKeyId: row.id, membershipId: row.membership_id, userId: row.user_id }
+  return deps.pats.fill(key, index, { row, principal, lastUse: row.last_used_at?.getTime() ?? null }, generation)
+}
+
+async function resolveSession(deps: ResolveDeps, token: string, viaCookie: boolean): Promise<Principal> {
+  const row = await findSessionByHash(deps.sql, sha256(token))
+  if (!row) throw unauthorized()
+  const now = Date.now()
+  if (row.revoked_at) throw new ApiError('TOKEN_REVOKED', 'This session has been signed out')
+  const idleDeadline = row.last_seen_at.getTime() + row.idle_timeout_seconds * 1000
+  if (row.expires_at.getTime() <= now || idleDeadline <= now) throw new ApiError('SESSION_EXPIRED', 'This session has expired; sign in again')
+  if (row.user_status === 'disabled') throw unauthorized()
+  await touchSession(deps.sql, row.id)
+  const membership: Membership | null =
+    row.membership_id && row.tenant_id && row.role
+      ? { id: row.membership_id, tenantId: row.tenant_id, role: row.role, status: row.membership_status ?? 'removed', expiresAt: row.membership_expires_at }
+      : null
+  return {
+    credential: 'session',
+    credentialId: row.id,
+    userId: row.user_id,
+    membership,
+    grantCeiling: null,
+    permissions: membership ? effectivePermissions(membership.role, null) : [],
+    expiresAt: new Date(Math.min(row.expires_at.getTime(), idleDeadline)),
+    lastUsedAt: row.last_seen_at,
+    viaCookie,
+    mfa: row.mfa_pending ? 'challenge' : row.tenant_mfa_required && !row.has_second_factor ? 'enrolment' : 'satisfied',
+    passwordChangeRequired: row.password_change_required,
+  }
+}

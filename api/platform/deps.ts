@@ -1,0 +1,30 @@
+import type { Config } from './config'
+import type { Sql } from './db'
+import type { Logger } from './log'
+import type { TemporalClient } from './temporal'
+
+/** Keys derived from SECRET_KEY, one per purpose (deriveKey). */
+export interface DerivedKeys {
+  page: Buffer
+  csrf: Buffer
+  idempotency: Buffer
+  secrets: Buffer
+}
+
+/** Starts the send of committed mail outbox rows (api/mail's MailDispatcher). */
+export interface MailSender {
+  dispatch(mails: { id: string; tenantId: string | null }[]): Promise<void>
+}
+
+/** What domain services need from the process, built once and passed down as it is (AppDeps extends it).
+ *  Every service entry point takes it first, typed as the slice it uses (`Pick<ServiceDeps, 'sql' | 'config'>`);
+ *  a helper that must run inside its caller's transaction takes that transaction (`tx: Db`) instead. */
+export interface ServiceDeps {
+  config: Config
+  sql: Sql
+  log: Logger
+  keys: DerivedKeys
+  /** The process's one Temporal client; close() on shutdown. */
+  temporal: TemporalClient
+  mail: MailSender
+}

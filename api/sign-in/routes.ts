@@ -1,0 +1,94 @@
+import { Elysia } from 'elysia'
+import { z } from 'zod'
+import type { AppDeps } from '../http/deps'
+import { authenticate, readCookie, SESSION_COOKIE } from '../http/auth'
+import { envelope, ok } from '../http/envelope'
+import { httpConventions } from '../http/plugin'
+import { stateOf } from '../http/request-state'
+import { secure, sessionCookie } from '../http/session-cookie'
+import { MfaChallengeConfirmRequestDto, PasskeySignInOptionsDto } from '../mfa/model'
+import { passkeySignInOptions } from '../mfa/service'
+import { AuthMeResponseDto } from '../users/model'
+import { describeMe } from '../users/service'
+import { AuthSessionEnvelopeSwaggerDto, CreateSessionBodyDto, SwitchCurrentMembershipBodyDto } from './model'
+import { sessionEnvelope } from './respond'
+import { confirmChallenge, signInWithPasskey, signInWithPassword, switchCurrentMembership } from './service'
+import { finishSsoSignIn, safeReturnTo, SSO_STATE_COOKIE, startSsoSignIn } from './sso'
+
+const CALLBACK_PATH = '/v1/auth/sso/callback'
+const AFTER_SIGN_IN = '/account'
+const SSO_TAGS = ['Single sign-on']
+
+const contextOf = (request: Request) => ({ userAgent: request.headers.get('user-agent'), ip: stateOf(request).ip })
+
+/** Every flow that opens a session or moves it: password, passkey, the second-factor challenge, the SSO round
+ *  trip, and switching the session's membership. */
+export const signInRoutes = (deps: AppDeps) => {
+  // The redirect URI registered at the provider: PUBLIC_URL when set, else the address this request reached.
+  const callbackUrl = (request: Request) => `${(deps.config.PUBLIC_URL ?? new URL(request.url).origin).replace(/\/$/, '')}${CALLBACK_PATH}`
+  const stateCookie = (value: string, maxAge: number) =>
+    `${SSO_STATE_COOKIE}=${value}; Path=/v1/auth/sso; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure(deps.config) ? '; Secure' : ''}`
+  return new Elysia({ tags: ['Sessions'] })
+    .use(httpConventions(deps))
+    .post('/sessions', async ({ body, request, set }) => {
+      const ctx = contextOf(request)
+      const { user, membershipId, session } = 'assertion' in body
+        ? await signInWithPasskey(deps, body.assertion, ctx)
+        : await signInWithPassword(deps, body, ctx)
+      set.status = 201
+      set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
+      return ok(request, await sessionEnvelope(deps, user.id, membershipId, session))
+    }, {
+      public: true, errors: ['A400s', 'A409s'], body: CreateSessionBodyDto, response: { 201: AuthSessionEnvelopeSwaggerDto },
+      detail: { summary: 'Sign in with email and password, or with a passkey assertion (see POST /sessions/passkey-challenges)' },
+    })
+    .post('/sessions/mfa-challenges/confirmations', async ({ request, body, set }) => {
+      const { userId, membershipId } = await confirmChallenge(deps, body)
+      set.status = 201
+      return ok(request, (await describeMe(deps, userId, membershipId)).me)
+    }, {
+      public: true, idempotent: true, errors: ['A400s', 'A409s'], body: MfaChallengeConfirmRequestDto,
+      response: { 201: envelope(AuthMeResponseDto) },
+      detail: { summary: 'Answer the second-factor challenge of a new session with a TOTP code, a recovery code or a passkey', tags: ['Multi-factor and passkeys'] },
+    })
+    .post('/sessions/passkey-challenges', async ({ request, set }) => {
+      set.status = 201
+      return ok(request, await passkeySignInOptions(deps))
+    }, {
+      public: true, errors: ['A400s', 'A409s'], response: { 201: envelope(PasskeySignInOptionsDto) },
+      detail: { summary: 'Options for a passwordless sign-in: pass the assertion to POST /sessions as {assertion}', tags: ['Multi-factor and passkeys'] },
+    })
+    .post('/sessions/current-membership-switches', async ({ request, principal, body, set }) => {
+      const membershipId = await switchCurrentMembership(deps, principal, body.membershipId)
+      set.status = 201
+      return ok(request, (await describeMe(deps, principal.userId, membershipId)).me)
+    }, {
+      // 'user', not tenant:read: a session whose current membership was disabled must still be able to switch away.
+      auth: 'user', idempotent: 'user', errors: ['A400s', 'A409s'], body: SwitchCurrentMembershipBodyDto,
+      response: { 201: envelope(AuthMeResponseDto) },
+      detail: { summary: "Switch this session to another of your memberships (that tenant's session lifetimes apply)" },
+    })
+    .get('/auth/sso/:connectionId/start', async ({ request, params, query }) => {
+      // Started from a signed-in session, the provider's identity is linked to that account.
+      const signedIn = request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
+      const linkUserId = signedIn ? await Promise.resolve().then(() => authenticate(deps, request, 'user')).then((p) => p.userId, () => null) : null
+      const start = await startSsoSignIn(deps, params.connectionId, { redirectUri: callbackUrl(request), returnTo: safeReturnTo(query.returnTo), linkUserId })
+      const headers = new Headers({ location: start.location, 'cache-control': 'no-store' })
+      headers.append('set-cookie', stateCookie(start.state, start.stateTtlSeconds))
+      return new Response(null, { status: 302, headers })
+    }, {
+      public: true, errors: ['A400s'], query: z.object({ returnTo: z.string().max(2048).optional().describe('A path on this site to land on afterwards') }),
+      detail: { tags: SSO_TAGS, summary: 'Start OIDC sign-in: redirects the browser to the identity provider (state, nonce and PKCE S256)' },
+    })
+    .get('/auth/sso/callback', async ({ request }) => {
+      const url = new URL(`${callbackUrl(request)}${new URL(request.url).search}`)
+      const { session, returnTo } = await finishSsoSignIn(deps, url, readCookie(request.headers.get('cookie'), SSO_STATE_COOKIE), contextOf(request))
+      const headers = new Headers({ location: returnTo ?? AFTER_SIGN_IN, 'cache-control': 'no-store' })
+      headers.append('set-cookie', sessionCookie(deps.config, session.token, session.expiresAt))
+      headers.append('set-cookie', stateCookie('', 0))
+      return new Response(null, { status: 303, headers })
+    }, {
+      public: true, errors: ['A400s'],
+      detail: { tags: SSO_TAGS, summary: 'Where the identity provider returns: exchanges the code, signs in (just-in-time membership) and redirects' },
+    })
+}
