@@ -9,8 +9,8 @@ export const membershipsRoutes = (deps: AppDeps) =>
   new Elysia({ prefix: '/tenants/current/memberships', tags: ['Tenant administration'] })
     .use(httpConventions(deps))
     .get('', async ({ request, principal, query }) => {
-      const { items, size, nextPageToken, totalCount } = await listMemberships(deps.sql, deps.keys.page, principal, query)
-      const body = page(request, items, size, nextPageToken)
+      const { totalCount, ...p } = await listMemberships(deps.sql, deps.keys.page, principal, query)
+      const body = page(request, p)
       return { ...body, meta: { ...body.meta, totalCount } }
     }, {
       auth: 'tenant:manage', errors: ['T400p'], query: ListMembershipsQuery, response: { 200: MembershipListEnvelope },

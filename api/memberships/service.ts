@@ -1,14 +1,14 @@
 import type { Db, Sql } from '../platform/db'
 import { ApiError } from '../platform/errors'
-import { closePage, openPage } from '../platform/pagination'
-import { isUuid } from '../platform/keyset'
+import { mapPage, paginate } from '../platform/pagination'
+import { isUuid } from '../platform/ids'
 import { effectivePermissions, type Role } from '../identity/permissions'
 import { requireActiveMembership, type Principal } from '../identity/service'
 import { revokeMembershipApiKeys } from '../api-keys/queries'
 import type { ListMembershipsQuery, UpdateMembershipBody } from './model'
 import {
   countMembers, countOtherActiveOwners, detachSessions, findMember, listMembers, lockTenantMemberships, markMemberRemoved,
-  updateMember, type MemberRow,
+  updateMember, type MemberCursor, type MemberRow,
 } from './queries'
 
 
@@ -25,14 +25,13 @@ export async function listMemberships(db: Db, pageKey: Buffer, principal: Princi
   const sortBy = rest.sortBy ?? 'createdAt'
   const desc = rest.sortOrder === 'desc'
   const binding = { route: 'GET /tenants/current/memberships', scope: `tenant:${tenantId}`, filters: { ...rest, sortBy, sortOrder: desc ? 'desc' : 'asc' } }
-  const req = openPage<{ k: string; id: string }>(pageKey, binding, pageSize, pageToken)
   const filter = { tenantId, status: rest.status, role: rest.role, q: rest.q }
-  const [rows, totalCount] = await Promise.all([
-    listMembers(db, filter, { sortBy, desc, after: req.after, limit: req.size + 1 }),
+  const fetch = (after: MemberCursor | null, limit: number) => listMembers(db, filter, { sortBy, desc, after, limit })
+  const [p, totalCount] = await Promise.all([
+    paginate(pageKey, binding, { pageSize, pageToken }, fetch, (r) => ({ k: r.sort_key, id: r.id })),
     countMembers(db, filter),
   ])
-  const { items, nextPageToken } = closePage(pageKey, binding, rows, req.size, (r) => ({ k: r.sort_key, id: r.id }))
-  return { items: items.map(toMembershipDto), size: req.size, nextPageToken, totalCount }
+  return { ...mapPage(p, toMembershipDto), totalCount }
 }
 
 const notFound = () => new ApiError('NOT_FOUND', 'No membership with this id in the current tenant')

@@ -4,6 +4,9 @@ import type { Config } from '../platform/config'
 import { decryptSecret, encryptSecret, sha256 } from '../platform/crypto'
 import type { Db, Sql } from '../platform/db'
 import { ApiError } from '../platform/errors'
+import { isUuid } from '../platform/ids'
+import { createdCursorOf } from '../platform/keyset'
+import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { getAuthPolicy } from '../auth-policy/service'
 import { startSession, type SessionContext } from '../sessions/service'
 import { findUserById, listUserMemberships } from '../users/queries'
@@ -142,15 +145,14 @@ export async function registerPasskey(db: Db, config: Config, userId: string, in
   return toCredentialDto(await registerCredential(db, config, userId, input.response as RegistrationResponseJSON, input.name ?? null))
 }
 
-export async function listPasskeys(db: Db, userId: string, after: { createdAt: string; id: string } | null, size: number) {
-  const rows = await listWebAuthnCredentials(db, userId, after, size + 1)
-  return rows.map((r) => ({ cursor: { createdAt: r.cursor_at, id: r.id }, dto: toCredentialDto(r) }))
+export async function listPasskeys(db: Db, pageKey: Buffer, userId: string, params: PageParams) {
+  const binding = { route: 'GET /users/me/webauthn/credentials', scope: `user:${userId}`, filters: {} }
+  const p = await paginate(pageKey, binding, params, (after, limit) => listWebAuthnCredentials(db, userId, after, limit), createdCursorOf)
+  return mapPage(p, toCredentialDto)
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
 export async function removePasskey(db: Db, userId: string, id: string) {
-  if (!UUID.test(id) || !(await deleteWebAuthnCredential(db, userId, id))) {
+  if (!isUuid(id) || !(await deleteWebAuthnCredential(db, userId, id))) {
     throw new ApiError('RESOURCE_NOT_FOUND', 'You have no passkey with this id')
   }
   return { removed: true as const }

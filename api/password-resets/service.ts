@@ -1,6 +1,7 @@
 import { hmac, safeEqual, sha256 } from '../platform/crypto'
 import type { Sql } from '../platform/db'
 import { ApiError, type ErrorCode } from '../platform/errors'
+import { isUuid } from '../platform/ids'
 import type { Principal } from '../identity/service'
 import { enqueueMail } from '../mail/service'
 import { revokeOtherSessions } from '../sessions/queries'
@@ -12,8 +13,6 @@ import { claimResetSlot, consumeReset, countResetAttempt, findLatestCodeReset, f
 /** One request a minute per address; wrong codes a grant survives before it is burnt. */
 export const RESET_INTERVAL_SECONDS = 60
 export const MAX_CODE_ATTEMPTS = 5
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** Throttled per address whether or not an account has it, so the throttle reveals nothing either. */
 async function claimSlot(sql: Sql, env: AccountsEnv, email: string): Promise<void> {
@@ -46,7 +45,7 @@ export async function requestPasswordReset(sql: Sql, env: AccountsEnv, email: st
 export async function adminRequestPasswordReset(sql: Sql, env: AccountsEnv, principal: Principal, userId: string) {
   const tenantId = principal.membership!.tenantId
   const notFound = () => new ApiError('RESOURCE_NOT_FOUND', 'No member of this tenant has that id')
-  if (!UUID.test(userId) || !(await findMembershipOf(sql, tenantId, userId))) throw notFound()
+  if (!isUuid(userId) || !(await findMembershipOf(sql, tenantId, userId))) throw notFound()
   const user = await findUserById(sql, userId)
   if (!user || user.status === 'disabled') throw notFound()
   await claimSlot(sql, env, user.email)

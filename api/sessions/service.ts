@@ -1,6 +1,9 @@
 import type { Config } from '../platform/config'
 import type { Db, Sql } from '../platform/db'
 import { ApiError } from '../platform/errors'
+import { isUuid } from '../platform/ids'
+import { createdCursorOf } from '../platform/keyset'
+import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { verifyPassword } from '../identity/passwords'
 import type { Principal } from '../identity/service'
 import { newSessionToken } from '../identity/tokens'
@@ -47,12 +50,14 @@ async function enrolmentState(db: Db, userId: string, membershipId: string | nul
   return m && (await getAuthPolicy(db, m.tenant_id)).policy.mfaRequired ? 'mfa_enrolment_required' : 'active'
 }
 
-export async function listSessions(db: Db, userId: string, currentSessionId: string | null, after: { createdAt: string; id: string } | null, size: number) {
-  const rows = await listLiveSessions(db, userId, after, size + 1)
-  return rows.map((r) => ({
-    cursor: { createdAt: r.cursor_at, id: r.id },
+/** The caller's live sessions, newest first; the one making the request is marked current. */
+export async function listSessions(db: Db, pageKey: Buffer, principal: Principal, params: PageParams) {
+  const current = currentSessionOf(principal)
+  const binding = { route: 'GET /users/me/sessions', scope: `user:${principal.userId}`, filters: {} }
+  const p = await paginate(pageKey, binding, params, (after, limit) => listLiveSessions(db, principal.userId, after, limit), createdCursorOf)
+  return mapPage(p, (r) => ({
     id: r.id,
-    current: r.id === currentSessionId,
+    current: r.id === current,
     userAgent: r.user_agent,
     ip: r.ip,
     createdAt: r.created_at.toISOString(),
@@ -88,7 +93,6 @@ export async function endSession(db: Db, sessionId: string, userId: string): Pro
   await revokeSession(db, sessionId, userId)
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const currentSessionOf = (p: Principal) => (p.credential === 'session' ? p.credentialId : null)
 
 /** DELETE /sessions/{id}: signs out one other device of the caller. Another user's session, an unknown id and
@@ -97,7 +101,7 @@ export async function revokeOwnSession(db: Db, principal: Principal, sessionId: 
   if (sessionId === currentSessionOf(principal)) {
     throw new ApiError('CURRENT_SESSION_NOT_REVOCABLE', 'This is the session making the request: sign out with DELETE /v1/sessions/current')
   }
-  if (!UUID.test(sessionId) || !(await revokeSession(db, sessionId, principal.userId))) {
+  if (!isUuid(sessionId) || !(await revokeSession(db, sessionId, principal.userId))) {
     throw new ApiError('SESSION_NOT_FOUND', 'You have no live session with this id')
   }
 }
@@ -115,7 +119,7 @@ export async function invalidateAllSessions(db: Db, principal: Principal) {
 /** Moves the current session to another of the caller's memberships, under that tenant's lifetimes. */
 export async function switchCurrentMembership(db: Db, config: Config, principal: Principal, membershipId: string): Promise<string> {
   if (principal.credential !== 'session') throw new ApiError('BAD_REQUEST', 'A personal access token is bound to its membership; only a session can switch')
-  const m = UUID.test(membershipId) ? (await listUserMemberships(db, principal.userId)).find((x) => x.id === membershipId) : undefined
+  const m = isUuid(membershipId) ? (await listUserMemberships(db, principal.userId)).find((x) => x.id === membershipId) : undefined
   if (!m) throw new ApiError('MEMBERSHIP_NOT_FOUND', 'You have no membership with this id')
   if (m.status === 'disabled') throw new ApiError('MEMBERSHIP_DISABLED', 'That membership is disabled')
   if (m.status === 'expired') throw new ApiError('MEMBERSHIP_EXPIRED', 'That membership has expired')

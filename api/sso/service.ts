@@ -2,8 +2,9 @@ import type { Config } from '../platform/config'
 import { encryptSecret } from '../platform/crypto'
 import type { Db } from '../platform/db'
 import { ApiError } from '../platform/errors'
-import { closePage, openPage } from '../platform/pagination'
-import { isUuid } from '../platform/keyset'
+import { createdCursorOf } from '../platform/keyset'
+import { mapPage, paginate, type PageParams } from '../platform/pagination'
+import { isUuid } from '../platform/ids'
 import type { Principal } from '../identity/service'
 import { publicBase } from '../password-resets/grants'
 import type { CreateSsoConnection, UpdateSsoConnection } from './model'
@@ -25,13 +26,11 @@ export async function createConnection(db: Db, secretsKey: Buffer, principal: Pr
   })
 }
 
-export async function listConnections(db: Db, pageKey: Buffer, principal: Principal, q: { pageSize?: number; pageToken?: string }) {
+export async function listConnections(db: Db, config: Config, pageKey: Buffer, principal: Principal, q: PageParams) {
   const tenantId = principal.membership!.tenantId
-  type Cursor = { createdAt: string; id: string }
   const binding = { route: 'GET /tenants/current/sso-connections', scope: `tenant:${tenantId}`, filters: {} }
-  const req = openPage<Cursor>(pageKey, binding, q.pageSize, q.pageToken)
-  const rows = await listSsoConnections(db, tenantId, req.after, req.size + 1)
-  return { ...closePage(pageKey, binding, rows, req.size, (r) => ({ createdAt: r.cursor_at, id: r.id })), size: req.size }
+  const p = await paginate(pageKey, binding, q, (after, limit) => listSsoConnections(db, tenantId, after, limit), createdCursorOf)
+  return mapPage(p, toSsoConnectionDto(config))
 }
 
 const notFound = () => new ApiError('NOT_FOUND', 'No SSO connection with this id in the current tenant')

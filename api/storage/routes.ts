@@ -1,5 +1,4 @@
 import { Elysia } from 'elysia'
-import { closePage, openPage } from '../platform/pagination'
 import type { AppDeps } from '../http/deps'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
@@ -48,15 +47,8 @@ export const storageRoutes = (deps: AppDeps) => {
       response: { 201: envelope(CreateStorageReconciliationJobResponseDto) },
       detail: { summary: 'Start reconciling storage with the platform records, or return the job already queued or running' },
     })
-    .get('/tenants/current/storage-reconciliation-jobs', async ({ request, principal, query }) => {
-      type Cursor = { createdAt: string; id: string }
-      const tenantId = tenantOf(principal)
-      const binding = { route: 'GET /tenants/current/storage-reconciliation-jobs', scope: `tenant:${tenantId}`, filters: { status: query.status } }
-      const req = openPage<Cursor>(deps.keys.page, binding, query.pageSize, query.pageToken)
-      const rows = await listReconciliationJobs(deps.sql, tenantId, query.status, req.after, req.size)
-      const { items, nextPageToken } = closePage(deps.keys.page, binding, rows, req.size, (r) => r.cursor)
-      return page(request, items.map(({ cursor: _, ...dto }) => dto), req.size, nextPageToken)
-    }, {
+    .get('/tenants/current/storage-reconciliation-jobs', async ({ request, principal, query }) =>
+      page(request, await listReconciliationJobs(deps.sql, deps.keys.page, tenantOf(principal), query)), {
       auth: 'billing:read', errors: ['T400p'], query: ListJobsQuery, response: { 200: listEnvelope(StorageReconciliationJobSummaryDto) },
       detail: { summary: 'Reconciliation jobs of the tenant, newest first' },
     })

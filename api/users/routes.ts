@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { z } from 'zod'
-import { closePage, openPage, PageQuery } from '../platform/pagination'
+import { PageQuery } from '../platform/pagination'
 import { authenticate } from '../http/auth'
 import type { AppDeps } from '../http/deps'
 import { envelope, ifMatchVersion, listEnvelope, ok, okVersioned, page } from '../http/envelope'
@@ -62,15 +62,7 @@ export const usersRoutes = (deps: AppDeps) =>
       response: { 200: envelope(UpdateCurrentUserResponseDto) },
       detail: { summary: 'Update the signed-in user (If-Match optional)' },
     })
-    .get('/me/sessions', async ({ request, principal, query }) => {
-      type Cursor = { createdAt: string; id: string }
-      const binding = { route: 'GET /users/me/sessions', scope: `user:${principal.userId}`, filters: {} }
-      const req = openPage<Cursor>(deps.keys.page, binding, query.pageSize, query.pageToken)
-      const current = principal.credential === 'session' ? principal.credentialId : null
-      const rows = await listSessions(deps.sql, principal.userId, current, req.after, req.size)
-      const { items, nextPageToken } = closePage(deps.keys.page, binding, rows, req.size, (r) => r.cursor)
-      return page(request, items.map(({ cursor: _, ...dto }) => dto), req.size, nextPageToken)
-    }, {
+    .get('/me/sessions', async ({ request, principal, query }) => page(request, await listSessions(deps.sql, deps.keys.page, principal, query)), {
       auth: 'tenant:read', errors: ['A400p'], query: PageQuery, response: { 200: listEnvelope(CurrentUserSessionDto) },
       detail: { summary: "The signed-in user's live sessions, newest first" },
     })
