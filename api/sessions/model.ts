@@ -36,8 +36,6 @@ export const CurrentUserSessionDto = z.object({
   expiresAt: z.iso.datetime(),
 }).meta({ id: 'CurrentUserSessionDto' })
 
-export type SessionInfo = z.infer<typeof SessionInfoDto>
-
 export const SessionInvalidateAllResponseDto = z.object({
   invalidated: z.number().int().describe('How many sessions were ended, this one included'),
 }).meta({ id: 'SessionInvalidateAllResponseDto' })
