@@ -16,10 +16,7 @@ export const apiKeysRoutes = (deps: AppDeps) =>
       response: { 201: envelope(CreateApiKeyResponseDto) },
       detail: { summary: 'Create a personal access token; the token is in this response only' },
     })
-    .get('/api-keys', async ({ request, principal, query }) => {
-      const { items, size, nextPageToken } = await listKeys(deps.sql, deps.keys.page, principal, query)
-      return page(request, items, size, nextPageToken)
-    }, {
+    .get('/api-keys', async ({ request, principal, query }) => page(request, await listKeys(deps, principal, query)), {
       auth: ['apikey:read', 'apikey:manage'], errors: ['A400p'], query: ListApiKeysQuery, response: { 200: listEnvelope(ApiKeySummaryDto) },
       detail: { summary: 'Personal access tokens of this tenant, newest first: yours (scope=self) or everyone\'s (scope=tenant, apikey:manage)' },
     })

@@ -1,8 +1,8 @@
-import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
-import { closePage, openPage } from '../platform/pagination'
-import { isUuid } from '../platform/keyset'
+import { createdCursorOf } from '../platform/keyset'
+import { mapPage, paginate, type PageParams } from '../platform/pagination'
+import { isUuid } from '../platform/ids'
 import { currentMembership, requirePermission, type Principal } from '../identity/service'
 import { newPat } from '../identity/tokens'
 import { PAT_DEFAULT_DAYS, PAT_MAX_DAYS } from './model'
@@ -53,16 +53,14 @@ export const describeCredential = (p: Principal) => ({
 const keyNotFound = () => new ApiError('NOT_FOUND', 'No API key with this id in the current tenant')
 
 /** Revoked and expired keys stay listed (with revokedAt / expiresAt) so administrators can audit them. */
-export async function listKeys(db: Db, pageKey: Buffer, principal: Principal, q: { scope: 'self' | 'tenant'; pageSize?: number; pageToken?: string }) {
+export async function listKeys({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, q: PageParams & { scope: 'self' | 'tenant' }) {
   const membership = currentMembership(principal)
   if (q.scope === 'tenant') requirePermission(principal, ['apikey:manage'])
-  type Cursor = { createdAt: string; id: string }
   const scope = q.scope === 'tenant' ? `tenant:${membership.tenantId}` : `tenant:${membership.tenantId}:user:${principal.userId}`
   const binding = { route: 'GET /api-keys', scope, filters: { scope: q.scope } }
-  const req = openPage<Cursor>(pageKey, binding, q.pageSize, q.pageToken)
-  const rows = await listApiKeys(db, { tenantId: membership.tenantId, userId: q.scope === 'self' ? principal.userId : undefined }, req.after, req.size + 1)
-  const { items, nextPageToken } = closePage(pageKey, binding, rows, req.size, (r) => ({ createdAt: r.cursor_at, id: r.id }))
-  return { items: items.map(toApiKeySummary), size: req.size, nextPageToken }
+  const filter = { tenantId: membership.tenantId, userId: q.scope === 'self' ? principal.userId : undefined }
+  const p = await paginate(keys.page, binding, q, (after, limit) => listApiKeys(db, filter, after, limit), createdCursorOf)
+  return mapPage(p, toApiKeySummary)
 }
 
 /** Your own key with apikey:write; anyone's in the tenant with apikey:manage. Others' keys are 404 without it, so

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { etagOf, expectedVersion, parseIfMatch } from '../platform/etag'
+import type { Page } from '../platform/pagination'
 import { stateOf } from './request-state'
 
 const Meta = z.object({ requestId: z.string() })
@@ -13,7 +14,7 @@ export const listEnvelope = <T extends z.ZodType>(item: T) =>
 
 export const ok = <T>(request: Request, data: T) => ({ data, meta: { requestId: stateOf(request).requestId } })
 
-export function page<T>(request: Request, items: T[], pageSize: number, nextPageToken: string | undefined) {
+export function page<T>(request: Request, { items, pageSize, nextPageToken }: Page<T>) {
   return { data: items, meta: { requestId: stateOf(request).requestId, pageSize }, ...(nextPageToken ? { nextPageToken } : {}) }
 }
 

@@ -24,17 +24,10 @@ function base62(bytes: Uint8Array, length: number): string {
   return out
 }
 
-function crc32(s: string): number {
-  let c = ~0
-  for (let i = 0; i < s.length; i++) {
-    c ^= s.charCodeAt(i)
-    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1))
-  }
-  return ~c >>> 0
-}
-
+/** The body's CRC-32 in six base62 digits. The body is ASCII, so CRC-32 of its UTF-8 bytes is the checksum every
+ *  issued token carries (test/http/pat-checksum.test.ts pins known ones). */
 function checksum(body: string): string {
-  let n = crc32(body)
+  let n = Bun.hash.crc32(body)
   let out = ''
   for (let i = 0; i < CHECKSUM_LEN; i++) {
     out = BASE62[n % 62] + out

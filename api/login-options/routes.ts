@@ -8,7 +8,7 @@ import { loginOptions } from './service'
 export const loginOptionsRoutes = (deps: AppDeps) =>
   new Elysia({ prefix: '/auth', tags: ['Sessions'] })
     .use(httpConventions(deps))
-    .get('/login-options', async ({ request, query }) => ok(request, await loginOptions(deps.sql, query.email)), {
+    .get('/login-options', async ({ request, query }) => ok(request, await loginOptions(deps, query.email)), {
       public: true, errors: ['A400'], query: LoginOptionsQuery, response: { 200: envelope(AuthLoginOptionsDto) },
       detail: { summary: 'Which sign-in methods to offer, optionally for an email address (by its domain only)' },
     })

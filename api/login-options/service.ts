@@ -1,6 +1,7 @@
 import { findAuthPoliciesForDomain } from '../auth-policy/queries'
 import { findEnabledConnectionsForDomain } from '../sso/queries'
 import type { Db } from '../platform/db'
+import type { ServiceDeps } from '../platform/deps'
 
 export interface SsoOption {
   connectionId: string
@@ -14,7 +15,7 @@ export async function ssoConnectionsForDomain(db: Db, domain: string): Promise<S
 
 /** GET /auth/login-options: what the sign-in page should offer. It depends on the email's domain only (the tenants
  *  that claim it), never on whether an account exists, so it reveals nothing about accounts. */
-export async function loginOptions(db: Db, email: string | undefined) {
+export async function loginOptions({ sql: db }: Pick<ServiceDeps, 'sql'>, email: string | undefined) {
   const domain = email?.includes('@') ? email.slice(email.lastIndexOf('@') + 1).trim().toLowerCase() : undefined
   const [policies, sso] = domain ? await Promise.all([findAuthPoliciesForDomain(db, domain), ssoConnectionsForDomain(db, domain)]) : [[], []]
   const ssoEnforced = policies.some((p) => p.sso_enforced)

@@ -1,4 +1,5 @@
 import type { Db } from '../platform/db'
+import { microsecondText } from '../platform/keyset'
 import type { Role } from '../identity/permissions'
 
 export type MembershipStatus = 'active' | 'disabled' | 'expired' | 'removed'
@@ -26,7 +27,7 @@ const COLUMNS = `m.id, m.tenant_id, m.user_id, u.email, u.display_name, m.role, 
 // travel as text (::text::type): the driver would round a timestamptz parameter to milliseconds.
 const ROLE_RANK = `array_position(array['owner','admin','billing_admin','researcher','viewer']::text[], m.role)`
 export const SORT_KEYS = {
-  createdAt: { expr: 'm.created_at', type: 'timestamptz', text: `to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')` },
+  createdAt: { expr: 'm.created_at', type: 'timestamptz', text: microsecondText('m.created_at') },
   email: { expr: 'lower(u.email)', type: 'text', text: 'lower(u.email)' },
   displayName: { expr: `coalesce(lower(u.display_name), '')`, type: 'text', text: `coalesce(lower(u.display_name), '')` },
   role: { expr: ROLE_RANK, type: 'int', text: `${ROLE_RANK}::text` },
@@ -39,10 +40,16 @@ export interface MemberFilter {
   q?: string
 }
 
+/** The sort key's value as text (exact to the microsecond for createdAt) and the id that breaks ties. */
+export interface MemberCursor {
+  k: string
+  id: string
+}
+
 export interface MemberPage {
   sortBy: keyof typeof SORT_KEYS
   desc: boolean
-  after: { k: string; id: string } | null
+  after: MemberCursor | null
   limit: number
 }
 

@@ -10,8 +10,8 @@ export const membershipsRoutes = (deps: AppDeps) =>
   new Elysia({ tags: ['Tenant administration'] })
     .use(httpConventions(deps))
     .get('/tenants/current/memberships', async ({ request, principal, query }) => {
-      const { items, size, nextPageToken, totalCount } = await listMemberships(deps.sql, deps.keys.page, principal, query)
-      const body = page(request, items, size, nextPageToken)
+      const { totalCount, ...p } = await listMemberships(deps, principal, query)
+      const body = page(request, p)
       return { ...body, meta: { ...body.meta, totalCount } }
     }, {
       auth: 'tenant:manage', errors: ['T400p'], query: ListMembershipsQuery, response: { 200: MembershipListEnvelope },

@@ -1,8 +1,8 @@
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
-import { closePage, openPage } from '../platform/pagination'
-import { isUuid } from '../platform/keyset'
+import { mapPage, paginate } from '../platform/pagination'
+import { isUuid } from '../platform/ids'
 import { effectivePermissions, type Role } from '../identity/permissions'
 import { currentMembership, type Principal } from '../identity/service'
 import { revokeMembershipApiKeys } from '../api-keys/queries'
@@ -10,7 +10,7 @@ import { detachMembershipSessions } from '../sessions/queries'
 import type { ListMembershipsQuery, UpdateMembershipBody } from './model'
 import {
   countMembers, countOtherActiveOwners, findMember, listMembers, lockTenantMemberships, markMemberRemoved, membershipInTenant,
-  updateMember, type MemberRow,
+  updateMember, type MemberCursor, type MemberRow,
 } from './queries'
 
 
@@ -21,20 +21,20 @@ export const toMembershipDto = (m: MemberRow) => ({
 
 /** One page of the current tenant's memberships and the total count of the whole query. The page token is bound
  *  to the tenant and to every filter and sort, so it cannot be replayed against another query. */
-export async function listMemberships(db: Db, pageKey: Buffer, principal: Principal, query: ListMembershipsQuery) {
+export async function listMemberships({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, query: ListMembershipsQuery) {
+  const pageKey = keys.page
   const tenantId = principal.membership!.tenantId
   const { pageSize, pageToken, ...rest } = query
   const sortBy = rest.sortBy ?? 'createdAt'
   const desc = rest.sortOrder === 'desc'
   const binding = { route: 'GET /tenants/current/memberships', scope: `tenant:${tenantId}`, filters: { ...rest, sortBy, sortOrder: desc ? 'desc' : 'asc' } }
-  const req = openPage<{ k: string; id: string }>(pageKey, binding, pageSize, pageToken)
   const filter = { tenantId, status: rest.status, role: rest.role, q: rest.q }
-  const [rows, totalCount] = await Promise.all([
-    listMembers(db, filter, { sortBy, desc, after: req.after, limit: req.size + 1 }),
+  const fetch = (after: MemberCursor | null, limit: number) => listMembers(db, filter, { sortBy, desc, after, limit })
+  const [p, totalCount] = await Promise.all([
+    paginate(pageKey, binding, { pageSize, pageToken }, fetch, (r) => ({ k: r.sort_key, id: r.id })),
     countMembers(db, filter),
   ])
-  const { items, nextPageToken } = closePage(pageKey, binding, rows, req.size, (r) => ({ k: r.sort_key, id: r.id }))
-  return { items: items.map(toMembershipDto), size: req.size, nextPageToken, totalCount }
+  return { ...mapPage(p, toMembershipDto), totalCount }
 }
 
 const notFound = () => new ApiError('NOT_FOUND', 'No membership with this id in the current tenant')

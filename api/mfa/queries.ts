@@ -1,4 +1,5 @@
 import type { Db } from '../platform/db'
+import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 
 export interface TotpRow {
   user_id: string
@@ -114,12 +115,11 @@ export async function listAllWebAuthnCredentials(db: Db, userId: string): Promis
 }
 
 /** One user's passkeys, newest first, keyset-paged on (created_at, id). */
-export async function listWebAuthnCredentials(db: Db, userId: string, after: { createdAt: string; id: string } | null, limit: number): Promise<WebAuthnCredentialRow[]> {
+export async function listWebAuthnCredentials(db: Db, userId: string, after: CreatedCursor | null, limit: number): Promise<WebAuthnCredentialRow[]> {
   return db<WebAuthnCredentialRow[]>`
-    select ${db.unsafe(CREDENTIAL_COLUMNS)}, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+    select ${db.unsafe(CREDENTIAL_COLUMNS)}, ${db.unsafe(CURSOR_AT)}
       from webauthn_credentials
-     where user_id = ${userId}
-       and (${after === null} or (created_at, id) < (${after?.createdAt ?? null}::timestamptz, ${after?.id ?? null}::uuid))
+     where user_id = ${userId} ${newestFirstAfter(db, after)}
      order by created_at desc, id desc
      limit ${limit}`
 }

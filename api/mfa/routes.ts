@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import { closePage, openPage, PageQuery } from '../platform/pagination'
+import { PageQuery } from '../platform/pagination'
 import type { AppDeps } from '../http/deps'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
@@ -42,14 +42,8 @@ export const mfaRoutes = (deps: AppDeps) =>
       auth: 'session', errors: ['A400', 'A409'], body: TotpRemovalRequestDto.optional(), response: { 200: envelope(RemovalResultDto) },
       detail: { summary: 'Remove TOTP and its recovery codes; needs a current code or a recovery code' },
     })
-    .get('/users/me/webauthn/credentials', async ({ request, principal, query }) => {
-      type Cursor = { createdAt: string; id: string }
-      const binding = { route: 'GET /users/me/webauthn/credentials', scope: `user:${principal.userId}`, filters: {} }
-      const req = openPage<Cursor>(deps.keys.page, binding, query.pageSize, query.pageToken)
-      const rows = await listPasskeys(deps.sql, principal.userId, req.after, req.size)
-      const { items, nextPageToken } = closePage(deps.keys.page, binding, rows, req.size, (r) => r.cursor)
-      return page(request, items.map((r) => r.dto), req.size, nextPageToken)
-    }, {
+    .get('/users/me/webauthn/credentials', async ({ request, principal, query }) =>
+      page(request, await listPasskeys(deps, principal.userId, query)), {
       auth: 'session', errors: ['A400p'], query: PageQuery, response: { 200: listEnvelope(WebAuthnCredentialDto) },
       detail: { summary: 'Your passkeys, newest first' },
     })

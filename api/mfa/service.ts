@@ -4,7 +4,9 @@ import { decryptSecret, encryptSecret, sha256 } from '../platform/crypto'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
-import { isUuid } from '../platform/keyset'
+import { isUuid } from '../platform/ids'
+import { createdCursorOf } from '../platform/keyset'
+import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { findUserById } from '../users/queries'
 import { methodsOf } from './challenges'
 import type { WebAuthnCredential } from './model'
@@ -139,9 +141,11 @@ export async function registerPasskey({ sql, config }: Pick<ServiceDeps, 'sql' |
   return toCredentialDto(await registerCredential(sql, config, userId, input.response as RegistrationResponseJSON, input.name ?? null))
 }
 
-export async function listPasskeys(db: Db, userId: string, after: { createdAt: string; id: string } | null, size: number) {
-  const rows = await listWebAuthnCredentials(db, userId, after, size + 1)
-  return rows.map((r) => ({ cursor: { createdAt: r.cursor_at, id: r.id }, dto: toCredentialDto(r) }))
+export async function listPasskeys({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, userId: string, params: PageParams) {
+  const pageKey = keys.page
+  const binding = { route: 'GET /users/me/webauthn/credentials', scope: `user:${userId}`, filters: {} }
+  const p = await paginate(pageKey, binding, params, (after, limit) => listWebAuthnCredentials(db, userId, after, limit), createdCursorOf)
+  return mapPage(p, toCredentialDto)
 }
 
 export async function removePasskey({ sql }: Pick<ServiceDeps, 'sql'>, userId: string, id: string) {

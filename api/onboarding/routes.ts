@@ -57,10 +57,7 @@ export const onboardingRoutes = (deps: AppDeps) =>
       response: { 201: envelope(TenantInvitationDto) },
       detail: { summary: `Invite an address to the current tenant with a role; mails a single-use link (7 days)` },
     })
-    .get('/tenant-invitations', async ({ request, principal, query }) => {
-      const { items, size, nextPageToken } = await listInvitations(deps.sql, deps.keys.page, principal, query)
-      return page(request, items, size, nextPageToken)
-    }, {
+    .get('/tenant-invitations', async ({ request, principal, query }) => page(request, await listInvitations(deps, principal, query)), {
       auth: 'tenant:manage', errors: ['T400p'], query: ListTenantInvitationsQuery, response: { 200: listEnvelope(TenantInvitationDto) },
       detail: { summary: 'Invitations of the current tenant, newest first (pending unless status says otherwise)' },
     })

@@ -1,10 +1,10 @@
 import { publicBase } from '../platform/config'
 import { randomToken, sha256 } from '../platform/crypto'
-import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
-import { closePage, openPage } from '../platform/pagination'
-import { isUuid } from '../platform/keyset'
+import { createdCursorOf } from '../platform/keyset'
+import { mapPage, paginate, type PageParams } from '../platform/pagination'
+import { isUuid } from '../platform/ids'
 import { checkPasswordPolicy, hashPassword } from '../identity/passwords'
 import { currentMembership, type Principal } from '../identity/service'
 import { getAuthPolicy } from '../auth-policy/service'
@@ -60,15 +60,12 @@ export async function inviteToTenant(deps: Deps, principal: Principal, input: { 
   return toInvitationDto(row)
 }
 
-export async function listInvitations(db: Db, pageKey: Buffer, principal: Principal, q: { status?: (typeof INVITATION_STATUSES)[number]; pageSize?: number; pageToken?: string }) {
+export async function listInvitations({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, q: PageParams & { status?: (typeof INVITATION_STATUSES)[number] }) {
   const tenantId = principal.membership!.tenantId
   const status = q.status ?? 'pending'
-  type Cursor = { createdAt: string; id: string }
   const binding = { route: 'GET /tenant-invitations', scope: `tenant:${tenantId}`, filters: { status } }
-  const req = openPage<Cursor>(pageKey, binding, q.pageSize, q.pageToken)
-  const rows = await listTenantInvitations(db, tenantId, status, req.after, req.size + 1)
-  const { items, nextPageToken } = closePage(pageKey, binding, rows, req.size, (r) => ({ createdAt: r.cursor_at, id: r.id }))
-  return { items: items.map(toInvitationDto), size: req.size, nextPageToken }
+  const p = await paginate(keys.page, binding, q, (after, limit) => listTenantInvitations(db, tenantId, status, after, limit), createdCursorOf)
+  return mapPage(p, toInvitationDto)
 }
 
 /** Revoking twice answers the same; an accepted invitation cannot be revoked (remove the membership instead). */

@@ -1,7 +1,7 @@
 import { hmac, safeEqual, sha256 } from '../platform/crypto'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError, type ErrorCode } from '../platform/errors'
-import { isUuid } from '../platform/keyset'
+import { isUuid } from '../platform/ids'
 import { currentMembership, type Principal } from '../identity/service'
 import { enqueueMail } from '../mail/service'
 import { findMembershipOf } from '../memberships/queries'

@@ -59,9 +59,35 @@ export function openPage<C>(key: Buffer, binding: PageBinding, pageSize: number 
 }
 
 /** Given rows fetched with LIMIT size+1, returns the page and the token for the next one (if any). */
-export function closePage<R, C>(key: Buffer, binding: PageBinding, rows: R[], size: number, cursorOf: (row: R) => C) {
+function closePage<R, C>(key: Buffer, binding: PageBinding, rows: R[], size: number, cursorOf: (row: R) => C) {
   const items = rows.slice(0, size)
   const last = items[items.length - 1]
   const nextPageToken = rows.length > size && last !== undefined ? pageTokenFor(key, binding, cursorOf(last)) : undefined
   return { items, nextPageToken }
 }
+
+export interface PageParams {
+  pageSize?: number
+  pageToken?: string
+}
+
+/** One page of a list, as a service returns it; routes wrap it with `page()` from http/envelope. */
+export interface Page<T> {
+  items: T[]
+  nextPageToken: string | undefined
+  pageSize: number
+}
+
+/** The one way a list is paged: opens the token against its binding, fetches one row more than the page (to learn
+ *  whether another follows) after the token's cursor, and seals the next token from the last row shown. */
+export async function paginate<C, R>(
+  key: Buffer, binding: PageBinding, params: PageParams,
+  fetch: (after: C | null, limit: number) => Promise<R[]>, cursorOf: (row: R) => C,
+): Promise<Page<R>> {
+  const req = openPage<C>(key, binding, params.pageSize, params.pageToken)
+  const rows = await fetch(req.after, req.size + 1)
+  return { ...closePage(key, binding, rows, req.size, cursorOf), pageSize: req.size }
+}
+
+/** The same page with its rows shown another way (as DTOs, say). */
+export const mapPage = <R, T>(p: Page<R>, show: (row: R) => T): Page<T> => ({ ...p, items: p.items.map(show) })

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { z } from 'zod'
-import { closePage, openPage, PageQuery } from '../platform/pagination'
+import { PageQuery } from '../platform/pagination'
 import type { AppDeps } from '../http/deps'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
@@ -36,15 +36,7 @@ export const sessionsRoutes = (deps: AppDeps) =>
       auth: 'tenant:read', idempotent: true, errors: ['A400s', 'A409s'], response: { 201: envelope(SessionInvalidateAllResponseDto) },
       detail: { summary: 'Sign out every session of yours, this one included' },
     })
-    .get('/users/me/sessions', async ({ request, principal, query }) => {
-      type Cursor = { createdAt: string; id: string }
-      const binding = { route: 'GET /users/me/sessions', scope: `user:${principal.userId}`, filters: {} }
-      const req = openPage<Cursor>(deps.keys.page, binding, query.pageSize, query.pageToken)
-      const current = principal.credential === 'session' ? principal.credentialId : null
-      const rows = await listSessions(deps.sql, principal.userId, current, req.after, req.size)
-      const { items, nextPageToken } = closePage(deps.keys.page, binding, rows, req.size, (r) => r.cursor)
-      return page(request, items.map(({ cursor: _, ...dto }) => dto), req.size, nextPageToken)
-    }, {
+    .get('/users/me/sessions', async ({ request, principal, query }) => page(request, await listSessions(deps, principal, query)), {
       auth: 'tenant:read', errors: ['A400p'], query: PageQuery, response: { 200: listEnvelope(CurrentUserSessionDto) },
       detail: { summary: "The signed-in user's live sessions, newest first", tags: ['Accounts'] },
     })

@@ -1,18 +1,22 @@
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
-import { isUuid } from '../platform/keyset'
-import type { Db } from '../platform/db'
+import { isUuid } from '../platform/ids'
+import { createdCursorOf } from '../platform/keyset'
+import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import type { Principal } from '../identity/service'
 import { listLiveSessions, revokeOtherSessions, revokeSession } from './queries'
 
 type Deps = Pick<ServiceDeps, 'sql'>
 
-export async function listSessions(db: Db, userId: string, currentSessionId: string | null, after: { createdAt: string; id: string } | null, size: number) {
-  const rows = await listLiveSessions(db, userId, after, size + 1)
-  return rows.map((r) => ({
-    cursor: { createdAt: r.cursor_at, id: r.id },
+/** The caller's live sessions, newest first; the one making the request is marked current. */
+export async function listSessions({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, params: PageParams) {
+  const pageKey = keys.page
+  const current = currentSessionOf(principal)
+  const binding = { route: 'GET /users/me/sessions', scope: `user:${principal.userId}`, filters: {} }
+  const p = await paginate(pageKey, binding, params, (after, limit) => listLiveSessions(db, principal.userId, after, limit), createdCursorOf)
+  return mapPage(p, (r) => ({
     id: r.id,
-    current: r.id === currentSessionId,
+    current: r.id === current,
     userAgent: r.user_agent,
     ip: r.ip,
     createdAt: r.created_at.toISOString(),

@@ -1,7 +1,7 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
-import { isUuid } from '../platform/keyset'
+import { isUuid } from '../platform/ids'
 import { verifyPassword } from '../identity/passwords'
 import type { Principal } from '../identity/service'
 import type { SignInThrottle } from '../identity/sign-in-throttle'

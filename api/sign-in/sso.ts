@@ -4,7 +4,7 @@ import * as oidc from 'openid-client'
 import type { Config } from '../platform/config'
 import { decryptSecret, sha256 } from '../platform/crypto'
 import type { ServiceDeps } from '../platform/deps'
-import { isUuid } from '../platform/keyset'
+import { isUuid } from '../platform/ids'
 import { ApiError } from '../platform/errors'
 import type { Role } from '../identity/permissions'
 import { ensureMembership } from '../memberships/queries'
@@ -26,11 +26,11 @@ function discoveryOptions(config: Config, issuer: URL): oidc.DiscoveryRequestOpt
   return issuer.protocol === 'http:' && loopback && config.NODE_ENV !== 'production' ? { execute: [oidc.allowInsecureRequests] } : {}
 }
 
-async function discover(env: SsoDeps, c: SsoConnectionRow): Promise<oidc.Configuration> {
+async function discover(deps: SsoDeps, c: SsoConnectionRow): Promise<oidc.Configuration> {
   const issuer = new URL(c.issuer)
-  const secret = decryptSecret(env.keys.secrets, c.client_secret_sealed)
+  const secret = decryptSecret(deps.keys.secrets, c.client_secret_sealed)
   try {
-    return await oidc.discovery(issuer, c.client_id, secret, oidc.ClientSecretBasic(secret), discoveryOptions(env.config, issuer))
+    return await oidc.discovery(issuer, c.client_id, secret, oidc.ClientSecretBasic(secret), discoveryOptions(deps.config, issuer))
   } catch (err) {
     throw new ApiError('OAUTH_EXCHANGE_FAILED', `The identity provider's discovery failed: ${(err as Error).message}`)
   }
@@ -39,14 +39,14 @@ async function discover(env: SsoDeps, c: SsoConnectionRow): Promise<oidc.Configu
 /** Only a path on this site: never an open redirect. */
 export const safeReturnTo = (v: string | undefined): string | null => (v && /^\/(?![/\\])[\x21-\x7e]*$/.test(v) ? v : null)
 
-export async function startSsoSignIn(env: SsoDeps, connectionId: string, opts: { redirectUri: string; returnTo: string | null; linkUserId: string | null }) {
-  const c = isUuid(connectionId) ? await findSsoConnection(env.sql, connectionId) : undefined
+export async function startSsoSignIn(deps: SsoDeps, connectionId: string, opts: { redirectUri: string; returnTo: string | null; linkUserId: string | null }) {
+  const c = isUuid(connectionId) ? await findSsoConnection(deps.sql, connectionId) : undefined
   if (!c || !c.enabled) throw notConfigured('No enabled single sign-on connection has this id')
-  const config = await discover(env, c)
+  const config = await discover(deps, c)
   const state = oidc.randomState()
   const nonce = oidc.randomNonce()
   const codeVerifier = oidc.randomPKCECodeVerifier()
-  await insertLoginState(env.sql, {
+  await insertLoginState(deps.sql, {
     stateHash: sha256(state), connectionId: c.id, nonce, codeVerifier, returnTo: opts.returnTo, linkUserId: opts.linkUserId, ttlSeconds: STATE_TTL_SECONDS,
   })
   const url = oidc.buildAuthorizationUrl(config, {
@@ -57,14 +57,14 @@ export async function startSsoSignIn(env: SsoDeps, connectionId: string, opts: {
 }
 
 /** `callbackUrl` is the full URL the provider redirected to; `cookieState` the state cookie of this browser. */
-export async function finishSsoSignIn(env: SsoDeps, callbackUrl: URL, cookieState: string | undefined, ctx: SessionContext) {
+export async function finishSsoSignIn(deps: SsoDeps, callbackUrl: URL, cookieState: string | undefined, ctx: SessionContext) {
   const state = callbackUrl.searchParams.get('state')
   if (!state || state !== cookieState) throw new ApiError('OAUTH_STATE_INVALID', 'The sign-in state is missing or belongs to another browser; start again')
-  const pending = await takeLoginState(env.sql, sha256(state))
+  const pending = await takeLoginState(deps.sql, sha256(state))
   if (!pending || pending.expires_at.getTime() <= Date.now()) throw new ApiError('OAUTH_STATE_INVALID', 'This sign-in attempt is unknown, used or expired; start again')
-  const c = await findSsoConnection(env.sql, pending.connection_id)
+  const c = await findSsoConnection(deps.sql, pending.connection_id)
   if (!c || !c.enabled) throw notConfigured('This single sign-on connection was disabled')
-  const config = await discover(env, c)
+  const config = await discover(deps, c)
   let claims: oidc.IDToken & Partial<oidc.UserInfoResponse>
   try {
     const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
@@ -84,7 +84,7 @@ export async function finishSsoSignIn(env: SsoDeps, callbackUrl: URL, cookieStat
   }
   const name = typeof claims.name === 'string' ? claims.name.slice(0, 200) : null
 
-  return env.sql.begin(async (tx) => {
+  return deps.sql.begin(async (tx) => {
     let userId = await findIdentityUser(tx, c.id, claims.sub)
     if (!userId) {
       const existing = await findUserByEmail(tx, email)
@@ -100,7 +100,7 @@ export async function finishSsoSignIn(env: SsoDeps, callbackUrl: URL, cookieStat
     if (!user || user.status === 'disabled') throw new ApiError('OAUTH_EXCHANGE_FAILED', 'This account is disabled')
     const membershipId = await ensureMembership(tx, c.tenant_id, userId, c.default_role as Role)
     // The provider authenticated the user: its sign-in stands in for our second factor.
-    const session = await startSession(tx, env, userId, membershipId, ctx, { secondFactorVerified: true })
+    const session = await startSession(tx, deps, userId, membershipId, ctx, { secondFactorVerified: true })
     return { session, returnTo: pending.return_to }
   })
 }

@@ -9,10 +9,8 @@ export const ssoRoutes = (deps: AppDeps) => {
   const dto = toSsoConnectionDto(deps.config)
   return new Elysia({ tags: ['Single sign-on'] })
     .use(httpConventions(deps))
-    .get('/tenants/current/sso-connections', async ({ request, principal, query }) => {
-      const { items, size, nextPageToken } = await listConnections(deps.sql, deps.keys.page, principal, query)
-      return page(request, items.map(dto), size, nextPageToken)
-    }, {
+    .get('/tenants/current/sso-connections', async ({ request, principal, query }) =>
+      page(request, await listConnections(deps, principal, query)), {
       auth: 'tenant:manage', errors: ['T400p'], query: ListSsoConnectionsQuery, response: { 200: listEnvelope(TenantSsoConnectionDto) },
       detail: { summary: 'OIDC connections of the current tenant, newest first (client secrets are never returned)' },
     })

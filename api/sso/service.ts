@@ -1,10 +1,10 @@
 import { publicBase, type Config } from '../platform/config'
 import { encryptSecret } from '../platform/crypto'
-import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
-import { closePage, openPage } from '../platform/pagination'
-import { isUuid } from '../platform/keyset'
+import { createdCursorOf } from '../platform/keyset'
+import { mapPage, paginate, type PageParams } from '../platform/pagination'
+import { isUuid } from '../platform/ids'
 import { currentMembership, type Principal } from '../identity/service'
 import type { CreateSsoConnection, UpdateSsoConnection } from './model'
 import { findSsoConnection, insertSsoConnection, listSsoConnections, updateSsoConnection, type SsoConnectionRow } from './queries'
@@ -25,13 +25,12 @@ export async function createConnection({ sql, keys }: Pick<ServiceDeps, 'sql' | 
   })
 }
 
-export async function listConnections(db: Db, pageKey: Buffer, principal: Principal, q: { pageSize?: number; pageToken?: string }) {
+export async function listConnections({ sql: db, config, keys }: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, principal: Principal, q: PageParams) {
+  const pageKey = keys.page
   const tenantId = principal.membership!.tenantId
-  type Cursor = { createdAt: string; id: string }
   const binding = { route: 'GET /tenants/current/sso-connections', scope: `tenant:${tenantId}`, filters: {} }
-  const req = openPage<Cursor>(pageKey, binding, q.pageSize, q.pageToken)
-  const rows = await listSsoConnections(db, tenantId, req.after, req.size + 1)
-  return { ...closePage(pageKey, binding, rows, req.size, (r) => ({ createdAt: r.cursor_at, id: r.id })), size: req.size }
+  const p = await paginate(pageKey, binding, q, (after, limit) => listSsoConnections(db, tenantId, after, limit), createdCursorOf)
+  return mapPage(p, toSsoConnectionDto(config))
 }
 
 const notFound = () => new ApiError('NOT_FOUND', 'No SSO connection with this id in the current tenant')

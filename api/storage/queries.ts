@@ -1,4 +1,5 @@
 import type { Db } from '../platform/db'
+import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 import type { BucketKind } from './s3'
 
 export interface BucketRow {
@@ -111,13 +112,13 @@ export async function findJob(db: Db, tenantId: string, jobId: string): Promise<
   return row
 }
 
-export function listJobs(db: Db, tenantId: string, status: JobStatus | undefined, after: { createdAt: string; id: string } | null, limit: number) {
+/** One tenant's jobs, newest first, keyset-paged on (created_at, id). */
+export function listJobs(db: Db, tenantId: string, status: JobStatus | undefined, after: CreatedCursor | null, limit: number) {
   return db<JobRow[]>`
-    select ${db.unsafe(JOB_COLUMNS)}, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at
+    select ${db.unsafe(JOB_COLUMNS)}, ${db.unsafe(CURSOR_AT)}
       from storage_reconciliation_jobs
      where tenant_id = ${tenantId}
-       and (${status ?? null}::text is null or status = ${status ?? null})
-       and (${after?.createdAt ?? null}::timestamptz is null or (created_at, id) < (${after?.createdAt ?? null}::timestamptz, ${after?.id ?? null}::uuid))
+       and (${status ?? null}::text is null or status = ${status ?? null}) ${newestFirstAfter(db, after)}
      order by created_at desc, id desc
      limit ${limit}`
 }

@@ -1,7 +1,10 @@
 // Reconciliation jobs as the API sees them: create (or find the active one), list, describe.
 import { WorkflowNotFoundError } from '@temporalio/client'
-import type { Sql } from '../platform/db'
+import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
+import { isUuid } from '../platform/ids'
+import { createdCursorOf } from '../platform/keyset'
+import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { taskQueues, TENANT_ID } from '../../workflows/contract'
 import { storageWorkflowIds, StorageWorkflowType, type ReconcileStorageInput } from '../../workflows/contract-storage'
 import type { JobSummary } from './model'
@@ -89,16 +92,15 @@ export async function createReconciliationJob(deps: StorageDeps, tenantId: strin
   return { job: toJobSummary(job), created: true }
 }
 
-export async function listReconciliationJobs(sql: Sql, tenantId: string, status: JobStatus | undefined, after: { createdAt: string; id: string } | null, size: number) {
-  const rows = await listJobs(sql, tenantId, status, after, size + 1)
-  return rows.map((r) => ({ cursor: { createdAt: r.cursor_at, id: r.id }, ...toJobSummary(r) }))
+export async function listReconciliationJobs({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, tenantId: string, q: PageParams & { status?: JobStatus }) {
+  const binding = { route: 'GET /tenants/current/storage-reconciliation-jobs', scope: `tenant:${tenantId}`, filters: { status: q.status } }
+  const p = await paginate(keys.page, binding, q, (after, limit) => listJobs(sql, tenantId, q.status, after, limit), createdCursorOf)
+  return mapPage(p, toJobSummary)
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-export async function describeReconciliationJob(sql: Sql, tenantId: string, jobId: string) {
+export async function describeReconciliationJob({ sql }: Pick<ServiceDeps, 'sql'>, tenantId: string, jobId: string) {
   const notFound = () => new ApiError('STORAGE_RECONCILIATION_JOB_NOT_FOUND', `No reconciliation job ${jobId} in this tenant`)
-  if (!UUID.test(jobId)) throw notFound()
+  if (!isUuid(jobId)) throw notFound()
   const job = await findJob(sql, tenantId, jobId)
   if (!job) throw notFound()
   const findings = await listFindings(sql, tenantId, jobId, FINDINGS_SHOWN + 1)

@@ -1,5 +1,4 @@
 import { Elysia } from 'elysia'
-import { closePage, openPage } from '../platform/pagination'
 import type { AppDeps } from '../http/deps'
 import { currentMembership, type Principal } from '../identity/service'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
@@ -48,20 +47,13 @@ export const storageRoutes = (deps: AppDeps) => {
       response: { 201: envelope(CreateStorageReconciliationJobResponseDto) },
       detail: { summary: 'Start reconciling storage with the platform records, or return the job already queued or running' },
     })
-    .get('/tenants/current/storage-reconciliation-jobs', async ({ request, principal, query }) => {
-      type Cursor = { createdAt: string; id: string }
-      const tenantId = tenantOf(principal)
-      const binding = { route: 'GET /tenants/current/storage-reconciliation-jobs', scope: `tenant:${tenantId}`, filters: { status: query.status } }
-      const req = openPage<Cursor>(deps.keys.page, binding, query.pageSize, query.pageToken)
-      const rows = await listReconciliationJobs(deps.sql, tenantId, query.status, req.after, req.size)
-      const { items, nextPageToken } = closePage(deps.keys.page, binding, rows, req.size, (r) => r.cursor)
-      return page(request, items.map(({ cursor: _, ...dto }) => dto), req.size, nextPageToken)
-    }, {
+    .get('/tenants/current/storage-reconciliation-jobs', async ({ request, principal, query }) =>
+      page(request, await listReconciliationJobs(deps, tenantOf(principal), query)), {
       auth: 'billing:read', errors: ['T400p'], query: ListJobsQuery, response: { 200: listEnvelope(StorageReconciliationJobSummaryDto) },
       detail: { summary: 'Reconciliation jobs of the tenant, newest first' },
     })
     .get('/tenants/current/storage-reconciliation-jobs/:jobId', async ({ request, principal, params }) =>
-      ok(request, await describeReconciliationJob(deps.sql, tenantOf(principal), params.jobId)), {
+      ok(request, await describeReconciliationJob(deps, tenantOf(principal), params.jobId)), {
       auth: 'billing:read', errors: ['T400', 'T404'], params: JobParams, response: { 200: envelope(StorageReconciliationJobDetailsDto) },
       detail: { summary: 'A reconciliation job with its progress and findings' },
     })

@@ -4,8 +4,6 @@ import { ROLES } from '../identity/permissions'
 export const Email = z.string().trim().toLowerCase().pipe(z.email().max(254))
 export const Password = z.string().min(1).max(1024)
 
-export const SelfRegistrationBody = z.strictObject({ email: Email, password: Password }).meta({ id: 'SelfRegistrationBodyDto' })
-
 export const UserDto = z.object({
   id: z.uuid(),
   email: z.string(),

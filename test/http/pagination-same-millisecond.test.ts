@@ -1,0 +1,114 @@
+import { describe, expect, test } from 'bun:test'
+import type { Sql } from '../../api/platform/db'
+import { useApi } from '../support/api'
+import type { Client } from '../support/client'
+import { tenantOwner } from '../support/fixtures'
+
+const api = useApi()
+
+// Microseconds past one whole millisecond: eight rows inside it, three of them at exactly the same instant, so a
+// pageSize of 3 puts page boundaries both between distinct microseconds and inside the tie. A cursor rounded to
+// milliseconds skips or repeats rows here; only an exact (created_at, id) keyset walks them once each.
+const OFFSETS_US = [0, 100, 200, 300, 300, 300, 500, 999]
+const PAGE_SIZE = 3
+
+type Owner = Awaited<ReturnType<typeof tenantOwner>>
+type Seed = (sql: Sql, o: Owner) => Promise<string[]>
+
+/** The seeded rows' instants, an hour back so nothing created during the test shares their millisecond. */
+const at = (sql: Sql) => sql`date_trunc('milliseconds', now()) - interval '1 hour' + o * interval '1 microsecond'`
+const offsets = (sql: Sql) => sql`unnest(${sql.array(OFFSETS_US)}::int[]) as o`
+const ids = (rows: { id: string }[]) => rows.map((r) => r.id)
+
+const seeds: Record<string, Seed> = {
+  sessions: async (sql, o) => ids(await sql`
+    insert into sessions (user_id, token_hash, expires_at, idle_timeout_seconds, created_at)
+    select ${o.userId}, sha256(gen_random_uuid()::text::bytea), now() + interval '1 day', 86400, ${at(sql)} from ${offsets(sql)}
+    returning id`),
+  passkeys: async (sql, o) => ids(await sql`
+    insert into webauthn_credentials (user_id, credential_id, public_key, sign_count, device_type, backed_up, created_at)
+    select ${o.userId}, gen_random_uuid()::text, '\\x00'::bytea, 0, 'singleDevice', false, ${at(sql)} from ${offsets(sql)}
+    returning id`),
+  apiKeys: async (sql, o) => ids(await sql`
+    insert into api_keys (tenant_id, user_id, membership_id, name, token_hash, display_prefix, scopes, expires_at, created_at)
+    select ${o.tenantId}, ${o.userId}, ${o.membershipId}, 'k' || o, sha256(gen_random_uuid()::text::bytea), 'rcp_pat_x',
+           '{tenant:read}', now() + interval '1 day', ${at(sql)} from ${offsets(sql)}
+    returning id`),
+  memberships: async (sql, o) => {
+    const users = await sql<{ id: string }[]>`
+      insert into users (email) select 'same-ms-' || gen_random_uuid() || '@example.test' from ${offsets(sql)} returning id`
+    return ids(await sql`
+      insert into memberships (tenant_id, user_id, role, created_at)
+      select ${o.tenantId}, u, 'viewer', ${at(sql)}
+        from unnest(${sql.array(ids(users))}::uuid[], ${sql.array(OFFSETS_US)}::int[]) as t(u, o)
+      returning id`)
+  },
+  storageJobs: async (sql, o) => ids(await sql`
+    insert into storage_reconciliation_jobs (tenant_id, status, dry_run, created_at)
+    select ${o.tenantId}, 'succeeded', false, ${at(sql)} from ${offsets(sql)}
+    returning id`),
+  invitations: async (sql, o) => ids(await sql`
+    insert into tenant_invitations (tenant_id, email, role, token_hash, expires_at, created_at)
+    select ${o.tenantId}, 'invitee-' || gen_random_uuid() || '@example.test', 'viewer', sha256(gen_random_uuid()::text::bytea),
+           now() + interval '1 day', ${at(sql)} from ${offsets(sql)}
+    returning id`),
+  ssoConnections: async (sql, o) => ids(await sql`
+    insert into sso_connections (tenant_id, name, issuer, client_id, client_secret_sealed, default_role, created_at)
+    select ${o.tenantId}, 'idp ' || o, 'https://idp.example.test', 'client', '\\x00'::bytea, 'viewer', ${at(sql)} from ${offsets(sql)}
+    returning id`),
+}
+
+// Every list endpoint of the API, with the table its rows live in and the order it promises.
+const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'asc' | 'desc'; sortKey?: string }[] = [
+  { path: '/users/me/sessions', seed: 'sessions', table: 'sessions', order: 'desc' },
+  { path: '/users/me/webauthn/credentials', seed: 'passkeys', table: 'webauthn_credentials', order: 'desc' },
+  { path: '/api-keys?scope=self', seed: 'apiKeys', table: 'api_keys', order: 'desc' },
+  { path: '/api-keys?scope=tenant', seed: 'apiKeys', table: 'api_keys', order: 'desc' },
+  { path: '/tenants/current/memberships', seed: 'memberships', table: 'memberships', order: 'asc' },
+  { path: '/tenants/current/memberships?sortBy=createdAt&sortOrder=desc', seed: 'memberships', table: 'memberships', order: 'desc' },
+  { path: '/tenants/current/storage-reconciliation-jobs', seed: 'storageJobs', table: 'storage_reconciliation_jobs', order: 'desc' },
+  { path: '/tenants/current/storage-reconciliation-jobs?status=succeeded', seed: 'storageJobs', table: 'storage_reconciliation_jobs', order: 'desc' },
+  { path: '/tenant-invitations', seed: 'invitations', table: 'tenant_invitations', order: 'desc' },
+  { path: '/tenants/current/sso-connections', seed: 'ssoConnections', table: 'sso_connections', order: 'desc' },
+]
+
+async function walk(client: Client, path: string, pageSize: number): Promise<string[]> {
+  const seen: string[] = []
+  let token: string | undefined
+  let pages = 0
+  do {
+    const sep = path.includes('?') ? '&' : '?'
+    const res = await client.get(`${path}${sep}pageSize=${pageSize}${token ? `&pageToken=${encodeURIComponent(token)}` : ''}`)
+    expect({ path, status: res.status }).toEqual({ path, status: 200 })
+    seen.push(...res.json.data.map((r: { id: string }) => r.id))
+    token = res.json.nextPageToken
+    if (++pages > 50) throw new Error(`${path}: the walk does not end`)
+  } while (token)
+  return seen
+}
+
+describe('every list walks rows created in the same millisecond exactly once, in order', () => {
+  for (const list of lists) {
+    test(`GET ${list.path}`, async () => {
+      const owner = await tenantOwner(api.url)
+      const seeded = await seeds[list.seed]!(api.sql, owner)
+      const dir = api.sql.unsafe(list.order)
+      const expected = ids(await api.sql<{ id: string }[]>`
+        select id from ${api.sql(list.table)} where id = any(${api.sql.array(seeded)}::uuid[]) order by created_at ${dir}, id ${dir}`)
+
+      const walked = await walk(owner.client, list.path, PAGE_SIZE)
+      expect(new Set(walked).size).toBe(walked.length)
+      expect(walked.filter((id) => seeded.includes(id))).toEqual(expected)
+      // The small-page walk and a single big page agree on everything, the rows the test did not seed included.
+      expect(walked).toEqual(await walk(owner.client, list.path, 100))
+    })
+  }
+})
+
+test('the lists above are every list of the API: each operation that takes a pageToken', async () => {
+  const doc = await (await fetch(`${api.url}/v1/openapi.json`)).json()
+  const paged = Object.entries(doc.paths as Record<string, Record<string, { parameters?: { name: string }[] }>>)
+    .flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.parameters?.some((p) => p.name === 'pageToken')).map(([m]) => `${m.toUpperCase()} ${path}`))
+  const covered = new Set(lists.map((l) => `GET /v1${l.path.split('?')[0]}`))
+  expect(paged.sort()).toEqual([...covered].sort())
+})
