@@ -15,7 +15,7 @@ const AFTER_SIGN_IN = '/account'
 
 export const ssoRoutes = (deps: AppDeps) => {
   const dto = toSsoConnectionDto(deps.config)
-  const env = { sql: deps.sql, config: deps.config, secretsKey: deps.keys.secrets }
+  const env = { sql: deps.sql, config: deps.config, secretsKey: deps.keys.secrets, log: deps.log }
   // The redirect URI registered at the provider: PUBLIC_URL when set, else the address this request reached.
   const callbackUrl = (request: Request) => `${(deps.config.PUBLIC_URL ?? new URL(request.url).origin).replace(/\/$/, '')}${CALLBACK_PATH}`
   const stateCookie = (value: string, maxAge: number) =>

@@ -6,6 +6,9 @@ import { decryptSecret, sha256 } from '../platform/crypto'
 import type { Sql } from '../platform/db'
 import { isUuid } from '../platform/keyset'
 import { ApiError } from '../platform/errors'
+import type { Logger } from '../platform/log'
+import { guardedFetchApi } from '../platform/outbound/fetch'
+import { outboundPolicyOf } from '../platform/outbound/policy'
 import { startSession, type SessionContext } from '../sessions/service'
 import { findUserByEmail, findUserById } from '../users/queries'
 import {
@@ -20,14 +23,25 @@ export interface SsoEnv {
   sql: Sql
   config: Config
   secretsKey: Buffer
+  log?: Logger
 }
 
 const notConfigured = (why: string) => new ApiError('SSO_NOT_CONFIGURED', why)
 
-/** Plain-HTTP issuers are accepted only for loopback addresses outside production (a provider in a test). */
+/** Every request openid-client makes for a connection (discovery, JWKS, token, userinfo) goes through the outbound
+ *  guard. Plain-HTTP issuers are accepted only for loopback addresses outside production (a provider in a test). */
 function discoveryOptions(config: Config, issuer: URL): oidc.DiscoveryRequestOptions {
   const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname)
-  return issuer.protocol === 'http:' && loopback && config.NODE_ENV !== 'production' ? { execute: [oidc.allowInsecureRequests] } : {}
+  const insecure = issuer.protocol === 'http:' && loopback && config.NODE_ENV !== 'production'
+  return { [oidc.customFetch]: guardedFetchApi({ policy: outboundPolicyOf(config) }), ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}) }
+}
+
+// The provider's own words stay in our log: echoed, they would tell a tenant what our network can reach.
+function providerFailed(env: SsoEnv, c: SsoConnectionRow, step: string, err: unknown, message: string): ApiError {
+  const cause = (err as { cause?: unknown } | null)?.cause
+  const detail = [err, cause].map((e) => (e as { detail?: unknown } | null)?.detail).find((d) => typeof d === 'string') // the outbound guard's
+  env.log?.warn('sso provider request failed', { connectionId: c.id, step, error: String(err), cause: cause ? String(cause) : undefined, detail })
+  return new ApiError('OAUTH_EXCHANGE_FAILED', message)
 }
 
 async function discover(env: SsoEnv, c: SsoConnectionRow): Promise<oidc.Configuration> {
@@ -36,7 +50,7 @@ async function discover(env: SsoEnv, c: SsoConnectionRow): Promise<oidc.Configur
   try {
     return await oidc.discovery(issuer, c.client_id, secret, oidc.ClientSecretBasic(secret), discoveryOptions(env.config, issuer))
   } catch (err) {
-    throw new ApiError('OAUTH_EXCHANGE_FAILED', `The identity provider's discovery failed: ${(err as Error).message}`)
+    throw providerFailed(env, c, 'discovery', err, 'The identity provider could not be reached or gave an unusable answer')
   }
 }
 
@@ -78,7 +92,7 @@ export async function finishSsoSignIn(env: SsoEnv, callbackUrl: URL, cookieState
     // Providers may keep email and name out of the ID token for the code flow; the userinfo endpoint has them.
     if (typeof claims.email !== 'string') claims = { ...claims, ...(await oidc.fetchUserInfo(config, tokens.access_token, claims.sub)), sub: claims.sub }
   } catch (err) {
-    throw new ApiError('OAUTH_EXCHANGE_FAILED', `The identity provider did not complete the sign-in: ${(err as Error).message}`)
+    throw providerFailed(env, c, 'code exchange', err, 'The identity provider did not complete the sign-in')
   }
   const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : ''
   if (!email || claims.email_verified === false) throw new ApiError('OAUTH_EXCHANGE_FAILED', 'The identity provider sent no verified email address')
