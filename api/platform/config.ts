@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { z } from 'zod'
 import { parseCidr } from './outbound/addresses'
 
@@ -64,7 +65,7 @@ export const ConfigSchema = z.object({
   OUTBOUND_ALLOW_PRIVATE_CIDRS: z.string().default('').transform(list)
     .refine((cidrs) => cidrs.every((c) => parseCidr(c) !== null), 'comma-separated CIDRs such as 127.0.0.0/8,::1/128'),
   // A PEM bundle trusted for outbound https in addition to the system roots (a test-made CA, a corporate one).
-  OUTBOUND_CA_FILE: z.string().min(1).optional(),
+  OUTBOUND_CA_FILE: z.string().min(1).refine(existsSync, 'no such file').optional(),
   // Mounts GET /bench/hello, the bare baseline the benchmarks compare every route against.
   BENCH_HELLO: z.stringbool().default(false),
 })

@@ -97,6 +97,7 @@ describe('allow-list', () => {
     expect(await refusal('http://169.254.169.254/', allowing(['169.254.0.0/16']))).toBe('metadata')
     expect(await refusal('http://md.internal/', outboundPolicy({ ...OFF, OUTBOUND_ALLOW_HOSTS: ['md.internal'] }, { resolve: scripted(['169.254.169.254']) }))).toBe('metadata')
     expect(() => loadConfig({ ...process.env, OUTBOUND_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8,nonsense' })).toThrow('OUTBOUND_ALLOW_PRIVATE_CIDRS')
+    expect(() => loadConfig({ ...process.env, OUTBOUND_CA_FILE: '/nonexistent/ca.pem' })).toThrow('OUTBOUND_CA_FILE')
   })
 })
 
@@ -154,11 +155,15 @@ describe('requests over real sockets', () => {
     expect(hits.evil).toEqual([])
   })
 
-  test('the body is capped and the whole exchange is timed', async () => {
+  test('the body is capped, the whole exchange is timed, and the caller can give up', async () => {
     const big = await guardedFetch(`http://127.0.0.1:${good.port}/big`, {}, { policy: onlyGood(), maxBodyBytes: 1000 }).catch((e) => e)
     expect([big instanceof OutboundFailed, big.reason]).toEqual([true, 'too-large'])
     const slow = await guardedFetch(`http://127.0.0.1:${good.port}/slow`, {}, { policy: onlyGood(), timeoutMs: 200 }).catch((e) => e)
     expect([slow instanceof OutboundFailed, slow.reason]).toEqual([true, 'timeout'])
+    const caller = new AbortController()
+    setTimeout(() => caller.abort(), 50)
+    const given = await guardedFetch(`http://127.0.0.1:${good.port}/slow`, {}, { policy: onlyGood(), signal: caller.signal }).catch((e) => e)
+    expect([given instanceof OutboundFailed, given.reason]).toEqual([true, 'aborted'])
   })
 })
 

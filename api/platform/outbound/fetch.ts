@@ -72,6 +72,7 @@ export async function guardedFetch(url: string | URL, init: GuardedInit, opts: G
   const target = await checkUrl(url, opts.policy)
   if (opts.signal?.aborted) throw new OutboundFailed('aborted', target.hostname)
   const limit = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const body = init.body === undefined ? undefined : Buffer.from(init.body)
   const tls = target.url.protocol === 'https:'
   return new Promise<GuardedResponse>((resolve, reject) => {
@@ -103,7 +104,7 @@ export async function guardedFetch(url: string | URL, init: GuardedInit, opts: G
         resolve({ status: res.statusCode ?? 0, headers: toHeaders(res.headers), body: Buffer.concat(chunks) })
       })
     })
-    const timer = setTimeout(() => fail('timeout', `no complete answer in ${opts.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`), opts.timeoutMs ?? DEFAULT_TIMEOUT_MS)
+    const timer = setTimeout(() => fail('timeout', `no complete answer in ${timeoutMs} ms`), timeoutMs)
     opts.signal?.addEventListener('abort', onAbort, { once: true })
     req.on('error', (err) => fail('network', err.message))
     req.end(body)
