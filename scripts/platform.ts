@@ -18,6 +18,8 @@ export const CACHE_DIR = process.env.RCP_CACHE_DIR ?? join(process.env.XDG_CACHE
 /** MinIO's root account is the API's default S3 credential, so a fresh checkout needs no configuration. */
 export const S3_ACCESS_KEY = ConfigSchema.shape.S3_ACCESS_KEY.parse(undefined)
 export const S3_SECRET_KEY = ConfigSchema.shape.S3_SECRET_KEY.parse(undefined)
+/** What the outbound guard lets through on the test and development platforms: servers on this machine. */
+export const LOOPBACK_CIDRS = '127.0.0.0/8,::1/128'
 const PG_USER = 'rcp'
 const PG_PASSWORD = 'rcp'
 

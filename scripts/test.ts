@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
-  CACHE_DIR, REPO_ROOT, claimPidFile, freePort, newSecretKey, onShutdownSignal, seconds, spawnChild, startMailCatcher, startMinio,
+  CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, claimPidFile, freePort, newSecretKey, onShutdownSignal, seconds, spawnChild, startMailCatcher, startMinio,
   reapStale, releasePidFile, startPostgres, startTemporal, startTogether, stopAll, tail, type Child, type Stoppable,
 } from './platform'
 
@@ -144,6 +144,8 @@ async function main(): Promise<number> {
     SMTP_URL: s.mail.smtpUrl,
     MAIL_CATCHER_URL: s.mail.httpUrl,
     SECRET_KEY: newSecretKey(),
+    // The SSO tests run their OpenID Provider on loopback; test/tenancy/sso-outbound.test.ts turns this off.
+    OUTBOUND_ALLOW_PRIVATE_CIDRS: LOOPBACK_CIDRS,
     RCP_CACHE_DIR: CACHE_DIR,
     RCP_TEST_DATA_DIR: dataDir,
   }

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
-  REPO_ROOT, assertPortFree, claimPidFile, newSecretKey, onShutdownSignal, releasePidFile, seconds, spawnChild,
+  LOOPBACK_CIDRS, REPO_ROOT, assertPortFree, claimPidFile, newSecretKey, onShutdownSignal, releasePidFile, seconds, spawnChild,
   startMailCatcher, startMinio, startPostgres, startTemporal, startTogether, stopAll, tail, waitUntil, type Child, type Stoppable,
 } from './platform'
 
@@ -135,6 +135,8 @@ async function main(): Promise<void> {
     S3_SECRET_KEY: s.minio.secretKey,
     SMTP_URL: s.mail.smtpUrl,
     SECRET_KEY: secretKey(),
+    // A local OpenID Provider (or webhook receiver) on this machine is reachable in development; production never sets it.
+    OUTBOUND_ALLOW_PRIVATE_CIDRS: process.env.OUTBOUND_ALLOW_PRIVATE_CIDRS ?? LOOPBACK_CIDRS,
   }
   const bun = process.execPath
   const worker = existsSync(join(REPO_ROOT, 'worker', 'main.ts'))

@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs'
 import { z } from 'zod'
+import { parseCidr } from './outbound/addresses'
 
 // One schema for every process (API, worker, scripts). Each variable is documented in the README table.
 const int = (def: number) => z.coerce.number().int().nonnegative().default(def)
+const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean)
 
 export const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -56,6 +59,13 @@ export const ConfigSchema = z.object({
   WEBAUTHN_ORIGINS: z.string().default('http://localhost:3000')
     .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
     .pipe(z.array(z.url()).min(1)),
+  // Outbound requests to tenant-supplied URLs (api/platform/outbound): off by default, every private, loopback and
+  // link-local destination is refused; these let named hosts or ranges through for development and tests.
+  OUTBOUND_ALLOW_HOSTS: z.string().default('').transform(list),
+  OUTBOUND_ALLOW_PRIVATE_CIDRS: z.string().default('').transform(list)
+    .refine((cidrs) => cidrs.every((c) => parseCidr(c) !== null), 'comma-separated CIDRs such as 127.0.0.0/8,::1/128'),
+  // A PEM bundle trusted for outbound https in addition to the system roots (a test-made CA, a corporate one).
+  OUTBOUND_CA_FILE: z.string().min(1).refine(existsSync, 'no such file').optional(),
   // Mounts GET /bench/hello, the bare baseline the benchmarks compare every route against.
   BENCH_HELLO: z.stringbool().default(false),
 })

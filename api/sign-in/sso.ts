@@ -6,6 +6,8 @@ import { decryptSecret, sha256 } from '../platform/crypto'
 import type { ServiceDeps } from '../platform/deps'
 import { isUuid } from '../platform/ids'
 import { ApiError } from '../platform/errors'
+import { guardedFetchApi } from '../platform/outbound/fetch'
+import { outboundPolicyOf } from '../platform/outbound/policy'
 import type { Role } from '../identity/permissions'
 import { ensureMembership } from '../memberships/queries'
 import { findIdentityUser, findSsoConnection, insertLoginState, linkIdentity, takeLoginState, type SsoConnectionRow } from '../sso/queries'
@@ -16,14 +18,24 @@ export const SSO_STATE_COOKIE = 'rcp_sso_state'
 const STATE_TTL_SECONDS = 600
 const SCOPE = 'openid email profile'
 
-type SsoDeps = Pick<ServiceDeps, 'sql' | 'config' | 'keys'>
+type SsoDeps = Pick<ServiceDeps, 'sql' | 'config' | 'keys' | 'log'>
 
 const notConfigured = (why: string) => new ApiError('SSO_NOT_CONFIGURED', why)
 
-/** Plain-HTTP issuers are accepted only for loopback addresses outside production (a provider in a test). */
+/** Every request openid-client makes for a connection (discovery, JWKS, token, userinfo) goes through the outbound
+ *  guard. Plain-HTTP issuers are accepted only for loopback addresses outside production (a provider in a test). */
 function discoveryOptions(config: Config, issuer: URL): oidc.DiscoveryRequestOptions {
   const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname)
-  return issuer.protocol === 'http:' && loopback && config.NODE_ENV !== 'production' ? { execute: [oidc.allowInsecureRequests] } : {}
+  const insecure = issuer.protocol === 'http:' && loopback && config.NODE_ENV !== 'production'
+  return { [oidc.customFetch]: guardedFetchApi({ policy: outboundPolicyOf(config) }), ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}) }
+}
+
+// The provider's own words stay in our log: echoed, they would tell a tenant what our network can reach.
+function providerFailed(deps: SsoDeps, c: SsoConnectionRow, step: string, err: unknown, message: string): ApiError {
+  const cause = (err as { cause?: unknown } | null)?.cause
+  const detail = [err, cause].map((e) => (e as { detail?: unknown } | null)?.detail).find((d) => typeof d === 'string') // the outbound guard's
+  deps.log.warn('sso provider request failed', { connectionId: c.id, step, error: String(err), cause: cause ? String(cause) : undefined, detail })
+  return new ApiError('OAUTH_EXCHANGE_FAILED', message)
 }
 
 async function discover(deps: SsoDeps, c: SsoConnectionRow): Promise<oidc.Configuration> {
@@ -32,7 +44,7 @@ async function discover(deps: SsoDeps, c: SsoConnectionRow): Promise<oidc.Config
   try {
     return await oidc.discovery(issuer, c.client_id, secret, oidc.ClientSecretBasic(secret), discoveryOptions(deps.config, issuer))
   } catch (err) {
-    throw new ApiError('OAUTH_EXCHANGE_FAILED', `The identity provider's discovery failed: ${(err as Error).message}`)
+    throw providerFailed(deps, c, 'discovery', err, 'The identity provider could not be reached or gave an unusable answer')
   }
 }
 
@@ -74,7 +86,7 @@ export async function finishSsoSignIn(deps: SsoDeps, callbackUrl: URL, cookieSta
     // Providers may keep email and name out of the ID token for the code flow; the userinfo endpoint has them.
     if (typeof claims.email !== 'string') claims = { ...claims, ...(await oidc.fetchUserInfo(config, tokens.access_token, claims.sub)), sub: claims.sub }
   } catch (err) {
-    throw new ApiError('OAUTH_EXCHANGE_FAILED', `The identity provider did not complete the sign-in: ${(err as Error).message}`)
+    throw providerFailed(deps, c, 'code exchange', err, 'The identity provider did not complete the sign-in')
   }
   const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : ''
   if (!email || claims.email_verified === false) throw new ApiError('OAUTH_EXCHANGE_FAILED', 'The identity provider sent no verified email address')
