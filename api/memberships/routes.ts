@@ -25,8 +25,7 @@ export const membershipsRoutes = (deps: AppDeps) =>
       detail: { summary: 'One membership of the current tenant, with its ETag for If-Match' },
     })
     .patch('/tenants/current/memberships/:membershipId', async ({ request, principal, params, body, set }) => {
-      const version = ifMatchVersion(request)
-      const row = await updateMembership(deps, principal, params.membershipId, version, body)
+      const row = await updateMembership(deps, principal, params.membershipId, ifMatchVersion(request), body)
       await deps.pats.fence() // a role, status or expiry change can narrow the member's tokens
       return okVersioned(request, set, row.version, toMembershipDto(row))
     }, {

@@ -23,7 +23,7 @@ export const toMembershipDto = (m: MemberRow) => ({
  *  to the tenant and to every filter and sort, so it cannot be replayed against another query. */
 export async function listMemberships({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, query: ListMembershipsQuery) {
   const pageKey = keys.page
-  const tenantId = principal.membership!.tenantId
+  const { tenantId } = currentMembership(principal)
   const { pageSize, pageToken, ...rest } = query
   const sortBy = rest.sortBy ?? 'createdAt'
   const desc = rest.sortOrder === 'desc'

@@ -61,7 +61,7 @@ export async function inviteToTenant(deps: Deps, principal: Principal, input: { 
 }
 
 export async function listInvitations({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, q: PageParams & { status?: (typeof INVITATION_STATUSES)[number] }) {
-  const tenantId = principal.membership!.tenantId
+  const { tenantId } = currentMembership(principal)
   const status = q.status ?? 'pending'
   const binding = { route: 'GET /tenant-invitations', scope: `tenant:${tenantId}`, filters: { status } }
   const p = await paginate(keys.page, binding, q, (after, limit) => listTenantInvitations(db, tenantId, status, after, limit), createdCursorOf)

@@ -31,8 +31,7 @@ export const ssoRoutes = (deps: AppDeps) => {
       detail: { summary: 'One OIDC connection, with its ETag for If-Match' },
     })
     .patch('/tenants/current/sso-connections/:connectionId', async ({ request, principal, params, body, set }) => {
-      const version = ifMatchVersion(request)
-      const row = await updateConnection(deps, principal, params.connectionId, version, body)
+      const row = await updateConnection(deps, principal, params.connectionId, ifMatchVersion(request), body)
       return okVersioned(request, set, row.version, dto(row))
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], body: UpdateTenantSsoConnectionRequestDto,

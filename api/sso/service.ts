@@ -27,7 +27,7 @@ export async function createConnection({ sql, keys }: Pick<ServiceDeps, 'sql' | 
 
 export async function listConnections({ sql: db, config, keys }: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, principal: Principal, q: PageParams) {
   const pageKey = keys.page
-  const tenantId = principal.membership!.tenantId
+  const { tenantId } = currentMembership(principal)
   const binding = { route: 'GET /tenants/current/sso-connections', scope: `tenant:${tenantId}`, filters: {} }
   const p = await paginate(pageKey, binding, q, (after, limit) => listSsoConnections(db, tenantId, after, limit), createdCursorOf)
   return mapPage(p, toSsoConnectionDto(config))

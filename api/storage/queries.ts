@@ -57,7 +57,10 @@ export interface NewBucket { kind: BucketKind; name: string; versioning: boolean
 
 /** (Re)starts provisioning: fresh rows, or failed ones reset. Rows another request already holds in another
  *  state are left alone, so the caller re-reads and decides. */
+/** Concurrent requests of one tenant take turns: ON CONFLICT arbitrates only (tenant_id, kind), so two racing
+ *  inserts of the same bucket would otherwise collide on the unique name and fail instead of joining. */
 export async function upsertProvisioning(db: Db, tenantId: string, regionId: string, buckets: NewBucket[]) {
+  await db`select pg_advisory_xact_lock(hashtext(${`storage-provision:${tenantId}`}))`
   for (const b of buckets) {
     await db`
       insert into storage_buckets (tenant_id, kind, name, region_id, status, versioning, expire_days)
