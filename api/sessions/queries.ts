@@ -69,3 +69,14 @@ export async function tenantOfMembership(db: Db, membershipId: string): Promise<
   const [row] = await db<{ tenant_id: string }[]>`select tenant_id from memberships where id = ${membershipId}`
   return row?.tenant_id
 }
+
+/** Deletes up to `limit` sessions that expired or were revoked more than `revokedRetention` (an interval) ago;
+ *  returns how many. SKIP LOCKED: a row a request is still holding is left for the next run instead of waited on. */
+export async function deleteDeadSessions(db: Db, limit: number, revokedRetention: string): Promise<number> {
+  const result = await db`
+    delete from sessions where id in (
+      select id from sessions
+      where expires_at < now() or revoked_at < now() - ${revokedRetention}::interval
+      limit ${limit} for update skip locked)`
+  return result.count
+}
