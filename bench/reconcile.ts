@@ -11,7 +11,7 @@ import { walkAndCompare } from '../activities/storage-reconcile'
 import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import { s3For } from '../api/storage/s3'
-import { CACHE_DIR, freePort, onShutdownSignal, startMinio, startPostgres, type MinioServer, type PostgresServer } from '../scripts/platform'
+import { CACHE_DIR, freePort, killChildrenOnExit, onShutdownSignal, startMinio, startPostgres, type MinioServer, type PostgresServer } from '../scripts/platform'
 
 const { values: flags } = parseArgs({ options: { objects: { type: 'string' }, rounds: { type: 'string' } } })
 const OBJECTS = Number(flags.objects ?? 100_000)
@@ -29,6 +29,7 @@ const teardown = async () => {
   await pg?.stop()
   rmSync(scratch, { recursive: true, force: true })
 }
+killChildrenOnExit()
 onShutdownSignal(async () => { await teardown(); return 130 })
 
 async function ensureObjects(s3: ReturnType<typeof s3For>) {

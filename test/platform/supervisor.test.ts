@@ -1,0 +1,32 @@
+// The supervisor is a library: importing it must not change how the importing process exits; the entry point
+// installs the handlers, and spawning before that is refused (a detached child would outlive a crash).
+import { describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+
+const ROOT = join(import.meta.dir, '..', '..')
+const run = (code: string) => {
+  const r = Bun.spawnSync([process.execPath, '-e', code], { cwd: ROOT })
+  return { out: r.stdout.toString().trim(), err: r.stderr.toString() }
+}
+
+describe('scripts/platform', () => {
+  test('importing it installs no exit or signal handler', () => {
+    const { out } = run(`await import('./scripts/platform'); console.log(['exit', 'SIGINT', 'SIGTERM', 'SIGHUP'].map((e) => process.listenerCount(e)).join(' '))`)
+    expect(out).toBe('0 0 0 0')
+  })
+
+  test('spawnChild refuses until killChildrenOnExit() ran, then kills its children when the process exits', async () => {
+    const { out } = run(`
+      const p = await import('./scripts/platform')
+      try { p.spawnChild('sleep', { cmd: ['sleep', '30'], pipe: true }); console.log('spawned') } catch { console.log('refused') }
+      p.killChildrenOnExit()
+      const child = p.spawnChild('sleep', { cmd: ['sleep', '30'], pipe: true })
+      console.log(child.pid)
+      process.exit(0)`)
+    const [first, pid] = out.split('\n')
+    expect(first).toBe('refused')
+    // Gone, or a zombie nobody has reaped yet (orphans go to whatever reaps in this container): not running.
+    const state = await Bun.file(`/proc/${pid}/stat`).text().then((s) => s.slice(s.lastIndexOf(')') + 2, s.lastIndexOf(')') + 3), () => 'gone')
+    expect(['gone', 'Z']).toContain(state)
+  })
+})
