@@ -25,8 +25,11 @@ describe('scripts/platform', () => {
       process.exit(0)`)
     const [first, pid] = out.split('\n')
     expect(first).toBe('refused')
-    // Gone, or a zombie nobody has reaped yet (orphans go to whatever reaps in this container): not running.
-    const state = await Bun.file(`/proc/${pid}/stat`).text().then((s) => s.slice(s.lastIndexOf(')') + 2, s.lastIndexOf(')') + 3), () => 'gone')
-    expect(['gone', 'Z']).toContain(state)
+    // Gone, or a zombie nobody has reaped yet (orphans go to whatever reaps in this container): not running. The
+    // SIGKILL is on its way when the parent exits, so give it a moment to land.
+    const state = () => Bun.file(`/proc/${pid}/stat`).text().then((s) => s.slice(s.lastIndexOf(')') + 2, s.lastIndexOf(')') + 3), () => 'gone')
+    const deadline = Date.now() + 5000
+    while (!['gone', 'Z'].includes(await state()) && Date.now() < deadline) await Bun.sleep(20)
+    expect(['gone', 'Z']).toContain(await state())
   })
 })
