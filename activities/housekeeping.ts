@@ -1,4 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity'
+import { deleteExpiredKeys } from '../api/idempotency/queries'
+import { deleteDeadSessions } from '../api/sessions/queries'
 import type { ActivityDeps } from './index'
 import { ErrorType, HOUSEKEEPING_DEFAULT_BATCH_SIZE } from '../workflows/contract'
 
@@ -34,21 +36,14 @@ export function housekeepingActivities({ sql, log }: ActivityDeps) {
   return {
     async purgeExpiredIdempotencyKeys(batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE): Promise<number> {
       const limit = checkBatchSize(batchSize)
-      // SKIP LOCKED: a row an API request is still holding is left for the next run instead of waited on.
-      const purged = await purgeInBatches(async () => (await sql`
-        delete from idempotency_keys where (scope, key) in (
-          select scope, key from idempotency_keys where expires_at < now() limit ${limit} for update skip locked)`).count, limit)
+      const purged = await purgeInBatches(() => deleteExpiredKeys(sql, limit), limit)
       log.info('purged expired idempotency keys', { purged, ...runOf() })
       return purged
     },
 
     async purgeExpiredSessions(batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE): Promise<number> {
       const limit = checkBatchSize(batchSize)
-      const purged = await purgeInBatches(async () => (await sql`
-        delete from sessions where id in (
-          select id from sessions
-          where expires_at < now() or revoked_at < now() - ${REVOKED_SESSION_RETENTION}::interval
-          limit ${limit} for update skip locked)`).count, limit)
+      const purged = await purgeInBatches(() => deleteDeadSessions(sql, limit, REVOKED_SESSION_RETENTION), limit)
       log.info('purged expired sessions', { purged, ...runOf() })
       return purged
     },

@@ -14,13 +14,21 @@ export interface ActivityDeps {
   log: Logger
 }
 
+const withComponent = (deps: ActivityDeps, component: string): ActivityDeps => ({ ...deps, log: deps.log.child({ component }) })
+
+/** The activities by concern. Each task queue registers only the sets its workflows call (worker/queues.ts). */
+export const activitySets = {
+  housekeeping: (deps: ActivityDeps) => housekeepingActivities(withComponent(deps, 'housekeeping')),
+  storage: (deps: ActivityDeps) => ({
+    ...storageProvisionActivities(withComponent(deps, 'storage')),
+    ...storageReconcileActivities(withComponent(deps, 'storage')),
+  }),
+  mail: (deps: ActivityDeps) => mailActivities(withComponent(deps, 'mail')),
+}
+
+/** Every activity: the type the workflows proxy (`import type`), and one set for a test or benchmark to call. */
 export function createActivities(deps: ActivityDeps) {
-  return {
-    ...housekeepingActivities({ ...deps, log: deps.log.child({ component: 'housekeeping' }) }),
-    ...storageProvisionActivities({ ...deps, log: deps.log.child({ component: 'storage' }) }),
-    ...storageReconcileActivities({ ...deps, log: deps.log.child({ component: 'storage' }) }),
-    ...mailActivities({ ...deps, log: deps.log.child({ component: 'mail' }) }),
-  }
+  return { ...activitySets.housekeeping(deps), ...activitySets.storage(deps), ...activitySets.mail(deps) }
 }
 
 export type Activities = ReturnType<typeof createActivities>

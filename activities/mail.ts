@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity'
 import nodemailer from 'nodemailer'
-import { deriveKey } from '../api/platform/crypto'
+import { secretsAtRestKey } from '../api/platform/crypto'
 import { findOutbox, listStaleOutbox, markOutboxFailed, markOutboxSent } from '../api/mail/queries'
 import { openMailData } from '../api/mail/service'
 import { renderMail, isMailTemplate } from '../api/mail/templates'
@@ -11,7 +11,7 @@ import type { ActivityDeps } from './index'
 const undeliverable = (message: string) => ApplicationFailure.create({ type: MailErrorType.undeliverable, message, nonRetryable: true })
 
 export function mailActivities({ sql, config, log }: ActivityDeps) {
-  const secrets = deriveKey(config.SECRET_KEY, 'secrets-at-rest')
+  const secrets = secretsAtRestKey(config.SECRET_KEY)
   // One pooled SMTP transport per worker process.
   const transport = nodemailer.createTransport(config.SMTP_URL, { from: config.MAIL_FROM })
   return {

@@ -9,11 +9,12 @@ import { join } from 'node:path'
 import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
-  CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, claimPidFile, freePort, newSecretKey, onShutdownSignal, seconds, spawnChild, startMailCatcher, startMinio,
+  CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, claimPidFile, killChildrenOnExit, freePort, newSecretKey, onShutdownSignal, seconds, spawnChild, startMailCatcher, startMinio,
   reapStale, releasePidFile, startPostgres, startTemporal, startTogether, stopAll, tail, type Child, type Stoppable,
 } from './platform'
 
 const started = performance.now()
+killChildrenOnExit()
 const say = (msg: string) => console.error(`[test] ${msg}`)
 
 /** Servers and data of earlier runs that were killed outright (SIGKILL, OOM, a cancelled CI job). */

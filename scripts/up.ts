@@ -8,11 +8,12 @@ import { join } from 'node:path'
 import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
-  LOOPBACK_CIDRS, REPO_ROOT, assertPortFree, claimPidFile, newSecretKey, onShutdownSignal, releasePidFile, seconds, spawnChild,
+  LOOPBACK_CIDRS, REPO_ROOT, assertPortFree, claimPidFile, killChildrenOnExit, newSecretKey, onShutdownSignal, releasePidFile, seconds, spawnChild,
   startMailCatcher, startMinio, startPostgres, startTemporal, startTogether, stopAll, tail, waitUntil, type Child, type Stoppable,
 } from './platform'
 
 const started = performance.now()
+killChildrenOnExit()
 const say = (msg: string) => console.error(`[up] ${msg}`)
 
 function port(name: string, fallback: number): number {

@@ -1,17 +1,17 @@
-// Starts a Temporal worker with its own connection, so the production entry point (worker/main.ts), tests
-// and benchmarks all run exactly the same worker.
+// Starts a Temporal worker for every task queue of worker/queues.ts on one connection, so the production entry
+// point (worker/main.ts), tests and benchmarks all run exactly the same workers.
 import { fileURLToPath } from 'node:url'
 import { Client } from '@temporalio/client'
 import type { LogLevel as TemporalLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common'
 import { bundleWorkflowCode, IllegalStateError, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker'
-import { createActivities } from '../activities'
 import type { Config } from '../api/platform/config'
 import { createDb, type Sql } from '../api/platform/db'
 import { createLogger, type Logger } from '../api/platform/log'
 import { taskQueues } from '../workflows/contract'
-import { ensureMailSweepSchedule } from './mail-schedule'
-import { ensureHousekeepingSchedule } from './schedules'
+import { ensureSchedule } from './ensure-schedule'
+import { taskQueueTable, type TaskQueue } from './queues'
 
+/** Every workflow, for replaying histories; each queue's worker bundles only its own module. */
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url))
 
 export interface StartWorkerOptions {
@@ -23,9 +23,9 @@ export interface StartWorkerOptions {
 }
 
 export interface RunningWorker {
-  worker: Worker
+  /** One per row of worker/queues.ts. */
+  workers: Record<TaskQueue['queue'], Worker>
   client: Client
-  taskQueue: string
   /** Settles once the worker has stopped and its resources are released; rejects if the worker failed. */
   done: Promise<void>
   shutdown(): Promise<void>
@@ -68,12 +68,20 @@ function installRuntime(log: Logger) {
 }
 
 // Bundling the workflow code with webpack is most of a worker's start-up time; a process that starts
-// several workers (tests, benchmarks) pays it once.
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined
+// several workers (tests, benchmarks) pays it once per workflow module.
+const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>()
 // webpack's multi-line build report is only interesting when debugging the bundle.
-const workflowBundle = (log: Logger) =>
-  (bundle ??= bundleWorkflowCode({ workflowsPath, logger: temporalLogger(log.child({ component: 'workflow-bundler' }), { quietInfo: true }) })
-    .catch((err) => { bundle = undefined; throw err }))
+function workflowBundle(workflowsPath: string, log: Logger): Promise<WorkflowBundleWithSourceMap> {
+  let bundle = bundles.get(workflowsPath)
+  if (!bundle) {
+    bundle = bundleWorkflowCode({ workflowsPath, logger: temporalLogger(log.child({ component: 'workflow-bundler' }), { quietInfo: true }) })
+    bundle.catch(() => bundles.delete(workflowsPath))
+    bundles.set(workflowsPath, bundle)
+  }
+  return bundle
+}
+
+type QueueKey = TaskQueue['queue']
 
 export async function startWorker(config: Config, opts: StartWorkerOptions = {}): Promise<RunningWorker> {
   const t0 = performance.now()
@@ -85,67 +93,57 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
     await connection?.close().catch((err) => log.warn('closing the Temporal connection failed', { err }))
     if (ownSql) await sql.end({ timeout: 5 })
   }
-  const taskQueue = taskQueues(config).platform
+  const names = taskQueues(config)
 
   let connection: NativeConnection | undefined
-  let worker: Worker
-  let mailWorker: Worker
-  let storageWorker: Worker
+  const workers = {} as Record<QueueKey, Worker>
   let bundleMs = 0
   try {
     const tBundle = performance.now()
-    const code = await workflowBundle(log)
+    const code = await Promise.all(taskQueueTable.map((q) => workflowBundle(q.workflowsPath, log)))
     bundleMs = performance.now() - tBundle
     connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS })
-    worker = await Worker.create({
-      connection,
-      namespace: config.TEMPORAL_NAMESPACE,
-      taskQueue,
-      workflowBundle: code,
-      activities: createActivities({ sql, config, log }),
-      // Lets in-flight activities finish a batch on shutdown; they heartbeat, so they see cancellation after.
-      shutdownGraceTime: '10 seconds',
-    })
-    // Mail has its own queue (and worker on the same connection), so an SMTP outage never holds up the rest.
-    mailWorker = await Worker.create({
-      connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: taskQueues(config).mail, workflowBundle: code,
-      activities: createActivities({ sql, config, log }), shutdownGraceTime: '10 seconds',
-    })
-    // Storage waits on S3 endpoints; its own queue keeps a slow region from holding up the rest.
-    storageWorker = await Worker.create({
-      connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: taskQueues(config).storage, workflowBundle: code,
-      activities: createActivities({ sql, config, log }), shutdownGraceTime: '10 seconds',
-    })
+    for (const [i, q] of taskQueueTable.entries()) {
+      workers[q.queue] = await Worker.create({
+        connection,
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: names[q.queue],
+        workflowBundle: code[i]!,
+        activities: q.activities({ sql, config, log }),
+        // Lets in-flight activities finish a batch on shutdown; they heartbeat, so they see cancellation after.
+        shutdownGraceTime: '10 seconds',
+      })
+    }
   } catch (err) {
     await release(connection)
     throw err
   }
 
   const conn = connection
-  const done = Promise.all([worker.run(), mailWorker.run(), storageWorker.run()]).then(() => {}).finally(() => release(conn))
+  const all = Object.values(workers)
+  const done = Promise.all(all.map((w) => w.run())).then(() => {}).finally(() => release(conn))
   // Marks the rejection as handled until the caller awaits `done`, so a worker failing during the schedule
   // step below does not crash the process as an unhandled rejection.
   done.catch(() => {})
   const shutdown = async () => {
-    for (const w of [worker, mailWorker, storageWorker]) if (w.getState() === 'RUNNING') w.shutdown()
+    for (const w of all) if (w.getState() === 'RUNNING') w.shutdown()
     await done
   }
 
   const client = new Client({ connection: conn, namespace: config.TEMPORAL_NAMESPACE })
-  // The schedule starts workflows on this worker's queue, so reconcile it only once the worker polls.
+  // A schedule starts workflows on its queue, so reconcile them only once the workers poll.
   if (opts.schedules ?? true) {
     try {
-      await ensureHousekeepingSchedule(client, config, log)
-      await ensureMailSweepSchedule(client, config, log)
+      for (const q of taskQueueTable) for (const schedule of q.schedules(config)) await ensureSchedule(client, schedule, log)
     } catch (err) {
       await shutdown().catch(() => {})
       throw err
     }
   }
   log.info('worker started', {
-    taskQueue, namespace: config.TEMPORAL_NAMESPACE, address: config.TEMPORAL_ADDRESS,
+    taskQueues: taskQueueTable.map((q) => names[q.queue]), namespace: config.TEMPORAL_NAMESPACE, address: config.TEMPORAL_ADDRESS,
     bundleMs: Math.round(bundleMs), startMs: Math.round(performance.now() - t0),
     runtime: process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`,
   })
-  return { worker, client, taskQueue, done, shutdown }
+  return { workers, client, done, shutdown }
 }

@@ -1,5 +1,5 @@
 import type { Config } from '../platform/config'
-import { deriveKey } from '../platform/crypto'
+import { deriveKey, secretsAtRestKey } from '../platform/crypto'
 import type { Sql } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import type { Logger } from '../platform/log'
@@ -47,7 +47,7 @@ export function createDeps(config: Config, sql: Sql, log: Logger, probes: AppDep
       page: deriveKey(config.SECRET_KEY, 'page-token'),
       csrf: deriveKey(config.SECRET_KEY, 'csrf'),
       idempotency: deriveKey(config.SECRET_KEY, 'idempotency-response'),
-      secrets: deriveKey(config.SECRET_KEY, 'secrets-at-rest'),
+      secrets: secretsAtRestKey(config.SECRET_KEY),
     },
     probes,
   }

@@ -15,6 +15,10 @@ export function deriveKey(secretKeyBase64: string, purpose: string): Buffer {
   return hmac(Buffer.from(secretKeyBase64, 'base64'), `rcp:${purpose}`)
 }
 
+/** The key that seals secrets at rest. The API seals and the worker opens (mail data), so both must derive
+ *  it from here: a purpose string spelt differently in one of them would make every sealed row unreadable. */
+export const secretsAtRestKey = (secretKeyBase64: string): Buffer => deriveKey(secretKeyBase64, 'secrets-at-rest')
+
 // AES-256-GCM for secrets that must be used again (TOTP seeds, SSO client secrets, webhook secrets).
 // Layout: version byte | 12-byte IV | 16-byte tag | ciphertext.
 export function encryptSecret(key: Buffer, plaintext: string): Buffer {

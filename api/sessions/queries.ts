@@ -127,3 +127,14 @@ export async function touchSession(db: Db, sessionId: string): Promise<void> {
   await db`update sessions set last_seen_at = now() where id = ${sessionId} and last_seen_at < now() - interval '60 seconds'`
 }
 
+
+/** Deletes up to `limit` sessions that expired or were revoked more than `revokedRetention` (an interval) ago;
+ *  returns how many. SKIP LOCKED: a row a request is still holding is left for the next run instead of waited on. */
+export async function deleteDeadSessions(db: Db, limit: number, revokedRetention: string): Promise<number> {
+  const result = await db`
+    delete from sessions where id in (
+      select id from sessions
+      where expires_at < now() or revoked_at < now() - ${revokedRetention}::interval
+      limit ${limit} for update skip locked)`
+  return result.count
+}

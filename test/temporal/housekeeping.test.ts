@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { ScheduleOverlapPolicy, WorkflowFailedError } from '@temporalio/client'
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common'
+import { loadConfig, type Config } from '../../api/platform/config'
 import { createDb, type Sql } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
-import { ensureHousekeepingSchedule } from '../../worker/schedules'
+import { migrate } from '../../api/platform/migrate'
+import { ensureSchedule } from '../../worker/ensure-schedule'
+import { startWorker, type RunningWorker } from '../../worker/run'
+import { housekeepingSchedule } from '../../worker/schedules'
 import {
   ErrorType, housekeepingScheduleId, SYSTEM_TENANT, taskQueues, TENANT_ID, workflowIds, WorkflowType,
   type HousekeepingInput, type HousekeepingResult,
@@ -15,17 +19,36 @@ setDefaultTimeout(30_000)
 
 let t: TestTemporal
 let sql: Sql
+// A database and a worker (task-queue prefix) of this file's own: every other test leaves expired rows in the
+// shared database, so only here does a run purge exactly what a test seeded, and its counts can be asserted.
+const ownDb = `rcp_housekeeping_${crypto.randomUUID().slice(0, 8)}`
+let own: { sql: Sql; config: Config; worker: RunningWorker }
 beforeAll(async () => {
   t = await connectTemporal()
   sql = createDb(t.config.DATABASE_URL, { max: 2 })
-})
+  await sql`create database ${sql(ownDb)}`
+  const url = new URL(t.config.DATABASE_URL)
+  url.pathname = `/${ownDb}`
+  // A year between scheduled runs (and a pause, below): only the test's trigger starts one.
+  const config = loadConfig({
+    ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: url.toString(), HOUSEKEEPING_INTERVAL_MINUTES: String(365 * 24 * 60),
+    TEMPORAL_TASK_QUEUE_PREFIX: `housekeeping-${crypto.randomUUID().slice(0, 8)}`,
+  })
+  const ownSql = createDb(config.DATABASE_URL, { max: 4 })
+  await migrate(ownSql)
+  own = { sql: ownSql, config, worker: await startWorker(config, { sql: ownSql, schedules: false, log: createLogger('silent') }) }
+}, 60_000)
 afterAll(async () => {
+  await t.client.schedule.getHandle(housekeepingScheduleId(own.config)).delete().catch(() => {})
+  await own?.worker.shutdown()
+  await own?.sql.end({ timeout: 5 })
+  await sql`drop database if exists ${sql(ownDb)} with (force)`
   await sql.end({ timeout: 5 })
   await t.close()
 })
 
 /** Rows on both sides of every expiry rule, unique to this call so reruns and parallel files never collide. */
-async function seed(expiredPerKind = 1) {
+async function seed(sql: Sql, expiredPerKind = 1) {
   const run = crypto.randomUUID()
   const [user] = await sql<{ id: string }[]>`insert into users (email) values (${`housekeeping-${run}@example.test`}) returning id`
   const session = (expiresAt: string, revokedAt: string | null) => sql<{ id: string }[]>`
@@ -47,10 +70,11 @@ async function seed(expiredPerKind = 1) {
     keys: ['live'],
   }
   await key('live', '1 hour')
-  return { run, userId: user!.id, expired, live }
+  return { sql, run, userId: user!.id, expired, live }
 }
 
 async function remaining(s: Awaited<ReturnType<typeof seed>>) {
+  const { sql } = s
   const sessions = await sql<{ id: string }[]>`select id from sessions where user_id = ${s.userId}`
   const keys = await sql<{ key: string }[]>`select key from idempotency_keys where scope = ${`housekeeping-test:${s.run}`}`
   return { sessions: sessions.map((r) => r.id).sort(), keys: keys.map((r) => r.key).sort() }
@@ -66,10 +90,12 @@ describe('housekeeping', () => {
     expect(schedule.action.taskQueue).toBe(taskQueues(t.config).platform)
   })
 
-  test('a triggered scheduled run purges only expired rows and is visible by id and tenant', async () => {
-    const s = await seed()
-    const handle = t.client.schedule.getHandle(housekeepingScheduleId(t.config))
-    const before = await eventually('the housekeeping schedule', () => handle.describe())
+  test('a triggered scheduled run purges exactly the expired rows and is visible by id and tenant', async () => {
+    const s = await seed(own.sql)
+    expect(await ensureSchedule(t.client, housekeepingSchedule(own.config), createLogger('silent'))).toBe('created')
+    const handle = t.client.schedule.getHandle(housekeepingScheduleId(own.config))
+    await handle.pause('only the trigger below may start a run')
+    const before = await handle.describe()
     const seen = new Set(before.info.recentActions.map((a) => a.action.workflow.workflowId))
 
     await handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL)
@@ -77,17 +103,16 @@ describe('housekeeping', () => {
       (await handle.describe()).info.recentActions.find((a) => !seen.has(a.action.workflow.workflowId))?.action.workflow)
     const run = t.client.workflow.getHandle<() => Promise<HousekeepingResult>>(started.workflowId, started.firstExecutionRunId)
     const result = await run.result()
-    // Another run (the interval firing) may have purged some of the rows first, so counts are lower bounds of 0.
-    expect(result.idempotencyKeysPurged).toBeGreaterThanOrEqual(0)
-    expect(result.sessionsPurged).toBeGreaterThanOrEqual(0)
+    // The worker's own database holds only what seed() wrote: one expired key, an expired and a long-revoked session.
+    expect(result).toEqual({ idempotencyKeysPurged: 1, sessionsPurged: 2 })
 
     expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys })
 
-    expect(started.workflowId.startsWith(workflowIds.housekeeping(t.config))).toBe(true)
+    expect(started.workflowId.startsWith(workflowIds.housekeeping(own.config))).toBe(true)
     const execution = await run.describe()
     expect(execution.status.name).toBe('COMPLETED')
     expect(execution.type).toBe(WorkflowType.housekeeping)
-    expect(execution.taskQueue).toBe(taskQueues(t.config).platform)
+    expect(execution.taskQueue).toBe(taskQueues(own.config).platform)
     expect(execution.typedSearchAttributes.get(TENANT_ID)).toBe(SYSTEM_TENANT)
 
     const query = `WorkflowId = '${started.workflowId}' AND TenantId = '${SYSTEM_TENANT}' AND ExecutionStatus = 'Completed'`
@@ -99,16 +124,16 @@ describe('housekeeping', () => {
   })
 
   test('a large backlog is purged across many small batches', async () => {
-    const s = await seed(7)
+    const s = await seed(own.sql, 7)
     const input: HousekeepingInput = { batchSize: 3 }
     const handle = await t.client.workflow.start(WorkflowType.housekeeping, {
-      workflowId: workflowIds.housekeeping(t.config, `test-${s.run}`),
-      taskQueue: taskQueues(t.config).platform,
+      workflowId: workflowIds.housekeeping(own.config, `test-${s.run}`),
+      taskQueue: taskQueues(own.config).platform,
       args: [input],
       typedSearchAttributes: [{ key: TENANT_ID, value: SYSTEM_TENANT }],
       workflowExecutionTimeout: '1 minute',
     })
-    await handle.result()
+    expect(await handle.result()).toEqual({ idempotencyKeysPurged: 7, sessionsPurged: 14 })
     expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys })
   })
 
@@ -139,16 +164,16 @@ describe('housekeeping', () => {
     const log = createLogger('silent')
     const handle = t.client.schedule.getHandle(housekeepingScheduleId(base))
     try {
-      expect(await ensureHousekeepingSchedule(t.client, { ...base, HOUSEKEEPING_INTERVAL_MINUTES: 15 }, log)).toBe('created')
-      expect(await ensureHousekeepingSchedule(t.client, { ...base, HOUSEKEEPING_INTERVAL_MINUTES: 15 }, log)).toBe('unchanged')
+      expect(await ensureSchedule(t.client, housekeepingSchedule({ ...base, HOUSEKEEPING_INTERVAL_MINUTES: 15 }), log)).toBe('created')
+      expect(await ensureSchedule(t.client, housekeepingSchedule({ ...base, HOUSEKEEPING_INTERVAL_MINUTES: 15 }), log)).toBe('unchanged')
       await handle.pause('operator pause')
-      expect(await ensureHousekeepingSchedule(t.client, { ...base, HOUSEKEEPING_INTERVAL_MINUTES: 5 }, log)).toBe('updated')
+      expect(await ensureSchedule(t.client, housekeepingSchedule({ ...base, HOUSEKEEPING_INTERVAL_MINUTES: 5 }), log)).toBe('updated')
       const updated = await handle.describe()
       expect(updated.spec.intervals?.[0]?.every).toBe(5 * 60_000)
       expect(updated.state.paused).toBe(true)
-      expect(await ensureHousekeepingSchedule(t.client, { ...base, HOUSEKEEPING_INTERVAL_MINUTES: 5 }, log)).toBe('unchanged')
-      expect(await ensureHousekeepingSchedule(t.client, { ...base, HOUSEKEEPING_INTERVAL_MINUTES: 0 }, log)).toBe('deleted')
-      expect(await ensureHousekeepingSchedule(t.client, { ...base, HOUSEKEEPING_INTERVAL_MINUTES: 0 }, log)).toBe('disabled')
+      expect(await ensureSchedule(t.client, housekeepingSchedule({ ...base, HOUSEKEEPING_INTERVAL_MINUTES: 5 }), log)).toBe('unchanged')
+      expect(await ensureSchedule(t.client, housekeepingSchedule({ ...base, HOUSEKEEPING_INTERVAL_MINUTES: 0 }), log)).toBe('deleted')
+      expect(await ensureSchedule(t.client, housekeepingSchedule({ ...base, HOUSEKEEPING_INTERVAL_MINUTES: 0 }), log)).toBe('disabled')
     } finally {
       await handle.delete().catch(() => {})
     }

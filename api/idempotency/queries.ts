@@ -33,3 +33,12 @@ export async function completeKey(db: Db, a: { scope: string; key: string; statu
     update idempotency_keys set state = 'completed', locked_until = null, response_status = ${a.status}, response_body = ${a.sealed}
      where scope = ${a.scope} and key = ${a.key} and state = 'in_flight'`
 }
+
+/** Deletes up to `limit` expired keys; returns how many. SKIP LOCKED: a key an API request is still holding is
+ *  left for the next run instead of waited on. */
+export async function deleteExpiredKeys(db: Db, limit: number): Promise<number> {
+  const result = await db`
+    delete from idempotency_keys where (scope, key) in (
+      select scope, key from idempotency_keys where expires_at < now() limit ${limit} for update skip locked)`
+  return result.count
+}

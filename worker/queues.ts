@@ -1,0 +1,30 @@
+// The worker's task queues, one row each: the workflows a queue runs, the activities they call and the schedules
+// that start them. worker/run.ts starts one Temporal Worker per row, on one connection, with that row's workflows
+// and activities only, so a workflow started on the wrong queue fails instead of running there. A new queue is its
+// name in workflows/contract.ts (taskQueues), its payload types in a workflows/contract-<concern>.ts, and a row here.
+import { fileURLToPath } from 'node:url'
+import { activitySets, type ActivityDeps } from '../activities'
+import type { Config } from '../api/platform/config'
+import type { taskQueues } from '../workflows/contract'
+import type { ScheduleDefinition } from './ensure-schedule'
+import { housekeepingSchedule, mailSweepSchedule } from './schedules'
+
+export interface TaskQueue {
+  /** Its key in taskQueues(config); the name is `<prefix>-<queue>`. */
+  queue: keyof ReturnType<typeof taskQueues>
+  /** The module whose exports are this queue's workflows (each also exported from workflows/index.ts). */
+  workflowsPath: string
+  activities(deps: ActivityDeps): object
+  schedules(config: Config): ScheduleDefinition[]
+}
+
+const workflowsModule = (name: string) => fileURLToPath(new URL(`../workflows/${name}.ts`, import.meta.url))
+
+export const taskQueueTable: readonly TaskQueue[] = [
+  // Housekeeping: purges that must run however far behind the others are.
+  { queue: 'platform', workflowsPath: workflowsModule('housekeeping'), activities: activitySets.housekeeping, schedules: (c) => [housekeepingSchedule(c)] },
+  // Provisioning and reconciliation wait on S3 endpoints; a slow region must not hold up the rest.
+  { queue: 'storage', workflowsPath: workflowsModule('storage'), activities: activitySets.storage, schedules: () => [] },
+  // An SMTP outage must not hold up anything else.
+  { queue: 'mail', workflowsPath: workflowsModule('mail'), activities: activitySets.mail, schedules: (c) => [mailSweepSchedule(c)] },
+]
