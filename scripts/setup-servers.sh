@@ -11,12 +11,18 @@ mkdir -p "$BIN"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
-find_or_build_temporal() {
-  if [ -x "$BIN/temporal-$TEMPORAL_CLI_VERSION" ]; then return; fi
-  if command -v temporal >/dev/null 2>&1; then
-    ln -sf "$(command -v temporal)" "$BIN/temporal-$TEMPORAL_CLI_VERSION"; log "temporal: using $(command -v temporal) from PATH"; return
+# $1 name, $2 version: true (and linked) when the binary is cached or on PATH; otherwise says why Go is needed.
+already_there() {
+  if [ -x "$BIN/$1-$2" ]; then return 0; fi
+  if command -v "$1" >/dev/null 2>&1; then
+    ln -sf "$(command -v "$1")" "$BIN/$1-$2"; log "$1: using $(command -v "$1") from PATH"; return 0
   fi
-  command -v go >/dev/null 2>&1 || { log "Go is needed once to build the Temporal CLI"; exit 1; }
+  command -v go >/dev/null 2>&1 || { log "Go is needed once to build $1"; exit 1; }
+  return 1
+}
+
+find_or_build_temporal() {
+  already_there temporal "$TEMPORAL_CLI_VERSION" && return
   log "temporal: building CLI $TEMPORAL_CLI_VERSION from the Go module proxy (about 3 minutes the first time)"
   local dir src
   dir=$(go mod download -json "github.com/temporalio/cli@$TEMPORAL_CLI_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
@@ -29,11 +35,7 @@ find_or_build_temporal() {
 }
 
 find_or_build_minio() {
-  if [ -x "$BIN/minio-$MINIO_VERSION" ]; then return; fi
-  if command -v minio >/dev/null 2>&1; then
-    ln -sf "$(command -v minio)" "$BIN/minio-$MINIO_VERSION"; log "minio: using $(command -v minio) from PATH"; return
-  fi
-  command -v go >/dev/null 2>&1 || { log "Go is needed once to build MinIO"; exit 1; }
+  already_there minio "$MINIO_VERSION" && return
   log "minio: building $MINIO_VERSION from the Go module proxy (about 2 minutes the first time)"
   GOBIN="$CACHE_DIR/gobin" go install "github.com/minio/minio@$MINIO_VERSION"
   mv "$CACHE_DIR/gobin/minio" "$BIN/minio-$MINIO_VERSION"
