@@ -66,6 +66,11 @@ describe('ensureSchedule', () => {
       expect(await ensureSchedule(t.client, want, log)).toBe('unchanged')
       await handle.update((prev) => ({ ...prev, spec: { intervals: [{ every: '5 minutes' }] }, policies: { ...prev.policies, overlap: ScheduleOverlapPolicy.ALLOW_ALL } }))
       await handle.pause('operator pause')
+      // A schedule's state settles shortly after the call; the worker meets an operator's edit long after.
+      await eventually('the edit and the pause to show', async () => {
+        const d = await handle.describe()
+        return d.state.paused && d.policies.overlap === ScheduleOverlapPolicy.ALLOW_ALL ? true : undefined
+      })
       expect(await ensureSchedule(t.client, want, log)).toBe('updated')
       const restored = await handle.describe()
       expect(restored.spec.intervals?.map((i) => i.every)).toEqual([want.everyMs])
