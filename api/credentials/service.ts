@@ -75,6 +75,7 @@ async function lookupPat(deps: ResolveDeps, key: string): Promise<PatEntry | und
     lastUsedAt: null,
     viaCookie: false,
     mfa: 'satisfied',
+    authentication: null,
   })
   const index = { apiKeyId: row.id, membershipId: row.membership_id, userId: row.user_id }
   return deps.pats.fill(key, index, { row, principal, lastUse: row.last_used_at?.getTime() ?? null }, generation)
@@ -105,5 +106,8 @@ async function resolveSession(deps: ResolveDeps, token: string, viaCookie: boole
     viaCookie,
     mfa: row.mfa_pending ? 'challenge' : row.tenant_mfa_required && !row.has_second_factor ? 'enrolment' : 'satisfied',
     passwordChangeRequired: row.password_change_required,
+    authentication: {
+      method: row.auth_method, ssoConnectionId: row.sso_connection_id, secondFactorAt: row.second_factor_at, authenticatedAt: row.authenticated_at,
+    },
   }
 }

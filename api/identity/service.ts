@@ -11,6 +11,16 @@ export interface Membership {
   expiresAt: Date | null
 }
 
+export interface SessionAuthentication {
+  method: 'password' | 'passkey' | 'sso'
+  /** The connection of an SSO sign-in. */
+  ssoConnectionId: string | null
+  /** When a second factor (or a passkey, which is both) was last verified in this session. */
+  secondFactorAt: Date | null
+  /** When the user last proved their presence in this session (sign-in, second factor, re-authentication). */
+  authenticatedAt: Date
+}
+
 /** Who is calling, resolved once per request by the auth plugin. */
 export interface Principal {
   credential: CredentialClass
@@ -27,6 +37,8 @@ export interface Principal {
   /** Second-factor gate of a session: 'challenge' until its sign-in challenge is answered; 'enrolment' while the
    *  tenant requires MFA and the user has no second factor. Always 'satisfied' for a PAT. */
   mfa: 'satisfied' | 'challenge' | 'enrolment'
+  /** How a session was authenticated; null for a PAT. */
+  authentication: SessionAuthentication | null
   /** A session of an account whose initial password must be changed first (INITIAL_PASSWORD_REQUIRED). */
   passwordChangeRequired?: boolean
 }

@@ -22,7 +22,7 @@ export async function registerUser(deps: Pick<ServiceDeps, 'sql' | 'config'>, in
     const user = await insertUser(tx, { email: input.email, passwordHash })
     if (!user) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
     await recordPasswordHistory(tx, user.id, passwordHash, PASSWORD_HISTORY)
-    const session = await startSession(tx, deps, user.id, null, ctx)
+    const session = await startSession(tx, deps, user.id, null, ctx, { method: 'password' })
     return { user, session }
   })
 }

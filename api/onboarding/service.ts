@@ -120,7 +120,7 @@ export async function acceptInvitation(deps: Deps, principal: Principal | null, 
     const membershipId = await joinTenant(tx, inv.tenant_id, userId, inv.role)
     await markInvitationAccepted(tx, inv.id, userId)
     if (principal?.credential === 'session') await setSessionMembership(tx, principal.credentialId, userId, membershipId)
-    const session = principal ? null : await startSession(tx, deps, userId, membershipId, ctx)
+    const session = principal ? null : await startSession(tx, deps, userId, membershipId, ctx, { method: 'password' })
     return { userId, membershipId, session }
   })
 }
@@ -161,7 +161,7 @@ export async function completeRegistration(deps: Deps, input: { token: string; p
     if (!user) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
     if (input.displayName !== undefined) await updateUserProfile(tx, user.id, null, input.displayName)
     await markRegistrationCompleted(tx, row.id)
-    const session = await startSession(tx, deps, user.id, null, ctx)
+    const session = await startSession(tx, deps, user.id, null, ctx, { method: 'password' })
     return { userId: user.id, session }
   })
 }

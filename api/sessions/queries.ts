@@ -13,16 +13,20 @@ export interface SessionListRow {
   expires_at: Date
 }
 
+export type AuthMethod = 'password' | 'passkey' | 'sso'
+
 export async function insertSession(db: Db, s: {
   userId: string; tokenHash: Buffer; membershipId: string | null; userAgent: string | null; ip: string | null
   absoluteSeconds: number; idleSeconds: number; mfaPending?: boolean; passwordChangeRequired?: boolean
+  authMethod: AuthMethod; ssoConnectionId?: string | null; secondFactorVerified?: boolean
 }): Promise<{ id: string; expires_at: Date }> {
   const [row] = await db<{ id: string; expires_at: Date }[]>`
     insert into sessions (user_id, token_hash, membership_id, user_agent, ip, expires_at, idle_timeout_seconds, mfa_pending,
-                          password_change_required)
+                          password_change_required, auth_method, sso_connection_id, second_factor_at)
     values (${s.userId}, ${s.tokenHash}, ${s.membershipId}, ${s.userAgent}, ${s.ip},
             now() + make_interval(secs => ${s.absoluteSeconds}), ${s.idleSeconds}, ${s.mfaPending ?? false},
-            ${s.passwordChangeRequired ?? false})
+            ${s.passwordChangeRequired ?? false}, ${s.authMethod}, ${s.ssoConnectionId ?? null},
+            ${s.secondFactorVerified ? db`now()` : null})
     returning id, expires_at`
   return row!
 }
@@ -80,7 +84,8 @@ export async function clearSessionsPasswordChange(db: Db, userId: string): Promi
 /** The sign-in challenge was answered: the live session becomes usable. */
 export async function liftSessionMfaGate(db: Db, sessionId: string): Promise<{ membership_id: string | null } | undefined> {
   const [row] = await db<{ membership_id: string | null }[]>`
-    update sessions set mfa_pending = false where id = ${sessionId} and revoked_at is null returning membership_id`
+    update sessions set mfa_pending = false, second_factor_at = now(), authenticated_at = now()
+     where id = ${sessionId} and revoked_at is null returning membership_id`
   return row
 }
 
@@ -101,6 +106,10 @@ export interface SessionRow {
   membership_status: string | null
   membership_expires_at: Date | null
   mfa_pending: boolean
+  auth_method: AuthMethod
+  sso_connection_id: string | null
+  second_factor_at: Date | null
+  authenticated_at: Date
   /** Whether the user has an active second factor; with tenant_mfa_required, decides the enrolment gate. */
   has_second_factor: boolean
   tenant_mfa_required: boolean
@@ -111,7 +120,8 @@ export async function findSessionByHash(db: Db, hash: Buffer): Promise<SessionRo
     select s.id, s.user_id, s.membership_id, s.expires_at, s.last_seen_at, s.idle_timeout_seconds, s.revoked_at,
            s.password_change_required,
            u.status as user_status, m.tenant_id, m.role, m.status as membership_status,
-           m.expires_at as membership_expires_at, s.mfa_pending,
+           m.expires_at as membership_expires_at, s.mfa_pending, s.auth_method, s.sso_connection_id, s.second_factor_at,
+           s.authenticated_at,
            (exists (select 1 from totp_factors f where f.user_id = s.user_id and f.status = 'active')
              or exists (select 1 from webauthn_credentials w where w.user_id = s.user_id)) as has_second_factor,
            coalesce((select p.mfa_required from tenant_auth_policies p where p.tenant_id = m.tenant_id), false) as tenant_mfa_required

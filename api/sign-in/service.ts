@@ -39,7 +39,7 @@ export async function signInWithPassword(deps: Deps & { signInThrottle?: SignInT
   throttle?.succeeded(input.email)
   const { membershipId, blocked } = await landingMembership(deps.sql, deps, user.id, 'password')
   if (blocked) throw new ApiError('UNAUTHORIZED', 'Your organisation does not allow password sign-in: use single sign-on or a passkey')
-  const session = await startSession(deps.sql, deps, user.id, membershipId, ctx, { passwordChangeRequired: user.password_change_required })
+  const session = await startSession(deps.sql, deps, user.id, membershipId, ctx, { method: 'password', passwordChangeRequired: user.password_change_required })
   return { user, membershipId, session }
 }
 
@@ -50,7 +50,7 @@ export async function signInWithPasskey(deps: Deps, assertion: unknown, ctx: Ses
   if (!user || user.status !== 'active') throw new ApiError('UNAUTHORIZED', 'This passkey was not accepted')
   const { membershipId, blocked } = await landingMembership(deps.sql, deps, user.id, 'passkey')
   if (blocked) throw new ApiError('UNAUTHORIZED', 'Your organisation does not allow passkey sign-in: use single sign-on')
-  const session = await startSession(deps.sql, deps, user.id, membershipId, ctx, { secondFactorVerified: true })
+  const session = await startSession(deps.sql, deps, user.id, membershipId, ctx, { method: 'passkey', secondFactorVerified: true })
   return { user, membershipId, session }
 }
 

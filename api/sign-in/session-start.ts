@@ -5,7 +5,7 @@ import type { TenantAuthPolicy } from '../auth-policy/model'
 import { newSessionToken } from '../identity/tokens'
 import { listUserMemberships, tenantOfMembership } from '../memberships/queries'
 import { openMfaChallenge, pendingSecondFactors, type MfaChallenge, type SessionState } from '../mfa/challenges'
-import { insertSession } from '../sessions/queries'
+import { insertSession, type AuthMethod } from '../sessions/queries'
 
 type Deps = Pick<ServiceDeps, 'config'>
 
@@ -49,12 +49,13 @@ export async function landingMembership(tx: Db, deps: Deps, userId: string, meth
 /** Lucia-style: a random token the client keeps, its SHA-256 the only thing stored. A user with a second factor
  *  gets a gated session and a challenge, unless the session is opened by that factor itself (a passkey). */
 export async function startSession(tx: Db, deps: Deps, userId: string, membershipId: string | null, ctx: SessionContext,
-  opts: { secondFactorVerified?: boolean; passwordChangeRequired?: boolean } = {}): Promise<NewSession> {
+  opts: { method: AuthMethod; ssoConnectionId?: string; secondFactorVerified?: boolean; passwordChangeRequired?: boolean }): Promise<NewSession> {
   const { token, hash } = newSessionToken()
   const factors = opts.secondFactorVerified ? null : await pendingSecondFactors(tx, userId)
   const row = await insertSession(tx, {
     userId, tokenHash: hash, membershipId, userAgent: ctx.userAgent?.slice(0, 512) ?? null, ip: ctx.ip,
     ...(await sessionLifetimes(tx, deps, membershipId)), mfaPending: factors !== null, passwordChangeRequired: opts.passwordChangeRequired,
+    authMethod: opts.method, ssoConnectionId: opts.ssoConnectionId, secondFactorVerified: opts.secondFactorVerified,
   })
   const session = { id: row.id, token, expiresAt: row.expires_at }
   if (factors) return { ...session, state: 'mfa_required', mfaChallenge: await openMfaChallenge(tx, deps.config, userId, row.id, factors) }

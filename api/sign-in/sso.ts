@@ -112,7 +112,7 @@ export async function finishSsoSignIn(deps: SsoDeps, callbackUrl: URL, cookieSta
     if (!user || user.status === 'disabled') throw new ApiError('OAUTH_EXCHANGE_FAILED', 'This account is disabled')
     const membershipId = await ensureMembership(tx, c.tenant_id, userId, c.default_role as Role)
     // The provider authenticated the user: its sign-in stands in for our second factor.
-    const session = await startSession(tx, deps, userId, membershipId, ctx, { secondFactorVerified: true })
+    const session = await startSession(tx, deps, userId, membershipId, ctx, { method: 'sso', ssoConnectionId: c.id, secondFactorVerified: true })
     return { session, returnTo: pending.return_to }
   })
 }
