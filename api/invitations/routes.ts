@@ -1,6 +1,5 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../http/deps'
-import { authenticate, readCookie, SESSION_COOKIE } from '../http/auth'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
 import { stateOf } from '../http/request-state'
@@ -42,17 +41,15 @@ export const invitationsRoutes = (deps: AppDeps) =>
       auth: 'tenant:manage', errors: ['T400', 'T404', 'A409i'], response: { 200: envelope(TenantInvitationDto) },
       detail: { summary: 'Revoke a pending invitation; its link then answers INVITATION_REVOKED' },
     })
-    .post('/tenant-invitations/acceptance-records', async ({ request, body, set }) => {
+    .post('/tenant-invitations/acceptance-records', async ({ request, principal, body, set }) => {
       // Signed in: the invitation joins this user. Anonymous: the account is created (new addresses only).
-      const signedIn = request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
-      const principal = signedIn ? await authenticate(deps, request, 'user') : null
       const { userId, membershipId, session } = await acceptInvitation(envOf(deps), principal, body, contextOf(request))
       set.status = 201
       if (!session) return ok(request, (await describeMe(deps.sql, userId, membershipId)).me)
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
       return ok(request, await sessionEnvelope(deps, userId, membershipId, session))
     }, {
-      public: true, idempotent: true, errors: ['A400i', 'A409i'], body: InvitationAcceptanceRequestDto,
+      optionalAuth: 'user', idempotent: true, errors: ['A400i', 'A409i'], body: InvitationAcceptanceRequestDto,
       response: { 201: envelope(InvitationAcceptanceResultDto) },
       detail: {
         summary: 'Accept a tenant invitation: joins the signed-in user, or creates the account (and a session) for a new address',

@@ -111,6 +111,20 @@ export class ApiError extends Error {
   }
 }
 
+/** 429 RATE_LIMITED with Retry-After and the RateLimit headers of the budget that ran out (one shape for the
+ *  request budgets, sign-in throttling and second-factor attempts). */
+export function rateLimited(what: string, b: { limit: number; windowSeconds: number; retryAfter: number }): ApiError {
+  return new ApiError('RATE_LIMITED', `${what}; retry in ${b.retryAfter} s`, {
+    headers: {
+      'retry-after': String(b.retryAfter),
+      'ratelimit-limit': String(b.limit),
+      'ratelimit-remaining': '0',
+      'ratelimit-reset': String(b.retryAfter),
+      'ratelimit-policy': `${b.limit};w=${b.windowSeconds}`,
+    },
+  })
+}
+
 export const fail = (code: ErrorCode, message: string, extra?: ApiError['extra']): never => {
   throw new ApiError(code, message, extra)
 }

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import { z } from 'zod'
 import type { AppDeps } from '../http/deps'
 import { envelope, ifMatchVersion, listEnvelope, okVersioned, page } from '../http/envelope'
-import { authenticate, readCookie, SESSION_COOKIE } from '../http/auth'
+import { readCookie } from '../http/auth'
 import { httpConventions } from '../http/plugin'
 import { stateOf } from '../http/request-state'
 import { secure, sessionCookie } from '../http/session-cookie'
@@ -54,16 +54,15 @@ export const ssoRoutes = (deps: AppDeps) => {
       response: { 200: envelope(TenantSsoConnectionDto) },
       detail: { summary: 'Change an OIDC connection (If-Match optional); a new clientSecret replaces the stored one' },
     })
-    .get('/auth/sso/:connectionId/start', async ({ request, params, query }) => {
+    .get('/auth/sso/:connectionId/start', async ({ request, principal, params, query }) => {
       // Started from a signed-in session, the provider's identity is linked to that account.
-      const signedIn = request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
-      const linkUserId = signedIn ? await Promise.resolve().then(() => authenticate(deps, request, 'user')).then((p) => p.userId, () => null) : null
+      const linkUserId = principal?.userId ?? null
       const start = await startSsoSignIn(env, params.connectionId, { redirectUri: callbackUrl(request), returnTo: safeReturnTo(query.returnTo), linkUserId })
       const headers = new Headers({ location: start.location, 'cache-control': 'no-store' })
       headers.append('set-cookie', stateCookie(start.state, start.stateTtlSeconds))
       return new Response(null, { status: 302, headers })
     }, {
-      public: true, errors: ['A400s'], query: z.object({ returnTo: z.string().max(2048).optional().describe('A path on this site to land on afterwards') }),
+      optionalAuth: { requirement: 'user', onFailure: 'anonymous' }, errors: ['A400s'], query: z.object({ returnTo: z.string().max(2048).optional().describe('A path on this site to land on afterwards') }),
       detail: { summary: 'Start OIDC sign-in: redirects the browser to the identity provider (state, nonce and PKCE S256)' },
     })
     .get('/auth/sso/callback', async ({ request }) => {

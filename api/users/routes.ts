@@ -1,7 +1,6 @@
 import { Elysia } from 'elysia'
 import { z } from 'zod'
 import { closePage, openPage, PageQuery } from '../platform/pagination'
-import { authenticate } from '../http/auth'
 import type { AppDeps } from '../http/deps'
 import { envelope, ifMatchVersion, listEnvelope, ok, okVersioned, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
@@ -27,7 +26,7 @@ export const usersRoutes = (deps: AppDeps) =>
     .post('', async ({ body, request, set }) => {
       const st = stateOf(request)
       if (body.mode !== undefined && body.role !== undefined) {
-        // The principal was resolved in `transform` below, before the idempotency key was scoped to its tenant.
+        // The principal was resolved by `optionalAuth` below, before the idempotency key was scoped to its tenant.
         set.status = 201
         return ok(request, await provisionUser(deps.sql, accountsEnv(deps), st.principal!, { ...body, mode: body.mode, role: body.role }))
       }
@@ -36,12 +35,9 @@ export const usersRoutes = (deps: AppDeps) =>
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
       return ok(request, await sessionEnvelope(deps, user.id, null, session))
     }, {
-      public: true, idempotent: true, errors: ['A400', 'A409'],
+      // The administrator variant must authenticate; the self-registration one is anonymous whatever it presents.
+      optionalAuth: { requirement: 'tenant:manage', when: isProvisioning }, idempotent: true, errors: ['A400', 'A409'],
       body: CreateUserBody, response: { 201: z.union([AuthSessionEnvelopeSwaggerDto, envelope(ProvisionedUserDto)]) },
-      // The administrator variant is authenticated here, not by the `auth` macro: the self-registration one is public.
-      async transform({ request, body }) {
-        if (isProvisioning(body)) stateOf(request).principal = await authenticate(deps, request, 'tenant:manage')
-      },
       detail: {
         summary: 'Register an account and start a session (public), or provision a member of your tenant (tenant:manage)',
         'x-permissions': ['tenant:manage'],
