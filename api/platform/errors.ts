@@ -1,5 +1,6 @@
 // The one error catalogue: every code the v1 interface may return, with its HTTP status, and the named
-// sets that routes declare. A route can raise only codes of the sets it declares (enforced in http/problem.ts).
+// sets that routes declare. A route can raise only codes of the sets it declares (enforced in
+// http/problem-mapping.ts).
 
 const A400_BASE = [
   'AUTH_PROVIDER_NOT_CONFIGURED', 'BAD_REQUEST', 'CSRF_INVALID', 'CURRENT_PASSWORD_INVALID', 'CURRENT_PASSWORD_REQUIRED',
