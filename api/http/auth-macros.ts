@@ -2,6 +2,7 @@ import type { Principal } from '../identity/service'
 import { admissionFor, authenticate, describeRequirement, permissionsOf, readCookie, SESSION_COOKIE, type Admission, type AuthRequirement } from './auth'
 import type { RequestBudgets } from './budgets'
 import type { AppDeps } from './deps'
+import { awaited } from './hook-kinds'
 import { stateOf, type RequestState } from './request-state'
 
 const SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { sessionCookie: [] }]
@@ -16,10 +17,9 @@ type Hooked = { request: Request; body?: unknown }
 type Resolved<P> = { principal: P }
 const ANONYMOUS: Resolved<null> = Object.freeze({ principal: null })
 
-// The principal reaches the handler as the transform's return value, which Elysia merges into the context (its
-// types say transform returns nothing); a resolve hook would cost every authenticated request a second hook.
-// REQUIRED and OPTIONAL stand in for that resolve in the types only.
-const merged = <C>(transform: (ctx: C) => unknown) => transform as (ctx: C) => void
+// The principal reaches the handler as the transform's return value, which Elysia merges into the context; a
+// resolve hook would cost every authenticated request a second hook. REQUIRED and OPTIONAL stand in for that
+// resolve in the types only.
 const REQUIRED = undefined as unknown as () => Resolved<Principal>
 const OPTIONAL = undefined as unknown as () => Resolved<Principal | null>
 
@@ -28,8 +28,7 @@ const presented = (request: Request): boolean =>
 
 /** The `auth`, `optionalAuth` and `public` macros: who the caller is, and which request budget they spend. */
 export function authMacros(deps: AppDeps, budgets: RequestBudgets) {
-  // Synchronous for a PAT in this replica's cache; a promise only when a lookup is needed (Elysia awaits this
-  // hook because its source returns `resolved.then(`).
+  // Synchronous for a PAT in this replica's cache; a promise only when a lookup is needed.
   function signIn(st: RequestState, request: Request, admission: Admission, failed: (err: unknown) => Resolved<null>) {
     let resolved: ReturnType<typeof authenticate>
     try {
@@ -50,7 +49,7 @@ export function authMacros(deps: AppDeps, budgets: RequestBudgets) {
       const admission = admissionFor(requirement)
       return {
         detail: { security: SECURITY, 'x-permissions': permissionsOf(requirement), description: describeRequirement(requirement) },
-        transform: merged(({ request }: Hooked) => {
+        transform: awaited(({ request }: Hooked) => {
           const st = stateOf(request)
           return signIn(st, request, admission, (err) => { throw budgets.refused(st, err) })
         }),
@@ -69,7 +68,7 @@ export function authMacros(deps: AppDeps, budgets: RequestBudgets) {
           security: [{}, ...SECURITY], 'x-permissions': permissionsOf(requirement),
           description: `Credential optional. ${describeRequirement(requirement)}`,
         },
-        transform: merged(({ request, body }: Hooked) => {
+        transform: awaited(({ request, body }: Hooked) => {
           const st = stateOf(request)
           if (!(when ? when(body) : presented(request))) return anonymous(st)
           return signIn(st, request, admission, (err) => {

@@ -6,12 +6,9 @@ import { authMacros } from './auth-macros'
 import { requestBudgets } from './budgets'
 import type { AppDeps } from './deps'
 import { errorsMacro } from './errors-macro'
+import { sync } from './hook-kinds'
 import { idempotentMacro } from './idempotent-macro'
 import { problemMapping } from './problem-mapping'
-
-// Elysia guesses from a hook's source whether it returns a promise (any `return f(` counts) and awaits it if so;
-// an awaited request or error hook makes every route's handler async. These two never return a promise: say so.
-const sync = <F extends (...args: never[]) => unknown>(fn: F): F => ({ fn, isAsync: false }) as unknown as F
 
 const built = new WeakMap<AppDeps, ReturnType<typeof buildConventions>>()
 let instances = 0
@@ -25,20 +22,22 @@ export function httpConventions(deps: AppDeps) {
   return plugin
 }
 
-// Only two hooks are global: the arrival hook (every request) and the problem mapping (failures). Whatever only
-// some routes need is a macro, so the other routes never run it or compile around it.
+// Only two hooks are global (three with the access log): the arrival hook (every request) and the problem mapping
+// (failures). Whatever only some routes need is a macro, so the other routes never run it or compile around it.
 function buildConventions(deps: AppDeps, instance: number) {
   const { config, log } = deps
   let server: Server<unknown> | null = null
   const budgets = requestBudgets(deps)
+  // The access log is a hook every response would pay for, so it exists only when it would write.
+  const logged = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'info'
   const plugin = new Elysia({ name: 'http-conventions', seed: instance })
     // The client address needs the server; taking it from each request's context would make Elysia define a
     // `server` property on every context.
     .onStart(({ server: started }) => { server = started as Server<unknown> | null })
-    .onRequest(sync(arrivalHook(config, () => server)))
+    .onRequest(sync(arrivalHook(config, () => server, logged)))
     .onError({ as: 'global' }, sync(problemMapping(log, config.NODE_ENV !== 'production')))
     .macro({ errors: errorsMacro(config), ...authMacros(deps, budgets), idempotent: idempotentMacro(deps) })
     .as('global')
-  if (config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'info') plugin.onAfterResponse({ as: 'global' }, accessLog(log))
+  if (logged) plugin.onAfterResponse({ as: 'global' }, accessLog(log))
   return plugin
 }

@@ -7,17 +7,18 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
  *  (including onError, which runs before any derive when parsing fails) sees the same state. A class rather than
  *  a literal with a getter: one shape for every request, and no closure built per request. */
 export class RequestState {
-  readonly startedAt = performance.now()
+  /** performance.now() on arrival; set only when the access log will report the duration. */
+  startedAt = 0
   allowedCodes?: Set<string>
   principal?: Principal
   idempotency?: { key: string; scope?: string; owned?: boolean; replayed?: boolean }
-  #ip?: string
+  private address?: string
 
   constructor(readonly requestId: string, private readonly request: Request, private readonly server: Server<unknown> | null) {}
 
   /** The client address, looked up only by the routes that need it (rate budgets, session records). */
   get ip(): string {
-    return (this.#ip ??= this.server?.requestIP(this.request)?.address ?? 'unknown')
+    return (this.address ??= this.server?.requestIP(this.request)?.address ?? 'unknown')
   }
 }
 
