@@ -50,8 +50,21 @@ function requireOwnPassword(request: Request): void {
   throw new ApiError(code, 'Choose your own password first: PATCH /v1/users/me/password')
 }
 
+/** A requirement worked out once per route, so a request does no more than compare. */
+export interface Admission {
+  permissions: readonly Permission[]
+  sessionOnly: boolean
+  enrolment: boolean
+}
+
+export const admissionFor = (req: AuthRequirement): Admission => ({
+  permissions: Object.freeze(permissionsOf(req)),
+  sessionOnly: req === 'session' || req === 'session:enrolment',
+  enrolment: req === 'session:enrolment',
+})
+
 /** Resolves and admits the caller; a PAT in this replica's cache answers synchronously. */
-export function authenticate(deps: AppDeps, request: Request, req: AuthRequirement): Principal | Promise<Principal> {
+export function authenticate(deps: AppDeps, request: Request, a: Admission): Principal | Promise<Principal> {
   const authz = request.headers.get('authorization')
   let bearer: string | undefined
   if (authz !== null) {
@@ -61,10 +74,10 @@ export function authenticate(deps: AppDeps, request: Request, req: AuthRequireme
   }
   const cookie = bearer ? undefined : readCookie(request.headers.get('cookie'), SESSION_COOKIE)
   const resolved = resolvePrincipal(deps, { bearer, cookie })
-  return resolved instanceof Promise ? resolved.then((p) => admit(deps, request, req, p)) : admit(deps, request, req, resolved)
+  return resolved instanceof Promise ? resolved.then((p) => admit(deps, request, a, p)) : admit(deps, request, a, resolved)
 }
 
-function admit(deps: AppDeps, request: Request, req: AuthRequirement, principal: Principal): Principal {
+function admit(deps: AppDeps, request: Request, a: Admission, principal: Principal): Principal {
   if (principal.viaCookie && !SAFE_METHODS.has(request.method)) {
     const sent = request.headers.get(CSRF_HEADER) ?? ''
     const expected = csrfTokenFor(deps.keys.csrf, principal.credentialId)
@@ -72,15 +85,14 @@ function admit(deps: AppDeps, request: Request, req: AuthRequirement, principal:
       throw new ApiError('CSRF_INVALID', `Cookie-authenticated ${request.method} requests need the ${CSRF_HEADER} header of this session`)
     }
   }
-  requireSecondFactor(principal, req === 'session:enrolment')
-  if ((req === 'session' || req === 'session:enrolment') && principal.credential !== 'session') {
+  requireSecondFactor(principal, a.enrolment)
+  if (a.sessionOnly && principal.credential !== 'session') {
     throw new ApiError('FORBIDDEN', 'Second factors and passkeys are managed from a signed-in session, not with a personal access token')
   }
   if (principal.passwordChangeRequired) requireOwnPassword(request)
-  const perms = permissionsOf(req)
-  if (perms.length > 0) {
+  if (a.permissions.length > 0) {
     requireActiveMembership(principal, request.headers.get(TENANT_HEADER) ?? undefined)
-    requirePermission(principal, perms)
+    requirePermission(principal, a.permissions)
   }
   return principal
 }

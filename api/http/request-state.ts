@@ -1,32 +1,35 @@
+import type { Server } from 'bun'
 import type { Principal } from '../identity/service'
 
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
 /** What the convention hooks learn about one request. It hangs off the Request object itself, so every hook
- *  (including onError, which runs before any derive when parsing fails) sees the same state. */
-export interface RequestState {
-  requestId: string
-  startedAt: number
-  /** The client address, looked up only by the routes that need it (rate budgets, session records). */
-  readonly ip: string
+ *  (including onError, which runs before any derive when parsing fails) sees the same state. A class rather than
+ *  a literal with a getter: one shape for every request, and no closure built per request. */
+export class RequestState {
+  /** performance.now() on arrival; set only when the access log will report the duration. */
+  startedAt = 0
   allowedCodes?: Set<string>
   principal?: Principal
   idempotency?: { key: string; scope?: string; owned?: boolean; replayed?: boolean }
+  private address?: string
+
+  constructor(readonly requestId: string, private readonly request: Request, private readonly server: Server<unknown> | null) {}
+
+  /** The client address, looked up only by the routes that need it (rate budgets, session records). */
+  get ip(): string {
+    return (this.address ??= this.server?.requestIP(this.request)?.address ?? 'unknown')
+  }
 }
 
 const STATE = Symbol('rcp.requestState')
 type WithState = Request & { [STATE]?: RequestState }
 
-export function initState(request: Request, lookupIp: () => string = () => 'unknown'): RequestState {
+export function initState(request: Request, server: Server<unknown> | null = null): RequestState {
   const inbound = request.headers.get('x-request-id')
   // Echo a caller's id only when it is short and plain, so it cannot smuggle text into logs or headers.
-  const requestId = inbound && /^[A-Za-z0-9._:-]{1,128}$/.test(inbound) ? inbound : crypto.randomUUID()
-  let ip: string | undefined
-  const st: RequestState = {
-    requestId,
-    startedAt: performance.now(),
-    get ip() {
-      return (ip ??= lookupIp())
-    },
-  }
+  const requestId = inbound !== null && SAFE_REQUEST_ID.test(inbound) ? inbound : crypto.randomUUID()
+  const st = new RequestState(requestId, request, server)
   ;(request as WithState)[STATE] = st
   return st
 }

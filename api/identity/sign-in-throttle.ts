@@ -1,5 +1,5 @@
 import type { Config } from '../platform/config'
-import { ApiError } from '../platform/errors'
+import { rateLimited } from '../platform/errors'
 
 /** Failed sign-ins per key (an account's email, a client address) within a window that restarts with each
  *  failure: the first `free` cost nothing, then each attempt waits base·2^(n−free) ms (capped), and from `lock`
@@ -45,12 +45,7 @@ export class SignInThrottle {
     ]
     const locked = checks.find((c) => c.retryAfter !== undefined)
     if (locked) {
-      throw new ApiError('RATE_LIMITED', `Too many failed sign-ins; retry in ${locked.retryAfter} s`, {
-        headers: {
-          'retry-after': String(locked.retryAfter), 'ratelimit-limit': String(locked.limit), 'ratelimit-remaining': '0',
-          'ratelimit-reset': String(locked.retryAfter), 'ratelimit-policy': `${locked.limit};w=${WINDOW_MS / 1000}`,
-        },
-      })
+      throw rateLimited('Too many failed sign-ins', { limit: locked.limit, windowSeconds: WINDOW_MS / 1000, retryAfter: locked.retryAfter! })
     }
     const delayMs = Math.max(...checks.map((c) => c.delayMs))
     if (delayMs > 0) await Bun.sleep(delayMs)

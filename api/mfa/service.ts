@@ -3,7 +3,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import { decryptSecret, encryptSecret, sha256 } from '../platform/crypto'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
-import { ApiError } from '../platform/errors'
+import { ApiError, rateLimited } from '../platform/errors'
 import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
@@ -28,12 +28,7 @@ const invalidCode = (path: string, message: string) => new ApiError('VALIDATION_
 async function requireFailureBudget(db: Db, userId: string): Promise<void> {
   const { failures, retryAfter } = await recentMfaFailures(db, userId, MFA_FAILURE_WINDOW_SECONDS)
   if (failures < MFA_FAILURE_BUDGET) return
-  throw new ApiError('RATE_LIMITED', `Too many wrong second-factor answers; retry in ${retryAfter} s`, {
-    headers: {
-      'retry-after': String(retryAfter), 'ratelimit-limit': String(MFA_FAILURE_BUDGET), 'ratelimit-remaining': '0',
-      'ratelimit-reset': String(retryAfter), 'ratelimit-policy': `${MFA_FAILURE_BUDGET};w=${MFA_FAILURE_WINDOW_SECONDS}`,
-    },
-  })
+  throw rateLimited('Too many wrong second-factor answers', { limit: MFA_FAILURE_BUDGET, windowSeconds: MFA_FAILURE_WINDOW_SECONDS, retryAfter })
 }
 
 const recordFailure = (db: Db, userId: string) => recordMfaFailure(db, userId, MFA_FAILURE_WINDOW_SECONDS)

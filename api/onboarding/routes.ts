@@ -1,7 +1,6 @@
 import { Elysia } from 'elysia'
 import { z } from 'zod'
 import type { AppDeps } from '../http/deps'
-import { authenticate, readCookie, SESSION_COOKIE } from '../http/auth'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
 import { stateOf } from '../http/request-state'
@@ -26,24 +25,20 @@ const contextOf = (request: Request) => ({ userAgent: request.headers.get('user-
 export const onboardingRoutes = (deps: AppDeps) =>
   new Elysia({ tags: ['Invitations'] })
     .use(httpConventions(deps))
-    .post('/users', async ({ body, request, set }) => {
-      const st = stateOf(request)
-      if (body.mode !== undefined && body.role !== undefined) {
-        // The principal was resolved in `transform` below, before the idempotency key was scoped to its tenant.
+    .post('/users', async ({ body, request, principal, set }) => {
+      if (body.mode !== undefined && body.role !== undefined && principal) {
+        // The principal was resolved by `optionalAuth` below, before the idempotency key was scoped to its tenant.
         set.status = 201
-        return ok(request, await provisionUser(deps, st.principal!, { ...body, mode: body.mode, role: body.role }))
+        return ok(request, await provisionUser(deps, principal, { ...body, mode: body.mode, role: body.role }))
       }
       const { user, session } = await registerUser(deps, { email: body.email, password: body.password! }, contextOf(request))
       set.status = 201
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
       return ok(request, await sessionEnvelope(deps, user.id, null, session))
     }, {
-      public: true, idempotent: true, errors: ['A400', 'A409'],
+      // The administrator variant must authenticate; the self-registration one is anonymous whatever it presents.
+      optionalAuth: { requirement: 'tenant:manage', when: isProvisioning }, idempotent: true, errors: ['A400', 'A409'],
       body: CreateUserBody, response: { 201: z.union([AuthSessionEnvelopeSwaggerDto, envelope(ProvisionedUserDto)]) },
-      // The administrator variant is authenticated here, not by the `auth` macro: the self-registration one is public.
-      async transform({ request, body }) {
-        if (isProvisioning(body)) stateOf(request).principal = await authenticate(deps, request, 'tenant:manage')
-      },
       detail: {
         summary: 'Register an account and start a session (public), or provision a member of your tenant (tenant:manage)',
         'x-permissions': ['tenant:manage'], tags: ['Accounts'],
@@ -66,17 +61,15 @@ export const onboardingRoutes = (deps: AppDeps) =>
       auth: 'tenant:manage', errors: ['T400', 'T404', 'A409i'], response: { 200: envelope(TenantInvitationDto) },
       detail: { summary: 'Revoke a pending invitation; its link then answers INVITATION_REVOKED' },
     })
-    .post('/tenant-invitations/acceptance-records', async ({ request, body, set }) => {
+    .post('/tenant-invitations/acceptance-records', async ({ request, principal, body, set }) => {
       // Signed in: the invitation joins this user. Anonymous: the account is created (new addresses only).
-      const signedIn = request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
-      const principal = signedIn ? await authenticate(deps, request, 'user') : null
       const { userId, membershipId, session } = await acceptInvitation(deps, principal, body, contextOf(request))
       set.status = 201
       if (!session) return ok(request, (await describeMe(deps, userId, membershipId)).me)
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
       return ok(request, await sessionEnvelope(deps, userId, membershipId, session))
     }, {
-      public: true, idempotent: true, errors: ['A400i', 'A409i'], body: InvitationAcceptanceRequestDto,
+      optionalAuth: 'user', idempotent: true, errors: ['A400i', 'A409i'], body: InvitationAcceptanceRequestDto,
       response: { 201: envelope(InvitationAcceptanceResultDto) },
       detail: {
         summary: 'Accept a tenant invitation: joins the signed-in user, or creates the account (and a session) for a new address',

@@ -1,5 +1,6 @@
 // The one error catalogue: every code the v1 interface may return, with its HTTP status, and the named
-// sets that routes declare. A route can raise only codes of the sets it declares (enforced in http/problem.ts).
+// sets that routes declare. A route can raise only codes of the sets it declares (enforced in
+// http/problem-mapping.ts).
 
 const A400_BASE = [
   'AUTH_PROVIDER_NOT_CONFIGURED', 'BAD_REQUEST', 'CSRF_INVALID', 'CURRENT_PASSWORD_INVALID', 'CURRENT_PASSWORD_REQUIRED',
@@ -109,6 +110,20 @@ export class ApiError extends Error {
     this.name = 'ApiError'
     this.status = STATUS_OF[code]
   }
+}
+
+/** 429 RATE_LIMITED with Retry-After and the RateLimit headers of the budget that ran out (one shape for the
+ *  request budgets, sign-in throttling and second-factor attempts). */
+export function rateLimited(what: string, b: { limit: number; windowSeconds: number; retryAfter: number }): ApiError {
+  return new ApiError('RATE_LIMITED', `${what}; retry in ${b.retryAfter} s`, {
+    headers: {
+      'retry-after': String(b.retryAfter),
+      'ratelimit-limit': String(b.limit),
+      'ratelimit-remaining': '0',
+      'ratelimit-reset': String(b.retryAfter),
+      'ratelimit-policy': `${b.limit};w=${b.windowSeconds}`,
+    },
+  })
 }
 
 export const fail = (code: ErrorCode, message: string, extra?: ApiError['extra']): never => {

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { z } from 'zod'
 import type { AppDeps } from '../http/deps'
-import { authenticate, readCookie, SESSION_COOKIE } from '../http/auth'
+import { readCookie } from '../http/auth'
 import { envelope, ok } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
 import { stateOf } from '../http/request-state'
@@ -68,16 +68,15 @@ export const signInRoutes = (deps: AppDeps) => {
       response: { 201: envelope(AuthMeResponseDto) },
       detail: { summary: "Switch this session to another of your memberships (that tenant's session lifetimes apply)" },
     })
-    .get('/auth/sso/:connectionId/start', async ({ request, params, query }) => {
+    .get('/auth/sso/:connectionId/start', async ({ request, principal, params, query }) => {
       // Started from a signed-in session, the provider's identity is linked to that account.
-      const signedIn = request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
-      const linkUserId = signedIn ? await Promise.resolve().then(() => authenticate(deps, request, 'user')).then((p) => p.userId, () => null) : null
+      const linkUserId = principal?.userId ?? null
       const start = await startSsoSignIn(deps, params.connectionId, { redirectUri: callbackUrl(request), returnTo: safeReturnTo(query.returnTo), linkUserId })
       const headers = new Headers({ location: start.location, 'cache-control': 'no-store' })
       headers.append('set-cookie', stateCookie(start.state, start.stateTtlSeconds))
       return new Response(null, { status: 302, headers })
     }, {
-      public: true, errors: ['A400s'], query: z.object({ returnTo: z.string().max(2048).optional().describe('A path on this site to land on afterwards') }),
+      optionalAuth: { requirement: 'user', onFailure: 'anonymous' }, errors: ['A400s'], query: z.object({ returnTo: z.string().max(2048).optional().describe('A path on this site to land on afterwards') }),
       detail: { tags: SSO_TAGS, summary: 'Start OIDC sign-in: redirects the browser to the identity provider (state, nonce and PKCE S256)' },
     })
     .get('/auth/sso/callback', async ({ request }) => {

@@ -43,6 +43,14 @@ describe('request budgets', () => {
     expect((await c.client.get('/tokens/self')).status).toBe(200)
   })
 
+  test('optional authentication spends the presented credential\'s budget, not the address\'s', async () => {
+    const { client } = await signedUpUser(api.url)
+    const statuses: number[] = []
+    for (let i = 0; i < 6; i++) statuses.push((await client.post('/tenant-invitations/acceptance-records', { token: 'not-a-token' })).status)
+    expect(statuses.slice(0, 5).every((s) => s !== 429)).toBe(true)
+    expect(statuses[5]).toBe(429) // the user's 5, where the address has 40
+  })
+
   test('anonymous callers have a budget per address', async () => {
     const statuses: number[] = []
     for (let i = 0; i < 45; i++) statuses.push((await fetch(`${api.url}/v1/storage-regions`)).status)

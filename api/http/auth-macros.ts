@@ -1,0 +1,83 @@
+import type { Principal } from '../identity/service'
+import { admissionFor, authenticate, describeRequirement, permissionsOf, readCookie, SESSION_COOKIE, type Admission, type AuthRequirement } from './auth'
+import type { RequestBudgets } from './budgets'
+import type { AppDeps } from './deps'
+import { awaited } from './hook-kinds'
+import { stateOf, type RequestState } from './request-state'
+
+const SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { sessionCookie: [] }]
+
+/** `optionalAuth`: a requirement (the principal when a credential is presented, which must then meet it; null when
+ *  none is), or the object form. `when` decides from the body instead: requests it accepts must authenticate, the
+ *  others are anonymous whatever they present. `onFailure: 'anonymous'` answers a credential that fails to
+ *  authenticate as if none had been presented. */
+export type OptionalAuth = AuthRequirement | { requirement: AuthRequirement; when?: (body: unknown) => boolean; onFailure?: 'refuse' | 'anonymous' }
+
+type Hooked = { request: Request; body?: unknown }
+type Resolved<P> = { principal: P }
+const ANONYMOUS: Resolved<null> = Object.freeze({ principal: null })
+
+// The principal reaches the handler as the transform's return value, which Elysia merges into the context; a
+// resolve hook would cost every authenticated request a second hook. REQUIRED and OPTIONAL stand in for that
+// resolve in the types only.
+const REQUIRED = undefined as unknown as () => Resolved<Principal>
+const OPTIONAL = undefined as unknown as () => Resolved<Principal | null>
+
+const presented = (request: Request): boolean =>
+  request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
+
+/** The `auth`, `optionalAuth` and `public` macros: who the caller is, and which request budget they spend. */
+export function authMacros(deps: AppDeps, budgets: RequestBudgets) {
+  // Synchronous for a PAT in this replica's cache; a promise only when a lookup is needed.
+  function signIn(st: RequestState, request: Request, admission: Admission, failed: (err: unknown) => Resolved<null>) {
+    let resolved: ReturnType<typeof authenticate>
+    try {
+      resolved = authenticate(deps, request, admission)
+    } catch (err) {
+      return failed(err)
+    }
+    if (resolved instanceof Promise) return resolved.then((p) => ({ principal: budgets.admitted(st, p) }), failed)
+    return { principal: budgets.admitted(st, resolved) }
+  }
+
+  return {
+    public: (on: boolean) => ({
+      detail: { security: [] },
+      ...(on ? { transform({ request }: Hooked) { budgets.anonymous(stateOf(request)) } } : {}),
+    }),
+    auth: (requirement: AuthRequirement) => {
+      const admission = admissionFor(requirement)
+      return {
+        detail: { security: SECURITY, 'x-permissions': permissionsOf(requirement), description: describeRequirement(requirement) },
+        transform: awaited(({ request }: Hooked) => {
+          const st = stateOf(request)
+          return signIn(st, request, admission, (err) => { throw budgets.refused(st, err) })
+        }),
+        resolve: REQUIRED,
+      }
+    },
+    optionalAuth: (option: OptionalAuth) => {
+      const { requirement, when, onFailure } = typeof option === 'object' && 'requirement' in option ? option : { requirement: option }
+      const admission = admissionFor(requirement)
+      const anonymous = (st: RequestState) => {
+        budgets.anonymous(st)
+        return ANONYMOUS
+      }
+      return {
+        detail: {
+          security: [{}, ...SECURITY], 'x-permissions': permissionsOf(requirement),
+          description: `Credential optional. ${describeRequirement(requirement)}`,
+        },
+        transform: awaited(({ request, body }: Hooked) => {
+          const st = stateOf(request)
+          if (!(when ? when(body) : presented(request))) return anonymous(st)
+          return signIn(st, request, admission, (err) => {
+            if (onFailure === 'anonymous') return anonymous(st)
+            throw budgets.refused(st, err)
+          })
+        }),
+        resolve: OPTIONAL,
+      }
+    },
+  }
+}

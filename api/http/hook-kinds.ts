@@ -1,0 +1,11 @@
+// Elysia guesses from a hook's source text whether it may return a promise (any `return f(` or `=> f(` counts, in
+// the code Bun's transpiler produced) and awaits it if so. A needless await on a request or error hook makes every
+// route async; a missed one would let a promise through unawaited. So these hooks say which they are, in the field
+// where Elysia caches its guess.
+
+/** Never returns a promise. */
+export const sync = <F extends (...args: never[]) => unknown>(fn: F): F => ({ fn, isAsync: false }) as unknown as F
+
+/** May return a promise. Typed as returning nothing because Elysia's types say so of a transform, though it merges
+ *  what one returns into the context. */
+export const awaited = <C>(fn: (ctx: C) => unknown) => ({ fn, isAsync: true }) as unknown as (ctx: C) => void
