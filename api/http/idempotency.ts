@@ -14,7 +14,10 @@ export function parseIdempotencyKey(value: string | null): string | undefined {
   return value
 }
 
-/** Keys are unique per tenant; a caller without a tenant uses their user; public operations use the operation. */
+/** Keys of operations on tenant resources are unique per tenant, so a retry by any member finds the first answer.
+ *  Operations on the caller's own account (its sessions, factors, current membership) pass `perUser`: two members
+ *  who reuse a key must each get their own effect, never the other's stored response. A caller without a tenant
+ *  uses their user; public operations use the operation (their bodies carry the secret that binds them). */
 export function idempotencyScope(principal: Principal | undefined, operation: string, perUser = false): string {
   if (principal?.membership && !perUser) return `tenant:${principal.membership.tenantId}`
   if (principal) return `user:${principal.userId}`

@@ -22,14 +22,15 @@ function toResponse(value: unknown, set: SetContext): Response {
   return new Response(JSON.stringify(value), { status, headers })
 }
 
-const KEY_PARAMETER = {
+const keyParameter = (scope: string) => ({
   in: 'header', name: 'Idempotency-Key', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 },
-  description: 'Unique per tenant for 24 hours; a repeat with the same body replays the first response.',
-} as const
+  description: `Unique per ${scope} for 24 hours; a repeat with the same body replays the first response.`,
+} as const)
+const KEY_PARAMETERS = { tenant: [keyParameter('tenant (per user without a tenant; per operation when public)')], user: [keyParameter('calling user')] }
 
 /** `idempotent`: a request with an Idempotency-Key claims it before the handler runs, and its exact response is
  *  stored before it is sent; a repeat replays that. 'user' scopes keys to the caller instead of the tenant, for
- *  operations that change which tenant that is. Only these routes pay for the response hook. */
+ *  operations on the caller's own account (two members reusing a key never see each other's answer). Only these routes pay for the response hook. */
 export function idempotentMacro(deps: Pick<AppDeps, 'sql' | 'config' | 'keys'>) {
   const { config } = deps
   const storeAndSend = async (scope: string, key: string, res: Response): Promise<Response> => {
@@ -38,7 +39,7 @@ export function idempotentMacro(deps: Pick<AppDeps, 'sql' | 'config' | 'keys'>) 
     return res
   }
   return (on: boolean | 'user') => on ? {
-    detail: { parameters: [KEY_PARAMETER] },
+    detail: { parameters: on === 'user' ? KEY_PARAMETERS.user : KEY_PARAMETERS.tenant },
     transform({ request }: { request: Request }) {
       const key = parseIdempotencyKey(request.headers.get(IDEMPOTENCY_HEADER))
       if (key) stateOf(request).idempotency = { key }

@@ -1,4 +1,4 @@
-import type { Db } from '../platform/db'
+import type { Db, Sql } from '../platform/db'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 
 export interface TotpRow {
@@ -172,16 +172,19 @@ export async function insertMfaChallenge(db: Db, c: { sessionId: string; userId:
   return row!
 }
 
-/** A challenge that can still be answered: not confirmed, not expired, not burnt by wrong answers. */
-export async function findOpenMfaChallenge(db: Db, id: string, maxAttempts: number): Promise<MfaChallengeRow | undefined> {
+/** Takes one attempt of a challenge that can still be answered (not confirmed, not expired, attempts left) before
+ *  the answer is checked, in one conditional update: parallel answers cannot all pass a count read earlier. */
+export async function reserveMfaChallengeAttempt(db: Db, id: string, maxAttempts: number): Promise<MfaChallengeRow | undefined> {
   const [row] = await db<MfaChallengeRow[]>`
-    select * from mfa_challenges
-     where id = ${id} and confirmed_at is null and expires_at > now() and attempts < ${maxAttempts}`
+    update mfa_challenges set attempts = attempts + 1
+     where id = ${id} and confirmed_at is null and expires_at > now() and attempts < ${maxAttempts}
+    returning *`
   return row
 }
 
-export async function countMfaChallengeFailure(db: Db, id: string): Promise<void> {
-  await db`update mfa_challenges set attempts = attempts + 1 where id = ${id}`
+/** Gives back an attempt whose answer was never checked (the account's budget refused it first). */
+export async function releaseMfaChallengeAttempt(db: Db, id: string): Promise<void> {
+  await db`update mfa_challenges set attempts = attempts - 1 where id = ${id} and attempts > 0`
 }
 
 /** Spends an open challenge once; the session whose gate it lifts, or undefined. */
@@ -202,17 +205,27 @@ export async function secondFactorsOf(db: Db, userId: string): Promise<{ totp: b
 
 // ── Failure budget ──────────────────────────────────────────────────────────────────────────────────────────
 
-export async function recordMfaFailure(db: Db, userId: string, windowSeconds: number): Promise<void> {
-  await db`delete from mfa_failures where user_id = ${userId} and failed_at < now() - make_interval(secs => ${windowSeconds})`
-  await db`insert into mfa_failures (user_id) values (${userId})`
+// Distinct from the single-key lock of api/platform/migrate.ts: the two-key form is its own lock space.
+const FAILURE_BUDGET_LOCK = 727_002
+
+/** Takes one slot of the user's failure budget before an answer is checked: its id, or the seconds until the oldest
+ *  failure leaves the window when the budget is full. Counting and inserting happen under a per-user transaction
+ *  lock, so parallel answers queue for the count instead of all reading the same one. */
+export async function reserveMfaFailureSlot(sql: Sql, userId: string, budget: number, windowSeconds: number): Promise<{ slot: string } | { retryAfter: number }> {
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${FAILURE_BUDGET_LOCK}, hashtext(${userId}))`
+    await tx`delete from mfa_failures where user_id = ${userId} and failed_at <= now() - make_interval(secs => ${windowSeconds})`
+    const [row] = await tx<{ failures: number; retry_after: number }[]>`
+      select count(*)::int as failures,
+             coalesce(ceil(extract(epoch from min(failed_at) + make_interval(secs => ${windowSeconds}) - now())), 0)::int as retry_after
+        from mfa_failures where user_id = ${userId}`
+    if (row!.failures >= budget) return { retryAfter: Math.max(1, row!.retry_after) }
+    const [slot] = await tx<{ id: string }[]>`insert into mfa_failures (user_id) values (${userId}) returning id::text`
+    return { slot: slot!.id }
+  })
 }
 
-/** Wrong answers within the window, and the seconds until the oldest of them leaves it. */
-export async function recentMfaFailures(db: Db, userId: string, windowSeconds: number): Promise<{ failures: number; retryAfter: number }> {
-  const [row] = await db<{ failures: number; retry_after: number }[]>`
-    select count(*)::int as failures,
-           coalesce(ceil(extract(epoch from min(failed_at) + make_interval(secs => ${windowSeconds}) - now())), 0)::int as retry_after
-      from mfa_failures
-     where user_id = ${userId} and failed_at > now() - make_interval(secs => ${windowSeconds})`
-  return { failures: row!.failures, retryAfter: Math.max(1, row!.retry_after) }
+/** A right answer is no failure: its slot is given back. */
+export async function releaseMfaFailureSlot(db: Db, slot: string): Promise<void> {
+  await db`delete from mfa_failures where id = ${slot}::bigint`
 }

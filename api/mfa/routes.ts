@@ -51,7 +51,7 @@ export const mfaRoutes = (deps: AppDeps) =>
       set.status = 201
       return ok(request, await passkeyRegistrationOptions(deps, principal.userId))
     }, {
-      auth: 'session:enrolment', idempotent: true, errors: ['A400', 'A409'], response: { 201: envelope(WebAuthnRegistrationOptionsDto) },
+      auth: 'session:enrolment', idempotent: 'user', errors: ['A400', 'A409'], response: { 201: envelope(WebAuthnRegistrationOptionsDto) },
       detail: { summary: 'Options for navigator.credentials.create(); the challenge is single-use and lives 5 minutes' },
     })
     .post('/users/me/webauthn/registrations', async ({ request, principal, body, set }) => {
@@ -59,7 +59,7 @@ export const mfaRoutes = (deps: AppDeps) =>
       set.status = 201
       return ok(request, credential)
     }, {
-      auth: 'session:enrolment', idempotent: true, errors: ['A400', 'A409'], body: WebAuthnRegistrationRequestDto,
+      auth: 'session:enrolment', idempotent: 'user', errors: ['A400', 'A409'], body: WebAuthnRegistrationRequestDto,
       response: { 201: envelope(WebAuthnCredentialDto) },
       detail: { summary: 'Register a passkey from the response to the registration options' },
     })

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { decryptSecret, encryptSecret, sha256 } from '../platform/crypto'
-import type { Db } from '../platform/db'
+import type { Db, Sql } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError, rateLimited } from '../platform/errors'
 import { isUuid } from '../platform/ids'
@@ -11,8 +11,8 @@ import { findUserById } from '../users/queries'
 import { methodsOf } from './challenges'
 import type { WebAuthnCredential } from './model'
 import {
-  countRecoveryCodesLeft, countWebAuthnCredentials, deleteTotp, deleteWebAuthnCredential, findTotp, listWebAuthnCredentials, recentMfaFailures, recordMfaFailure,
-  replaceRecoveryCodes, secondFactorsOf, spendRecoveryCode, upsertPendingTotp, useTotpStep, type WebAuthnCredentialRow,
+  countRecoveryCodesLeft, countWebAuthnCredentials, deleteTotp, deleteWebAuthnCredential, findTotp, listWebAuthnCredentials, releaseMfaFailureSlot,
+  replaceRecoveryCodes, reserveMfaFailureSlot, secondFactorsOf, spendRecoveryCode, upsertPendingTotp, useTotpStep, type WebAuthnCredentialRow,
 } from './queries'
 import { acceptedTotpStep, newTotpSecret, qrCodeDataUrl, TOTP_DIGITS, TOTP_PERIOD, totpUri } from './totp'
 import { passwordlessOptions, registerCredential, registrationOptions, verifyAssertion } from './webauthn'
@@ -24,14 +24,18 @@ export const MFA_FAILURE_WINDOW_SECONDS = 900
 
 const invalidCode = (path: string, message: string) => new ApiError('VALIDATION_ERROR', message, { errors: [{ path, message }] })
 
-/** 429 while the user's wrong answers fill the budget; nothing is even checked then. */
-async function requireFailureBudget(db: Db, userId: string): Promise<void> {
-  const { failures, retryAfter } = await recentMfaFailures(db, userId, MFA_FAILURE_WINDOW_SECONDS)
-  if (failures < MFA_FAILURE_BUDGET) return
-  throw rateLimited('Too many wrong second-factor answers', { limit: MFA_FAILURE_BUDGET, windowSeconds: MFA_FAILURE_WINDOW_SECONDS, retryAfter })
+/** Runs `check` on one slot of the user's failure budget, taken before the answer is looked at; a right answer
+ *  gives the slot back. 429 while the budget is full: nothing is even checked then. */
+async function withinFailureBudget(sql: Sql, userId: string, check: () => Promise<boolean>): Promise<boolean> {
+  const reserved = await reserveMfaFailureSlot(sql, userId, MFA_FAILURE_BUDGET, MFA_FAILURE_WINDOW_SECONDS)
+  if ('retryAfter' in reserved) {
+    const { retryAfter } = reserved
+    throw rateLimited('Too many wrong second-factor answers', { limit: MFA_FAILURE_BUDGET, windowSeconds: MFA_FAILURE_WINDOW_SECONDS, retryAfter })
+  }
+  const ok = await check()
+  if (ok) await releaseMfaFailureSlot(sql, reserved.slot)
+  return ok
 }
-
-const recordFailure = (db: Db, userId: string) => recordMfaFailure(db, userId, MFA_FAILURE_WINDOW_SECONDS)
 
 async function userOf(db: Db, userId: string) {
   const user = await findUserById(db, userId)
@@ -107,14 +111,10 @@ export async function removeTotp({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'
   if (totp?.status === 'active') {
     const path = 'body.reauthenticationCode'
     if (!reauthenticationCode) throw invalidCode(path, 'A current TOTP code or an unused recovery code is required to remove TOTP')
-    await requireFailureBudget(sql, userId)
-    const ok = /^\d{6}$/.test(reauthenticationCode)
-      ? await spendTotpCode(sql, secrets, userId, reauthenticationCode)
-      : await spendRecovery(sql, userId, reauthenticationCode)
-    if (!ok) {
-      await recordFailure(sql, userId)
-      throw invalidCode(path, 'This is neither a current TOTP code nor an unused recovery code')
-    }
+    const ok = await withinFailureBudget(sql, userId, () => /^\d{6}$/.test(reauthenticationCode)
+      ? spendTotpCode(sql, secrets, userId, reauthenticationCode)
+      : spendRecovery(sql, userId, reauthenticationCode))
+    if (!ok) throw invalidCode(path, 'This is neither a current TOTP code nor an unused recovery code')
   }
   await sql.begin((tx) => deleteTotp(tx, userId))
   return { removed: true as const }
@@ -155,20 +155,17 @@ export async function removePasskey({ sql }: Pick<ServiceDeps, 'sql'>, userId: s
 export type SecondFactorAnswer = { method: 'totp' | 'recovery_code'; code: string } | { method: 'webauthn'; assertion: unknown }
 
 /** Whether the answer is one of the user's second factors. Refused with 429 while the user's wrong answers fill
- *  the budget; a wrong answer is counted. A passkey answer must sign `webauthnChallenge`. */
+ *  the budget; a wrong answer keeps the budget slot it took. A passkey answer must sign `webauthnChallenge`. */
 export async function checkSecondFactor(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, userId: string, answer: SecondFactorAnswer, webauthnChallenge: string | null): Promise<boolean> {
   const { sql } = deps
-  await requireFailureBudget(sql, userId)
-  let ok: boolean
-  if (answer.method === 'webauthn') {
+  return withinFailureBudget(sql, userId, async () => {
+    if (answer.method !== 'webauthn') {
+      return answer.method === 'totp' ? spendTotpCode(sql, deps.keys.secrets, userId, answer.code) : spendRecovery(sql, userId, answer.code)
+    }
     const assertion = answer.assertion as AuthenticationResponseJSON
-    ok = webauthnChallenge !== null
+    return webauthnChallenge !== null
       && (await verifyAssertion(sql, deps.config, assertion, webauthnChallenge, { requireUserVerification: false, userId })) !== null
-  } else {
-    ok = answer.method === 'totp' ? await spendTotpCode(sql, deps.keys.secrets, userId, answer.code) : await spendRecovery(sql, userId, answer.code)
-  }
-  if (!ok) await recordFailure(sql, userId)
-  return ok
+  })
 }
 
 export const passkeySignInOptions = async (deps: Pick<ServiceDeps, 'sql' | 'config'>) => ({ options: await passwordlessOptions(deps.sql, deps.config) })

@@ -33,8 +33,16 @@ export async function findLatestCodeReset(db: Db, userId: string): Promise<Reset
   return row
 }
 
-export async function countResetAttempt(db: Db, id: string): Promise<void> {
-  await db`update password_resets set attempts = attempts + 1 where id = ${id}`
+/** Takes one code attempt of an unused grant before the code is compared, in one conditional update: false when
+ *  none is left, so parallel guesses cannot all pass a count read earlier. */
+export async function reserveResetAttempt(db: Db, id: string, maxAttempts: number): Promise<boolean> {
+  const rows = await db`update password_resets set attempts = attempts + 1 where id = ${id} and used_at is null and attempts < ${maxAttempts} returning 1`
+  return rows.length === 1
+}
+
+/** A right code is no failed attempt: it gives its attempt back (a refused new password leaves the grant usable). */
+export async function releaseResetAttempt(db: Db, id: string): Promise<void> {
+  await db`update password_resets set attempts = attempts - 1 where id = ${id} and attempts > 0`
 }
 
 /** Single use: false when another request consumed it first. Every other open grant of the user dies with it. */

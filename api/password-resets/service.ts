@@ -9,7 +9,7 @@ import { revokeOtherSessions } from '../sessions/queries'
 import { findUserByEmail, findUserById, type UserRow } from '../users/queries'
 import { applyNewPassword, prepareNewPassword } from '../users/service'
 import { codeDigest, issueGrant, RESET_MINUTES } from './grants'
-import { claimResetSlot, consumeReset, countResetAttempt, findLatestCodeReset, findResetByTokenHash, type ResetRow } from './queries'
+import { claimResetSlot, consumeReset, findLatestCodeReset, findResetByTokenHash, releaseResetAttempt, reserveResetAttempt, type ResetRow } from './queries'
 
 /** One request a minute per address; wrong codes a grant survives before it is burnt. */
 export const RESET_INTERVAL_SECONDS = 60
@@ -69,11 +69,9 @@ async function grantFromCode({ sql, keys }: Deps, email: string, code: string): 
   const invalid = () => new ApiError('PASSWORD_RESET_CODE_INVALID', 'This reset code is not valid; request a new one after several failures')
   const user = await findUserByEmail(sql, email)
   const grant = user ? await findLatestCodeReset(sql, user.id) : undefined
-  if (!grant?.code_hash || grant.attempts >= MAX_CODE_ATTEMPTS) throw invalid()
-  if (!safeEqual(codeDigest(keys.secrets, grant.id, code), Buffer.from(grant.code_hash))) {
-    await countResetAttempt(sql, grant.id)
-    throw invalid()
-  }
+  if (!grant?.code_hash || !(await reserveResetAttempt(sql, grant.id, MAX_CODE_ATTEMPTS))) throw invalid()
+  if (!safeEqual(codeDigest(keys.secrets, grant.id, code), Buffer.from(grant.code_hash))) throw invalid()
+  await releaseResetAttempt(sql, grant.id)
   if (isExpired(grant)) throw new ApiError('PASSWORD_RESET_CODE_EXPIRED', 'This reset code has expired; request a new one')
   return grant
 }

@@ -24,7 +24,7 @@ export const sessionsRoutes = (deps: AppDeps) =>
       await revokeOwnSession(deps, principal, params.sessionId)
       set.status = 204
     }, {
-      auth: 'tenant:read', idempotent: true, errors: ['A400s', 'A404', 'A409s'], params: z.object({ sessionId: z.string() }),
+      auth: 'tenant:read', idempotent: 'user', errors: ['A400s', 'A404', 'A409s'], params: z.object({ sessionId: z.string() }),
       detail: { summary: 'Sign out one other session of yours' },
     })
     .post('/sessions/bulk-invalidation-requests', async ({ request, principal, set }) => {
@@ -33,7 +33,7 @@ export const sessionsRoutes = (deps: AppDeps) =>
       if (principal.credential === 'session') set.headers['set-cookie'] = clearedSessionCookie(deps.config)
       return ok(request, result)
     }, {
-      auth: 'tenant:read', idempotent: true, errors: ['A400s', 'A409s'], response: { 201: envelope(SessionInvalidateAllResponseDto) },
+      auth: 'tenant:read', idempotent: 'user', errors: ['A400s', 'A409s'], response: { 201: envelope(SessionInvalidateAllResponseDto) },
       detail: { summary: 'Sign out every session of yours, this one included' },
     })
     .get('/users/me/sessions', async ({ request, principal, query }) => page(request, await listSessions(deps, principal, query)), {
@@ -41,6 +41,6 @@ export const sessionsRoutes = (deps: AppDeps) =>
       detail: { summary: "The signed-in user's live sessions, newest first", tags: ['Accounts'] },
     })
     .post('/users/me/other-session-invalidation-requests', async ({ request, principal }) => ok(request, await invalidateOtherSessions(deps, principal)), {
-      auth: 'tenant:read', idempotent: true, errors: ['A400', 'A409'], response: { 200: envelope(InvalidateOtherSessionsResponseDto) },
+      auth: 'tenant:read', idempotent: 'user', errors: ['A400', 'A409'], response: { 200: envelope(InvalidateOtherSessionsResponseDto) },
       detail: { summary: 'Sign out every other session of yours (all of them when called with a PAT)', tags: ['Accounts'] },
     })

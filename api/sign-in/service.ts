@@ -7,7 +7,7 @@ import type { Principal } from '../identity/service'
 import type { SignInThrottle } from '../identity/sign-in-throttle'
 import { listUserMemberships } from '../memberships/queries'
 import { checkSecondFactor, type SecondFactorAnswer } from '../mfa/service'
-import { countMfaChallengeFailure, findOpenMfaChallenge, markMfaChallengeConfirmed } from '../mfa/queries'
+import { markMfaChallengeConfirmed, releaseMfaChallengeAttempt, reserveMfaChallengeAttempt } from '../mfa/queries'
 import { verifyPasswordlessAssertion } from '../mfa/webauthn'
 import { liftSessionMfaGate, switchSessionMembership } from '../sessions/queries'
 import { findUserByEmail, findUserById } from '../users/queries'
@@ -56,15 +56,21 @@ export async function signInWithPasskey(deps: Deps, assertion: unknown, ctx: Ses
 
 const challengeFailed = () => new ApiError('UNAUTHORIZED', 'The second factor was not accepted')
 
-/** Lifts the gate of the session the challenge belongs to. Wrong answers count against the challenge; an
- *  unknown, expired, answered or burnt challenge answers the same 401 as a wrong code. */
+/** Lifts the gate of the session the challenge belongs to. Each answer takes one of the challenge's attempts before
+ *  it is checked, so parallel answers cannot check more than the limit; an unknown, expired, answered or burnt
+ *  challenge answers the same 401 as a wrong code. */
 export async function confirmChallenge(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, input: SecondFactorAnswer & { challengeId: string }) {
-  const ch = await findOpenMfaChallenge(deps.sql, input.challengeId, MFA_CHALLENGE_MAX_ATTEMPTS)
+  const ch = await reserveMfaChallengeAttempt(deps.sql, input.challengeId, MFA_CHALLENGE_MAX_ATTEMPTS)
   if (!ch) throw new ApiError('UNAUTHORIZED', 'This challenge is unknown, expired, already answered or burnt by wrong answers; sign in again')
-  if (!(await checkSecondFactor(deps, ch.user_id, input, ch.webauthn_challenge))) {
-    await countMfaChallengeFailure(deps.sql, ch.id)
-    throw challengeFailed()
+  let ok: boolean
+  try {
+    ok = await checkSecondFactor(deps, ch.user_id, input, ch.webauthn_challenge)
+  } catch (err) {
+    // The account's failure budget refused it unchecked: that costs the challenge no attempt.
+    if (err instanceof ApiError && err.code === 'RATE_LIMITED') await releaseMfaChallengeAttempt(deps.sql, ch.id)
+    throw err
   }
+  if (!ok) throw challengeFailed()
   // The challenge is spent and the gate lifted together, once.
   const membershipId = await deps.sql.begin(async (tx) => {
     const sessionId = await markMfaChallengeConfirmed(tx, ch.id)
