@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import { healthRoutes } from './health/routes'
 import type { AppDeps } from './http/deps'
 import { openapiRoutes } from './http/openapi'
-import { httpConventions } from './http/plugin'
+import { httpConventions, publishRoutes } from './http/plugin'
 import { accountRoutes } from './account/routes'
 import { apiKeysRoutes } from './api-keys/routes'
 import { onboardingRoutes } from './onboarding/routes'
@@ -41,6 +41,7 @@ export function buildApp(deps: AppDeps) {
       .use(loginOptionsRoutes(deps)).use(membershipsRoutes(deps)).use(onboardingRoutes(deps)).use(ssoRoutes(deps)))
     .use(accountRoutes(deps))
   if (deps.config.BENCH_HELLO) elysiaHello(app as unknown as Elysia)
+  publishRoutes(deps, app.routes)
   return app
 }
 

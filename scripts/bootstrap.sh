@@ -35,4 +35,5 @@ if ! command -v docker-compose >/dev/null 2>&1; then
 fi
 
 bash scripts/setup-servers.sh all >/dev/null
-log "ready: npm packages, Temporal CLI and MinIO binaries"
+bash scripts/setup-schemathesis.sh >/dev/null
+log "ready: npm packages, Temporal CLI and MinIO binaries, the schema fuzzer"

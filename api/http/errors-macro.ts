@@ -1,6 +1,7 @@
 import type { Config } from '../platform/config'
 import { codesOf, type ErrorSetName } from '../platform/errors'
 import { jsonBodyParser } from './json-body'
+import { refuseNulInUrl } from './nul'
 import { stateOf } from './request-state'
 
 /** `errors`: the error sets a route declares (problem-mapping.ts refuses any other code), and its JSON body
@@ -18,6 +19,7 @@ export function errorsMacro(config: Pick<Config, 'MAX_BODY_BYTES'>) {
       detail: { 'x-error-sets': [...sets] } as never, // an OpenAPI extension key Elysia's detail type does not list
       transform({ request }: { request: Request }) {
         stateOf(request).allowedCodes = allowed
+        refuseNulInUrl(request.url)
       },
     }
   }

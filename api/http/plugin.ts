@@ -8,9 +8,14 @@ import type { AppDeps } from './deps'
 import { errorsMacro } from './errors-macro'
 import { sync } from './hook-kinds'
 import { idempotentMacro } from './idempotent-macro'
+import { methodIndex, type MethodIndex } from './method-index'
 import { problemMapping } from './problem-mapping'
 
 const built = new WeakMap<AppDeps, ReturnType<typeof buildConventions>>()
+const routeTables = new WeakMap<AppDeps, MethodIndex>()
+
+/** app.ts hands over the finished route table, so a known path asked with another method answers 405. */
+export const publishRoutes = (deps: AppDeps, routes: readonly { method: string; path: string }[]) => void routeTables.set(deps, methodIndex(routes))
 let instances = 0
 
 /** Every /v1 convention in one plugin: request ids, body limit, JSON bodies, problem+json, error-set enforcement,
@@ -35,7 +40,7 @@ function buildConventions(deps: AppDeps, instance: number) {
     // `server` property on every context.
     .onStart(({ server: started }) => { server = started as Server<unknown> | null })
     .onRequest(sync(arrivalHook(config, () => server, logged)))
-    .onError({ as: 'global' }, sync(problemMapping(log, config.NODE_ENV !== 'production')))
+    .onError({ as: 'global' }, sync(problemMapping(log, config.NODE_ENV !== 'production', (path) => routeTables.get(deps)?.allowed(path) ?? [])))
     .macro({ errors: errorsMacro(config), ...authMacros(deps, budgets), idempotent: idempotentMacro(deps) })
     .as('global')
   if (logged) plugin.onAfterResponse({ as: 'global' }, accessLog(log))

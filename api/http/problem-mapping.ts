@@ -19,20 +19,29 @@ type Failure = { request: Request; code: unknown; error: unknown }
 /** Every failure becomes problem+json, and a code outside the route's declared error sets is logged (and, outside
  *  production, answered as a 500 so tests catch it). Written so Elysia does not take it for async (see arrival.ts):
  *  an async error hook would make every route's handler async. */
-export function problemMapping(log: Logger, strictErrorSets: boolean) {
+export function problemMapping(log: Logger, strictErrorSets: boolean, allowedMethods: (pathname: string) => string[]) {
   return function toProblem({ request, code, error }: Failure): Response {
     const st = stateOf(request)
     let status: number, errCode: string, message: string
     let extra: ApiError['extra'] = {}
-    if (error instanceof ApiError) {
-      ;({ status, code: errCode, message, extra } = error)
+    // Elysia wraps whatever a body parser throws in its ParseError; ours throws ApiErrors that say what was wrong.
+    const cause = code === 'PARSE' ? (error as { cause?: unknown }).cause : undefined
+    if (error instanceof ApiError || cause instanceof ApiError) {
+      ;({ status, code: errCode, message, extra } = (cause instanceof ApiError ? cause : error) as ApiError)
     } else if (code === 'PARSE') {
       ;[status, errCode, message] = [400, 'BAD_REQUEST', 'Request body is not valid JSON']
     } else if (code === 'VALIDATION') {
       ;[status, errCode, message] = [400, 'VALIDATION_ERROR', 'The request does not match the schema']
       extra = { errors: validationErrors(error) }
     } else if (code === 'NOT_FOUND') {
-      ;[status, errCode, message] = [404, 'NOT_FOUND', `No route matches ${request.method} ${new URL(request.url).pathname}`]
+      const path = new URL(request.url).pathname
+      const allow = allowedMethods(path)
+      if (allow.length > 0) {
+        ;[status, errCode, message] = [405, 'METHOD_NOT_ALLOWED', `${path} does not serve ${request.method}; it serves ${allow.join(', ')}`]
+        extra = { headers: { allow: allow.join(', ') } }
+      } else {
+        ;[status, errCode, message] = [404, 'NOT_FOUND', `No route matches ${request.method} ${path}`]
+      }
     } else {
       log.error('unhandled error', { requestId: st.requestId, err: error, stack: (error as Error)?.stack })
       ;[status, errCode, message] = INTERNAL

@@ -39,7 +39,7 @@ export const mfaRoutes = (deps: AppDeps) =>
     })
     .delete('/users/me/mfa/totp', async ({ request, principal, body }) =>
       ok(request, await removeTotp(deps, principal.userId, body?.reauthenticationCode)), {
-      auth: 'session', errors: ['A400', 'A409'], body: TotpRemovalRequestDto.optional(), response: { 200: envelope(RemovalResultDto) },
+      auth: 'session', errors: ['A400', 'A409'], body: TotpRemovalRequestDto.nullish(), response: { 200: envelope(RemovalResultDto) },
       detail: { summary: 'Remove TOTP and its recovery codes; needs a current code or a recovery code' },
     })
     .get('/users/me/webauthn/credentials', async ({ request, principal, query }) =>

@@ -39,7 +39,7 @@ export const signInRoutes = (deps: AppDeps) => {
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
       return ok(request, await sessionEnvelope(deps, user.id, membershipId, session))
     }, {
-      public: true, errors: ['A400s', 'A409s'], body: CreateSessionBodyDto, response: { 201: AuthSessionEnvelopeSwaggerDto },
+      public: true, errors: ['A400s', 'A409s', 'U401'], body: CreateSessionBodyDto, response: { 201: AuthSessionEnvelopeSwaggerDto },
       detail: { summary: 'Sign in with email and password, or with a passkey assertion (see POST /sessions/passkey-challenges)' },
     })
     .post('/sessions/mfa-challenges/confirmations', async ({ request, body, set }) => {
@@ -47,7 +47,7 @@ export const signInRoutes = (deps: AppDeps) => {
       set.status = 201
       return ok(request, (await describeMe(deps, userId, membershipId)).me)
     }, {
-      public: true, idempotent: true, errors: ['A400s', 'A409s'], body: MfaChallengeConfirmRequestDto,
+      public: true, idempotent: true, errors: ['A400s', 'A409s', 'U401'], body: MfaChallengeConfirmRequestDto,
       response: { 201: envelope(AuthMeResponseDto) },
       detail: { summary: 'Answer the second-factor challenge of a new session with a TOTP code, a recovery code or a passkey', tags: ['Multi-factor and passkeys'] },
     })

@@ -1,0 +1,28 @@
+/** Which methods the app serves on a path, for the 405 answer's Allow header (RFC 9110 §15.5.6). Built once from
+ *  the app's route table after every domain has registered; a path parameter matches one segment. */
+export interface MethodIndex {
+  allowed(pathname: string): string[]
+}
+
+export function methodIndex(routes: readonly { method: string; path: string }[]): MethodIndex {
+  const patterns = new Map<string, { re: RegExp; methods: Set<string> }>()
+  for (const { method, path } of routes) {
+    if (method === 'ALL' || path.includes('*')) continue
+    let entry = patterns.get(path)
+    if (!entry) {
+      const source = path.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')
+      patterns.set(path, (entry = { re: new RegExp(`^${source}/?$`), methods: new Set() }))
+    }
+    entry.methods.add(method.toUpperCase())
+    // Bun answers HEAD for every GET route.
+    if (method.toUpperCase() === 'GET') entry.methods.add('HEAD')
+  }
+  const list = [...patterns.values()]
+  return {
+    allowed(pathname) {
+      const methods = new Set<string>()
+      for (const { re, methods: m } of list) if (re.test(pathname)) for (const x of m) methods.add(x)
+      return [...methods].sort()
+    },
+  }
+}

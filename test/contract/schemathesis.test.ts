@@ -1,0 +1,91 @@
+// Schemathesis (PyPI) holds the whole published contract: it fuzzes every operation of /v1/openapi.json against a
+// real API process with seeded principals and fails on any server error, any response that does not match its
+// documented status, schema, headers or content type, and any schema-violating request that is accepted.
+// Bounded for the test command; a deeper run: RCP_FUZZ_EXAMPLES=200 RCP_FUZZ_SECONDS=900 ./scripts/test test/contract
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { PERMISSIONS } from '../../api/identity/permissions'
+import { freePort, REPO_ROOT, spawnChild, tail, waitUntil, type Child } from '../../scripts/platform'
+import { Client } from '../support/client'
+import { PASSWORD, uniqueEmail, uniqueSlug } from '../support/fixtures'
+
+const EXAMPLES = Number(process.env.RCP_FUZZ_EXAMPLES ?? 12)
+const SECONDS = Number(process.env.RCP_FUZZ_SECONDS ?? 75)
+const CHECKS = [
+  'not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_headers_conformance',
+  'response_schema_conformance', 'negative_data_rejection', 'unsupported_method', 'allow_header_conformance',
+]
+
+/** Operations that would end the fuzzer's own credential, so everything after them would only test a 401. */
+const ENDS_OWN_CREDENTIAL = [
+  'DELETE /v1/sessions/current', // ends the cookie session
+  'POST /v1/sessions/bulk-invalidation-requests', // ends every session, this one included
+  'DELETE /v1/api-keys/{apiKeyId}', // may revoke the fuzzer's own token (its id is in the list responses)
+  'POST /v1/api-keys/memberships/{membershipId}/revocations', // revokes every token of the fuzzer's membership
+]
+/** Left out of the cookie pass only: an auth policy that requires MFA or SSO would hold the session at the gate. */
+const GATES_OWN_SESSION = ['PATCH /v1/tenants/current/auth-policy', 'POST /v1/sessions/current-membership-switches']
+
+let api: Child
+let base = ''
+const logFile = join(process.env.RCP_TEST_DATA_DIR ?? '/tmp', 'logs', 'fuzz-api.log')
+
+beforeAll(async () => {
+  const port = await freePort()
+  base = `http://127.0.0.1:${port}`
+  // Its own process, as deployed; budgets off so the fuzzer meets the operations, not the rate limiter; headers
+  // up to 64 KiB so an oversized query reaches our validation (Bun's own limit answers a bare 431).
+  api = spawnChild('fuzz-api', {
+    cmd: [process.execPath, '--max-http-header-size=65536', 'api/main.ts'], cwd: REPO_ROOT, logFile,
+    env: {
+      ...process.env, PORT: String(port), LOG_LEVEL: 'warn', RATE_LIMIT_PRINCIPAL_PER_MINUTE: '0', RATE_LIMIT_TENANT_PER_MINUTE: '0',
+      RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0', SIGNIN_ACCOUNT_LOCK_FAILURES: '0', SIGNIN_IP_LOCK_FAILURES: '0',
+    },
+  })
+  await waitUntil(api, 'the fuzz API', async () => (await fetch(`${base}/healthz`)).ok)
+})
+
+afterAll(async () => {
+  await api?.stop()
+})
+
+/** An owner of a fresh tenant: a cookie session with its CSRF token, and a PAT holding every permission point. */
+async function principals() {
+  const client = new Client(base)
+  const reg = await client.post('/users', { email: uniqueEmail('fuzz'), password: PASSWORD })
+  expect(reg.status).toBe(201)
+  expect((await client.post('/tenants', { name: 'Fuzz', slug: uniqueSlug('fuzz') })).status).toBe(201)
+  const pat = await client.post('/api-keys', { name: 'fuzzer', scopes: [...PERMISSIONS] })
+  expect(pat.status).toBe(201)
+  return { cookie: client.cookie!, csrf: client.csrf!, token: pat.json.data.token as string }
+}
+
+async function fuzz(label: string, headers: string[], exclude: string[]) {
+  const setup = Bun.spawnSync(['bash', 'scripts/setup-schemathesis.sh'], { cwd: REPO_ROOT })
+  expect(setup.exitCode).toBe(0)
+  const exe = setup.stdout.toString().trim()
+  const args = [
+    'run', `${base}/v1/openapi.json`, '--url', base, '--checks', CHECKS.join(','),
+    '--phases', 'examples,coverage,fuzzing,stateful', '--max-examples', String(EXAMPLES), '--max-time', String(SECONDS),
+    '--workers', '2', '--request-timeout', '15', '--generation-deterministic', '--no-color', '--suppress-health-check', 'all',
+    ...headers.flatMap((h) => ['--header', h]),
+    ...exclude.flatMap((op) => { const [method, path] = op.split(' '); return ['--exclude-by', `method == '${method}' and path == '${path!.slice(3)}'`] }),
+  ]
+  const proc = Bun.spawn([exe, ...args], { cwd: REPO_ROOT, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SCHEMATHESIS_HOOKS: '' } })
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  if (code !== 0) console.error(`schemathesis (${label}) exited ${code}:\n${out.slice(-12_000)}\n${err.slice(-2000)}\nAPI log:\n${tail(logFile, 20)}`)
+  expect({ label, code }).toEqual({ label, code: 0 })
+  expect(out).toContain('Tested')
+}
+
+describe('schemathesis over the whole OpenAPI document', () => {
+  test('as a personal access token with every permission point', async () => {
+    const p = await principals()
+    await fuzz('PAT', [`Authorization: Bearer ${p.token}`], ENDS_OWN_CREDENTIAL)
+  }, (SECONDS + 60) * 1000)
+
+  test('as a cookie session with its CSRF header', async () => {
+    const p = await principals()
+    await fuzz('cookie', [`Cookie: ${p.cookie}`, `x-csrf-token: ${p.csrf}`], [...ENDS_OWN_CREDENTIAL, ...GATES_OWN_SESSION])
+  }, (SECONDS + 60) * 1000)
+})
