@@ -17,11 +17,15 @@ export function methodIndex(routes: readonly { method: string; path: string }[])
     // Bun answers HEAD for every GET route.
     if (method.toUpperCase() === 'GET') entry.methods.add('HEAD')
   }
-  const list = [...patterns.values()]
+  const list = [...patterns.entries()]
   return {
     allowed(pathname) {
+      // A path that names a resource of its own (no parameter) is that resource, whatever a parameter route of
+      // the same shape would also catch: /sessions/bulk-invalidation-requests is not a session id.
+      const exact = patterns.get(pathname) ?? patterns.get(pathname.replace(/\/$/, ''))
+      if (exact) return [...exact.methods].sort()
       const methods = new Set<string>()
-      for (const { re, methods: m } of list) if (re.test(pathname)) for (const x of m) methods.add(x)
+      for (const [, { re, methods: m }] of list) if (re.test(pathname)) for (const x of m) methods.add(x)
       return [...methods].sort()
     },
   }

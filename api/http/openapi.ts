@@ -58,6 +58,19 @@ function addProblemResponses(paths: Json): void {
   }
 }
 
+const hasDefault = (schema: unknown) => !!schema && typeof schema === 'object' && 'default' in (schema as Json)
+
+/** zod writes its output type, where a field with a default is always present, so "required"; a client may leave
+ *  it out (the server fills it in), so in a request it is optional: as a property and as a query parameter. */
+function optionalDefaults(node: Json): Json {
+  if (Array.isArray(node.required) && node.properties && typeof node.properties === 'object') {
+    const props = node.properties as Json
+    node.required = (node.required as string[]).filter((name) => !hasDefault(props[name]))
+  }
+  if (node.in === 'query' && node.required === true && hasDefault(node.schema)) node.required = false
+  return node
+}
+
 /** Elysia inlines every named zod model as a local $defs block; clients want them once, by name, under
  *  components.schemas. This lifts them and rewrites the references. */
 export function hoistSchemas(doc: Json): Json {
@@ -76,7 +89,7 @@ export function hoistSchemas(doc: Json): Json {
       }
     }
     // A schema that is nothing but a reference after hoisting stays a plain $ref.
-    return out
+    return optionalDefaults(out)
   }
   const paths = walk(doc.paths) as Json
   addProblemResponses(paths)

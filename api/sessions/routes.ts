@@ -18,14 +18,14 @@ export const sessionsRoutes = (deps: AppDeps) =>
       set.headers['set-cookie'] = clearedSessionCookie(deps.config)
     }, {
       auth: 'user', errors: ['A400s', 'A409s'],
-      detail: { summary: 'Sign out of this session' },
+      detail: { summary: 'Sign out of this session', responses: { 204: { description: 'Signed out; the session cookie is cleared' } } },
     })
     .delete('/sessions/:sessionId', async ({ principal, params, set }) => {
       await revokeOwnSession(deps, principal, params.sessionId)
       set.status = 204
     }, {
       auth: 'tenant:read', idempotent: 'user', errors: ['A400s', 'A404', 'A409s'], params: z.object({ sessionId: z.string() }),
-      detail: { summary: 'Sign out one other session of yours' },
+      detail: { summary: 'Sign out one other session of yours', responses: { 204: { description: 'That session is ended' } } },
     })
     .post('/sessions/bulk-invalidation-requests', async ({ request, principal, set }) => {
       const result = await invalidateAllSessions(deps, principal)

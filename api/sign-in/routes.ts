@@ -77,7 +77,10 @@ export const signInRoutes = (deps: AppDeps) => {
       return new Response(null, { status: 302, headers })
     }, {
       optionalAuth: { requirement: 'user', onFailure: 'anonymous' }, errors: ['A400s'], query: z.object({ returnTo: z.string().max(2048).optional().describe('A path on this site to land on afterwards') }),
-      detail: { tags: SSO_TAGS, summary: 'Start OIDC sign-in: redirects the browser to the identity provider (state, nonce and PKCE S256)' },
+      detail: {
+        tags: SSO_TAGS, summary: 'Start OIDC sign-in: redirects the browser to the identity provider (state, nonce and PKCE S256)',
+        responses: { 302: { description: "To the identity provider; sets the state cookie", headers: { location: { schema: { type: 'string' } } } } },
+      },
     })
     .get('/auth/sso/callback', async ({ request }) => {
       const url = new URL(`${callbackUrl(request)}${new URL(request.url).search}`)
@@ -88,6 +91,9 @@ export const signInRoutes = (deps: AppDeps) => {
       return new Response(null, { status: 303, headers })
     }, {
       public: true, errors: ['A400s'],
-      detail: { tags: SSO_TAGS, summary: 'Where the identity provider returns: exchanges the code, signs in (just-in-time membership) and redirects' },
+      detail: {
+        tags: SSO_TAGS, summary: 'Where the identity provider returns: exchanges the code, signs in (just-in-time membership) and redirects',
+        responses: { 303: { description: 'Signed in: to returnTo or the account page, with the session cookie', headers: { location: { schema: { type: 'string' } } } } },
+      },
     })
 }

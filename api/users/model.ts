@@ -1,7 +1,8 @@
 import { z } from 'zod'
 import { ROLES } from '../identity/permissions'
 
-export const Email = z.string().trim().toLowerCase().pipe(z.email().max(254))
+// RFC 5321 caps the local part at 64 octets; a JSON Schema "email" validator refuses longer ones, so do we.
+export const Email = z.string().trim().toLowerCase().pipe(z.email().max(254).refine((e) => e.indexOf('@') <= 64, 'the part before @ is at most 64 characters'))
 export const Password = z.string().min(1).max(1024)
 
 export const UserDto = z.object({
