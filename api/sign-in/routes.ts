@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { z } from 'zod'
 import type { AppDeps } from '../http/deps'
-import { authenticate, readCookie, SESSION_COOKIE } from '../http/auth'
+import { readCookie } from '../http/auth'
 import { envelope, ok } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
 import { stateOf } from '../http/request-state'
@@ -13,7 +13,8 @@ import { describeMe } from '../users/service'
 import { AuthSessionEnvelopeSwaggerDto, CreateSessionBodyDto, SwitchCurrentMembershipBodyDto } from './model'
 import { sessionEnvelope } from './respond'
 import { confirmChallenge, signInWithPasskey, signInWithPassword, switchCurrentMembership } from './service'
-import { finishSsoSignIn, safeReturnTo, SSO_STATE_COOKIE, startSsoSignIn } from './sso'
+import { SsoLinkRequestBodyDto, SsoLinkRequestDto } from '../sso/model'
+import { finishSsoSignIn, safeReturnTo, SSO_STATE_COOKIE, startSsoLink, startSsoSignIn } from './sso'
 
 const CALLBACK_PATH = '/v1/auth/sso/callback'
 const AFTER_SIGN_IN = '/account'
@@ -69,16 +70,24 @@ export const signInRoutes = (deps: AppDeps) => {
       detail: { summary: "Switch this session to another of your memberships (that tenant's session lifetimes apply)" },
     })
     .get('/auth/sso/:connectionId/start', async ({ request, params, query }) => {
-      // Started from a signed-in session, the provider's identity is linked to that account.
-      const signedIn = request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
-      const linkUserId = signedIn ? await Promise.resolve().then(() => authenticate(deps, request, 'user')).then((p) => p.userId, () => null) : null
-      const start = await startSsoSignIn(deps, params.connectionId, { redirectUri: callbackUrl(request), returnTo: safeReturnTo(query.returnTo), linkUserId })
+      // Never links, whatever cookie the browser carries: a foreign site can make a browser GET this (SameSite=Lax).
+      const start = await startSsoSignIn(deps, params.connectionId, { redirectUri: callbackUrl(request), returnTo: safeReturnTo(query.returnTo), linkUserId: null })
       const headers = new Headers({ location: start.location, 'cache-control': 'no-store' })
       headers.append('set-cookie', stateCookie(start.state, start.stateTtlSeconds))
       return new Response(null, { status: 302, headers })
     }, {
       public: true, errors: ['A400s'], query: z.object({ returnTo: z.string().max(2048).optional().describe('A path on this site to land on afterwards') }),
       detail: { tags: SSO_TAGS, summary: 'Start OIDC sign-in: redirects the browser to the identity provider (state, nonce and PKCE S256)' },
+    })
+    .post('/users/me/sso-identities/link-requests', async ({ request, principal, body, set }) => {
+      const start = await startSsoLink(deps, principal, body, callbackUrl(request))
+      set.status = 201
+      set.headers['set-cookie'] = stateCookie(start.state, start.stateTtlSeconds)
+      set.headers['cache-control'] = 'no-store'
+      return ok(request, { authorizationUrl: start.location, expiresAt: new Date(Date.now() + start.stateTtlSeconds * 1000).toISOString() })
+    }, {
+      auth: 'session', errors: ['A400', 'A409'], body: SsoLinkRequestBodyDto, response: { 201: envelope(SsoLinkRequestDto) },
+      detail: { tags: SSO_TAGS, summary: 'Link a single sign-on identity to your account: needs a sign-in or second factor within 5 minutes; send the browser to authorizationUrl' },
     })
     .get('/auth/sso/callback', async ({ request }) => {
       const url = new URL(`${callbackUrl(request)}${new URL(request.url).search}`)

@@ -7,6 +7,8 @@ export interface UserRow {
   password_hash: string | null
   status: 'active' | 'activation_required' | 'disabled'
   password_change_required: boolean
+  /** The SSO connection that created this account just in time; only it may claim the account by email. */
+  created_by_sso_connection_id: string | null
   version: number
   created_at: Date
   updated_at: Date
@@ -55,9 +57,9 @@ export async function insertProvisionedUser(db: Db, u: {
 }
 
 /** An account a single sign-on provider vouches for: no password. undefined when the email is taken. */
-export async function insertPasswordlessUser(db: Db, email: string, displayName: string | null): Promise<string | undefined> {
+export async function insertPasswordlessUser(db: Db, email: string, displayName: string | null, ssoConnectionId: string): Promise<string | undefined> {
   const [row] = await db<{ id: string }[]>`
-    insert into users (email, display_name, password_hash) values (${email}, ${displayName}, null)
+    insert into users (email, display_name, password_hash, created_by_sso_connection_id) values (${email}, ${displayName}, null, ${ssoConnectionId})
     on conflict (lower(email)) do nothing returning id`
   return row?.id
 }
