@@ -87,12 +87,16 @@ describe('claiming an existing account by email', () => {
   test('an account awaiting activation is never claimable by SSO, not even on a verified domain', async () => {
     const owner = await tenantOwner(api.url)
     const domain = `${uniqueSlug('corp')}.test`
-    await verifyDomain(owner, domain)
     const c = await connection(owner, [domain])
     const email = `invited@${domain}`
-    await api.sql`insert into users (email, password_hash, status) values (${email}, null, 'activation_required')` // as an invitation leaves it
-    const res = await browserSignIn(browser, api.url, startUrl(c), assert({ email, email_verified: true }))
-    expect({ status: res.status, code: res.body?.code }).toEqual({ status: 400, code: 'OAUTH_ACCOUNT_LINK_REQUIRED' })
+    const [invited] = await api.sql`insert into users (email, password_hash, status) values (${email}, null, 'activation_required') returning id` // as provisioning leaves it
+    const attempt = async () => {
+      const res = await browserSignIn(browser, api.url, startUrl(c), assert({ email, email_verified: true }))
+      return { status: res.status, code: res.body?.code, signedInAsInvited: (await sessionUser(res.session)) === invited!.id }
+    }
+    expect(await attempt()).toEqual({ status: 400, code: 'OAUTH_ACCOUNT_LINK_REQUIRED', signedInAsInvited: false })
+    await verifyDomain(owner, domain)
+    expect(await attempt()).toEqual({ status: 400, code: 'OAUTH_ACCOUNT_LINK_REQUIRED', signedInAsInvited: false })
   })
 
   test('on a domain the tenant verified, only an explicit email_verified: true claims the existing account', async () => {
