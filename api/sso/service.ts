@@ -6,6 +6,7 @@ import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
 import { currentMembership, type Principal } from '../identity/service'
+import { forgetCreatingConnection } from '../users/queries'
 import type { CreateSsoConnection, UpdateSsoConnection } from './model'
 import {
   deleteUserIdentity, findSsoConnection, insertSsoConnection, listSsoConnections, listUserIdentities, updateSsoConnection, type SsoConnectionRow,
@@ -67,8 +68,16 @@ export async function listMyIdentities({ sql, keys }: Pick<ServiceDeps, 'sql' | 
   return mapPage(p, toSsoIdentityDto)
 }
 
+/** Unlinked, the identity no longer reaches the account, and its connection loses any claim by email it had as
+ *  the account's creator. */
 export async function unlinkMyIdentity({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string) {
-  const row = isUuid(id) ? await deleteUserIdentity(sql, principal.userId, id) : undefined
-  if (!row) throw new ApiError('NOT_FOUND', 'You have no linked identity with this id')
-  return row
+  if (!isUuid(id)) throw identityNotFound()
+  return sql.begin(async (tx) => {
+    const row = await deleteUserIdentity(tx, principal.userId, id)
+    if (!row) throw identityNotFound()
+    await forgetCreatingConnection(tx, principal.userId, row.connection_id)
+    return row
+  })
 }
+
+const identityNotFound = () => new ApiError('NOT_FOUND', 'You have no linked identity with this id')

@@ -86,3 +86,8 @@ export async function recordPasswordHistory(db: Db, userId: string, passwordHash
     delete from password_history where user_id = ${userId}
        and id not in (select id from password_history where user_id = ${userId} order by id desc limit ${keep})`
 }
+
+/** The account's owner unlinked the connection that created it: that connection loses its claim by email too. */
+export async function forgetCreatingConnection(db: Db, userId: string, connectionId: string): Promise<void> {
+  await db`update users set created_by_sso_connection_id = null where id = ${userId} and created_by_sso_connection_id = ${connectionId}`
+}

@@ -164,6 +164,19 @@ describe('linking', () => {
   })
 })
 
+describe('unlinking', () => {
+  test('an account made by SSO that unlinks its identity is no longer claimable by that connection', async () => {
+    const owner = await tenantOwner(api.url)
+    const c = await connection(owner)
+    const email = uniqueEmail('unlinks')
+    const made = await browserSignIn(browser, api.url, startUrl(c), email)
+    const user = await sessionClient(made.session)
+    const [identity] = (await user.get('/users/me/sso-identities')).json.data
+    expect((await user.delete(`/users/me/sso-identities/${identity.id}`)).status).toBe(200)
+    expect((await browserSignIn(browser, api.url, startUrl(c), email)).body?.code).toBe('OAUTH_ACCOUNT_LINK_REQUIRED')
+  })
+})
+
 describe('second factor across tenants', () => {
   test("an SSO sign-in through tenant A's connection is no second factor in tenant B", async () => {
     const a = await tenantOwner(api.url)
