@@ -8,6 +8,7 @@ import { apiKeysRoutes } from './api-keys/routes'
 import { onboardingRoutes } from './onboarding/routes'
 import { membershipsRoutes } from './memberships/routes'
 import { ssoRoutes } from './sso/routes'
+import { domainsRoutes } from './domains/routes'
 import { authPolicyRoutes } from './auth-policy/routes'
 import { loginOptionsRoutes } from './login-options/routes'
 import { passwordResetsRoutes } from './password-resets/routes'
@@ -38,7 +39,8 @@ export function buildApp(deps: AppDeps) {
     .use(new Elysia({ prefix: '/v1' })
       .use(usersRoutes(deps)).use(sessionsRoutes(deps)).use(signInRoutes(deps)).use(tenantsRoutes(deps)).use(apiKeysRoutes(deps))
       .use(storageRoutes(deps)).use(mfaRoutes(deps)).use(authPolicyRoutes(deps)).use(passwordResetsRoutes(deps))
-      .use(loginOptionsRoutes(deps)).use(membershipsRoutes(deps)).use(onboardingRoutes(deps)).use(ssoRoutes(deps)))
+      .use(loginOptionsRoutes(deps)).use(membershipsRoutes(deps)).use(onboardingRoutes(deps)).use(ssoRoutes(deps))
+      .use(domainsRoutes(deps)))
     .use(accountRoutes(deps))
   if (deps.config.BENCH_HELLO) elysiaHello(app as unknown as Elysia)
   publishRoutes(deps, app.routes)

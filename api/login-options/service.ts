@@ -1,4 +1,5 @@
 import { findAuthPoliciesForDomain } from '../auth-policy/queries'
+import { domainOfEmail, tenantsVerifyingDomain } from '../domains/service'
 import { findEnabledConnectionsForDomain } from '../sso/queries'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
@@ -8,16 +9,19 @@ export interface SsoOption {
   name: string
 }
 
-/** The enabled SSO connections whose email domains include `domain`. */
-export async function ssoConnectionsForDomain(db: Db, domain: string): Promise<SsoOption[]> {
-  return (await findEnabledConnectionsForDomain(db, domain)).map((c) => ({ connectionId: c.id, name: c.name }))
+/** The enabled SSO connections whose email domains include `domain`, of the tenants that verified it. */
+export async function ssoConnectionsForDomain(db: Db, domain: string, verifiedBy: string[]): Promise<SsoOption[]> {
+  return (await findEnabledConnectionsForDomain(db, domain)).filter((c) => verifiedBy.includes(c.tenant_id)).map((c) => ({ connectionId: c.id, name: c.name }))
 }
 
 /** GET /auth/login-options: what the sign-in page should offer. It depends on the email's domain only (the tenants
- *  that claim it), never on whether an account exists, so it reveals nothing about accounts. */
+ *  that claim it), never on whether an account exists, so it reveals nothing about accounts. Only a tenant that
+ *  proved control of the domain (api/domains) counts: any tenant can list any domain, which proves nothing. */
 export async function loginOptions({ sql: db }: Pick<ServiceDeps, 'sql'>, email: string | undefined) {
-  const domain = email?.includes('@') ? email.slice(email.lastIndexOf('@') + 1).trim().toLowerCase() : undefined
-  const [policies, sso] = domain ? await Promise.all([findAuthPoliciesForDomain(db, domain), ssoConnectionsForDomain(db, domain)]) : [[], []]
+  const domain = email?.includes('@') ? domainOfEmail(email) : undefined
+  const verifiedBy = domain ? await tenantsVerifyingDomain(db, domain) : []
+  const [claims, sso] = domain ? await Promise.all([findAuthPoliciesForDomain(db, domain), ssoConnectionsForDomain(db, domain, verifiedBy)]) : [[], []]
+  const policies = claims.filter((p) => verifiedBy.includes(p.tenant_id))
   const ssoEnforced = policies.some((p) => p.sso_enforced)
   const allows = (method: string) => policies.every((p) => p.allowed_sign_in_methods.includes(method))
   return {

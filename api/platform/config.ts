@@ -66,6 +66,9 @@ export const ConfigSchema = z.object({
     .refine((cidrs) => cidrs.every((c) => parseCidr(c) !== null), 'comma-separated CIDRs such as 127.0.0.0/8,::1/128'),
   // A PEM bundle trusted for outbound https in addition to the system roots (a test-made CA, a corporate one).
   OUTBOUND_CA_FILE: z.string().min(1).refine(existsSync, 'no such file').optional(),
+  // The DNS servers asked for domain-verification TXT records (host or host:port, comma-separated); empty: the
+  // system's resolvers. Tests point it at a local responder.
+  DOMAIN_VERIFICATION_DNS_SERVERS: z.string().default('').transform(list),
   // Mounts GET /bench/hello, the bare baseline the benchmarks compare every route against.
   BENCH_HELLO: z.stringbool().default(false),
 })

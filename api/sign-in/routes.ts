@@ -13,7 +13,8 @@ import { describeMe } from '../users/service'
 import { AuthSessionEnvelopeSwaggerDto, CreateSessionBodyDto, SwitchCurrentMembershipBodyDto } from './model'
 import { sessionEnvelope } from './respond'
 import { confirmChallenge, signInWithPasskey, signInWithPassword, switchCurrentMembership } from './service'
-import { finishSsoSignIn, safeReturnTo, SSO_STATE_COOKIE, startSsoSignIn } from './sso'
+import { SsoLinkRequestBodyDto, SsoLinkRequestDto } from '../sso/model'
+import { finishSsoSignIn, safeReturnTo, SSO_STATE_COOKIE, startSsoLink, startSsoSignIn } from './sso'
 
 const CALLBACK_PATH = '/v1/auth/sso/callback'
 const AFTER_SIGN_IN = '/account'
@@ -68,19 +69,28 @@ export const signInRoutes = (deps: AppDeps) => {
       response: { 201: envelope(AuthMeResponseDto) },
       detail: { summary: "Switch this session to another of your memberships (that tenant's session lifetimes apply)" },
     })
-    .get('/auth/sso/:connectionId/start', async ({ request, principal, params, query }) => {
-      // Started from a signed-in session, the provider's identity is linked to that account.
-      const linkUserId = principal?.userId ?? null
-      const start = await startSsoSignIn(deps, params.connectionId, { redirectUri: callbackUrl(request), returnTo: safeReturnTo(query.returnTo), linkUserId })
+    .get('/auth/sso/:connectionId/start', async ({ request, params, query }) => {
+      // Never links, whatever cookie the browser carries: a foreign site can make a browser GET this (SameSite=Lax).
+      const start = await startSsoSignIn(deps, params.connectionId, { redirectUri: callbackUrl(request), returnTo: safeReturnTo(query.returnTo), linkUserId: null })
       const headers = new Headers({ location: start.location, 'cache-control': 'no-store' })
       headers.append('set-cookie', stateCookie(start.state, start.stateTtlSeconds))
       return new Response(null, { status: 302, headers })
     }, {
-      optionalAuth: { requirement: 'user', onFailure: 'anonymous' }, errors: ['A400s'], query: z.object({ returnTo: z.string().max(2048).optional().describe('A path on this site to land on afterwards') }),
+      public: true, errors: ['A400s'], query: z.object({ returnTo: z.string().max(2048).optional().describe('A path on this site to land on afterwards') }),
       detail: {
         tags: SSO_TAGS, summary: 'Start OIDC sign-in: redirects the browser to the identity provider (state, nonce and PKCE S256)',
         responses: { 302: { description: "To the identity provider; sets the state cookie", headers: { location: { schema: { type: 'string' } } } } },
       },
+    })
+    .post('/users/me/sso-identities/link-requests', async ({ request, principal, body, set }) => {
+      const start = await startSsoLink(deps, principal, body, callbackUrl(request))
+      set.status = 201
+      set.headers['set-cookie'] = stateCookie(start.state, start.stateTtlSeconds)
+      set.headers['cache-control'] = 'no-store'
+      return ok(request, { authorizationUrl: start.location, expiresAt: new Date(Date.now() + start.stateTtlSeconds * 1000).toISOString() })
+    }, {
+      auth: 'session', errors: ['A400', 'A409'], body: SsoLinkRequestBodyDto, response: { 201: envelope(SsoLinkRequestDto) },
+      detail: { tags: SSO_TAGS, summary: 'Link a single sign-on identity to your account: needs a sign-in or second factor within 5 minutes; send the browser to authorizationUrl' },
     })
     .get('/auth/sso/callback', async ({ request }) => {
       const url = new URL(`${callbackUrl(request)}${new URL(request.url).search}`)

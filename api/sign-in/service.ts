@@ -11,6 +11,7 @@ import { markMfaChallengeConfirmed, releaseMfaChallengeAttempt, reserveMfaChalle
 import { verifyPasswordlessAssertion } from '../mfa/webauthn'
 import { liftSessionMfaGate, switchSessionMembership } from '../sessions/queries'
 import { findUserByEmail, findUserById } from '../users/queries'
+import { secondFactorHoldsIn } from './session-fit'
 import { landingMembership, sessionLifetimes, startSession, type SessionContext } from './session-start'
 
 type Deps = Pick<ServiceDeps, 'sql' | 'config'>
@@ -88,6 +89,9 @@ export async function switchCurrentMembership(deps: Deps, principal: Principal, 
   if (!m) throw new ApiError('MEMBERSHIP_NOT_FOUND', 'You have no membership with this id')
   if (m.status === 'disabled') throw new ApiError('MEMBERSHIP_DISABLED', 'That membership is disabled')
   if (m.status === 'expired') throw new ApiError('MEMBERSHIP_EXPIRED', 'That membership has expired')
+  if (!(await secondFactorHoldsIn(deps.sql, principal.userId, principal.authentication, m.tenant_id))) {
+    throw new ApiError('MFA_REQUIRED', 'This session signed in through another tenant\'s single sign-on: sign in again with your second factor to enter this tenant')
+  }
   const lifetimes = await sessionLifetimes(deps.sql, deps, m.id)
   await switchSessionMembership(deps.sql, { sessionId: principal.credentialId, userId: principal.userId, membershipId: m.id, ...lifetimes })
   return m.id

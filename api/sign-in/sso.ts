@@ -9,9 +9,11 @@ import { ApiError } from '../platform/errors'
 import { guardedFetchApi } from '../platform/outbound/fetch'
 import { outboundPolicyOf } from '../platform/outbound/policy'
 import type { Role } from '../identity/permissions'
+import type { Principal } from '../identity/service'
 import { ensureMembership } from '../memberships/queries'
-import { findIdentityUser, findSsoConnection, insertLoginState, linkIdentity, takeLoginState, type SsoConnectionRow } from '../sso/queries'
-import { findUserByEmail, findUserById, insertPasswordlessUser } from '../users/queries'
+import { findSsoConnection, insertLoginState, takeLoginState, type SsoConnectionRow } from '../sso/queries'
+import { findUserById } from '../users/queries'
+import { claimAccount } from './sso-claim'
 import { startSession, type SessionContext } from './session-start'
 
 export const SSO_STATE_COOKIE = 'rcp_sso_state'
@@ -68,6 +70,20 @@ export async function startSsoSignIn(deps: SsoDeps, connectionId: string, opts: 
   return { location: url.href, state, stateTtlSeconds: STATE_TTL_SECONDS }
 }
 
+/** How recently a session must have proven presence (sign-in or second factor) to link an identity to it. */
+export const LINK_REAUTHENTICATION_SECONDS = 5 * 60
+
+/** Linking is a state change the signed-in user asks for explicitly (never a GET a foreign site can trigger with the
+ *  ambient cookie), from a session that authenticated within LINK_REAUTHENTICATION_SECONDS. */
+export async function startSsoLink(deps: SsoDeps, principal: Principal, input: { connectionId: string; returnTo?: string }, redirectUri: string) {
+  const auth = principal.authentication
+  if (principal.credential !== 'session' || !auth) throw new ApiError('BAD_REQUEST', 'Only a signed-in session can link a single sign-on identity')
+  if (Date.now() - auth.authenticatedAt.getTime() > LINK_REAUTHENTICATION_SECONDS * 1000) {
+    throw new ApiError('FORBIDDEN', `Sign in again (or answer your second factor) within ${LINK_REAUTHENTICATION_SECONDS / 60} minutes before linking an identity`)
+  }
+  return startSsoSignIn(deps, input.connectionId, { redirectUri, returnTo: safeReturnTo(input.returnTo), linkUserId: principal.userId })
+}
+
 /** `callbackUrl` is the full URL the provider redirected to; `cookieState` the state cookie of this browser. */
 export async function finishSsoSignIn(deps: SsoDeps, callbackUrl: URL, cookieState: string | undefined, ctx: SessionContext) {
   const state = callbackUrl.searchParams.get('state')
@@ -94,24 +110,15 @@ export async function finishSsoSignIn(deps: SsoDeps, callbackUrl: URL, cookieSta
   if (c.email_domains.length > 0 && !c.email_domains.includes(domain)) {
     throw notConfigured(`Single sign-on of this tenant does not cover ${domain}`)
   }
-  const name = typeof claims.name === 'string' ? claims.name.slice(0, 200) : null
+  const assertion = { subject: claims.sub, email, emailVerified: claims.email_verified === true, name: typeof claims.name === 'string' ? claims.name.slice(0, 200) : null }
 
   return deps.sql.begin(async (tx) => {
-    let userId = await findIdentityUser(tx, c.id, claims.sub)
-    if (!userId) {
-      const existing = await findUserByEmail(tx, email)
-      const linking = pending.link_user_id ? await findUserById(tx, pending.link_user_id) : undefined
-      if (existing && !(linking && linking.id === existing.id) && existing.password_hash !== null) {
-        throw new ApiError('OAUTH_ACCOUNT_LINK_REQUIRED', 'This address has a password account: sign in with it, then start single sign-on again to link it')
-      }
-      userId = existing?.id ?? (await insertPasswordlessUser(tx, email, name))
-      if (!userId) throw new ApiError('OAUTH_ACCOUNT_LINK_REQUIRED', 'This address has an account: sign in, then start single sign-on again to link it')
-      await linkIdentity(tx, c.id, claims.sub, userId)
-    }
+    const userId = await claimAccount(tx, c, assertion, pending.link_user_id)
     const user = await findUserById(tx, userId)
     if (!user || user.status === 'disabled') throw new ApiError('OAUTH_EXCHANGE_FAILED', 'This account is disabled')
+    if (user.status === 'activation_required') throw new ApiError('OAUTH_ACCOUNT_LINK_REQUIRED', 'This account awaits activation: follow the invitation mail first')
     const membershipId = await ensureMembership(tx, c.tenant_id, userId, c.default_role as Role)
-    // The provider authenticated the user: its sign-in stands in for our second factor.
+    // The provider authenticated the user: its sign-in stands in for our second factor, in this tenant only.
     const session = await startSession(tx, deps, userId, membershipId, ctx, { method: 'sso', ssoConnectionId: c.id, secondFactorVerified: true })
     return { session, returnTo: pending.return_to }
   })

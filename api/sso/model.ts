@@ -3,7 +3,7 @@ import { PageQuery } from '../platform/pagination'
 
 // Just-in-time members get this role; never owner, which only an owner grants by hand.
 export const SSO_ROLES = ['admin', 'researcher', 'billing_admin', 'viewer'] as const
-const Domain = z.string().trim().toLowerCase().regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'a DNS domain such as example.com')
+export const Domain = z.string().trim().toLowerCase().regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'a DNS domain such as example.com')
 const Issuer = z.url({ protocol: /^https?$/ }).max(2048).describe('The OpenID Provider issuer; discovery reads <issuer>/.well-known/openid-configuration')
 
 export const TenantSsoConnectionDto = z.object({
@@ -46,3 +46,22 @@ export const UpdateTenantSsoConnectionRequestDto = z.strictObject({
 export type CreateSsoConnection = z.infer<typeof CreateTenantSsoConnectionRequestDto>
 export type UpdateSsoConnection = z.infer<typeof UpdateTenantSsoConnectionRequestDto>
 export const ListSsoConnectionsQuery = PageQuery
+
+export const SsoIdentityDto = z.object({
+  id: z.uuid(),
+  connectionId: z.uuid(),
+  connectionName: z.string(),
+  tenantId: z.uuid().describe('The tenant whose connection asserted this identity'),
+  subject: z.string().describe("The provider's subject (sub) for you"),
+  createdAt: z.iso.datetime(),
+}).meta({ id: 'SsoIdentityDto' })
+
+export const SsoLinkRequestBodyDto = z.strictObject({
+  connectionId: z.uuid(),
+  returnTo: z.string().max(2048).optional().describe('A path on this site to land on afterwards'),
+}).meta({ id: 'SsoLinkRequestBodyDto' })
+
+export const SsoLinkRequestDto = z.object({
+  authorizationUrl: z.string().describe("Send the browser here (the provider); the callback links the provider's identity to you"),
+  expiresAt: z.iso.datetime(),
+}).meta({ id: 'SsoLinkRequestDto' })

@@ -96,9 +96,37 @@ export async function linkIdentity(db: Db, connectionId: string, subject: string
 
 /** Enabled connections that claim an email domain explicitly (an empty domain list admits any address at sign-in,
  *  but offering it to every domain on the sign-in page would advertise the tenant to strangers). */
-export async function findEnabledConnectionsForDomain(db: Db, domain: string): Promise<{ id: string; name: string }[]> {
-  return db<{ id: string; name: string }[]>`
-    select id, name from sso_connections
+export async function findEnabledConnectionsForDomain(db: Db, domain: string): Promise<{ id: string; name: string; tenant_id: string }[]> {
+  return db<{ id: string; name: string; tenant_id: string }[]>`
+    select id, name, tenant_id from sso_connections
      where enabled and ${domain} = any (email_domains)
      order by created_at, id`
+}
+
+export interface SsoIdentityRow {
+  id: string
+  connection_id: string
+  connection_name: string
+  tenant_id: string
+  subject: string
+  created_at: Date
+}
+
+const IDENTITY_COLUMNS = `i.id, i.connection_id, c.name as connection_name, c.tenant_id, i.subject, i.created_at`
+
+export async function listUserIdentities(db: Db, userId: string, after: CreatedCursor | null, limit: number) {
+  return db<(SsoIdentityRow & { cursor_at: string })[]>`
+    select *, ${db.unsafe(CURSOR_AT)}
+      from (select ${db.unsafe(IDENTITY_COLUMNS)} from sso_identities i join sso_connections c on c.id = i.connection_id
+             where i.user_id = ${userId}) mine
+     where true ${newestFirstAfter(db, after)}
+     order by created_at desc, id desc
+     limit ${limit}`
+}
+
+export async function deleteUserIdentity(db: Db, userId: string, id: string): Promise<SsoIdentityRow | undefined> {
+  const [row] = await db<SsoIdentityRow[]>`
+    with gone as (delete from sso_identities where user_id = ${userId} and id = ${id} returning *)
+    select ${db.unsafe(IDENTITY_COLUMNS)} from gone i join sso_connections c on c.id = i.connection_id`
+  return row
 }

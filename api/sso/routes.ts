@@ -1,9 +1,10 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../http/deps'
-import { envelope, ifMatchVersion, listEnvelope, okVersioned, page } from '../http/envelope'
+import { envelope, ifMatchVersion, listEnvelope, ok, okVersioned, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
-import { CreateTenantSsoConnectionRequestDto, ListSsoConnectionsQuery, TenantSsoConnectionDto, UpdateTenantSsoConnectionRequestDto } from './model'
-import { createConnection, getConnection, listConnections, toSsoConnectionDto, updateConnection } from './service'
+import { PageQuery } from '../platform/pagination'
+import { CreateTenantSsoConnectionRequestDto, ListSsoConnectionsQuery, SsoIdentityDto, TenantSsoConnectionDto, UpdateTenantSsoConnectionRequestDto } from './model'
+import { createConnection, getConnection, listConnections, listMyIdentities, toSsoConnectionDto, toSsoIdentityDto, unlinkMyIdentity, updateConnection } from './service'
 
 export const ssoRoutes = (deps: AppDeps) => {
   const dto = toSsoConnectionDto(deps.config)
@@ -37,5 +38,15 @@ export const ssoRoutes = (deps: AppDeps) => {
       auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], body: UpdateTenantSsoConnectionRequestDto,
       response: { 200: envelope(TenantSsoConnectionDto) },
       detail: { summary: 'Change an OIDC connection (If-Match optional); a new clientSecret replaces the stored one' },
+    })
+    // Linking starts at POST /users/me/sso-identities/link-requests (api/sign-in/routes.ts).
+    .get('/users/me/sso-identities', async ({ request, principal, query }) => page(request, await listMyIdentities(deps, principal, query)), {
+      auth: 'session', errors: ['A400p'], query: PageQuery, response: { 200: listEnvelope(SsoIdentityDto) },
+      detail: { summary: 'Single sign-on identities linked to your account, newest first' },
+    })
+    .delete('/users/me/sso-identities/:identityId', async ({ request, principal, params }) =>
+      ok(request, toSsoIdentityDto(await unlinkMyIdentity(deps, principal, params.identityId))), {
+      auth: 'session', errors: ['A400', 'A404', 'A409'], response: { 200: envelope(SsoIdentityDto) },
+      detail: { summary: "Unlink an identity: that provider's sign-in no longer reaches your account through it" },
     })
 }

@@ -6,8 +6,12 @@ import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
 import { currentMembership, type Principal } from '../identity/service'
+import { forgetCreatingConnection } from '../users/queries'
 import type { CreateSsoConnection, UpdateSsoConnection } from './model'
-import { findSsoConnection, insertSsoConnection, listSsoConnections, updateSsoConnection, type SsoConnectionRow } from './queries'
+import {
+  deleteUserIdentity, findSsoConnection, insertSsoConnection, listSsoConnections, listUserIdentities, updateSsoConnection, type SsoConnectionRow,
+  type SsoIdentityRow,
+} from './queries'
 
 const trimIssuer = (issuer: string) => issuer.replace(/\/+$/, '')
 
@@ -52,3 +56,28 @@ export async function updateConnection(deps: Pick<ServiceDeps, 'sql' | 'keys'>, 
   if (!row) throw new ApiError('PRECONDITION_FAILED', 'If-Match does not match the current version; fetch the resource and retry')
   return row
 }
+
+export const toSsoIdentityDto = (r: SsoIdentityRow) => ({
+  id: r.id, connectionId: r.connection_id, connectionName: r.connection_name, tenantId: r.tenant_id, subject: r.subject, createdAt: r.created_at.toISOString(),
+})
+
+/** The caller's own linked identities, across tenants (they are the user's, not a tenant's). */
+export async function listMyIdentities({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, q: PageParams) {
+  const binding = { route: 'GET /users/me/sso-identities', scope: `user:${principal.userId}`, filters: {} }
+  const p = await paginate(keys.page, binding, q, (after, limit) => listUserIdentities(sql, principal.userId, after, limit), createdCursorOf)
+  return mapPage(p, toSsoIdentityDto)
+}
+
+/** Unlinked, the identity no longer reaches the account, and its connection loses any claim by email it had as
+ *  the account's creator. */
+export async function unlinkMyIdentity({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string) {
+  if (!isUuid(id)) throw identityNotFound()
+  return sql.begin(async (tx) => {
+    const row = await deleteUserIdentity(tx, principal.userId, id)
+    if (!row) throw identityNotFound()
+    await forgetCreatingConnection(tx, principal.userId, row.connection_id)
+    return row
+  })
+}
+
+const identityNotFound = () => new ApiError('NOT_FOUND', 'You have no linked identity with this id')

@@ -7,6 +7,8 @@ export interface UserRow {
   password_hash: string | null
   status: 'active' | 'activation_required' | 'disabled'
   password_change_required: boolean
+  /** The SSO connection that created this account just in time; only it may claim the account by email. */
+  created_by_sso_connection_id: string | null
   version: number
   created_at: Date
   updated_at: Date
@@ -55,9 +57,9 @@ export async function insertProvisionedUser(db: Db, u: {
 }
 
 /** An account a single sign-on provider vouches for: no password. undefined when the email is taken. */
-export async function insertPasswordlessUser(db: Db, email: string, displayName: string | null): Promise<string | undefined> {
+export async function insertPasswordlessUser(db: Db, email: string, displayName: string | null, ssoConnectionId: string): Promise<string | undefined> {
   const [row] = await db<{ id: string }[]>`
-    insert into users (email, display_name, password_hash) values (${email}, ${displayName}, null)
+    insert into users (email, display_name, password_hash, created_by_sso_connection_id) values (${email}, ${displayName}, null, ${ssoConnectionId})
     on conflict (lower(email)) do nothing returning id`
   return row?.id
 }
@@ -83,4 +85,9 @@ export async function recordPasswordHistory(db: Db, userId: string, passwordHash
   await db`
     delete from password_history where user_id = ${userId}
        and id not in (select id from password_history where user_id = ${userId} order by id desc limit ${keep})`
+}
+
+/** The account's owner unlinked the connection that created it: that connection loses its claim by email too. */
+export async function forgetCreatingConnection(db: Db, userId: string, connectionId: string): Promise<void> {
+  await db`update users set created_by_sso_connection_id = null where id = ${userId} and created_by_sso_connection_id = ${connectionId}`
 }

@@ -17,6 +17,10 @@ afterAll(async () => { await Promise.all([api.stop(), strict.stop()]) })
 
 const anon = (base = api.url) => new Client(base)
 const tokenOf = (c: Client) => c.cookie!.split('=')[1]!
+// Issue 12: a tenant's domain claims count only once it proved control of the domain. The row is what a passed
+// POST /tenants/current/domains/{id}/verifications leaves; the DNS TXT flow itself is in test/tenancy/sso-takeover.test.ts.
+const verifiedDomain = (tenantId: string, domain: string) =>
+  api.sql`insert into tenant_domains (tenant_id, domain, challenge_token, verified_at) values (${tenantId}, ${domain}, 'fixture', now())`
 
 describe('sign-in', () => {
   test('an unknown email and a wrong password answer the same 401 UNAUTHORIZED', async () => {
@@ -89,8 +93,12 @@ describe('sign-in', () => {
 
   test('a tenant that allows no password sign-in (or enforces SSO) refuses it', async () => {
     const owner = await tenantOwner(api.url)
-    const member = await memberOf(api.url, owner.client, 'viewer')
+    const domain = `${uniqueSlug('corp')}.example`
+    const member = await memberOf(api.url, owner.client, 'viewer', `viewer@${domain}`)
     expect((await owner.client.patch('/tenants/current/auth-policy', { ssoEnforced: true })).status).toBe(200)
+    // Issue 12: SSO is enforced only on members whose email domain the tenant verified.
+    expect((await anon().post('/sessions', { email: member.email, password: PASSWORD })).status).toBe(201)
+    await verifiedDomain(owner.tenantId, domain)
     const res = await anon().post('/sessions', { email: member.email, password: PASSWORD })
     expect(res.status).toBe(401)
     expect(res.json.code).toBe('UNAUTHORIZED')
@@ -188,6 +196,10 @@ describe('login options', () => {
     const owner = await tenantOwner(api.url)
     const domain = `${uniqueSlug('corp')}.example`
     expect((await owner.client.patch('/tenants/current/auth-policy', { allowedEmailDomains: [domain], ssoEnforced: true })).status).toBe(200)
+    // Issue 12: an unverified claim changes nothing; the tenant's proven domain does.
+    const unproven = await anon().get(`/auth/login-options?email=${encodeURIComponent(`anyone@${domain}`)}`)
+    expect(unproven.json.data).toEqual({ password: true, passkey: true, ssoEnforced: false, sso: [] })
+    await verifiedDomain(owner.tenantId, domain)
     const corp = await anon().get(`/auth/login-options?email=${encodeURIComponent(`anyone@${domain}`)}`)
     expect(corp.json.data).toEqual({ password: false, passkey: false, ssoEnforced: true, sso: [] })
     expect((await anon().get(`/auth/login-options?email=someone@elsewhere.example`)).json.data.password).toBe(true)
@@ -204,6 +216,9 @@ describe('login options', () => {
     expect((await create('Any address', [])).status).toBe(201)
     const off = await create('Disabled', [domain])
     expect((await owner.client.patch(`/tenants/current/sso-connections/${off.json.data.id}`, { enabled: false })).status).toBe(200)
+    // Issue 12: connections are offered only for a domain their tenant verified.
+    expect((await anon().get(`/auth/login-options?email=${encodeURIComponent(`ada@${domain}`)}`)).json.data.sso).toEqual([])
+    await verifiedDomain(owner.tenantId, domain)
     const res = await anon().get(`/auth/login-options?email=${encodeURIComponent(`ada@${domain}`)}`)
     expect(res.json.data.sso).toEqual([{ connectionId: claimed.json.data.id, name: 'Corp IdP' }])
     expect((await anon().get('/auth/login-options?email=ada@elsewhere.example')).json.data.sso).toEqual([])

@@ -56,6 +56,19 @@ const seeds: Record<string, Seed> = {
     insert into sso_connections (tenant_id, name, issuer, client_id, client_secret_sealed, default_role, created_at)
     select ${o.tenantId}, 'idp ' || o, 'https://idp.example.test', 'client', '\\x00'::bytea, 'viewer', ${at(sql)} from ${offsets(sql)}
     returning id`),
+  domains: async (sql, o) => ids(await sql`
+    insert into tenant_domains (tenant_id, domain, challenge_token, created_at)
+    select ${o.tenantId}, 'd' || o || '-' || gen_random_uuid() || '.example', 'token', ${at(sql)} from ${offsets(sql)}
+    returning id`),
+  ssoIdentities: async (sql, o) => {
+    const [c] = await sql<{ id: string }[]>`
+      insert into sso_connections (tenant_id, name, issuer, client_id, client_secret_sealed, default_role)
+      values (${o.tenantId}, 'idp', 'https://idp.example.test', 'client', '\\x00'::bytea, 'viewer') returning id`
+    return ids(await sql`
+      insert into sso_identities (connection_id, subject, user_id, created_at)
+      select ${c!.id}, 'sub-' || o || '-' || gen_random_uuid(), ${o.userId}, ${at(sql)} from ${offsets(sql)}
+      returning id`)
+  },
 }
 
 // Every list endpoint of the API, with the table its rows live in and the order it promises.
@@ -70,6 +83,8 @@ const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'as
   { path: '/tenants/current/storage-reconciliation-jobs?status=succeeded', seed: 'storageJobs', table: 'storage_reconciliation_jobs', order: 'desc' },
   { path: '/tenant-invitations', seed: 'invitations', table: 'tenant_invitations', order: 'desc' },
   { path: '/tenants/current/sso-connections', seed: 'ssoConnections', table: 'sso_connections', order: 'desc' },
+  { path: '/tenants/current/domains', seed: 'domains', table: 'tenant_domains', order: 'desc' },
+  { path: '/users/me/sso-identities', seed: 'ssoIdentities', table: 'sso_identities', order: 'desc' },
 ]
 
 async function walk(client: Client, path: string, pageSize: number): Promise<string[]> {

@@ -14,7 +14,10 @@ describe('tenant isolation', () => {
     const key = await patFor(member.client, ['tenant:read'])
     const invited = uniqueEmail('isolated-invite')
     const invitation = (await a.client.post('/tenant-invitations', { email: invited, role: 'viewer' })).json.data
-    const secrets = [a.tenantId, a.membershipId, a.email, member.userId, member.membershipId, member.email, key.id, invitation.id, invited]
+    const claimedDomain = `${uniqueEmail('isolated').split('@')[0]}.example`
+    const domain = (await a.client.post('/tenants/current/domains', { domain: claimedDomain })).json.data
+    const secrets = [a.tenantId, a.membershipId, a.email, member.userId, member.membershipId, member.email, key.id, invitation.id, invited,
+      domain.id, claimedDomain, domain.verificationRecord.value]
     const before = await api.sql`select (select version from memberships where id = ${member.membershipId}) as v,
       (select revoked_at from api_keys where id = ${key.id}) as k, (select revoked_at from tenant_invitations where id = ${invitation.id}) as i`
 
@@ -24,7 +27,7 @@ describe('tenant isolation', () => {
 
     const doc = await (await fetch(`${api.url}/v1/openapi.json`)).json() as any
     const idFor = (name: string) =>
-      ({ membershipId: member.membershipId, apiKeyId: key.id, invitationId: invitation.id, userId: member.userId })[name] ?? a.tenantId
+      ({ membershipId: member.membershipId, apiKeyId: key.id, invitationId: invitation.id, userId: member.userId, domainId: domain.id })[name] ?? a.tenantId
     let walked = 0
     for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
       if (!path.startsWith('/v1/')) continue
@@ -36,7 +39,7 @@ describe('tenant isolation', () => {
         const label = `${method.toUpperCase()} ${path} → ${res.status}`
         // A value the caller sent may be echoed (a 404 naming the id asked for); nothing else of A may appear.
         for (const s of secrets) expect({ label, leaks: res.text.includes(s) && !concrete.includes(s) ? s : null }).toEqual({ label, leaks: null })
-        if (/\{(membershipId|apiKeyId|invitationId)\}/.test(path)) expect({ label, refused: [403, 404].includes(res.status) || res.status === 400 }).toEqual({ label, refused: true })
+        if (/\{(membershipId|apiKeyId|invitationId|domainId)\}/.test(path)) expect({ label, refused: [403, 404].includes(res.status) || res.status === 400 }).toEqual({ label, refused: true })
       }
     }
     expect(walked).toBeGreaterThan(10)
@@ -51,6 +54,9 @@ describe('tenant isolation', () => {
     expect((await other.delete(`/api-keys/${key.id}`)).status).toBe(404)
     expect((await other.post(`/api-keys/memberships/${member.membershipId}/revocations`)).status).toBe(404)
     expect((await other.delete(`/tenant-invitations/${invitation.id}`)).status).toBe(404)
+    expect((await other.delete(`/tenants/current/domains/${domain.id}`)).status).toBe(404)
+    expect((await other.post(`/tenants/current/domains/${domain.id}/verifications`)).status).toBe(404)
+    expect((await a.client.get('/tenants/current/domains')).json.data.map((d: any) => d.id)).toEqual([domain.id])
     // A's own PAT still works: nothing was revoked.
     expect((await bearer(api.url, key.token).get('/tokens/self')).status).toBe(200)
   })

@@ -1,50 +1,28 @@
 // Single sign-on against a real OpenID Provider (oidc-provider with its development login and consent pages),
 // driven by Debian Chromium under playwright-core: start → provider login form → consent → callback → session.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import Provider from 'oidc-provider'
 import type { Browser } from 'playwright-core'
 import { startApi, type TestApi } from '../support/api'
 import { launchChromium } from '../support/chromium'
 import { Client } from '../support/client'
 import { signedUpUser, tenantOwner, uniqueEmail } from '../support/fixtures'
+import { browserLink, browserSignIn as signInWith, CLIENT_ID, CLIENT_SECRET, startOidcProvider, type TestProvider } from '../support/oidc'
 import { memberOf } from './members'
-
-const CLIENT_ID = 'rcp-test'
-const CLIENT_SECRET = 'a-client-secret-for-the-test-provider'
 
 let api: TestApi
 let issuer: string
-let server: { stop(): void } | undefined
+let provider: TestProvider | undefined
 let browser: Browser
 
 beforeAll(async () => {
   api = await startApi()
-  const { createServer } = await import('node:http')
-  const http = createServer()
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
-  issuer = `http://127.0.0.1:${(http.address() as { port: number }).port}`
-  const provider = new Provider(issuer, {
-    clients: [{
-      client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [`${api.url}/v1/auth/sso/callback`],
-      grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic',
-    }],
-    // Dev interactions take any login and password; the login is the account's email.
-    findAccount: async (_ctx: unknown, id: string) => ({
-      accountId: id,
-      claims: async () => ({ sub: `sub-${id}`, email: id, email_verified: true, name: `SSO ${id.split('@')[0]}` }),
-    }),
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    pkce: { required: () => true },
-    cookies: { keys: ['test-cookie-key'] },
-    ttl: { Interaction: 600, Session: 3600, Grant: 600, AccessToken: 600, IdToken: 600 },
-  })
-  http.on('request', provider.callback())
-  server = { stop: () => http.close() }
+  provider = await startOidcProvider(api.url)
+  issuer = provider.issuer
   browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
-  server?.stop()
+  provider?.stop()
   await api.stop()
 })
 
@@ -56,26 +34,7 @@ async function connection(owner: { client: Client }, extra: Record<string, unkno
   return res.json.data
 }
 
-/** Drives the browser from the start URL through the provider's login and consent; returns where it landed. */
-async function browserSignIn(startUrl: string, email: string, cookies: { name: string; value: string }[] = []) {
-  const context = await browser.newContext()
-  try {
-    if (cookies.length) await context.addCookies(cookies.map((c) => ({ ...c, url: api.url })))
-    const page = await context.newPage()
-    const callback = page.waitForResponse((r) => r.url().startsWith(`${api.url}/v1/auth/sso/callback`))
-    await page.goto(startUrl)
-    await page.fill('input[name="login"]', email)
-    await page.fill('input[name="password"]', 'anything')
-    await page.click('button[type="submit"]')
-    await page.waitForSelector('button[type="submit"]')
-    await page.click('button[type="submit"]') // consent
-    const res = await callback
-    const session = (await context.cookies(api.url)).find((c) => c.name === 'rcp_session')
-    return { status: res.status(), location: res.headers().location, body: res.status() >= 400 ? await res.json() : null, session: session?.value }
-  } finally {
-    await context.close()
-  }
-}
+const browserSignIn = (startUrl: string, email: string, cookies: { name: string; value: string }[] = []) => signInWith(browser, api.url, startUrl, email, cookies)
 
 describe('SSO connections', () => {
   test('create, list, get and patch with If-Match; the client secret is write-only and encrypted at rest', async () => {
@@ -124,14 +83,16 @@ describe('OIDC sign-in', () => {
     expect(n).toBe(1)
   })
 
-  test('OAUTH_ACCOUNT_LINK_REQUIRED for a password account; started from its session, the identity is linked', async () => {
+  // Issue 12 changed the second half: linking starts from an explicit POST (CSRF header) of a recently
+  // authenticated session, no longer from the start GET carrying the session cookie.
+  test('OAUTH_ACCOUNT_LINK_REQUIRED for a password account; a link request from its session links the identity', async () => {
     const owner = await tenantOwner(api.url)
     const c = await connection(owner)
     const existing = await signedUpUser(api.url)
     const refused = await browserSignIn(`${api.url}/v1/auth/sso/${c.id}/start`, existing.email)
     expect(refused.status).toBe(400)
     expect(refused.body.code).toBe('OAUTH_ACCOUNT_LINK_REQUIRED')
-    const linked = await browserSignIn(`${api.url}/v1/auth/sso/${c.id}/start`, existing.email, [{ name: 'rcp_session', value: existing.client.cookie!.split('=')[1]! }])
+    const linked = await browserLink(browser, api.url, { cookie: existing.client.cookie!.split('=')[1]!, csrf: existing.client.csrf! }, c.id, existing.email)
     expect(linked.status).toBe(303)
     const [row] = await api.sql`select user_id from sso_identities where connection_id = ${c.id}`
     expect(row!.user_id).toBe(existing.userId)

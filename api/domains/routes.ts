@@ -1,0 +1,35 @@
+import { Elysia } from 'elysia'
+import type { AppDeps } from '../http/deps'
+import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { httpConventions } from '../http/plugin'
+import { CreateTenantDomainRequestDto, ListTenantDomainsQuery, TenantDomainDto } from './model'
+import { addDomain, listDomains, removeDomain, toTenantDomainDto, verifyDomain } from './service'
+
+/** Email domains a tenant proves it controls (DNS TXT): only verified ones count for single sign-on. */
+export const domainsRoutes = (deps: AppDeps) =>
+  new Elysia({ tags: ['Single sign-on'] })
+    .use(httpConventions(deps))
+    .get('/tenants/current/domains', async ({ request, principal, query }) => page(request, await listDomains(deps, principal, query)), {
+      auth: 'tenant:manage', errors: ['T400p'], query: ListTenantDomainsQuery, response: { 200: listEnvelope(TenantDomainDto) },
+      detail: { summary: 'Email domains claimed by the current tenant, newest first, with their verification state' },
+    })
+    .post('/tenants/current/domains', async ({ request, principal, body, set }) => {
+      set.status = 201
+      return ok(request, toTenantDomainDto(await addDomain(deps, principal, body.domain)))
+    }, {
+      auth: 'tenant:manage', idempotent: true, errors: ['T400', 'T409'], body: CreateTenantDomainRequestDto,
+      response: { 201: envelope(TenantDomainDto) },
+      detail: { summary: 'Claim an email domain: answers the TXT record to publish (adding it again answers the same claim)' },
+    })
+    .post('/tenants/current/domains/:domainId/verifications', async ({ request, principal, params, set }) => {
+      set.status = 201
+      return ok(request, toTenantDomainDto(await verifyDomain(deps, principal, params.domainId)))
+    }, {
+      auth: 'tenant:manage', idempotent: true, errors: ['T400', 'T404', 'T409'], response: { 201: envelope(TenantDomainDto) },
+      detail: { summary: 'Look the TXT record up now: verified when it holds the value, else 400 saying what was found' },
+    })
+    .delete('/tenants/current/domains/:domainId', async ({ request, principal, params }) =>
+      ok(request, toTenantDomainDto(await removeDomain(deps, principal, params.domainId))), {
+      auth: 'tenant:manage', errors: ['T400', 'T404'], response: { 200: envelope(TenantDomainDto) },
+      detail: { summary: 'Remove a domain claim; single sign-on stops counting it at once' },
+    })
