@@ -67,14 +67,15 @@ export const onboardingRoutes = (deps: AppDeps) =>
       detail: { summary: 'Revoke a pending invitation; its link then answers INVITATION_REVOKED' },
     })
     .post('/tenant-invitations/acceptance-records', async ({ request, body, set }) => {
-      // Signed in: the invitation joins this user. Anonymous: the account is created (new addresses only).
+      // Signed in: the invitation joins this user. Anonymous: the account is created (new addresses only). Either
+      // way the session sits in the new membership only when that tenant's policy admits it.
       const signedIn = request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
       const principal = signedIn ? await authenticate(deps, request, 'user') : null
-      const { userId, membershipId, session } = await acceptInvitation(deps, principal, body, contextOf(request))
+      const { userId, currentMembershipId, session } = await acceptInvitation(deps, principal, body, contextOf(request))
       set.status = 201
-      if (!session) return ok(request, (await describeMe(deps, userId, membershipId)).me)
+      if (!session) return ok(request, (await describeMe(deps, userId, currentMembershipId)).me)
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
-      return ok(request, await sessionEnvelope(deps, userId, membershipId, session))
+      return ok(request, await sessionEnvelope(deps, userId, currentMembershipId, session))
     }, {
       public: true, idempotent: true, errors: ['A400i', 'A409i'], body: InvitationAcceptanceRequestDto,
       response: { 201: envelope(InvitationAcceptanceResultDto) },

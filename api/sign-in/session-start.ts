@@ -1,11 +1,11 @@
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
-import { allowsPassword, getAuthPolicy } from '../auth-policy/service'
-import type { TenantAuthPolicy } from '../auth-policy/model'
+import { getAuthPolicy } from '../auth-policy/service'
 import { newSessionToken } from '../identity/tokens'
 import { listUserMemberships, tenantOfMembership } from '../memberships/queries'
 import { openMfaChallenge, pendingSecondFactors, type MfaChallenge, type SessionState } from '../mfa/challenges'
 import { insertSession, type AuthMethod } from '../sessions/queries'
+import { hasSecondFactor, tenantVerdict } from './policy'
 
 type Deps = Pick<ServiceDeps, 'config'>
 
@@ -31,17 +31,15 @@ export async function sessionLifetimes(tx: Db, deps: Deps, membershipId: string 
   return { absoluteSeconds: policy.sessionAbsoluteMinutes * 60, idleSeconds: policy.sessionIdleMinutes * 60 }
 }
 
-const ADMITS: Record<'password' | 'passkey', (p: TenantAuthPolicy) => boolean> = {
-  password: allowsPassword,
-  passkey: (p) => p.allowedSignInMethods.includes('passkey') && !p.ssoEnforced,
-}
-
-/** Where a sign-in lands: the first active membership whose tenant admits the method. `blocked` when the user has
- *  active memberships and every one of those tenants requires another method (SSO, passkeys, passwords). */
+/** Where a sign-in lands: the first active membership whose tenant's policy admits it (api/sign-in/policy.ts). A
+ *  password sign-in of an account with a second factor counts as verified: its challenge gates the session until
+ *  answered. `blocked` when the user has active memberships and none admits the sign-in. */
 export async function landingMembership(tx: Db, deps: Deps, userId: string, method: 'password' | 'passkey'): Promise<{ membershipId: string | null; blocked: boolean }> {
   const active = (await listUserMemberships(tx, userId)).filter((m) => m.status === 'active')
+  const factor = await hasSecondFactor(tx, userId)
+  const facts = { method, ssoTenantId: null, secondFactor: method === 'passkey' || factor, hasSecondFactor: factor }
   for (const m of active) {
-    if (ADMITS[method]((await getAuthPolicy(tx, m.tenant_id, deps.config)).policy)) return { membershipId: m.id, blocked: false }
+    if ((await tenantVerdict(tx, deps, m.tenant_id, facts)) === 'admitted') return { membershipId: m.id, blocked: false }
   }
   return { membershipId: null, blocked: active.length > 0 }
 }
