@@ -12,7 +12,7 @@ import type { Role } from '../identity/permissions'
 import { ensureMembership } from '../memberships/queries'
 import { findIdentityUser, findSsoConnection, insertLoginState, linkIdentity, takeLoginState, type SsoConnectionRow } from '../sso/queries'
 import { findUserByEmail, findUserById, insertPasswordlessUser } from '../users/queries'
-import { refusal, tenantVerdict } from './policy'
+import { tenantVerdict } from './policy'
 import { startSession, type SessionContext } from './session-start'
 
 export const SSO_STATE_COOKIE = 'rcp_sso_state'
@@ -97,8 +97,9 @@ export async function finishSsoSignIn(deps: SsoDeps, callbackUrl: URL, cookieSta
   }
   const name = typeof claims.name === 'string' ? claims.name.slice(0, 200) : null
   // The landing rule of every sign-in (api/sign-in/policy.ts): a tenant may keep a connection but stop taking SSO.
-  const verdict = await tenantVerdict(deps.sql, deps, c.tenant_id, { method: 'sso', ssoTenantId: c.tenant_id, secondFactor: true, hasSecondFactor: false })
-  if (verdict !== 'admitted') throw refusal(verdict)
+  // SSO_NOT_CONFIGURED, not 403: this public callback documents its 400 set only.
+  const facts = { method: 'sso' as const, ssoTenantId: c.tenant_id, secondFactor: true, hasSecondFactor: false }
+  if ((await tenantVerdict(deps.sql, deps, c.tenant_id, facts)) !== 'admitted') throw notConfigured('This organisation does not take single sign-on sign-ins')
 
   return deps.sql.begin(async (tx) => {
     let userId = await findIdentityUser(tx, c.id, claims.sub)

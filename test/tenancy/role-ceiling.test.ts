@@ -49,6 +49,11 @@ async function walk(caller: Client, held: readonly string[], tenantId: string) {
       path: 'PATCH membership role→viewer', target, want: manages(held) && reach ? 'ok' : denied('INVALID_ROLE_TRANSITION'),
       got: outcome(await caller.patch(`/tenants/current/memberships/${demote}`, { role: 'viewer' }), 200),
     })
+    const remove = await bareMember(tenantId, target)
+    cells.push({
+      path: 'DELETE membership of role', target, want: manages(held) && reach ? 'ok' : denied('INVALID_ROLE_TRANSITION'),
+      got: outcome(await caller.delete(`/tenants/current/memberships/${remove}`), 200),
+    })
     // Everyone the provider signs in gets the connection's default role (never owner: the schema refuses it).
     cells.push({
       path: 'POST sso-connections defaultRole', target,

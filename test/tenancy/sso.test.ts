@@ -171,7 +171,7 @@ describe('OIDC sign-in', () => {
     expect((await owner.client.patch('/tenants/current/auth-policy', { allowedSignInMethods: ['password'] })).status).toBe(200)
     const email = uniqueEmail('sso-off')
     const res = await browserSignIn(`${api.url}/v1/auth/sso/${c.id}/start`, email)
-    expect({ status: res.status, code: res.body?.code, session: res.session }).toEqual({ status: 403, code: 'FORBIDDEN', session: undefined })
+    expect({ status: res.status, code: res.body?.code, session: res.session }).toEqual({ status: 400, code: 'SSO_NOT_CONFIGURED', session: undefined })
     expect(await api.sql`select 1 from users where lower(email) = ${email}`).toHaveLength(0)
   })
 
