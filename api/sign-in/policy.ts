@@ -8,6 +8,7 @@ import type { Principal } from '../identity/service'
 import { getAuthPolicy } from '../auth-policy/service'
 import type { TenantAuthPolicy } from '../auth-policy/model'
 import { pendingSecondFactors } from '../mfa/challenges'
+import { listUserMemberships } from '../memberships/queries'
 import { switchSessionMembership, type AuthMethod } from '../sessions/queries'
 import { findSsoConnection } from '../sso/queries'
 import { sessionLifetimes } from './session-start'
@@ -71,4 +72,17 @@ export async function moveSessionInto(tx: Db, deps: Deps, p: Principal, membersh
   const lifetimes = await sessionLifetimes(tx, deps, membership.id)
   await switchSessionMembership(tx, { sessionId: p.credentialId, userId: p.userId, membershipId: membership.id, ...lifetimes })
   return verdict
+}
+
+/** Where a password or passkey sign-in lands: the first active membership whose tenant's policy admits it. A
+ *  password sign-in of an account with a second factor counts as verified: its challenge gates the session until
+ *  answered. `blocked` when the user has active memberships and none admits the sign-in. */
+export async function landingMembership(tx: Db, deps: Deps, userId: string, method: 'password' | 'passkey'): Promise<{ membershipId: string | null; blocked: boolean }> {
+  const active = (await listUserMemberships(tx, userId)).filter((m) => m.status === 'active')
+  const factor = await hasSecondFactor(tx, userId)
+  const facts = { method, ssoTenantId: null, secondFactor: method === 'passkey' || factor, hasSecondFactor: factor }
+  for (const m of active) {
+    if ((await tenantVerdict(tx, deps, m.tenant_id, facts)) === 'admitted') return { membershipId: m.id, blocked: false }
+  }
+  return { membershipId: null, blocked: active.length > 0 }
 }

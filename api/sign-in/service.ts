@@ -11,8 +11,8 @@ import { countMfaChallengeFailure, findOpenMfaChallenge, markMfaChallengeConfirm
 import { verifyPasswordlessAssertion } from '../mfa/webauthn'
 import { liftSessionMfaGate } from '../sessions/queries'
 import { findUserByEmail, findUserById } from '../users/queries'
-import { moveSessionInto, refusal } from './policy'
-import { landingMembership, startSession, type SessionContext } from './session-start'
+import { landingMembership, moveSessionInto, refusal } from './policy'
+import { startSession, type SessionContext } from './session-start'
 
 type Deps = Pick<ServiceDeps, 'sql' | 'config'>
 

@@ -5,7 +5,6 @@ import { newSessionToken } from '../identity/tokens'
 import { listUserMemberships, tenantOfMembership } from '../memberships/queries'
 import { openMfaChallenge, pendingSecondFactors, type MfaChallenge, type SessionState } from '../mfa/challenges'
 import { insertSession, type AuthMethod } from '../sessions/queries'
-import { hasSecondFactor, tenantVerdict } from './policy'
 
 type Deps = Pick<ServiceDeps, 'config'>
 
@@ -29,19 +28,6 @@ export async function sessionLifetimes(tx: Db, deps: Deps, membershipId: string 
   const { policy } = tenantId ? await getAuthPolicy(tx, tenantId, deps.config) : { policy: undefined }
   if (!policy) return { absoluteSeconds: deps.config.SESSION_ABSOLUTE_HOURS * 3600, idleSeconds: deps.config.SESSION_IDLE_MINUTES * 60 }
   return { absoluteSeconds: policy.sessionAbsoluteMinutes * 60, idleSeconds: policy.sessionIdleMinutes * 60 }
-}
-
-/** Where a sign-in lands: the first active membership whose tenant's policy admits it (api/sign-in/policy.ts). A
- *  password sign-in of an account with a second factor counts as verified: its challenge gates the session until
- *  answered. `blocked` when the user has active memberships and none admits the sign-in. */
-export async function landingMembership(tx: Db, deps: Deps, userId: string, method: 'password' | 'passkey'): Promise<{ membershipId: string | null; blocked: boolean }> {
-  const active = (await listUserMemberships(tx, userId)).filter((m) => m.status === 'active')
-  const factor = await hasSecondFactor(tx, userId)
-  const facts = { method, ssoTenantId: null, secondFactor: method === 'passkey' || factor, hasSecondFactor: factor }
-  for (const m of active) {
-    if ((await tenantVerdict(tx, deps, m.tenant_id, facts)) === 'admitted') return { membershipId: m.id, blocked: false }
-  }
-  return { membershipId: null, blocked: active.length > 0 }
 }
 
 /** Lucia-style: a random token the client keeps, its SHA-256 the only thing stored. A user with a second factor
