@@ -16,6 +16,25 @@ export const toApiKeySummary = (r: ApiKeyRow) => ({
   lastUsedAt: r.last_used_at?.toISOString() ?? null, revokedAt: r.revoked_at?.toISOString() ?? null,
 })
 
+/** A PAT minted by a PAT never outlives it (a stolen token cannot renew itself): an explicit later expiry is
+ *  refused, the default is cut to the parent's. */
+function patExpiry(principal: Principal, asked: string | undefined): Date {
+  const now = Date.now()
+  const parent = principal.credential === 'personal_access_token' ? principal.expiresAt.getTime() : Infinity
+  const expiresAt = asked ? new Date(asked) : new Date(Math.min(now + PAT_DEFAULT_DAYS * DAY, parent))
+  if (expiresAt.getTime() <= now || expiresAt.getTime() > now + PAT_MAX_DAYS * DAY) {
+    throw new ApiError('VALIDATION_ERROR', `expiresAt must be in the future and at most ${PAT_MAX_DAYS} days away`, {
+      errors: [{ path: 'body.expiresAt', message: `must be within ${PAT_MAX_DAYS} days from now` }],
+    })
+  }
+  if (expiresAt.getTime() > parent) {
+    throw new ApiError('VALIDATION_ERROR', 'A token created with a token cannot expire after it', {
+      errors: [{ path: 'body.expiresAt', message: `must be at most ${principal.expiresAt.toISOString()}, when the token making it expires` }],
+    })
+  }
+  return expiresAt
+}
+
 /** A PAT is bound to the caller's current membership; its scopes may not exceed what the caller holds now. */
 export async function createApiKey({ sql: db }: Pick<ServiceDeps, 'sql'>, principal: Principal, input: { name: string; scopes: string[]; expiresAt?: string }) {
   const membership = currentMembership(principal)
@@ -23,13 +42,7 @@ export async function createApiKey({ sql: db }: Pick<ServiceDeps, 'sql'>, princi
   if (beyond.length > 0) {
     throw new ApiError('INVALID_PERMISSION_OVERLAY', `Scopes exceed your own permissions: ${beyond.join(', ')}`)
   }
-  const now = Date.now()
-  const expiresAt = input.expiresAt ? new Date(input.expiresAt) : new Date(now + PAT_DEFAULT_DAYS * DAY)
-  if (expiresAt.getTime() <= now || expiresAt.getTime() > now + PAT_MAX_DAYS * DAY) {
-    throw new ApiError('VALIDATION_ERROR', `expiresAt must be in the future and at most ${PAT_MAX_DAYS} days away`, {
-      errors: [{ path: 'body.expiresAt', message: `must be within ${PAT_MAX_DAYS} days from now` }],
-    })
-  }
+  const expiresAt = patExpiry(principal, input.expiresAt)
   const { token, hash, displayPrefix } = newPat()
   const row = await insertApiKey(db, {
     tenantId: membership.tenantId, userId: principal.userId, membershipId: membership.id, name: input.name,

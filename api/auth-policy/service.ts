@@ -39,10 +39,6 @@ export async function getAuthPolicy(db: Db, tenantId: string, sessions: SessionD
   return row ? { policy: toDto(tenantId, row, row.updated_at), version: row.version } : { policy: toDto(tenantId, defaultFields(sessions), null), version: 1 }
 }
 
-/** Whether password sign-in is open in a tenant: listed among the methods, and SSO not enforced. */
-export const allowsPassword = (p: Pick<TenantAuthPolicy, 'allowedSignInMethods' | 'ssoEnforced'>) =>
-  p.allowedSignInMethods.includes('password') && !p.ssoEnforced
-
 /** The strictest minimum length over every tenant the user is an active member of (the floor without any). */
 export async function passwordMinLengthFor(db: Db, userId: string): Promise<number> {
   const rows = await findAuthPoliciesOfUser(db, userId)

@@ -22,6 +22,11 @@ export function effectivePermissions(role: Role, scopes: readonly string[] | nul
   return scopes === null ? [...granted] : granted.filter((p) => scopes.includes(p))
 }
 
+/** The role ceiling, by permission points rather than a linear rank (admin and billing_admin are incomparable):
+ *  a role is within reach of a caller when it carries nothing the caller does not hold now. For a PAT `held` is
+ *  its effective permissions, so a narrowly scoped token cannot mint a broader member. */
+export const roleWithinReach = (role: Role, held: readonly Permission[]): boolean => ROLE_PERMISSIONS[role].every((p) => held.includes(p))
+
 export function permissionTableMarkdown(): string {
   const head = `| role | ${PERMISSIONS.join(' | ')} |\n|---|${PERMISSIONS.map(() => '---').join('|')}|`
   const rows = ROLES.map((r) => `| ${r} | ${PERMISSIONS.map((p) => (ROLE_PERMISSIONS[r].includes(p) ? 'yes' : '')).join(' | ')} |`)

@@ -1,5 +1,5 @@
 import { ApiError } from '../platform/errors'
-import type { Permission, Role } from './permissions'
+import { roleWithinReach, type Permission, type Role } from './permissions'
 
 export type CredentialClass = 'session' | 'personal_access_token'
 
@@ -66,6 +66,14 @@ export function requirePermission(p: Principal, anyOf: readonly Permission[]): v
   if (anyOf.some((perm) => p.permissions.includes(perm))) return
   const list = anyOf.join(', ')
   throw new ApiError('PERMISSION_DENIED', anyOf.length > 1 ? `This operation requires any of: ${list}` : `This operation requires ${list}`)
+}
+
+/** No path grants a role above the caller's own (README "Security model"): provisioning, invitations, membership
+ *  changes. `held` defaults to the principal's permissions; a caller re-read under a lock passes its fresh ones. */
+export function requireRoleWithinReach(p: Principal, role: Role, held: readonly Permission[] = p.permissions): void {
+  if (!roleWithinReach(role, held)) {
+    throw new ApiError('INVALID_ROLE_TRANSITION', `The ${role} role carries permissions you do not hold; only someone who holds all of them can grant it`)
+  }
 }
 
 /** The second-factor gate: a session answering its sign-in challenge reaches nothing; one whose tenant requires

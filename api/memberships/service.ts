@@ -3,8 +3,8 @@ import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { mapPage, paginate } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
-import { effectivePermissions, type Role } from '../identity/permissions'
-import { currentMembership, type Principal } from '../identity/service'
+import { effectivePermissions, type Permission } from '../identity/permissions'
+import { currentMembership, requireRoleWithinReach, type Principal } from '../identity/service'
 import { revokeMembershipApiKeys } from '../api-keys/queries'
 import { detachMembershipSessions } from '../sessions/queries'
 import type { ListMembershipsQuery, UpdateMembershipBody } from './model'
@@ -47,16 +47,15 @@ export async function getMembership({ sql }: Pick<ServiceDeps, 'sql'>, principal
 const stale = () => new ApiError('PRECONDITION_FAILED', 'If-Match does not match the current version; fetch the resource and retry')
 const isActiveOwner = (m: MemberRow) => m.role === 'owner' && m.status === 'active'
 
-/** The role model (README "Membership changes"): only an owner grants the owner role or changes an owner's
- *  membership; a removed membership is final (the person comes back through a new invitation). */
-function checkTransition(actorRole: Role, target: MemberRow, change: UpdateMembershipBody | 'remove'): void {
+/** The role model (README "Membership changes"): the role ceiling applies to the target's role and to the new one
+ *  (changing a member above you is granting their role as much as taking it away); a removed membership is final
+ *  (the person comes back through a new invitation). */
+function checkTransition(principal: Principal, held: Permission[], target: MemberRow, change: UpdateMembershipBody | 'remove'): void {
   if (target.status === 'removed') {
     throw new ApiError('INVALID_ROLE_TRANSITION', 'This membership was removed; invite the person again instead')
   }
-  const touchesOwner = target.role === 'owner' || (change !== 'remove' && change.role === 'owner')
-  if (touchesOwner && actorRole !== 'owner') {
-    throw new ApiError('INVALID_ROLE_TRANSITION', 'Only an owner can grant the owner role or change an owner\'s membership')
-  }
+  requireRoleWithinReach(principal, target.role, held)
+  if (change !== 'remove' && change.role !== undefined) requireRoleWithinReach(principal, change.role, held)
 }
 
 /** Would the change leave the tenant without an active owner? Demoting, disabling, expiring and removing count. */
@@ -75,13 +74,12 @@ async function guardedChange(tx: Db, principal: Principal, membershipId: string,
   // The principal was resolved before the lock: another change may have demoted the caller meanwhile.
   const me = await findMember(tx, actor.tenantId, actor.id)
   if (!me || me.status !== 'active') throw new ApiError('MEMBERSHIP_NOT_FOUND', 'Your membership in this tenant changed; it no longer allows this')
-  if (!effectivePermissions(me.role, principal.grantCeiling).includes('tenant:manage')) {
-    throw new ApiError('PERMISSION_DENIED', 'This operation requires tenant:manage')
-  }
+  const held = effectivePermissions(me.role, principal.grantCeiling)
+  if (!held.includes('tenant:manage')) throw new ApiError('PERMISSION_DENIED', 'This operation requires tenant:manage')
   const target = await findMember(tx, actor.tenantId, membershipId)
   if (!target) throw notFound()
   if (expectedVersion !== null && target.version !== expectedVersion) throw stale()
-  checkTransition(me.role, target, change)
+  checkTransition(principal, held, target, change)
   if (reducesOwners(target, change) && (await countOtherActiveOwners(tx, actor.tenantId, target.id)) === 0) {
     throw new ApiError('LAST_OWNER_PROTECTION', 'This is the last active owner of the tenant: make someone else owner first')
   }

@@ -4,7 +4,7 @@ import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { checkPasswordPolicy, hashPassword } from '../identity/passwords'
 import type { Role } from '../identity/permissions'
-import { currentMembership, type Principal } from '../identity/service'
+import { currentMembership, requireRoleWithinReach, type Principal } from '../identity/service'
 import { emailDomainAllowed, getAuthPolicy } from '../auth-policy/service'
 import { enqueueMail, type QueuedMail } from '../mail/service'
 import { findMembershipOf, insertMembership } from '../memberships/queries'
@@ -41,6 +41,7 @@ const ACTIVATION_DAYS = 7
 export async function provisionUser(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys' | 'mail'>, principal: Principal, input: ProvisionInput) {
   const { sql, keys } = deps
   const { tenantId } = currentMembership(principal)
+  requireRoleWithinReach(principal, input.role)
   const { policy } = await getAuthPolicy(sql, tenantId, deps.config)
   if (!emailDomainAllowed(policy, input.email)) {
     throw new ApiError('VALIDATION_ERROR', "The email's domain is not allowed by this tenant's auth policy", {

@@ -62,12 +62,13 @@ export const onboardingRoutes = (deps: AppDeps) =>
       detail: { summary: 'Revoke a pending invitation; its link then answers INVITATION_REVOKED' },
     })
     .post('/tenant-invitations/acceptance-records', async ({ request, principal, body, set }) => {
-      // Signed in: the invitation joins this user. Anonymous: the account is created (new addresses only).
-      const { userId, membershipId, session } = await acceptInvitation(deps, principal, body, contextOf(request))
+      // Signed in: the invitation joins this user. Anonymous: the account is created (new addresses only). Either
+      // way the session sits in the new membership only when that tenant's policy admits it.
+      const { userId, currentMembershipId, session } = await acceptInvitation(deps, principal, body, contextOf(request))
       set.status = 201
-      if (!session) return ok(request, (await describeMe(deps, userId, membershipId)).me)
+      if (!session) return ok(request, (await describeMe(deps, userId, currentMembershipId)).me)
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
-      return ok(request, await sessionEnvelope(deps, userId, membershipId, session))
+      return ok(request, await sessionEnvelope(deps, userId, currentMembershipId, session))
     }, {
       optionalAuth: 'user', idempotent: true, errors: ['A400i', 'A409i'], body: InvitationAcceptanceRequestDto,
       response: { 201: envelope(InvitationAcceptanceResultDto) },

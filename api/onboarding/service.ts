@@ -1,16 +1,17 @@
 import { publicBase } from '../platform/config'
 import { randomToken, sha256 } from '../platform/crypto'
+import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
 import { checkPasswordPolicy, hashPassword } from '../identity/passwords'
-import { currentMembership, type Principal } from '../identity/service'
+import { currentMembership, requireRoleWithinReach, type Principal } from '../identity/service'
 import { getAuthPolicy } from '../auth-policy/service'
 import { enqueueMail } from '../mail/service'
 import { isLiveMemberByEmail, joinTenant } from '../memberships/queries'
-import { setSessionMembership } from '../sessions/queries'
+import { moveSessionInto, tenantVerdict } from '../sign-in/policy'
 import { startSession, type SessionContext } from '../sign-in/session-start'
 import { findTenantName } from '../tenants/queries'
 import { findUserByEmail, findUserById, insertUser, updateUserProfile } from '../users/queries'
@@ -36,12 +37,10 @@ export const toInvitationDto = (r: TenantInvitationRow) => ({
 })
 
 /** The invitation row, the superseding of an older open one and the outbox mail commit together; the mail is
- *  started after commit. Only an owner may invite an owner (the membership role model). */
+ *  started after commit. The role is within the inviter's reach (the role ceiling). */
 export async function inviteToTenant(deps: Deps, principal: Principal, input: { email: string; role: Role }) {
   const actor = currentMembership(principal)
-  if (input.role === 'owner' && actor.role !== 'owner') {
-    throw new ApiError('INVALID_ROLE_TRANSITION', 'Only an owner can invite someone as owner')
-  }
+  requireRoleWithinReach(principal, input.role)
   const token = randomToken(32)
   const link = `${publicBase(deps.config)}/invitations/accept?token=${encodeURIComponent(token)}`
   const { row, mail } = await deps.sql.begin(async (tx) => {
@@ -119,10 +118,22 @@ export async function acceptInvitation(deps: Deps, principal: Principal | null, 
     if (input.displayName !== undefined && !principal) await updateUserProfile(tx, userId, null, input.displayName)
     const membershipId = await joinTenant(tx, inv.tenant_id, userId, inv.role)
     await markInvitationAccepted(tx, inv.id, userId)
-    if (principal?.credential === 'session') await setSessionMembership(tx, principal.credentialId, userId, membershipId)
-    const session = principal ? null : await startSession(tx, deps, userId, membershipId, ctx, { method: 'password' })
-    return { userId, membershipId, session }
+    const current = await landAfterAcceptance(tx, deps, principal, userId, { id: membershipId, tenantId: inv.tenant_id })
+    const session = principal ? null : await startSession(tx, deps, userId, current, ctx, { method: 'password' })
+    return { userId, membershipId, currentMembershipId: current, session }
   })
+}
+
+/** The invitation is spent and the membership made either way; the session moves into it only when the tenant's
+ *  policy admits how the session signed in (a new account: its password), else it stays where it was (a new
+ *  account: without a tenant) and the person signs in the way that tenant asks. A PAT never moves. */
+async function landAfterAcceptance(tx: Db, deps: Deps, principal: Principal | null, userId: string, m: { id: string; tenantId: string }): Promise<string | null> {
+  if (!principal) {
+    const facts = { method: 'password' as const, ssoTenantId: null, secondFactor: false, hasSecondFactor: false }
+    return (await tenantVerdict(tx, deps, m.tenantId, facts)) === 'admitted' ? m.id : null
+  }
+  if (principal.credential !== 'session') return m.id
+  return (await moveSessionInto(tx, deps, principal, m)) === 'admitted' ? m.id : principal.membership?.id ?? null
 }
 
 /** Public: mails a single-use link to finish registration. An address that has an account is refused (the same

@@ -31,10 +31,6 @@ export async function insertSession(db: Db, s: {
   return row!
 }
 
-export async function setSessionMembership(db: Db, sessionId: string, userId: string, membershipId: string): Promise<void> {
-  await db`update sessions set membership_id = ${membershipId} where id = ${sessionId} and user_id = ${userId}`
-}
-
 export async function revokeSession(db: Db, sessionId: string, userId: string): Promise<boolean> {
   const rows = await db`update sessions set revoked_at = now() where id = ${sessionId} and user_id = ${userId} and revoked_at is null returning 1`
   return rows.length === 1

@@ -9,10 +9,10 @@ import { listUserMemberships } from '../memberships/queries'
 import { checkSecondFactor, type SecondFactorAnswer } from '../mfa/service'
 import { markMfaChallengeConfirmed, releaseMfaChallengeAttempt, reserveMfaChallengeAttempt } from '../mfa/queries'
 import { verifyPasswordlessAssertion } from '../mfa/webauthn'
-import { liftSessionMfaGate, switchSessionMembership } from '../sessions/queries'
+import { liftSessionMfaGate } from '../sessions/queries'
 import { findUserByEmail, findUserById } from '../users/queries'
-import { secondFactorHoldsIn } from './session-fit'
-import { landingMembership, sessionLifetimes, startSession, type SessionContext } from './session-start'
+import { landingMembership, moveSessionInto, refusal } from './policy'
+import { startSession, type SessionContext } from './session-start'
 
 type Deps = Pick<ServiceDeps, 'sql' | 'config'>
 
@@ -82,17 +82,15 @@ export async function confirmChallenge(deps: Pick<ServiceDeps, 'sql' | 'config' 
   return { userId: ch.user_id, membershipId }
 }
 
-/** Moves the current session to another of the caller's memberships, under that tenant's lifetimes. */
+/** Moves the current session to another of the caller's memberships when that tenant's policy admits the way the
+ *  session authenticated (api/sign-in/policy.ts), under that tenant's lifetimes. */
 export async function switchCurrentMembership(deps: Deps, principal: Principal, membershipId: string): Promise<string> {
   if (principal.credential !== 'session') throw new ApiError('BAD_REQUEST', 'A personal access token is bound to its membership; only a session can switch')
   const m = isUuid(membershipId) ? (await listUserMemberships(deps.sql, principal.userId)).find((x) => x.id === membershipId) : undefined
   if (!m) throw new ApiError('MEMBERSHIP_NOT_FOUND', 'You have no membership with this id')
   if (m.status === 'disabled') throw new ApiError('MEMBERSHIP_DISABLED', 'That membership is disabled')
   if (m.status === 'expired') throw new ApiError('MEMBERSHIP_EXPIRED', 'That membership has expired')
-  if (!(await secondFactorHoldsIn(deps.sql, principal.userId, principal.authentication, m.tenant_id))) {
-    throw new ApiError('MFA_REQUIRED', 'This session signed in through another tenant\'s single sign-on: sign in again with your second factor to enter this tenant')
-  }
-  const lifetimes = await sessionLifetimes(deps.sql, deps, m.id)
-  await switchSessionMembership(deps.sql, { sessionId: principal.credentialId, userId: principal.userId, membershipId: m.id, ...lifetimes })
+  const verdict = await moveSessionInto(deps.sql, deps, principal, { id: m.id, tenantId: m.tenant_id })
+  if (verdict !== 'admitted') throw refusal(verdict)
   return m.id
 }

@@ -1,13 +1,10 @@
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
-import { allowsPassword, getAuthPolicy } from '../auth-policy/service'
-import type { TenantAuthPolicy } from '../auth-policy/model'
-import { domainOfEmail, tenantsVerifyingDomain } from '../domains/service'
+import { getAuthPolicy } from '../auth-policy/service'
 import { newSessionToken } from '../identity/tokens'
 import { listUserMemberships, tenantOfMembership } from '../memberships/queries'
 import { openMfaChallenge, pendingSecondFactors, type MfaChallenge, type SessionState } from '../mfa/challenges'
 import { insertSession, type AuthMethod } from '../sessions/queries'
-import { findUserById } from '../users/queries'
 
 type Deps = Pick<ServiceDeps, 'config'>
 
@@ -33,25 +30,6 @@ export async function sessionLifetimes(tx: Db, deps: Deps, membershipId: string 
   return { absoluteSeconds: policy.sessionAbsoluteMinutes * 60, idleSeconds: policy.sessionIdleMinutes * 60 }
 }
 
-const ADMITS: Record<'password' | 'passkey', (p: TenantAuthPolicy) => boolean> = {
-  password: allowsPassword,
-  passkey: (p) => p.allowedSignInMethods.includes('passkey') && !p.ssoEnforced,
-}
-
-/** Where a sign-in lands: the first active membership whose tenant admits the method. `blocked` when the user has
- *  active memberships and every one of those tenants requires another method (SSO, passkeys, passwords). A tenant's
- *  ssoEnforced binds only members whose email domain it has verified: an unproven claim enforces nothing. */
-export async function landingMembership(tx: Db, deps: Deps, userId: string, method: 'password' | 'passkey'): Promise<{ membershipId: string | null; blocked: boolean }> {
-  const active = (await listUserMemberships(tx, userId)).filter((m) => m.status === 'active')
-  const user = active.length > 0 ? await findUserById(tx, userId) : undefined
-  const verifiedBy = user ? await tenantsVerifyingDomain(tx, domainOfEmail(user.email)) : []
-  for (const m of active) {
-    const { policy } = await getAuthPolicy(tx, m.tenant_id, deps.config)
-    if (ADMITS[method]({ ...policy, ssoEnforced: policy.ssoEnforced && verifiedBy.includes(m.tenant_id) })) return { membershipId: m.id, blocked: false }
-  }
-  return { membershipId: null, blocked: active.length > 0 }
-}
-
 /** Lucia-style: a random token the client keeps, its SHA-256 the only thing stored. A user with a second factor
  *  gets a gated session and a challenge, unless the session is opened by that factor itself (a passkey). */
 export async function startSession(tx: Db, deps: Deps, userId: string, membershipId: string | null, ctx: SessionContext,
@@ -61,7 +39,7 @@ export async function startSession(tx: Db, deps: Deps, userId: string, membershi
   const row = await insertSession(tx, {
     userId, tokenHash: hash, membershipId, userAgent: ctx.userAgent?.slice(0, 512) ?? null, ip: ctx.ip,
     ...(await sessionLifetimes(tx, deps, membershipId)), mfaPending: factors !== null, passwordChangeRequired: opts.passwordChangeRequired,
-    // An SSO sign-in is no second factor of ours: it stands in for one only in its own tenant (session-fit.ts).
+    // An SSO sign-in is no second factor of ours: it stands in for one only in its own tenant (policy.ts).
     authMethod: opts.method, ssoConnectionId: opts.ssoConnectionId, secondFactorVerified: opts.secondFactorVerified && opts.method !== 'sso',
   })
   const session = { id: row.id, token, expiresAt: row.expires_at }

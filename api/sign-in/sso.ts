@@ -14,6 +14,7 @@ import { ensureMembership } from '../memberships/queries'
 import { findSsoConnection, insertLoginState, takeLoginState, type SsoConnectionRow } from '../sso/queries'
 import { findUserById } from '../users/queries'
 import { claimAccount } from './sso-claim'
+import { tenantVerdict } from './policy'
 import { startSession, type SessionContext } from './session-start'
 
 export const SSO_STATE_COOKIE = 'rcp_sso_state'
@@ -111,6 +112,10 @@ export async function finishSsoSignIn(deps: SsoDeps, callbackUrl: URL, cookieSta
     throw notConfigured(`Single sign-on of this tenant does not cover ${domain}`)
   }
   const assertion = { subject: claims.sub, email, emailVerified: claims.email_verified === true, name: typeof claims.name === 'string' ? claims.name.slice(0, 200) : null }
+  // The landing rule of every sign-in (api/sign-in/policy.ts): a tenant may keep a connection but stop taking SSO.
+  // SSO_NOT_CONFIGURED, not 403: this public callback documents its 400 set only.
+  const facts = { method: 'sso' as const, ssoTenantId: c.tenant_id, secondFactor: true, hasSecondFactor: false }
+  if ((await tenantVerdict(deps.sql, deps, c.tenant_id, facts)) !== 'admitted') throw notConfigured('This organisation does not take single sign-on sign-ins')
 
   return deps.sql.begin(async (tx) => {
     const userId = await claimAccount(tx, c, assertion, pending.link_user_id)

@@ -5,7 +5,7 @@ import { ApiError } from '../platform/errors'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
-import { currentMembership, type Principal } from '../identity/service'
+import { currentMembership, requireRoleWithinReach, type Principal } from '../identity/service'
 import { forgetCreatingConnection } from '../users/queries'
 import type { CreateSsoConnection, UpdateSsoConnection } from './model'
 import {
@@ -21,7 +21,9 @@ export const toSsoConnectionDto = (config: Config) => (r: SsoConnectionRow) => (
   createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
 })
 
+/** The default role is granted to everyone the provider signs in, so it sits under the role ceiling too. */
 export async function createConnection({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, input: CreateSsoConnection) {
+  requireRoleWithinReach(principal, input.defaultRole)
   return insertSsoConnection(sql, {
     tenantId: currentMembership(principal).tenantId, name: input.name ?? new URL(input.issuer).host, issuer: trimIssuer(input.issuer),
     clientId: input.clientId, sealedSecret: encryptSecret(keys.secrets, input.clientSecret), emailDomains: [...new Set(input.emailDomains)],
@@ -47,6 +49,7 @@ export async function getConnection({ sql }: Pick<ServiceDeps, 'sql'>, principal
 
 export async function updateConnection(deps: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, id: string, expectedVersion: number | null, input: UpdateSsoConnection) {
   const { tenantId } = currentMembership(principal)
+  if (input.defaultRole !== undefined) requireRoleWithinReach(principal, input.defaultRole)
   await getConnection(deps, principal, id)
   const row = await updateSsoConnection(deps.sql, tenantId, id, expectedVersion, {
     ...input, issuer: input.issuer === undefined ? undefined : trimIssuer(input.issuer),

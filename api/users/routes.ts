@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../http/deps'
 import { envelope, ifMatchVersion, ok, okVersioned } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
+import { stateOf } from '../http/request-state'
 import { AuthMeResponseDto, ChangePasswordBodyDto, ChangePasswordResponseEnvelopeDto, UpdateCurrentUserBodyDto, UpdateCurrentUserResponseDto } from './model'
 import { changePassword, describeMe, toUserDto, updateMe } from './service'
 
@@ -24,7 +25,7 @@ export const usersRoutes = (deps: AppDeps) =>
       response: { 200: envelope(UpdateCurrentUserResponseDto) },
       detail: { summary: 'Update the signed-in user (If-Match optional)' },
     })
-    .patch('/me/password', async ({ request, principal, body }) => ok(request, await changePassword(deps, principal, body)), {
+    .patch('/me/password', async ({ request, principal, body }) => ok(request, await changePassword(deps, principal, body, stateOf(request).ip)), {
       auth: 'tenant:read', errors: ['A400', 'A409'], body: ChangePasswordBodyDto, response: { 200: ChangePasswordResponseEnvelopeDto },
       detail: { summary: 'Change your password (the current one is required); optionally end your other sessions' },
     })

@@ -3,6 +3,7 @@ import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { checkPasswordPolicy, hashPassword, verifyPassword } from '../identity/passwords'
 import type { Principal } from '../identity/service'
+import type { SignInThrottle } from '../identity/sign-in-throttle'
 import { passwordMinLengthFor } from '../auth-policy/service'
 import { listUserMemberships, type MembershipViewRow } from '../memberships/queries'
 import { clearSessionsPasswordChange, revokeOtherSessions } from '../sessions/queries'
@@ -63,16 +64,40 @@ export async function applyNewPassword(tx: Db, userId: string, passwordHash: str
   await recordPasswordHistory(tx, userId, passwordHash, PASSWORD_HISTORY)
 }
 
+/** How recently a session must have authenticated to give an account its first password. */
+export const FIRST_PASSWORD_RECENT_MS = 5 * 60_000
+
+/** Without a password there is nothing to prove the caller is the user but the sign-in itself: only a session
+ *  that authenticated moments ago may set the first one (a PAT or an old session may be stolen; the password
+ *  would then outlive the theft). */
+function requireFreshSession(p: Principal): void {
+  if (p.credential !== 'session') {
+    throw new ApiError('FORBIDDEN', 'This account has no password yet: set the first one from a signed-in session, not with a personal access token')
+  }
+  if (!p.authentication || Date.now() - p.authentication.authenticatedAt.getTime() > FIRST_PASSWORD_RECENT_MS) {
+    throw new ApiError('FORBIDDEN', 'This account has no password yet: sign in again, then set it within 5 minutes')
+  }
+}
+
+/** Guesses of currentPassword are sign-in failures of the account (README "Sign-in throttling"): a stolen
+ *  session cannot brute-force the password behind it. */
+async function checkCurrentPassword(throttle: SignInThrottle, user: UserRow, given: string | undefined, ip: string): Promise<void> {
+  if (!given) throw new ApiError('CURRENT_PASSWORD_REQUIRED', 'currentPassword is required to change the password')
+  await throttle.admit(user.email, ip)
+  if (!(await verifyPassword(given, user.password_hash))) {
+    throttle.failed(user.email, ip)
+    throw new ApiError('CURRENT_PASSWORD_INVALID', 'currentPassword is not the current password')
+  }
+  throttle.succeeded(user.email)
+}
+
 /** PATCH /users/me/password: the current password proves it is the user; optionally ends the other sessions. */
-export async function changePassword({ sql }: Deps, principal: Principal, input: { currentPassword?: string; newPassword: string; endOtherSessions?: boolean }) {
+export async function changePassword({ sql, signInThrottle }: Deps & { signInThrottle: SignInThrottle }, principal: Principal,
+  input: { currentPassword?: string; newPassword: string; endOtherSessions?: boolean }, ip: string | null) {
   const user = await findUserById(sql, principal.userId)
   if (!user) throw new ApiError('UNAUTHORIZED', 'The account behind this credential no longer exists')
-  if (user.password_hash) {
-    if (!input.currentPassword) throw new ApiError('CURRENT_PASSWORD_REQUIRED', 'currentPassword is required to change the password')
-    if (!(await verifyPassword(input.currentPassword, user.password_hash))) {
-      throw new ApiError('CURRENT_PASSWORD_INVALID', 'currentPassword is not the current password')
-    }
-  }
+  if (user.password_hash) await checkCurrentPassword(signInThrottle, user, input.currentPassword, ip ?? 'unknown')
+  else requireFreshSession(principal)
   const hash = await prepareNewPassword(sql, user, input.newPassword)
   return sql.begin(async (tx) => {
     await applyNewPassword(tx, user.id, hash)

@@ -126,6 +126,16 @@ describe('OIDC sign-in', () => {
     expect(await callback(`code=bogus&state=${state}&iss=${encodeURIComponent(issuer)}`, { cookie })).toEqual({ status: 400, code: 'OAUTH_STATE_INVALID' })
   })
 
+  test('attack: SSO signs in and joins a tenant whose policy no longer takes SSO sign-ins', async () => {
+    const owner = await tenantOwner(api.url)
+    const c = await connection(owner)
+    expect((await owner.client.patch('/tenants/current/auth-policy', { allowedSignInMethods: ['password'] })).status).toBe(200)
+    const email = uniqueEmail('sso-off')
+    const res = await browserSignIn(`${api.url}/v1/auth/sso/${c.id}/start`, email)
+    expect({ status: res.status, code: res.body?.code, session: res.session }).toEqual({ status: 400, code: 'SSO_NOT_CONFIGURED', session: undefined })
+    expect(await api.sql`select 1 from users where lower(email) = ${email}`).toHaveLength(0)
+  })
+
   test('an address outside the connection\'s domains is refused', async () => {
     const owner = await tenantOwner(api.url)
     const c = await connection(owner, { emailDomains: ['robots.example'] })
