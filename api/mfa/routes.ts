@@ -3,6 +3,7 @@ import { PageQuery } from '../platform/pagination'
 import type { AppDeps } from '../http/deps'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
+import type { Principal } from '../identity/service'
 import {
   CredentialIdParams, RemovalResultDto, TotpEnrollmentStartDto,
   TotpEnrollmentVerifyRequestDto, TotpEnrollmentVerifyResponseDto, TotpRemovalRequestDto, UserMfaStatusDto, WebAuthnCredentialDto,
@@ -12,6 +13,8 @@ import {
   listPasskeys, mfaStatus, passkeyRegistrationOptions, registerPasskey, removePasskey,
   removeTotp, startTotpEnrolment, verifyTotpEnrolment,
 } from './service'
+
+const sessionOf = (p: Principal) => (p.credential === 'session' ? p.credentialId : null)
 
 /** Second factors and passkeys of the signed-in user. Signing in with them is api/sign-in/. */
 export const mfaRoutes = (deps: AppDeps) =>
@@ -29,7 +32,7 @@ export const mfaRoutes = (deps: AppDeps) =>
       detail: { summary: 'Start TOTP enrolment: a new secret, its otpauth URI and QR code (replaces an unfinished enrolment)' },
     })
     .post('/users/me/mfa/totp/verifications', async ({ request, principal, body, set }) => {
-      const result = await verifyTotpEnrolment(deps, principal.userId, body.code)
+      const result = await verifyTotpEnrolment(deps, principal.userId, body.code, sessionOf(principal))
       set.status = 201
       return ok(request, result)
     }, {
@@ -55,7 +58,7 @@ export const mfaRoutes = (deps: AppDeps) =>
       detail: { summary: 'Options for navigator.credentials.create(); the challenge is single-use and lives 5 minutes' },
     })
     .post('/users/me/webauthn/registrations', async ({ request, principal, body, set }) => {
-      const credential = await registerPasskey(deps, principal.userId, body)
+      const credential = await registerPasskey(deps, principal.userId, body, sessionOf(principal))
       set.status = 201
       return ok(request, credential)
     }, {

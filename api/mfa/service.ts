@@ -7,6 +7,7 @@ import { ApiError, rateLimited } from '../platform/errors'
 import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
+import { markSessionSecondFactor } from '../sessions/queries'
 import { findUserById } from '../users/queries'
 import { methodsOf } from './challenges'
 import type { WebAuthnCredential } from './model'
@@ -92,7 +93,8 @@ function newRecoveryCode(): string {
 
 const spendRecovery = (db: Db, userId: string, code: string) => spendRecoveryCode(db, userId, sha256(normaliseRecoveryCode(code)))
 
-export async function verifyTotpEnrolment({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, userId: string, code: string) {
+/** `sessionId`: the session enrolling; a code of the new authenticator proves the factor there too. */
+export async function verifyTotpEnrolment({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, userId: string, code: string, sessionId: string | null) {
   const secrets = keys.secrets
   const totp = await findTotp(sql, userId)
   if (totp?.status !== 'pending') throw new ApiError('BAD_REQUEST', 'No TOTP enrolment is in progress; start one with POST /v1/users/me/mfa/totp')
@@ -100,6 +102,7 @@ export async function verifyTotpEnrolment({ sql, keys }: Pick<ServiceDeps, 'sql'
   return sql.begin(async (tx) => {
     if (!(await spendTotpCode(tx, secrets, userId, code, true))) throw invalidCode('body.code', 'This code is not the current one of the authenticator being enrolled')
     await replaceRecoveryCodes(tx, userId, codes.map((c) => sha256(normaliseRecoveryCode(c))))
+    if (sessionId) await markSessionSecondFactor(tx, sessionId, userId)
     return { recoveryCodes: codes }
   })
 }
@@ -132,8 +135,10 @@ export async function passkeyRegistrationOptions({ sql: db, config }: Pick<Servi
   return registrationOptions(db, config, { id: user.id, email: user.email, displayName: user.display_name })
 }
 
-export async function registerPasskey({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, userId: string, input: { name?: string; response: unknown }) {
-  return toCredentialDto(await registerCredential(sql, config, userId, input.response as RegistrationResponseJSON, input.name ?? null))
+export async function registerPasskey({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, userId: string, input: { name?: string; response: unknown }, sessionId: string | null) {
+  const credential = await registerCredential(sql, config, userId, input.response as RegistrationResponseJSON, input.name ?? null)
+  if (sessionId) await markSessionSecondFactor(sql, sessionId, userId)
+  return toCredentialDto(credential)
 }
 
 export async function listPasskeys({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, userId: string, params: PageParams) {

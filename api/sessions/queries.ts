@@ -144,3 +144,8 @@ export async function deleteDeadSessions(db: Db, limit: number, revokedRetention
       limit ${limit} for update skip locked)`
   return result.count
 }
+
+/** The user proved a second factor in this session (answered its challenge, or enrolled one just now). */
+export async function markSessionSecondFactor(db: Db, sessionId: string, userId: string): Promise<void> {
+  await db`update sessions set second_factor_at = now(), authenticated_at = now() where id = ${sessionId} and user_id = ${userId}`
+}

@@ -96,6 +96,18 @@ describe('membership switches obey the target tenant\'s policy', () => {
   })
 })
 
+describe('a second factor enrolled in a session counts as verified in it', () => {
+  test('a session that has just enrolled TOTP switches into an MFA-required tenant without signing in again', async () => {
+    const user = await tenantOwner(api.url)
+    const strict = await tenantOwner(api.url)
+    const inStrict = await joins(strict, user)
+    await setPolicy(strict, { mfaRequired: true })
+    await enrolTotp(user.client)
+    const res = await user.client.post('/sessions/current-membership-switches', { membershipId: inStrict })
+    expect({ status: res.status, tenant: res.json.data?.currentMembership?.tenantId }).toEqual({ status: 201, tenant: strict.tenantId })
+  })
+})
+
 describe('invitation acceptance by a signed-in session', () => {
   test('attack: a password session accepts an invitation into an SSO-enforced tenant and lands in it', async () => {
     const user = await tenantOwner(api.url)
