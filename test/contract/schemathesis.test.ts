@@ -3,6 +3,7 @@
 // documented status, schema, headers or content type, and any schema-violating request that is accepted.
 // Bounded for the test command; a deeper run: RCP_FUZZ_EXAMPLES=200 RCP_FUZZ_SECONDS=900 ./scripts/test test/contract
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PERMISSIONS } from '../../api/identity/permissions'
 import { freePort, REPO_ROOT, spawnChild, tail, waitUntil, type Child } from '../../scripts/platform'
@@ -28,7 +29,8 @@ const GATES_OWN_SESSION = ['PATCH /v1/tenants/current/auth-policy', 'POST /v1/se
 
 let api: Child
 let base = ''
-const logFile = join(process.env.RCP_TEST_DATA_DIR ?? '/tmp', 'logs', 'fuzz-api.log')
+const SCRATCH = process.env.RCP_TEST_DATA_DIR ?? tmpdir()
+const logFile = join(SCRATCH, 'logs', 'fuzz-api.log')
 
 beforeAll(async () => {
   const port = await freePort()
@@ -71,7 +73,8 @@ async function fuzz(label: string, headers: string[], exclude: string[]) {
     ...headers.flatMap((h) => ['--header', h]),
     ...exclude.flatMap((op) => ['--exclude-name', op]),
   ]
-  const proc = Bun.spawn([exe, ...args], { cwd: REPO_ROOT, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SCHEMATHESIS_HOOKS: '' } })
+  // Its working directory takes schemathesis's own cache (.schemathesis/): the run's scratch space, not the repository.
+  const proc = Bun.spawn([exe, ...args], { cwd: SCRATCH, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SCHEMATHESIS_HOOKS: '' } })
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   if (code !== 0) console.error(`schemathesis (${label}) exited ${code}:\n${out.slice(-12_000)}\n${err.slice(-2000)}\nAPI log:\n${tail(logFile, 20)}`)
   expect({ label, code }).toEqual({ label, code: 0 })
