@@ -1,6 +1,7 @@
 import type { Config } from '../platform/config'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
+import { domainOfEmail } from '../platform/email'
 import { ApiError } from '../platform/errors'
 import { PASSWORD_MIN_LENGTH_FLOOR, SIGN_IN_METHODS, type AuthPolicyPatch, type TenantAuthPolicy } from './model'
 import { findAuthPoliciesOfUser, findAuthPolicy, insertDefaultAuthPolicy, updateAuthPolicy, type AuthPolicyRow } from './queries'
@@ -47,7 +48,7 @@ export async function passwordMinLengthFor(db: Db, userId: string): Promise<numb
 
 /** An empty list admits any address; otherwise the address's domain must be listed exactly. */
 export const emailDomainAllowed = (p: Pick<TenantAuthPolicy, 'allowedEmailDomains'>, email: string) =>
-  p.allowedEmailDomains.length === 0 || p.allowedEmailDomains.includes(email.slice(email.lastIndexOf('@') + 1).toLowerCase())
+  p.allowedEmailDomains.length === 0 || p.allowedEmailDomains.includes(domainOfEmail(email))
 
 export async function patchAuthPolicy({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, tenantId: string, expectedVersion: number | null, patch: AuthPolicyPatch) {
   return sql.begin(async (tx) => {

@@ -69,6 +69,3 @@ export async function domainVerifiedFor(db: Db, tenantId: string, domain: string
   return (await findTenantsVerifyingDomain(db, domain)).includes(tenantId)
 }
 
-export const tenantsVerifyingDomain = findTenantsVerifyingDomain
-
-export const domainOfEmail = (email: string) => email.slice(email.lastIndexOf('@') + 1).trim().toLowerCase()

@@ -32,7 +32,6 @@ export function readCookie(header: string | null, name: string): string | undefi
   return undefined
 }
 
-
 export function permissionsOf(req: AuthRequirement): Permission[] {
   return typeof req === 'string' ? (req in PRINCIPAL_ONLY ? [] : [req as Permission]) : [...req]
 }
@@ -45,8 +44,9 @@ export const describeRequirement = (req: AuthRequirement): string =>
 // other route FORBIDDEN (its sets lack it).
 const INITIAL_PASSWORD_ROUTES = new Set(['GET /v1/users/me', 'PATCH /v1/users/me/password', 'DELETE /v1/sessions/current'])
 function requireOwnPassword(request: Request): void {
-  if (INITIAL_PASSWORD_ROUTES.has(`${request.method} ${new URL(request.url).pathname}`)) return
-  const code = /^\/v1\/(users|api-keys)(\/|$)/.test(new URL(request.url).pathname) ? 'INITIAL_PASSWORD_REQUIRED' : 'FORBIDDEN'
+  const path = new URL(request.url).pathname
+  if (INITIAL_PASSWORD_ROUTES.has(`${request.method} ${path}`)) return
+  const code = /^\/v1\/(users|api-keys)(\/|$)/.test(path) ? 'INITIAL_PASSWORD_REQUIRED' : 'FORBIDDEN'
   throw new ApiError(code, 'Choose your own password first: PATCH /v1/users/me/password')
 }
 

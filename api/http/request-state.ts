@@ -35,3 +35,6 @@ export function initState(request: Request, server: Server<unknown> | null = nul
 }
 
 export const stateOf = (request: Request): RequestState => (request as WithState)[STATE] ?? initState(request)
+
+/** Where a new session comes from, as its record keeps it. */
+export const sessionContextOf = (request: Request) => ({ userAgent: request.headers.get('user-agent'), ip: stateOf(request).ip })

@@ -1,5 +1,6 @@
 import { findAuthPoliciesForDomain } from '../auth-policy/queries'
-import { domainOfEmail, tenantsVerifyingDomain } from '../domains/service'
+import { domainOfEmail } from '../platform/email'
+import { findTenantsVerifyingDomain } from '../domains/queries'
 import { findEnabledConnectionsForDomain } from '../sso/queries'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
@@ -19,7 +20,7 @@ export async function ssoConnectionsForDomain(db: Db, domain: string, verifiedBy
  *  proved control of the domain (api/domains) counts: any tenant can list any domain, which proves nothing. */
 export async function loginOptions({ sql: db }: Pick<ServiceDeps, 'sql'>, email: string | undefined) {
   const domain = email?.includes('@') ? domainOfEmail(email) : undefined
-  const verifiedBy = domain ? await tenantsVerifyingDomain(db, domain) : []
+  const verifiedBy = domain ? await findTenantsVerifyingDomain(db, domain) : []
   const [claims, sso] = domain ? await Promise.all([findAuthPoliciesForDomain(db, domain), ssoConnectionsForDomain(db, domain, verifiedBy)]) : [[], []]
   const policies = claims.filter((p) => verifiedBy.includes(p.tenant_id))
   const ssoEnforced = policies.some((p) => p.sso_enforced)

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import type { AppDeps } from '../http/deps'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
-import { stateOf } from '../http/request-state'
+import { sessionContextOf } from '../http/request-state'
 import { sessionCookie } from '../http/session-cookie'
 import { sessionEnvelope } from '../sign-in/respond'
 import { AuthSessionEnvelopeSwaggerDto } from '../sign-in/model'
@@ -17,7 +17,6 @@ import {
 } from './model'
 import { acceptInvitation, completeRegistration, inviteToRegister, inviteToTenant, listInvitations, revokeInvitation, validateRegistration } from './service'
 
-const contextOf = (request: Request) => ({ userAgent: request.headers.get('user-agent'), ip: stateOf(request).ip })
 
 /** Every way an account or a membership comes to exist: self-registration and administrator provisioning
  *  (POST /users), tenant invitations (tenant:manage to send, list and revoke; acceptance by the invitee) and
@@ -31,7 +30,7 @@ export const onboardingRoutes = (deps: AppDeps) =>
         set.status = 201
         return ok(request, await provisionUser(deps, principal, { ...body, mode: body.mode, role: body.role }))
       }
-      const { user, session } = await registerUser(deps, { email: body.email, password: body.password! }, contextOf(request))
+      const { user, session } = await registerUser(deps, { email: body.email, password: body.password! }, sessionContextOf(request))
       set.status = 201
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
       return ok(request, await sessionEnvelope(deps, user.id, null, session))
@@ -64,7 +63,7 @@ export const onboardingRoutes = (deps: AppDeps) =>
     .post('/tenant-invitations/acceptance-records', async ({ request, principal, body, set }) => {
       // Signed in: the invitation joins this user. Anonymous: the account is created (new addresses only). Either
       // way the session sits in the new membership only when that tenant's policy admits it.
-      const { userId, currentMembershipId, session } = await acceptInvitation(deps, principal, body, contextOf(request))
+      const { userId, currentMembershipId, session } = await acceptInvitation(deps, principal, body, sessionContextOf(request))
       set.status = 201
       if (!session) return ok(request, (await describeMe(deps, userId, currentMembershipId)).me)
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
@@ -90,7 +89,7 @@ export const onboardingRoutes = (deps: AppDeps) =>
       detail: { summary: 'The address a registration link is for, or data: null when the link is unusable' },
     })
     .post('/registration-invitations/completions', async ({ request, body, set }) => {
-      const { userId, session } = await completeRegistration(deps, body, contextOf(request))
+      const { userId, session } = await completeRegistration(deps, body, sessionContextOf(request))
       set.status = 201
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
       return ok(request, await sessionEnvelope(deps, userId, null, session))

@@ -8,7 +8,8 @@ import type { Principal } from '../identity/service'
 import { getAuthPolicy } from '../auth-policy/service'
 import type { TenantAuthPolicy } from '../auth-policy/model'
 import { pendingSecondFactors } from '../mfa/challenges'
-import { domainOfEmail, tenantsVerifyingDomain } from '../domains/service'
+import { domainOfEmail } from '../platform/email'
+import { findTenantsVerifyingDomain } from '../domains/queries'
 import { listUserMemberships } from '../memberships/queries'
 import { switchSessionMembership, type AuthMethod } from '../sessions/queries'
 import { findSsoConnection } from '../sso/queries'
@@ -52,7 +53,7 @@ export function policyVerdict(policy: TenantAuthPolicy, f: AuthFacts): Verdict {
 /** The tenants that verified the domain of the user's email. */
 async function domainVerifiedBy(db: Db, userId: string): Promise<string[]> {
   const user = await findUserById(db, userId)
-  return user ? tenantsVerifyingDomain(db, domainOfEmail(user.email)) : []
+  return user ? findTenantsVerifyingDomain(db, domainOfEmail(user.email)) : []
 }
 
 export async function tenantVerdict(db: Db, deps: Deps, tenantId: string, f: AuthFacts): Promise<Verdict> {

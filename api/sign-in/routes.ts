@@ -4,7 +4,7 @@ import type { AppDeps } from '../http/deps'
 import { readCookie } from '../http/auth'
 import { envelope, ok } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
-import { stateOf } from '../http/request-state'
+import { sessionContextOf } from '../http/request-state'
 import { secure, sessionCookie } from '../http/session-cookie'
 import { MfaChallengeConfirmRequestDto, PasskeySignInOptionsDto } from '../mfa/model'
 import { passkeySignInOptions } from '../mfa/service'
@@ -20,7 +20,6 @@ const CALLBACK_PATH = '/v1/auth/sso/callback'
 const AFTER_SIGN_IN = '/account'
 const SSO_TAGS = ['Single sign-on']
 
-const contextOf = (request: Request) => ({ userAgent: request.headers.get('user-agent'), ip: stateOf(request).ip })
 
 /** Every flow that opens a session or moves it: password, passkey, the second-factor challenge, the SSO round
  *  trip, and switching the session's membership. */
@@ -32,7 +31,7 @@ export const signInRoutes = (deps: AppDeps) => {
   return new Elysia({ tags: ['Sessions'] })
     .use(httpConventions(deps))
     .post('/sessions', async ({ body, request, set }) => {
-      const ctx = contextOf(request)
+      const ctx = sessionContextOf(request)
       const { user, membershipId, session } = 'assertion' in body
         ? await signInWithPasskey(deps, body.assertion, ctx)
         : await signInWithPassword(deps, body, ctx)
@@ -94,7 +93,7 @@ export const signInRoutes = (deps: AppDeps) => {
     })
     .get('/auth/sso/callback', async ({ request }) => {
       const url = new URL(`${callbackUrl(request)}${new URL(request.url).search}`)
-      const { session, returnTo } = await finishSsoSignIn(deps, url, readCookie(request.headers.get('cookie'), SSO_STATE_COOKIE), contextOf(request))
+      const { session, returnTo } = await finishSsoSignIn(deps, url, readCookie(request.headers.get('cookie'), SSO_STATE_COOKIE), sessionContextOf(request))
       const headers = new Headers({ location: returnTo ?? AFTER_SIGN_IN, 'cache-control': 'no-store' })
       headers.append('set-cookie', sessionCookie(deps.config, session.token, session.expiresAt))
       headers.append('set-cookie', stateCookie('', 0))

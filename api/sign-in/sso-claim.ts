@@ -2,7 +2,8 @@
 // point a connection at a provider they run and assert any address, so the address alone proves nothing.
 import type { Db } from '../platform/db'
 import { ApiError } from '../platform/errors'
-import { domainOfEmail, domainVerifiedFor } from '../domains/service'
+import { domainOfEmail } from '../platform/email'
+import { domainVerifiedFor } from '../domains/service'
 import { findIdentityUser, linkIdentity, type SsoConnectionRow } from '../sso/queries'
 import { findUserByEmail, insertPasswordlessUser } from '../users/queries'
 

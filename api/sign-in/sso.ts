@@ -4,6 +4,7 @@ import * as oidc from 'openid-client'
 import type { Config } from '../platform/config'
 import { decryptSecret, sha256 } from '../platform/crypto'
 import type { ServiceDeps } from '../platform/deps'
+import { domainOfEmail } from '../platform/email'
 import { isUuid } from '../platform/ids'
 import { ApiError } from '../platform/errors'
 import { guardedFetchApi } from '../platform/outbound/fetch'
@@ -107,7 +108,7 @@ export async function finishSsoSignIn(deps: SsoDeps, callbackUrl: URL, cookieSta
   }
   const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : ''
   if (!email || claims.email_verified === false) throw new ApiError('OAUTH_EXCHANGE_FAILED', 'The identity provider sent no verified email address')
-  const domain = email.split('@')[1] ?? ''
+  const domain = domainOfEmail(email)
   if (c.email_domains.length > 0 && !c.email_domains.includes(domain)) {
     throw notConfigured(`Single sign-on of this tenant does not cover ${domain}`)
   }
