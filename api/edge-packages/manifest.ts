@@ -1,0 +1,66 @@
+// The contract between the package builder (activities/edge-package) and what runs on the robot (the runtime files
+// the package carries): manifest.json has exactly this shape, and the robot-side client reports runs in RunReport's.
+import type { TargetArch } from './image-lines'
+
+export type FeatureDtype = 'float32' | 'float64' | 'int32' | 'int64' | 'uint8' | 'bool'
+
+/** One observation or action feature of an embodiment profile. Cameras are `image` features (uint8, [H, W, 3]). */
+export interface Feature {
+  name: string
+  dtype: FeatureDtype
+  shape: number[]
+  kind?: 'image' | 'state' | 'action'
+}
+
+export type ModelSource =
+  | { kind: 'imported_checkpoint'; path: string }
+  | { kind: 'model_bundle'; prefix: string; objects: string[] }
+  | { kind: 'training_job'; trainingJobId: string; path: string }
+
+export type WireProtocol = 'openpi-ws' | 'lerobot-grpc'
+
+/** Ports the package's servers listen on unless the request configured others. */
+export const DEFAULT_PORTS: Record<WireProtocol, number> = { 'openpi-ws': 8000, 'lerobot-grpc': 8080 }
+
+export interface PackageManifest {
+  schema: 'rcp.edge-package/v1'
+  packageId: string
+  modelVersion: { id: string; name: string; format: 'openpi' | 'lerobot' | 'onnx'; source: ModelSource }
+  embodiment: {
+    id: string
+    name: string
+    robotType: string
+    controlRateHz: number
+    observationFeatures: Feature[]
+    actionFeatures: Feature[]
+  }
+  mode: 'local' | 'remote_ws'
+  targetArch: TargetArch
+  baseImage: string
+  platform: 'linux/amd64' | 'linux/arm64'
+  wireProtocols: { name: WireProtocol; port: number }[]
+  /** remote_ws only: where the robot client connects. */
+  remotePolicy: { host: string; port: number } | null
+  steps: number
+  strategyKey: string | null
+  useFakeTransport: boolean
+  /** Model files, relative to `model/` in the archive, sorted. */
+  modelFiles: string[]
+  /** Where the robot-side client reports runs: `${apiBase}/v1/edge-inference-packages/${packageId}/runs`. The token
+   *  is never in the package: the launcher passes RCP_TOKEN from the environment. */
+  apiBase: string
+}
+
+/** Body of POST /v1/edge-inference-packages/{id}/runs as the robot-side client sends it. */
+export interface RunReport {
+  stepsDone: number
+  /** Round trip of one action request, observation sent → action chunk received; null when no step finished. */
+  latencyMs: { p50: number; p99: number } | null
+  contractViolations: number
+  /** completed | contract_violation | server_error | connection_lost | interrupted */
+  exitReason: string
+  /** First violations, for the package page: feature name, what the profile expects, what came back. */
+  violations: { feature: string; expected: string; got: string }[]
+  startedAt: string
+  finishedAt: string
+}

@@ -1,0 +1,50 @@
+import { describe, expect, test } from 'bun:test'
+import { publishEvent } from '../../api/events/service'
+import { useApi } from '../support/api'
+import { tenantOwner } from '../support/fixtures'
+
+const api = useApi()
+
+const eventsOf = (tenantId: string) => api.sql<{ type: string; data: Record<string, unknown> }[]>`
+  select type, data from events where tenant_id = ${tenantId} order by occurred_at, id`
+
+const finished = { trainingJobId: crypto.randomUUID(), name: 'pick-and-place', outputArtifactPath: 'runs/42/model.onnx' }
+
+describe('the event outbox', () => {
+  test('an event published in a committed transaction is there, with its data as the catalogue shapes it', async () => {
+    const { tenantId } = await tenantOwner(api.url)
+    await api.sql.begin((tx) => publishEvent(tx, tenantId, 'training_job.completed', finished))
+    expect(await eventsOf(tenantId)).toEqual([{ type: 'training_job.completed', data: finished }])
+  })
+
+  test('a rolled-back change publishes nothing', async () => {
+    const { tenantId } = await tenantOwner(api.url)
+    const rollback = api.sql.begin(async (tx) => {
+      await publishEvent(tx, tenantId, 'training_job.completed', finished)
+      throw new Error('the change failed after publishing')
+    })
+    await expect(rollback).rejects.toThrow('the change failed after publishing')
+    expect(await eventsOf(tenantId)).toEqual([])
+  })
+
+  test('data that does not match the catalogue is refused before anything is written', async () => {
+    const { tenantId } = await tenantOwner(api.url)
+    const drifted = { ...finished, trainingJobId: 'not-a-uuid' }
+    await expect(api.sql.begin((tx) => publishEvent(tx, tenantId, 'training_job.completed', drifted))).rejects.toThrow()
+    expect(await eventsOf(tenantId)).toEqual([])
+  })
+
+  test('a commit wakes listeners on rcp_events once, however many rows it wrote', async () => {
+    const { tenantId } = await tenantOwner(api.url)
+    let wakes = 0
+    const listener = await api.sql.listen('rcp_events', () => { wakes++ })
+    await api.sql.begin(async (tx) => {
+      await publishEvent(tx, tenantId, 'training_job.completed', finished)
+      await publishEvent(tx, tenantId, 'training_job.failed', { trainingJobId: finished.trainingJobId, name: 'x', reason: 'oom' })
+    }).catch(() => {})
+    const deadline = Date.now() + 5000
+    while (wakes === 0 && Date.now() < deadline) await Bun.sleep(20)
+    expect(wakes).toBe(1) // two rows in one transaction fold into one notification
+    await listener.unlisten()
+  })
+})
