@@ -2,6 +2,9 @@
 // copy that test/platform/permission-table.test.ts compares with it.
 export const PERMISSIONS = [
   'tenant:read', 'tenant:manage', 'apikey:read', 'apikey:write', 'apikey:manage', 'billing:read', 'billing:write',
+  // Additive (issue 13): embodiment profiles, model versions, training jobs and edge packages. Reading them is
+  // everyone's but billing's; building and registering them is the researchers' work.
+  'model:read', 'model:write',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
@@ -10,10 +13,10 @@ export type Role = (typeof ROLES)[number]
 
 export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   owner: PERMISSIONS,
-  admin: ['tenant:read', 'tenant:manage', 'apikey:read', 'apikey:write', 'apikey:manage', 'billing:read'],
-  researcher: ['tenant:read', 'apikey:read', 'apikey:write'],
+  admin: ['tenant:read', 'tenant:manage', 'apikey:read', 'apikey:write', 'apikey:manage', 'billing:read', 'model:read', 'model:write'],
+  researcher: ['tenant:read', 'apikey:read', 'apikey:write', 'model:read', 'model:write'],
   billing_admin: ['tenant:read', 'apikey:read', 'apikey:write', 'billing:read', 'billing:write'],
-  viewer: ['tenant:read', 'apikey:read', 'apikey:write'],
+  viewer: ['tenant:read', 'apikey:read', 'apikey:write', 'model:read'],
 }
 
 /** A PAT can never do more than its scopes, nor more than its member's role allows today. */
