@@ -7,6 +7,7 @@ import { housekeepingActivities } from './housekeeping'
 import { storageProvisionActivities } from './storage-provision'
 import { storageReconcileActivities } from './storage-reconcile'
 import { mailActivities } from './mail'
+import { modelValidationActivities } from './model-validation'
 
 export interface ActivityDeps {
   sql: Sql
@@ -24,11 +25,12 @@ export const activitySets = {
     ...storageReconcileActivities(withComponent(deps, 'storage')),
   }),
   mail: (deps: ActivityDeps) => mailActivities(withComponent(deps, 'mail')),
+  models: (deps: ActivityDeps) => modelValidationActivities(withComponent(deps, 'models')),
 }
 
 /** Every activity: the type the workflows proxy (`import type`), and one set for a test or benchmark to call. */
 export function createActivities(deps: ActivityDeps) {
-  return { ...activitySets.housekeeping(deps), ...activitySets.storage(deps), ...activitySets.mail(deps) }
+  return { ...activitySets.housekeeping(deps), ...activitySets.storage(deps), ...activitySets.mail(deps), ...activitySets.models(deps) }
 }
 
 export type Activities = ReturnType<typeof createActivities>

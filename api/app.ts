@@ -18,6 +18,9 @@ import { signInRoutes } from './sign-in/routes'
 import { storageRoutes } from './storage/routes'
 import { tenantsRoutes } from './tenants/routes'
 import { usersRoutes } from './users/routes'
+import { embodimentProfilesRoutes } from './embodiment-profiles/routes'
+import { trainingJobsRoutes } from './training-jobs/routes'
+import { modelVersionsRoutes } from './model-versions/routes'
 
 // The benchmark baseline: a route Bun serves natively on the same server and port, before Elysia sees the
 // request, so no framework or convention cost is in it.
@@ -40,7 +43,8 @@ export function buildApp(deps: AppDeps) {
       .use(usersRoutes(deps)).use(sessionsRoutes(deps)).use(signInRoutes(deps)).use(tenantsRoutes(deps)).use(apiKeysRoutes(deps))
       .use(storageRoutes(deps)).use(mfaRoutes(deps)).use(authPolicyRoutes(deps)).use(passwordResetsRoutes(deps))
       .use(loginOptionsRoutes(deps)).use(membershipsRoutes(deps)).use(onboardingRoutes(deps)).use(ssoRoutes(deps))
-      .use(domainsRoutes(deps)))
+      .use(domainsRoutes(deps))
+      .use(embodimentProfilesRoutes(deps)).use(trainingJobsRoutes(deps)).use(modelVersionsRoutes(deps)))
     .use(accountRoutes(deps))
   if (deps.config.BENCH_HELLO) elysiaHello(app as unknown as Elysia)
   publishRoutes(deps, app.routes)

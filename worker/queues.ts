@@ -27,4 +27,6 @@ export const taskQueueTable: readonly TaskQueue[] = [
   { queue: 'storage', workflowsPath: workflowsModule('storage'), activities: activitySets.storage, schedules: () => [] },
   // An SMTP outage must not hold up anything else.
   { queue: 'mail', workflowsPath: workflowsModule('mail'), activities: activitySets.mail, schedules: (c) => [mailSweepSchedule(c)] },
+  // Model version validation reads whole checkpoints; a big one must not hold up anything else.
+  { queue: 'models', workflowsPath: workflowsModule('models'), activities: activitySets.models, schedules: () => [] },
 ]

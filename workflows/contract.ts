@@ -17,6 +17,8 @@ export function taskQueues(config: PrefixConfig) {
     storage: `${prefix}-storage`,
     // Outgoing mail (workflows/mail.ts): an SMTP outage must not hold up anything else.
     mail: `${prefix}-mail`,
+    // Model version validation reads whole objects from S3: a large checkpoint must not hold up provisioning.
+    models: `${prefix}-models`,
   } as const
 }
 

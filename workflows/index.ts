@@ -2,3 +2,4 @@
 export { housekeepingWorkflow } from './housekeeping'
 export { mailSweepWorkflow, sendMailWorkflow } from './mail'
 export { provisionStorageWorkflow, reconcileStorageWorkflow } from './storage'
+export { validateModelVersionWorkflow } from './models'

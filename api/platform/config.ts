@@ -69,6 +69,8 @@ export const ConfigSchema = z.object({
   // The DNS servers asked for domain-verification TXT records (host or host:port, comma-separated); empty: the
   // system's resolvers. Tests point it at a local responder.
   DOMAIN_VERIFICATION_DNS_SERVERS: z.string().default('').transform(list),
+  // Model versions (api/model-versions): how long a presigned upload URL stays valid.
+  MODEL_UPLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(900),
   // Mounts GET /bench/hello, the bare baseline the benchmarks compare every route against.
   BENCH_HELLO: z.stringbool().default(false),
 })

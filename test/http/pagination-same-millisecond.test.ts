@@ -60,6 +60,20 @@ const seeds: Record<string, Seed> = {
     insert into tenant_domains (tenant_id, domain, challenge_token, created_at)
     select ${o.tenantId}, 'd' || o || '-' || gen_random_uuid() || '.example', 'token', ${at(sql)} from ${offsets(sql)}
     returning id`),
+  embodimentProfiles: async (sql, o) => ids(await sql`
+    insert into embodiment_profiles (tenant_id, name, robot_type, control_rate_hz, observation_features, action_features, created_at)
+    select ${o.tenantId}, 'profile ' || gen_random_uuid(), 'arm', 50, '[{"name":"state","dtype":"float32","shape":[7]}]'::jsonb,
+           '[{"name":"actions","dtype":"float32","shape":[7]}]'::jsonb, ${at(sql)} from ${offsets(sql)}
+    returning id`),
+  trainingJobs: async (sql, o) => ids(await sql`
+    insert into training_jobs (tenant_id, name, status, created_at)
+    select ${o.tenantId}, 'job ' || o, 'running', ${at(sql)} from ${offsets(sql)}
+    returning id`),
+  modelVersions: async (sql, o) => ids(await sql`
+    insert into model_versions (tenant_id, name, format, source_kind, source, objects, created_at)
+    select ${o.tenantId}, 'version ' || o, 'onnx', 'imported_checkpoint', '{"kind":"imported_checkpoint","path":"m.onnx"}'::jsonb,
+           '[{"key":"m.onnx","sizeBytes":null,"sha256":null}]'::jsonb, ${at(sql)} from ${offsets(sql)}
+    returning id`),
   ssoIdentities: async (sql, o) => {
     const [c] = await sql<{ id: string }[]>`
       insert into sso_connections (tenant_id, name, issuer, client_id, client_secret_sealed, default_role)
@@ -85,6 +99,11 @@ const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'as
   { path: '/tenants/current/sso-connections', seed: 'ssoConnections', table: 'sso_connections', order: 'desc' },
   { path: '/tenants/current/domains', seed: 'domains', table: 'tenant_domains', order: 'desc' },
   { path: '/users/me/sso-identities', seed: 'ssoIdentities', table: 'sso_identities', order: 'desc' },
+  { path: '/embodiment-profiles', seed: 'embodimentProfiles', table: 'embodiment_profiles', order: 'desc' },
+  { path: '/training-jobs', seed: 'trainingJobs', table: 'training_jobs', order: 'desc' },
+  { path: '/training-jobs?status=running', seed: 'trainingJobs', table: 'training_jobs', order: 'desc' },
+  { path: '/model-versions', seed: 'modelVersions', table: 'model_versions', order: 'desc' },
+  { path: '/model-versions?status=draft&format=onnx', seed: 'modelVersions', table: 'model_versions', order: 'desc' },
 ]
 
 async function walk(client: Client, path: string, pageSize: number): Promise<string[]> {

@@ -1,0 +1,74 @@
+// Model version validation: every object read once, as a stream, to measure its size and SHA-256 (an object is
+// never held whole, so a checkpoint of any size validates in constant memory), then the outcome recorded with its
+// event. Measured objects go into the heartbeat, so an attempt retried after a worker died skips them.
+import { createHash } from 'node:crypto'
+import { ApplicationFailure, Context } from '@temporalio/activity'
+import type { Client as S3Client } from 'minio'
+import { findModelVersion } from '../api/model-versions/queries'
+import { recordValidationOutcome } from '../api/model-versions/service'
+import { ModelsErrorType, type MeasuredObject, type ValidateModelVersionInput, type ValidationCheckpoint, type ValidationOutcome } from '../workflows/contract-models'
+import type { ActivityDeps } from './index'
+import { s3ForRegion } from './storage-provision'
+
+const HEARTBEAT_EVERY_MS = 1000
+
+const isMissing = (err: unknown) => ['NoSuchKey', 'NotFound'].includes((err as { code?: string }).code ?? '')
+
+/** Size and SHA-256 of one object, chunk by chunk; null when it does not exist. */
+async function measure(s3: S3Client, bucket: string, key: string, beat: () => void): Promise<MeasuredObject | null> {
+  let stream: AsyncIterable<Buffer>
+  try {
+    stream = await s3.getObject(bucket, key)
+  } catch (err) {
+    if (isMissing(err)) return null
+    throw err
+  }
+  const hash = createHash('sha256')
+  let sizeBytes = 0
+  let lastBeat = Date.now()
+  for await (const chunk of stream) {
+    hash.update(chunk)
+    sizeBytes += chunk.length
+    if (Date.now() - lastBeat >= HEARTBEAT_EVERY_MS) {
+      beat()
+      lastBeat = Date.now()
+    }
+  }
+  return { key, sizeBytes, sha256: hash.digest('hex') }
+}
+
+/** The first difference from what the caller declared, naming the object; null when it matches. */
+function mismatch(declared: { key: string; sizeBytes: number | null; sha256: string | null }, got: MeasuredObject | null): string | null {
+  if (!got) return `object "${declared.key}" is missing`
+  if (declared.sizeBytes !== null && got.sizeBytes !== declared.sizeBytes) return `object "${declared.key}" is ${got.sizeBytes} bytes; ${declared.sizeBytes} were declared`
+  if (declared.sha256 !== null && got.sha256 !== declared.sha256) return `object "${declared.key}" has SHA-256 ${got.sha256}; ${declared.sha256} was declared`
+  return null
+}
+
+export function modelValidationActivities(deps: ActivityDeps) {
+  const { sql, log } = deps
+  return {
+    async measureModelVersionObjects(input: ValidateModelVersionInput): Promise<ValidationOutcome> {
+      const row = await findModelVersion(sql, input.tenantId, input.modelVersionId)
+      if (!row || row.status !== 'validating' || !row.bucket || !row.region_id) {
+        throw ApplicationFailure.create({ type: ModelsErrorType.versionNotValidating, message: 'The model version is gone or no longer validating', nonRetryable: true })
+      }
+      const ctx = Context.current()
+      const measured = [...((ctx.info.heartbeatDetails as ValidationCheckpoint | undefined)?.measured ?? [])]
+      const s3 = s3ForRegion(deps, row.region_id)
+      for (const declared of row.objects.slice(measured.length)) {
+        const got = await measure(s3, row.bucket, declared.key, () => ctx.heartbeat({ measured } satisfies ValidationCheckpoint))
+        const reason = mismatch(declared, got)
+        if (reason) return { status: 'failed', reason }
+        measured.push(got!)
+        ctx.heartbeat({ measured } satisfies ValidationCheckpoint)
+      }
+      return { status: 'ready', objects: measured }
+    },
+
+    async recordModelVersionValidation(input: ValidateModelVersionInput, outcome: ValidationOutcome): Promise<void> {
+      const status = await recordValidationOutcome(sql, input.tenantId, input.modelVersionId, outcome)
+      log.info('model version validated', { tenantId: input.tenantId, modelVersionId: input.modelVersionId, status: status ?? 'unchanged' })
+    },
+  }
+}

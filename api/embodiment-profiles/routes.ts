@@ -1,0 +1,48 @@
+import { Elysia } from 'elysia'
+import type { AppDeps } from '../http/deps'
+import { envelope, ifMatchVersion, listEnvelope, okVersioned, page } from '../http/envelope'
+import { httpConventions } from '../http/plugin'
+import { CreateEmbodimentProfileBodyDto, EmbodimentProfileDto, ListProfilesQuery, ProfileParams, UpdateEmbodimentProfileBodyDto } from './model'
+import { createProfile, getProfile, listProfiles, patchProfile, removeProfile } from './service'
+
+/** Additive (issue 13): the contract between a policy and a robot that an edge package is built for. */
+export const embodimentProfilesRoutes = (deps: AppDeps) =>
+  new Elysia({ prefix: '/embodiment-profiles', tags: ['Models'] })
+    .use(httpConventions(deps))
+    .get('', async ({ request, principal, query }) => page(request, await listProfiles(deps, principal, query)), {
+      auth: 'model:read', errors: ['M400p'], query: ListProfilesQuery, response: { 200: listEnvelope(EmbodimentProfileDto) },
+      detail: { summary: 'Embodiment profiles of this tenant, newest first' },
+    })
+    .post('', async ({ request, principal, body, set }) => {
+      const { profile, version } = await createProfile(deps, principal, body)
+      set.status = 201
+      return okVersioned(request, set, version, profile)
+    }, {
+      auth: 'model:write', errors: ['M400', 'E409'], body: CreateEmbodimentProfileBodyDto, response: { 201: envelope(EmbodimentProfileDto) },
+      detail: { summary: 'Create an embodiment profile. EMBODIMENT_PROFILE_NAME_CONFLICT (409): the name is taken in this tenant' },
+    })
+    .get('/:profileId', async ({ request, principal, params, set }) => {
+      const { profile, version } = await getProfile(deps, principal, params.profileId)
+      return okVersioned(request, set, version, profile)
+    }, {
+      auth: 'model:read', errors: ['M400', 'M404'], params: ProfileParams, response: { 200: envelope(EmbodimentProfileDto) },
+      detail: { summary: 'One embodiment profile, with its ETag for If-Match (NOT_FOUND outside this tenant)' },
+    })
+    .patch('/:profileId', async ({ request, principal, params, body, set }) => {
+      const { profile, version } = await patchProfile(deps, principal, params.profileId, ifMatchVersion(request), body)
+      return okVersioned(request, set, version, profile)
+    }, {
+      auth: 'model:write', errors: ['M400', 'M404', 'E409', 'P412'], params: ProfileParams, body: UpdateEmbodimentProfileBodyDto,
+      response: { 200: envelope(EmbodimentProfileDto) },
+      detail: { summary: 'Change an embodiment profile (If-Match optional: a stale ETag is 412). Packages already built keep the profile they were built with' },
+    })
+    .delete('/:profileId', async ({ principal, params, set }) => {
+      await removeProfile(deps, principal, params.profileId)
+      set.status = 204
+    }, {
+      auth: 'model:write', errors: ['M400', 'M404', 'E409'], params: ProfileParams,
+      detail: {
+        summary: 'Delete an embodiment profile. EMBODIMENT_PROFILE_IN_USE (409) while an edge inference package was built for it',
+        responses: { 204: { description: 'Deleted' } },
+      },
+    })

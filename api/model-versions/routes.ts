@@ -1,0 +1,55 @@
+import { Elysia } from 'elysia'
+import type { AppDeps } from '../http/deps'
+import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { httpConventions } from '../http/plugin'
+import { CreateModelVersionBodyDto, ListModelVersionsQuery, ModelVersionDto, ModelVersionParams, UploadUrlsDto } from './model'
+import { createModelVersion, getModelVersion, listVersions, uploadUrls } from './service'
+import { startValidation } from './validation'
+
+/** Additive (issue 13): model versions, their uploads and their validation. */
+export const modelVersionsRoutes = (deps: AppDeps) =>
+  new Elysia({ prefix: '/model-versions', tags: ['Models'] })
+    .use(httpConventions(deps))
+    .post('', async ({ request, principal, body, set }) => {
+      set.status = 201
+      return ok(request, await createModelVersion(deps, principal, body))
+    }, {
+      auth: 'model:write', errors: ['M400', 'M404'], body: CreateModelVersionBodyDto, response: { 201: envelope(ModelVersionDto) },
+      detail: {
+        summary: 'Register a model version (status draft) from exactly one source. The source is checked here, nothing is read from ' +
+          'storage yet: IMPORTED_CHECKPOINT_INVALID_PATH (a path or bundle key that is empty, absolute, has . or .. segments, //, a ' +
+          'backslash, a scheme or a bucket name: anything but a key in the tenant\'s general bucket), MODEL_BUNDLE_PREFIX_REQUIRED, ' +
+          'MODEL_BUNDLE_PREFIX_INVALID, MODEL_BUNDLE_OBJECTS_REQUIRED, MODEL_BUNDLE_JOB_NOT_FOUND (404: no such training job in this ' +
+          'tenant), TRAINING_JOB_NOT_COMPLETED, TRAINING_JOB_HAS_NO_OUTPUT_ARTIFACT',
+      },
+    })
+    .get('', async ({ request, principal, query }) => page(request, await listVersions(deps, principal, query)), {
+      auth: 'model:read', errors: ['M400p'], query: ListModelVersionsQuery, response: { 200: listEnvelope(ModelVersionDto) },
+      detail: { summary: 'Model versions of this tenant, newest first, optionally of one status and format' },
+    })
+    .get('/:modelVersionId', async ({ request, principal, params }) => ok(request, await getModelVersion(deps, principal, params.modelVersionId)), {
+      auth: 'model:read', errors: ['M400', 'M404'], params: ModelVersionParams, response: { 200: envelope(ModelVersionDto) },
+      detail: { summary: 'One model version: status, failure reason, objects (measured sizes and SHA-256 once ready)' },
+    })
+    .post('/:modelVersionId/upload-urls', async ({ request, principal, params }) => ok(request, await uploadUrls(deps, principal, params.modelVersionId)), {
+      auth: 'model:write', errors: ['M400', 'S400', 'M404'], params: ModelVersionParams, response: { 200: envelope(UploadUrlsDto) },
+      detail: {
+        summary: `Presigned PUT URLs, one per object of a draft version, in the tenant's general bucket; each is valid for ` +
+          'MODEL_UPLOAD_URL_TTL_SECONDS (default 900 s = 15 minutes; expiresAt says when). PUT the bytes with no credentials. ' +
+          'MODEL_VERSION_INVALID_STATUS once the version left draft; STORAGE_NOT_READY before the tenant\'s storage is provisioned',
+      },
+    })
+    .post('/:modelVersionId/validations', async ({ request, principal, params, set }) => {
+      set.status = 202
+      return ok(request, await startValidation(deps, principal, params.modelVersionId))
+    }, {
+      auth: 'model:write', errors: ['M400', 'S400', 'M404'], params: ModelVersionParams, response: { 202: envelope(ModelVersionDto) },
+      detail: {
+        summary: 'Validate a draft (or failed) version: every object is stat\'ed first (IMPORTED_CHECKPOINT_NOT_FOUND, 404: the ' +
+          'checkpoint or training output is missing; IMPORTED_CHECKPOINT_INCOMPLETE, 400: a bundle object is missing or an object ' +
+          'has another size than declared), then the version is validating and a workflow (id model-version-validation/<tenantId>/<id>) ' +
+          'streams every object to measure its size and SHA-256, compares them with what was declared and turns the version ready ' +
+          'or failed (failureReason names the object), publishing model_version.ready / model_version.failed. ' +
+          'MODEL_VERSION_INVALID_STATUS while validating or ready',
+      },
+    })

@@ -1,0 +1,77 @@
+import { publishEvent } from '../events/service'
+import type { Db } from '../platform/db'
+import type { ServiceDeps } from '../platform/deps'
+import { ApiError } from '../platform/errors'
+import { isUuid } from '../platform/ids'
+import { createdCursorOf } from '../platform/keyset'
+import { mapPage, paginate, type PageParams } from '../platform/pagination'
+import { currentMembership, type Principal } from '../identity/service'
+import { modelsWorkflowIds, type ValidationOutcome } from '../../workflows/contract-models'
+import type { CreateModelVersionInput, ModelFormat, ModelVersion, ModelVersionStatus } from './model'
+import { generalBucketOf, presignedPuts } from './objects'
+import { findModelVersion, insertModelVersion, listModelVersions, markFailed, markReady, type ModelVersionRow } from './queries'
+import { objectsOfSource } from './sources'
+
+export const toModelVersion = (r: ModelVersionRow): ModelVersion => ({
+  id: r.id, tenantId: r.tenant_id, name: r.name, format: r.format, status: r.status, failureReason: r.failure_reason,
+  source: r.source, objects: r.objects, bucket: r.bucket, totalBytes: r.total_bytes,
+  validationWorkflowId: modelsWorkflowIds.validation(r.tenant_id, r.id), validatedAt: r.validated_at?.toISOString() ?? null,
+  createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
+})
+
+const notFound = () => new ApiError('MODEL_VERSION_NOT_FOUND', 'No model version with this id in the current tenant')
+
+/** The version of the caller's tenant, or MODEL_VERSION_NOT_FOUND (a malformed id included). */
+export async function ownVersion(db: Db, tenantId: string, id: string): Promise<ModelVersionRow> {
+  const row = isUuid(id) ? await findModelVersion(db, tenantId, id) : undefined
+  if (!row) throw notFound()
+  return row
+}
+
+export const invalidStatus = (row: ModelVersionRow, wanted: string) =>
+  new ApiError('MODEL_VERSION_INVALID_STATUS', `The model version is ${row.status}; this needs it ${wanted}`)
+
+/** A new version starts as a draft: its objects may not exist yet (they are uploaded through upload-urls). */
+export async function createModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, input: CreateModelVersionInput) {
+  const { tenantId } = currentMembership(principal)
+  const { objects, trainingJobId } = await objectsOfSource(sql, tenantId, input.source)
+  return toModelVersion(await insertModelVersion(sql, { tenantId, name: input.name, format: input.format, source: input.source, trainingJobId, objects }))
+}
+
+export async function getModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string) {
+  return toModelVersion(await ownVersion(sql, currentMembership(principal).tenantId, id))
+}
+
+export async function listVersions({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, q: PageParams & { status?: ModelVersionStatus; format?: ModelFormat }) {
+  const { tenantId } = currentMembership(principal)
+  const filters = { status: q.status, format: q.format }
+  const binding = { route: 'GET /model-versions', scope: `tenant:${tenantId}`, filters }
+  const p = await paginate(keys.page, binding, q, (after, limit) => listModelVersions(sql, tenantId, filters, after, limit), createdCursorOf)
+  return mapPage(p, toModelVersion)
+}
+
+/** Presigned PUT URLs for every object of a draft, in the tenant's general bucket. */
+export async function uploadUrls({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, principal: Principal, id: string) {
+  const { tenantId } = currentMembership(principal)
+  const row = await ownVersion(sql, tenantId, id)
+  if (row.status !== 'draft') throw invalidStatus(row, 'draft (uploads end when validation starts)')
+  const { bucket, s3 } = await generalBucketOf(sql, config, tenantId)
+  const ttl = config.MODEL_UPLOAD_URL_TTL_SECONDS
+  const expiresAt = new Date(Date.now() + ttl * 1000).toISOString()
+  return { bucket, expiresAt, uploads: await presignedPuts(s3, bucket, row.objects, ttl) }
+}
+
+/** validating → ready | failed with its event, in one transaction; a repeat (a retried activity) changes nothing. */
+export async function recordValidationOutcome(sql: Pick<ServiceDeps, 'sql'>['sql'], tenantId: string, id: string, outcome: ValidationOutcome) {
+  return sql.begin(async (tx) => {
+    if (outcome.status === 'ready') {
+      const totalBytes = outcome.objects.reduce((n, o) => n + o.sizeBytes, 0)
+      const row = await markReady(tx, tenantId, id, outcome.objects, totalBytes)
+      if (row) await publishEvent(tx, tenantId, 'model_version.ready', { modelVersionId: id, name: row.name, format: row.format, sourceKind: row.source_kind, totalBytes })
+      return row?.status
+    }
+    const row = await markFailed(tx, tenantId, id, outcome.reason.slice(0, 1000))
+    if (row) await publishEvent(tx, tenantId, 'model_version.failed', { modelVersionId: id, name: row.name, format: row.format, sourceKind: row.source_kind, reason: row.failure_reason! })
+    return row?.status
+  })
+}

@@ -1,0 +1,40 @@
+// Starting a version's validation: a quick stat of every object answers the obvious problems at once (a missing
+// checkpoint, a bundle without one of its objects, a size other than declared); the workflow then reads every
+// object to measure sizes and SHA-256 and turns the version ready or failed.
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client'
+import type { ServiceDeps } from '../platform/deps'
+import { currentMembership, type Principal } from '../identity/service'
+import { TENANT_ID, taskQueues } from '../../workflows/contract'
+import { ModelsWorkflowType, modelsWorkflowIds, type ValidateModelVersionInput } from '../../workflows/contract-models'
+import { assertObjectsPresent, generalBucketOf } from './objects'
+import { markValidating, unmarkValidating } from './queries'
+import { invalidStatus, ownVersion, toModelVersion } from './service'
+
+/** draft | failed → validating, and the workflow started. MODEL_VERSION_INVALID_STATUS while validating or ready. */
+export async function startValidation(deps: Pick<ServiceDeps, 'sql' | 'config' | 'temporal'>, principal: Principal, id: string) {
+  const { tenantId } = currentMembership(principal)
+  const { sql, config } = deps
+  const row = await ownVersion(sql, tenantId, id)
+  if (row.status !== 'draft' && row.status !== 'failed') throw invalidStatus(row, 'draft or failed')
+  const { regionId, bucket, s3 } = await generalBucketOf(sql, config, tenantId)
+  await assertObjectsPresent(s3, bucket, row.source_kind, row.objects)
+  const validating = await markValidating(sql, tenantId, id, { regionId, bucket })
+  if (!validating) throw invalidStatus((await ownVersion(sql, tenantId, id)), 'draft or failed') // another request started it
+  const input: ValidateModelVersionInput = { tenantId, modelVersionId: id }
+  try {
+    await (await deps.temporal.get()).workflow.start(ModelsWorkflowType.validateModelVersion, {
+      workflowId: modelsWorkflowIds.validation(tenantId, id),
+      taskQueue: taskQueues(config).models,
+      args: [input],
+      typedSearchAttributes: [{ key: TENANT_ID, value: tenantId }],
+      // The status guard above admits one start per validation; a closed earlier run (failed version) is reused.
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    })
+  } catch (err) {
+    // A version no workflow will ever finish must not stay validating: it could never be validated again.
+    await unmarkValidating(sql, tenantId, id, row)
+    if (err instanceof WorkflowExecutionAlreadyStartedError) throw invalidStatus({ ...row, status: 'validating' }, 'draft or failed')
+    throw err
+  }
+  return toModelVersion(validating)
+}

@@ -1,0 +1,36 @@
+import { Elysia } from 'elysia'
+import type { AppDeps } from '../http/deps'
+import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { httpConventions } from '../http/plugin'
+import { CompleteTrainingJobBodyDto, CreateTrainingJobBodyDto, ListTrainingJobsQuery, TrainingJobDto, TrainingJobParams } from './model'
+import { completeTrainingJob, createTrainingJob, getTrainingJob, listJobs } from './service'
+
+/** Additive (issue 13): minimal records of the jobs that produce model bundles, and their completion. */
+export const trainingJobsRoutes = (deps: AppDeps) =>
+  new Elysia({ prefix: '/training-jobs', tags: ['Models'] })
+    .use(httpConventions(deps))
+    .post('', async ({ request, principal, body, set }) => {
+      set.status = 201
+      return ok(request, await createTrainingJob(deps, principal, body.name))
+    }, {
+      auth: 'model:write', errors: ['M400'], body: CreateTrainingJobBodyDto, response: { 201: envelope(TrainingJobDto) },
+      detail: { summary: 'Record a training job; it starts running' },
+    })
+    .get('', async ({ request, principal, query }) => page(request, await listJobs(deps, principal, query)), {
+      auth: 'model:read', errors: ['M400p'], query: ListTrainingJobsQuery, response: { 200: listEnvelope(TrainingJobDto) },
+      detail: { summary: 'Training jobs of this tenant, newest first, optionally of one status' },
+    })
+    .get('/:trainingJobId', async ({ request, principal, params }) => ok(request, await getTrainingJob(deps, principal, params.trainingJobId)), {
+      auth: 'model:read', errors: ['M400', 'M404'], params: TrainingJobParams, response: { 200: envelope(TrainingJobDto) },
+      detail: { summary: 'One training job (MODEL_BUNDLE_JOB_NOT_FOUND outside this tenant)' },
+    })
+    .post('/:trainingJobId/completion', async ({ request, principal, params, body }) =>
+      ok(request, await completeTrainingJob(deps, principal, params.trainingJobId, body)), {
+      auth: 'model:write', errors: ['M400', 'M404', 'M409'], params: TrainingJobParams, body: CompleteTrainingJobBodyDto,
+      response: { 200: envelope(TrainingJobDto) },
+      detail: {
+        summary: 'Record that a running job completed (with its output artifact) or failed; publishes training_job.completed / ' +
+          'training_job.failed. MODEL_BUNDLE_JOB_NOT_RUNNING (409): the job already finished. IMPORTED_CHECKPOINT_INVALID_PATH (400): ' +
+          'outputArtifactPath is not a key in the tenant\'s general bucket',
+      },
+    })

@@ -1,0 +1,68 @@
+import { publishEvent } from '../events/service'
+import type { ServiceDeps } from '../platform/deps'
+import { ApiError } from '../platform/errors'
+import { isUuid } from '../platform/ids'
+import { createdCursorOf } from '../platform/keyset'
+import { mapPage, paginate, type PageParams } from '../platform/pagination'
+import { currentMembership, type Principal } from '../identity/service'
+import { objectKeyProblem } from '../storage/object-keys'
+import type { CompleteTrainingJobInput, TrainingJob, TrainingJobStatus } from './model'
+import { findTrainingJob, finishTrainingJob, insertTrainingJob, listTrainingJobs, type TrainingJobRow } from './queries'
+
+export const toTrainingJob = (r: TrainingJobRow): TrainingJob => ({
+  id: r.id, tenantId: r.tenant_id, name: r.name, status: r.status, outputArtifactPath: r.output_artifact_path,
+  failureReason: r.failure_reason, createdAt: r.created_at.toISOString(), completedAt: r.completed_at?.toISOString() ?? null,
+})
+
+// A training job is the job that produces a model bundle: its codes are the MODEL_BUNDLE_JOB_* ones.
+export const trainingJobNotFound = () => new ApiError('MODEL_BUNDLE_JOB_NOT_FOUND', 'No training job with this id in the current tenant')
+
+export async function createTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, name: string) {
+  return toTrainingJob(await insertTrainingJob(sql, currentMembership(principal).tenantId, name))
+}
+
+export async function getTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string) {
+  const row = isUuid(id) ? await findTrainingJob(sql, currentMembership(principal).tenantId, id) : undefined
+  if (!row) throw trainingJobNotFound()
+  return toTrainingJob(row)
+}
+
+export async function listJobs({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, q: PageParams & { status?: TrainingJobStatus }) {
+  const { tenantId } = currentMembership(principal)
+  const binding = { route: 'GET /training-jobs', scope: `tenant:${tenantId}`, filters: { status: q.status } }
+  const p = await paginate(keys.page, binding, q, (after, limit) => listTrainingJobs(sql, tenantId, q.status, after, limit), createdCursorOf)
+  return mapPage(p, toTrainingJob)
+}
+
+function checkedCompletion(input: CompleteTrainingJobInput) {
+  const path = input.outputArtifactPath
+  if (input.status === 'failed' && path !== undefined) {
+    throw new ApiError('VALIDATION_ERROR', 'A failed job has no output artifact', { errors: [{ path: 'body.outputArtifactPath', message: 'only with status completed' }] })
+  }
+  if (input.status === 'completed' && input.reason !== undefined) {
+    throw new ApiError('VALIDATION_ERROR', 'reason is for failed jobs', { errors: [{ path: 'body.reason', message: 'only with status failed' }] })
+  }
+  const problem = path === undefined ? null : objectKeyProblem(path)
+  if (problem) {
+    throw new ApiError('IMPORTED_CHECKPOINT_INVALID_PATH', `outputArtifactPath ${problem}`, { errors: [{ path: 'body.outputArtifactPath', message: problem }] })
+  }
+  return { status: input.status, outputArtifactPath: path ?? null, reason: input.status === 'failed' ? (input.reason ?? 'no reason given') : null }
+}
+
+/** running → completed | failed, once, with its event in the same transaction. */
+export async function completeTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string, input: CompleteTrainingJobInput) {
+  const { tenantId } = currentMembership(principal)
+  const completion = checkedCompletion(input)
+  const job = isUuid(id) ? await findTrainingJob(sql, tenantId, id) : undefined
+  if (!job) throw trainingJobNotFound()
+  return sql.begin(async (tx) => {
+    const row = await finishTrainingJob(tx, tenantId, id, completion)
+    if (!row) throw new ApiError('MODEL_BUNDLE_JOB_NOT_RUNNING', `The training job is ${job.status === 'running' ? 'no longer running' : job.status}; only a running job can complete`)
+    if (row.status === 'completed') {
+      await publishEvent(tx, tenantId, 'training_job.completed', { trainingJobId: row.id, name: row.name, outputArtifactPath: row.output_artifact_path })
+    } else {
+      await publishEvent(tx, tenantId, 'training_job.failed', { trainingJobId: row.id, name: row.name, reason: row.failure_reason! })
+    }
+    return toTrainingJob(row)
+  })
+}
