@@ -18,6 +18,8 @@ import { signInRoutes } from './sign-in/routes'
 import { storageRoutes } from './storage/routes'
 import { tenantsRoutes } from './tenants/routes'
 import { usersRoutes } from './users/routes'
+import { webhookEndpointsRoutes } from './webhook-endpoints/routes'
+import { webhooksDocument } from './webhook-endpoints/event-types'
 
 // The benchmark baseline: a route Bun serves natively on the same server and port, before Elysia sees the
 // request, so no framework or convention cost is in it.
@@ -33,14 +35,14 @@ export function buildApp(deps: AppDeps) {
   app
     .use(httpConventions(deps))
     .use(healthRoutes(deps))
-    .use(openapiRoutes((req) => app.handle(req)))
+    .use(openapiRoutes((req) => app.handle(req), { webhooks: webhooksDocument() }))
     // A prefixed instance, not .group(): a group copies the request hooks of the plugins used inside it into the
     // app a second time, so every request would pay for them twice.
     .use(new Elysia({ prefix: '/v1' })
       .use(usersRoutes(deps)).use(sessionsRoutes(deps)).use(signInRoutes(deps)).use(tenantsRoutes(deps)).use(apiKeysRoutes(deps))
       .use(storageRoutes(deps)).use(mfaRoutes(deps)).use(authPolicyRoutes(deps)).use(passwordResetsRoutes(deps))
       .use(loginOptionsRoutes(deps)).use(membershipsRoutes(deps)).use(onboardingRoutes(deps)).use(ssoRoutes(deps))
-      .use(domainsRoutes(deps)))
+      .use(domainsRoutes(deps)).use(webhookEndpointsRoutes(deps)))
     .use(accountRoutes(deps))
   if (deps.config.BENCH_HELLO) elysiaHello(app as unknown as Elysia)
   publishRoutes(deps, app.routes)

@@ -69,6 +69,9 @@ export const ConfigSchema = z.object({
   // The DNS servers asked for domain-verification TXT records (host or host:port, comma-separated); empty: the
   // system's resolvers. Tests point it at a local responder.
   DOMAIN_VERIFICATION_DNS_SERVERS: z.string().default('').transform(list),
+  // Webhook endpoints (api/webhook-endpoints): after a secret rotation the previous secret keeps signing beside the
+  // new one for this long, so receivers can switch over without rejecting a delivery.
+  WEBHOOK_SECRET_OVERLAP_SECONDS: int(86_400),
   // Mounts GET /bench/hello, the bare baseline the benchmarks compare every route against.
   BENCH_HELLO: z.stringbool().default(false),
 })
