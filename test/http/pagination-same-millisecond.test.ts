@@ -60,6 +60,10 @@ const seeds: Record<string, Seed> = {
     insert into tenant_domains (tenant_id, domain, challenge_token, created_at)
     select ${o.tenantId}, 'd' || o || '-' || gen_random_uuid() || '.example', 'token', ${at(sql)} from ${offsets(sql)}
     returning id`),
+  webhookEndpoints: async (sql, o) => ids(await sql`
+    insert into webhook_endpoints (tenant_id, url, events, secret_sealed, created_at)
+    select ${o.tenantId}, 'https://hooks.example.test/' || o, '{run.finished}', '\\x00'::bytea, ${at(sql)} from ${offsets(sql)}
+    returning id`),
   ssoIdentities: async (sql, o) => {
     const [c] = await sql<{ id: string }[]>`
       insert into sso_connections (tenant_id, name, issuer, client_id, client_secret_sealed, default_role)
@@ -85,6 +89,8 @@ const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'as
   { path: '/tenants/current/sso-connections', seed: 'ssoConnections', table: 'sso_connections', order: 'desc' },
   { path: '/tenants/current/domains', seed: 'domains', table: 'tenant_domains', order: 'desc' },
   { path: '/users/me/sso-identities', seed: 'ssoIdentities', table: 'sso_identities', order: 'desc' },
+  { path: '/webhook-endpoints', seed: 'webhookEndpoints', table: 'webhook_endpoints', order: 'desc' },
+  { path: '/webhook-endpoints?enabled=true', seed: 'webhookEndpoints', table: 'webhook_endpoints', order: 'desc' },
 ]
 
 async function walk(client: Client, path: string, pageSize: number): Promise<string[]> {
