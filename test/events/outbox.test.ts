@@ -5,8 +5,8 @@ import { tenantOwner } from '../support/fixtures'
 
 const api = useApi()
 
-const eventsOf = (tenantId: string) => api.sql<{ type: string; data: Record<string, unknown> }[]>`
-  select type, data from events where tenant_id = ${tenantId} order by occurred_at, id`
+const eventsOf = async (tenantId: string) => [...await api.sql<{ type: string; data: Record<string, unknown> }[]>`
+  select type, data from events where tenant_id = ${tenantId} order by occurred_at, id`]
 
 const finished = { trainingJobId: crypto.randomUUID(), name: 'pick-and-place', outputArtifactPath: 'runs/42/model.onnx' }
 
