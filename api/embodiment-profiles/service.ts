@@ -20,6 +20,7 @@ export const toEmbodimentProfile = (r: EmbodimentProfileRow): EmbodimentProfile 
 const notFound = () => new ApiError('NOT_FOUND', 'No embodiment profile with this id in the current tenant')
 const nameTaken = (name: string) => new ApiError('EMBODIMENT_PROFILE_NAME_CONFLICT', `An embodiment profile named "${name}" already exists in this tenant`)
 const sqlState = (err: unknown) => (err as { code?: string }).code
+const IN_USE_STATES = ['23001', '23503']
 
 async function own(db: Db, tenantId: string, id: string, find = findEmbodimentProfile): Promise<EmbodimentProfileRow> {
   const row = isUuid(id) ? await find(db, tenantId, id) : undefined
@@ -76,14 +77,15 @@ export async function patchProfile({ sql }: Pick<ServiceDeps, 'sql'>, principal:
 }
 
 /** Packages reference their profile with ON DELETE RESTRICT: the database refuses while one does, which is
- *  the only check that cannot race with a package being created. */
+ *  the only check that cannot race with a package being created. RESTRICT raises 23001 (restrict_violation),
+ *  NO ACTION 23503 (foreign_key_violation): both mean the same here. */
 export async function removeProfile({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string): Promise<void> {
   const { tenantId } = currentMembership(principal)
   await own(sql, tenantId, id)
   try {
     if (!(await deleteEmbodimentProfile(sql, tenantId, id))) throw notFound()
   } catch (err) {
-    if (sqlState(err) === '23503') throw new ApiError('EMBODIMENT_PROFILE_IN_USE', 'An edge inference package uses this embodiment profile; it cannot be deleted')
+    if (IN_USE_STATES.includes(sqlState(err) ?? '')) throw new ApiError('EMBODIMENT_PROFILE_IN_USE', 'An edge inference package uses this embodiment profile; it cannot be deleted')
     throw err
   }
 }

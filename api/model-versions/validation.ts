@@ -1,7 +1,6 @@
 // Starting a version's validation: a quick stat of every object answers the obvious problems at once (a missing
 // checkpoint, a bundle without one of its objects, a size other than declared); the workflow then reads every
 // object to measure sizes and SHA-256 and turns the version ready or failed.
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client'
 import type { ServiceDeps } from '../platform/deps'
 import { currentMembership, type Principal } from '../identity/service'
 import { TENANT_ID, taskQueues } from '../../workflows/contract'
@@ -27,13 +26,14 @@ export async function startValidation(deps: Pick<ServiceDeps, 'sql' | 'config' |
       taskQueue: taskQueues(config).models,
       args: [input],
       typedSearchAttributes: [{ key: TENANT_ID, value: tenantId }],
-      // The status guard above admits one start per validation; a closed earlier run (failed version) is reused.
+      // The status guard above admits one start per validation. An earlier run of a failed version has recorded its
+      // outcome and may only be finishing: replacing it loses nothing.
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      workflowIdConflictPolicy: 'TERMINATE_EXISTING',
     })
   } catch (err) {
     // A version no workflow will ever finish must not stay validating: it could never be validated again.
     await unmarkValidating(sql, tenantId, id, row)
-    if (err instanceof WorkflowExecutionAlreadyStartedError) throw invalidStatus({ ...row, status: 'validating' }, 'draft or failed')
     throw err
   }
   return toModelVersion(validating)
