@@ -18,7 +18,7 @@ export const embodimentProfilesRoutes = (deps: AppDeps) =>
       set.status = 201
       return okVersioned(request, set, version, profile)
     }, {
-      auth: 'model:write', errors: ['M400', 'E409'], body: CreateEmbodimentProfileBodyDto, response: { 201: envelope(EmbodimentProfileDto) },
+      auth: 'model:write', idempotent: true, errors: ['M400', 'M409', 'E409'], body: CreateEmbodimentProfileBodyDto, response: { 201: envelope(EmbodimentProfileDto) },
       detail: { summary: 'Create an embodiment profile. EMBODIMENT_PROFILE_NAME_CONFLICT (409): the name is taken in this tenant' },
     })
     .get('/:profileId', async ({ request, principal, params, set }) => {

@@ -14,7 +14,7 @@ export const modelVersionsRoutes = (deps: AppDeps) =>
       set.status = 201
       return ok(request, await createModelVersion(deps, principal, body))
     }, {
-      auth: 'model:write', errors: ['M400', 'M404'], body: CreateModelVersionBodyDto, response: { 201: envelope(ModelVersionDto) },
+      auth: 'model:write', idempotent: true, errors: ['M400', 'M404', 'M409'], body: CreateModelVersionBodyDto, response: { 201: envelope(ModelVersionDto) },
       detail: {
         summary: 'Register a model version (status draft) from exactly one source. The source is checked here, nothing is read from ' +
           'storage yet: IMPORTED_CHECKPOINT_INVALID_PATH (a path or bundle key that is empty, absolute, has . or .. segments, //, a ' +

@@ -13,7 +13,7 @@ export const trainingJobsRoutes = (deps: AppDeps) =>
       set.status = 201
       return ok(request, await createTrainingJob(deps, principal, body.name))
     }, {
-      auth: 'model:write', errors: ['M400'], body: CreateTrainingJobBodyDto, response: { 201: envelope(TrainingJobDto) },
+      auth: 'model:write', idempotent: true, errors: ['M400', 'M409'], body: CreateTrainingJobBodyDto, response: { 201: envelope(TrainingJobDto) },
       detail: { summary: 'Record a training job; it starts running' },
     })
     .get('', async ({ request, principal, query }) => page(request, await listJobs(deps, principal, query)), {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { useApi } from '../support/api'
 import { patFor, tenantOwner } from '../support/fixtures'
+import { modelWriter } from './support'
 
 const api = useApi()
 
@@ -10,15 +11,10 @@ const actions = { name: 'action', dtype: 'float32', shape: [50, 14], kind: 'acti
 const profile = (name = `aloha ${crypto.randomUUID()}`) =>
   ({ name, robotType: 'aloha', controlRateHz: 50, observationFeatures: [camera, state], actionFeatures: [actions] })
 
-async function modelWriter() {
-  const owner = await tenantOwner(api.url)
-  const pat = await patFor(owner.client, ['model:read', 'model:write'])
-  return { ...owner, pat: owner.client.withBearer(pat.token) }
-}
 
 describe('embodiment profiles', () => {
   test('create, read with its ETag, list, change with If-Match, delete', async () => {
-    const { pat } = await modelWriter()
+    const { pat } = await modelWriter(api.url)
     const created = await pat.post('/embodiment-profiles', profile('aloha left'))
     expect(created.status).toBe(201)
     expect(created.headers.get('etag')).toBe('"v1"')
@@ -50,8 +46,8 @@ describe('embodiment profiles', () => {
   })
 
   test('names are unique per tenant (409), in another tenant the same name is fine', async () => {
-    const a = await modelWriter()
-    const b = await modelWriter()
+    const a = await modelWriter(api.url)
+    const b = await modelWriter(api.url)
     expect((await a.pat.post('/embodiment-profiles', profile('so100'))).status).toBe(201)
     const again = await a.pat.post('/embodiment-profiles', profile('so100'))
     expect([again.status, again.json.code]).toEqual([409, 'EMBODIMENT_PROFILE_NAME_CONFLICT'])
@@ -62,7 +58,7 @@ describe('embodiment profiles', () => {
   })
 
   test('features and rates outside their bounds are refused with the field named', async () => {
-    const { pat } = await modelWriter()
+    const { pat } = await modelWriter(api.url)
     const cases: [Record<string, unknown>, string][] = [
       [{ controlRateHz: 0 }, 'body.controlRateHz'],
       [{ controlRateHz: 1000.5 }, 'body.controlRateHz'],
@@ -84,7 +80,7 @@ describe('embodiment profiles', () => {
   })
 
   test('a profile something references with ON DELETE RESTRICT (as edge packages do) is refused: 409 EMBODIMENT_PROFILE_IN_USE', async () => {
-    const { pat } = await modelWriter()
+    const { pat } = await modelWriter(api.url)
     const p = (await pat.post('/embodiment-profiles', profile())).json.data
     // The packages table is another migration's; a table with the same kind of reference stands in for it here.
     const table = `profile_users_${crypto.randomUUID().replaceAll('-', '')}`
@@ -102,9 +98,9 @@ describe('embodiment profiles', () => {
   })
 
   test("another tenant's token gets 404 on every id route and sees nothing in the list", async () => {
-    const a = await modelWriter()
+    const a = await modelWriter(api.url)
     const p = (await a.pat.post('/embodiment-profiles', profile())).json.data
-    const b = await modelWriter()
+    const b = await modelWriter(api.url)
     expect((await b.pat.get('/embodiment-profiles')).json.data).toEqual([])
     for (const res of [
       await b.pat.get(`/embodiment-profiles/${p.id}`),

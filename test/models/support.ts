@@ -2,11 +2,17 @@
 // presigned URLs the API hands out, and waits on a version's status.
 import { createHash } from 'node:crypto'
 import type { Client } from '../support/client'
-import { patFor } from '../support/fixtures'
+import { patFor, tenantOwner } from '../support/fixtures'
 import { eventually } from '../support/temporal'
 import { provisionedTenant } from '../storage/helpers'
 
 export const sha256 = (b: Uint8Array | string) => createHash('sha256').update(b).digest('hex')
+
+/** A tenant owner (no storage) with a model:read + model:write token. */
+export async function modelWriter(base: string) {
+  const owner = await tenantOwner(base)
+  return { ...owner, pat: owner.client.withBearer((await patFor(owner.client, ['model:read', 'model:write'])).token) }
+}
 
 export async function modelTenant(base: string) {
   const owner = await provisionedTenant(base)

@@ -1,20 +1,15 @@
 import { describe, expect, test } from 'bun:test'
 import { useApi } from '../support/api'
-import { patFor, tenantOwner } from '../support/fixtures'
+import { modelWriter } from './support'
 
 const api = useApi()
-
-async function modelWriter() {
-  const owner = await tenantOwner(api.url)
-  return { ...owner, pat: owner.client.withBearer((await patFor(owner.client, ['model:read', 'model:write'])).token) }
-}
 
 const eventsOf = (tenantId: string) => api.sql<{ type: string; data: Record<string, unknown> }[]>`
   select type, data from events where tenant_id = ${tenantId} order by occurred_at, id`.then((rows) => [...rows])
 
 describe('training jobs', () => {
   test('a job runs, completes once with its output artifact, and training_job.completed is published with it', async () => {
-    const { pat, tenantId } = await modelWriter()
+    const { pat, tenantId } = await modelWriter(api.url)
     const created = await pat.post('/training-jobs', { name: 'pi0 finetune' })
     expect(created.status).toBe(201)
     const job = created.json.data
@@ -35,7 +30,7 @@ describe('training jobs', () => {
   })
 
   test('a failed job records its reason and publishes training_job.failed', async () => {
-    const { pat, tenantId } = await modelWriter()
+    const { pat, tenantId } = await modelWriter(api.url)
     const job = (await pat.post('/training-jobs', { name: 'diverged' })).json.data
     const failed = await pat.post(`/training-jobs/${job.id}/completion`, { status: 'failed', reason: 'loss became NaN at step 1200' })
     expect(failed.json.data).toMatchObject({ status: 'failed', failureReason: 'loss became NaN at step 1200', outputArtifactPath: null })
@@ -45,7 +40,7 @@ describe('training jobs', () => {
   })
 
   test('an output path outside the general bucket is IMPORTED_CHECKPOINT_INVALID_PATH; contradictions are VALIDATION_ERROR; nothing is published', async () => {
-    const { pat, tenantId } = await modelWriter()
+    const { pat, tenantId } = await modelWriter(api.url)
     const job = (await pat.post('/training-jobs', { name: 'j' })).json.data
     for (const path of ['../other/model.onnx', '/etc/passwd', 'runs\\model.onnx', 's3://someone-else/model.onnx', '', 'runs//model.onnx']) {
       const res = await pat.post(`/training-jobs/${job.id}/completion`, { status: 'completed', outputArtifactPath: path })
@@ -58,7 +53,7 @@ describe('training jobs', () => {
   })
 
   test('the list filters by status; unknown and other tenants\' ids are MODEL_BUNDLE_JOB_NOT_FOUND', async () => {
-    const a = await modelWriter()
+    const a = await modelWriter(api.url)
     const running = (await a.pat.post('/training-jobs', { name: 'r' })).json.data
     const finished = (await a.pat.post('/training-jobs', { name: 'c' })).json.data
     await a.pat.post(`/training-jobs/${finished.id}/completion`, { status: 'completed' })
@@ -67,7 +62,7 @@ describe('training jobs', () => {
     expect(await ids('?status=running')).toEqual([running.id])
     expect(await ids('?status=completed')).toEqual([finished.id])
 
-    const b = await modelWriter()
+    const b = await modelWriter(api.url)
     expect((await b.pat.get('/training-jobs')).json.data).toEqual([])
     for (const res of [
       await b.pat.get(`/training-jobs/${running.id}`),
