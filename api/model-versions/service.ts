@@ -34,8 +34,8 @@ export const invalidStatus = (row: ModelVersionRow, wanted: string) =>
 /** A new version starts as a draft: its objects may not exist yet (they are uploaded through upload-urls). */
 export async function createModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, input: CreateModelVersionInput) {
   const { tenantId } = currentMembership(principal)
-  const { objects, trainingJobId } = await objectsOfSource(sql, tenantId, input.source)
-  return toModelVersion(await insertModelVersion(sql, { tenantId, name: input.name, format: input.format, source: input.source, trainingJobId, objects }))
+  const { source, objects, trainingJobId } = await objectsOfSource(sql, tenantId, input.source)
+  return toModelVersion(await insertModelVersion(sql, { tenantId, name: input.name, format: input.format, source, trainingJobId, objects }))
 }
 
 export async function getModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string) {

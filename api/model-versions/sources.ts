@@ -17,32 +17,38 @@ function checkedKey(key: string, path: string, code: ErrorCode = 'IMPORTED_CHECK
 
 const declared = (key: string, o: { sizeBytes?: number; sha256?: string }): VersionObject => ({ key, sizeBytes: o.sizeBytes ?? null, sha256: o.sha256 ?? null })
 
-function bundleObjects(source: Extract<ModelSourceInput, { kind: 'model_bundle' }>): VersionObject[] {
+function bundleObjects(source: Extract<ModelSourceInput, { kind: 'model_bundle' }>): { prefix: string; objects: VersionObject[] } {
   if (source.prefix === undefined || source.prefix === '') throw refuse('MODEL_BUNDLE_PREFIX_REQUIRED', 'body.source.prefix', 'is required for a model bundle')
   const prefix = asPrefix(checkedKey(source.prefix, 'body.source.prefix', 'MODEL_BUNDLE_PREFIX_INVALID', { prefix: true }))
   if (!source.objects?.length) throw refuse('MODEL_BUNDLE_OBJECTS_REQUIRED', 'body.source.objects', 'must list at least one object')
   const seen = new Set<string>()
-  return source.objects.map((o, i) => {
+  const objects = source.objects.map((o, i) => {
     const key = checkedKey(o.key, `body.source.objects[${i}].key`)
     if (seen.has(key)) throw refuse('VALIDATION_ERROR', `body.source.objects[${i}].key`, `"${key}" is listed twice`)
     seen.add(key)
     return declared(`${prefix}${key}`, o)
   })
+  return { prefix, objects }
 }
 
-/** The objects of a new version, with whatever sizes and digests the caller declared, and its training job if any. */
-export async function objectsOfSource(db: Db, tenantId: string, source: ModelSourceInput): Promise<{ objects: VersionObject[]; trainingJobId: string | null }> {
+interface ResolvedSource { source: ModelSourceInput; objects: VersionObject[]; trainingJobId: string | null }
+
+/** The objects of a new version, with whatever sizes and digests the caller declared, and its training job if any.
+ *  A bundle's prefix is kept with its one trailing slash, so a key relative to it is `objects[i].key` minus it. */
+export async function objectsOfSource(db: Db, tenantId: string, source: ModelSourceInput): Promise<ResolvedSource> {
   switch (source.kind) {
     case 'imported_checkpoint':
-      return { objects: [declared(checkedKey(source.path, 'body.source.path'), source)], trainingJobId: null }
-    case 'model_bundle':
-      return { objects: bundleObjects(source), trainingJobId: null }
+      return { source, objects: [declared(checkedKey(source.path, 'body.source.path'), source)], trainingJobId: null }
+    case 'model_bundle': {
+      const { prefix, objects } = bundleObjects(source)
+      return { source: { ...source, prefix }, objects, trainingJobId: null }
+    }
     case 'training_job': {
       const job = await findTrainingJob(db, tenantId, source.trainingJobId)
       if (!job) throw trainingJobNotFound()
       if (job.status !== 'completed') throw refuse('TRAINING_JOB_NOT_COMPLETED', 'body.source.trainingJobId', `names a job that is ${job.status}, not completed`)
       if (!job.output_artifact_path) throw refuse('TRAINING_JOB_HAS_NO_OUTPUT_ARTIFACT', 'body.source.trainingJobId', 'names a job that completed without an output artifact')
-      return { objects: [declared(job.output_artifact_path, {})], trainingJobId: job.id }
+      return { source, objects: [declared(job.output_artifact_path, {})], trainingJobId: job.id }
     }
   }
 }

@@ -72,9 +72,10 @@ describe('model versions: register, upload, validate', () => {
     const t = await modelTenant(env.api.url)
     const v = (await t.pat.post('/model-versions', {
       name: 'pi0 bundle', format: 'openpi',
-      source: { kind: 'model_bundle', prefix: 'ckpt/pi0/', objects: [{ key: 'params/weights.bin', sizeBytes: 5 }, { key: 'assets/norm_stats.json' }] },
+      source: { kind: 'model_bundle', prefix: 'ckpt/pi0', objects: [{ key: 'params/weights.bin', sizeBytes: 5 }, { key: 'assets/norm_stats.json' }] },
     })).json.data
     expect(v.objects.map((o: { key: string }) => o.key)).toEqual(['ckpt/pi0/params/weights.bin', 'ckpt/pi0/assets/norm_stats.json'])
+    expect(v.source.prefix).toBe('ckpt/pi0/')
     await uploadThroughUrls(t.pat, v.id, { 'ckpt/pi0/params/weights.bin': '12345' })
     const missing = await t.pat.post(`/model-versions/${v.id}/validations`)
     expect([missing.status, missing.json.code]).toEqual([400, 'IMPORTED_CHECKPOINT_INCOMPLETE'])
