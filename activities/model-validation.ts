@@ -55,6 +55,7 @@ export function modelValidationActivities(deps: ActivityDeps) {
       }
       const ctx = Context.current()
       const measured = [...((ctx.info.heartbeatDetails as ValidationCheckpoint | undefined)?.measured ?? [])]
+      if (measured.length > 0) log.info('model version validation resumes', { tenantId: input.tenantId, modelVersionId: row.id, measured: measured.length, of: row.objects.length })
       const s3 = s3ForRegion(deps, row.region_id)
       for (const declared of row.objects.slice(measured.length)) {
         const got = await measure(s3, row.bucket, declared.key, () => ctx.heartbeat({ measured } satisfies ValidationCheckpoint))

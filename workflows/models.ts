@@ -12,7 +12,7 @@ const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInter
 // A long read: the heartbeat, not the overall timeout, notices a dead worker; the retry skips what was measured.
 const { measureModelVersionObjects } = proxyActivities<Activities>({
   startToCloseTimeout: '6 hours',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '15 seconds',
   retry: { ...retry, maximumAttempts: 5, nonRetryableErrorTypes: [ErrorType.invalidArgument, ModelsErrorType.versionNotValidating, StorageErrorType.regionUnknown] },
 })
 

@@ -32,8 +32,8 @@ export async function uploadThroughUrls(pat: Client, versionId: string, bodies: 
   return res.json.data
 }
 
-export const settled = (pat: Client, versionId: string) =>
+export const settled = (pat: Client, versionId: string, timeoutMs = 30_000) =>
   eventually(`model version ${versionId} to settle`, async () => {
     const v = (await pat.get(`/model-versions/${versionId}`)).json.data
     return ['ready', 'failed'].includes(v?.status) ? v : undefined
-  }, 30_000)
+  }, timeoutMs)
