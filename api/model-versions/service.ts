@@ -1,5 +1,5 @@
 import { publishEvent } from '../events/service'
-import type { Db } from '../platform/db'
+import type { Db, Sql } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { isUuid } from '../platform/ids'
@@ -62,7 +62,7 @@ export async function uploadUrls({ sql, config }: Pick<ServiceDeps, 'sql' | 'con
 }
 
 /** validating → ready | failed with its event, in one transaction; a repeat (a retried activity) changes nothing. */
-export async function recordValidationOutcome(sql: Pick<ServiceDeps, 'sql'>['sql'], tenantId: string, id: string, outcome: ValidationOutcome) {
+export async function recordValidationOutcome(sql: Sql, tenantId: string, id: string, outcome: ValidationOutcome) {
   return sql.begin(async (tx) => {
     if (outcome.status === 'ready') {
       const totalBytes = outcome.objects.reduce((n, o) => n + o.sizeBytes, 0)
