@@ -21,6 +21,8 @@ import { usersRoutes } from './users/routes'
 import { embodimentProfilesRoutes } from './embodiment-profiles/routes'
 import { trainingJobsRoutes } from './training-jobs/routes'
 import { modelVersionsRoutes } from './model-versions/routes'
+import { webhookEndpointsRoutes } from './webhook-endpoints/routes'
+import { webhooksDocument } from './webhook-endpoints/event-types'
 
 // The benchmark baseline: a route Bun serves natively on the same server and port, before Elysia sees the
 // request, so no framework or convention cost is in it.
@@ -36,7 +38,7 @@ export function buildApp(deps: AppDeps) {
   app
     .use(httpConventions(deps))
     .use(healthRoutes(deps))
-    .use(openapiRoutes((req) => app.handle(req)))
+    .use(openapiRoutes((req) => app.handle(req), { webhooks: webhooksDocument() }))
     // A prefixed instance, not .group(): a group copies the request hooks of the plugins used inside it into the
     // app a second time, so every request would pay for them twice.
     .use(new Elysia({ prefix: '/v1' })
@@ -44,7 +46,8 @@ export function buildApp(deps: AppDeps) {
       .use(storageRoutes(deps)).use(mfaRoutes(deps)).use(authPolicyRoutes(deps)).use(passwordResetsRoutes(deps))
       .use(loginOptionsRoutes(deps)).use(membershipsRoutes(deps)).use(onboardingRoutes(deps)).use(ssoRoutes(deps))
       .use(domainsRoutes(deps))
-      .use(embodimentProfilesRoutes(deps)).use(trainingJobsRoutes(deps)).use(modelVersionsRoutes(deps)))
+      .use(embodimentProfilesRoutes(deps)).use(trainingJobsRoutes(deps)).use(modelVersionsRoutes(deps))
+      .use(webhookEndpointsRoutes(deps)))
     .use(accountRoutes(deps))
   if (deps.config.BENCH_HELLO) elysiaHello(app as unknown as Elysia)
   publishRoutes(deps, app.routes)

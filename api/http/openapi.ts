@@ -108,8 +108,9 @@ export function hoistSchemas(doc: Json): Json {
   }
 }
 
-/** `handle` serves the raw document in-process (the root app's handle), so no request leaves the server. */
-export function openapiRoutes(handle: (req: Request) => Promise<Response>) {
+/** `handle` serves the raw document in-process (the root app's handle), so no request leaves the server. `extra`
+ *  holds top-level sections the route plugin cannot describe (the OpenAPI 3.1 `webhooks` of the event catalogue). */
+export function openapiRoutes(handle: (req: Request) => Promise<Response>, extra: { webhooks?: Json } = {}) {
   let cached: Json | undefined
   return new Elysia()
     .use(openapi({
@@ -127,7 +128,7 @@ export function openapiRoutes(handle: (req: Request) => Promise<Response>) {
     .get('/v1/openapi.json', async ({ request }) => {
       if (!cached) {
         const raw = await handle(new Request(new URL(RAW_SPEC_PATH, request.url))).then((r) => r.json() as Promise<Json>)
-        cached = hoistSchemas(raw)
+        cached = { ...hoistSchemas(raw), ...extra }
       }
       return new Response(JSON.stringify(cached), { headers: { 'content-type': 'application/json' } })
     }, { detail: { hide: true } })

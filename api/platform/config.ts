@@ -71,6 +71,9 @@ export const ConfigSchema = z.object({
   DOMAIN_VERIFICATION_DNS_SERVERS: z.string().default('').transform(list),
   // Model versions (api/model-versions): how long a presigned upload URL stays valid.
   MODEL_UPLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(900),
+  // Webhook endpoints (api/webhook-endpoints): after a secret rotation the previous secret keeps signing beside the
+  // new one for this long, so receivers can switch over without rejecting a delivery.
+  WEBHOOK_SECRET_OVERLAP_SECONDS: int(86_400),
   // Mounts GET /bench/hello, the bare baseline the benchmarks compare every route against.
   BENCH_HELLO: z.stringbool().default(false),
 })

@@ -1,0 +1,114 @@
+import type { Db } from '../platform/db'
+import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
+
+export type DisabledReason = 'gone' | 'failing' | 'manual'
+
+export interface WebhookEndpointRow {
+  id: string
+  tenant_id: string
+  url: string
+  events: string[]
+  description: string | null
+  enabled: boolean
+  disabled_reason: DisabledReason | null
+  disabled_at: Date | null
+  rate_limit_per_second: number | null
+  secret_sealed: Buffer
+  previous_secret_sealed: Buffer | null
+  previous_secret_expires_at: Date | null
+  version: number
+  created_at: Date
+  updated_at: Date
+}
+
+export async function insertEndpoint(db: Db, e: {
+  tenantId: string; url: string; events: string[]; description: string | null; rateLimitPerSecond: number | null; secretSealed: Buffer
+}): Promise<WebhookEndpointRow> {
+  const [row] = await db<WebhookEndpointRow[]>`
+    insert into webhook_endpoints (tenant_id, url, events, description, rate_limit_per_second, secret_sealed)
+    values (${e.tenantId}, ${e.url}, ${e.events}, ${e.description}, ${e.rateLimitPerSecond}, ${e.secretSealed})
+    returning *`
+  return row!
+}
+
+/** One tenant's endpoints, newest first, keyset-paged on (created_at, id); `enabled` narrows when given. */
+export function listEndpoints(db: Db, tenantId: string, enabled: boolean | undefined, after: CreatedCursor | null, limit: number) {
+  return db<(WebhookEndpointRow & { cursor_at: string })[]>`
+    select *, ${db.unsafe(CURSOR_AT)}
+      from webhook_endpoints
+     where tenant_id = ${tenantId} and (${enabled ?? null}::boolean is null or enabled = ${enabled ?? null}) ${newestFirstAfter(db, after)}
+     order by created_at desc, id desc
+     limit ${limit}`
+}
+
+export async function findEndpoint(db: Db, tenantId: string, id: string): Promise<WebhookEndpointRow | undefined> {
+  const [row] = await db<WebhookEndpointRow[]>`select * from webhook_endpoints where tenant_id = ${tenantId} and id = ${id}`
+  return row
+}
+
+/** Enabled endpoints of the tenant subscribed to `type`, oldest first (the dispatcher's fan-out). */
+export function endpointsForEvent(db: Db, tenantId: string, type: string) {
+  return db<WebhookEndpointRow[]>`
+    select * from webhook_endpoints
+     where tenant_id = ${tenantId} and enabled and events @> array[${type}]::text[]
+     order by created_at, id`
+}
+
+export interface EndpointChange {
+  url?: string
+  events?: string[]
+  description?: string | null
+  /** undefined: unchanged; null: no limit. */
+  rateLimitPerSecond?: number | null
+  enabled?: boolean
+}
+
+/** The version comparison sits in the UPDATE itself, so a stale If-Match never writes. Disabling by hand records
+ *  'manual'; enabling clears whatever disabled it; a no-op on `enabled` keeps the reason it had. */
+export async function updateEndpoint(db: Db, tenantId: string, id: string, expectedVersion: number | null, c: EndpointChange) {
+  const setRate = c.rateLimitPerSecond !== undefined
+  const [row] = await db<WebhookEndpointRow[]>`
+    update webhook_endpoints
+       set url = coalesce(${c.url ?? null}, url), events = coalesce(${c.events ?? null}::text[], events),
+           description = case when ${c.description !== undefined} then ${c.description ?? null} else description end,
+           rate_limit_per_second = case when ${setRate} then ${c.rateLimitPerSecond ?? null}::integer else rate_limit_per_second end,
+           disabled_reason = case when ${c.enabled ?? null}::boolean is null or ${c.enabled ?? null}::boolean = enabled then disabled_reason
+                                  when ${c.enabled ?? null}::boolean then null else 'manual' end,
+           disabled_at = case when ${c.enabled ?? null}::boolean is null or ${c.enabled ?? null}::boolean = enabled then disabled_at
+                              when ${c.enabled ?? null}::boolean then null else now() end,
+           enabled = coalesce(${c.enabled ?? null}::boolean, enabled),
+           version = version + 1, updated_at = now()
+     where tenant_id = ${tenantId} and id = ${id} and (${expectedVersion}::bigint is null or version = ${expectedVersion})
+    returning *`
+  return row
+}
+
+/** The new secret signs from now on; the current one becomes the previous and signs beside it until `overlapSeconds`
+ *  have passed. A rotation during an overlap drops the older previous secret. */
+export async function rotateEndpointSecret(db: Db, tenantId: string, id: string, secretSealed: Buffer, overlapSeconds: number) {
+  const [row] = await db<WebhookEndpointRow[]>`
+    update webhook_endpoints
+       set previous_secret_sealed = secret_sealed, previous_secret_expires_at = now() + make_interval(secs => ${overlapSeconds}),
+           secret_sealed = ${secretSealed}, version = version + 1, updated_at = now()
+     where tenant_id = ${tenantId} and id = ${id}
+    returning *`
+  return row
+}
+
+/** Disables an enabled endpoint for a delivery reason; undefined when it was not enabled (nothing changes). */
+export async function markEndpointDisabled(db: Db, tenantId: string, id: string, reason: 'gone' | 'failing') {
+  const [row] = await db<WebhookEndpointRow[]>`
+    update webhook_endpoints
+       set enabled = false, disabled_reason = ${reason}, disabled_at = now(), version = version + 1, updated_at = now()
+     where tenant_id = ${tenantId} and id = ${id} and enabled
+    returning *`
+  return row
+}
+
+export async function deleteEndpoint(db: Db, tenantId: string, id: string, expectedVersion: number | null): Promise<boolean> {
+  const rows = await db`
+    delete from webhook_endpoints
+     where tenant_id = ${tenantId} and id = ${id} and (${expectedVersion}::bigint is null or version = ${expectedVersion})
+    returning 1`
+  return rows.length > 0
+}

@@ -1,0 +1,64 @@
+import { Elysia } from 'elysia'
+import { z } from 'zod'
+import type { AppDeps } from '../http/deps'
+import { envelope, ifMatchVersion, listEnvelope, ok, okVersioned, page } from '../http/envelope'
+import { httpConventions } from '../http/plugin'
+import { RemovalResultDto } from '../memberships/model'
+import { eventTypeDocs } from './event-types'
+import {
+  CreateWebhookEndpointBodyDto, CreateWebhookEndpointResponseDto, ListWebhookEndpointsQuery, UpdateWebhookEndpointBodyDto, WebhookEndpointDto,
+  WebhookEventTypeDto, WebhookSecretRotationDto,
+} from './model'
+import { changeEndpoint, createEndpoint, getEndpoint, listWebhookEndpoints, removeEndpoint, rotateSecret, toWebhookEndpointDto } from './service'
+
+/** Where a tenant's events go. The signing secret appears in two answers only (registration and rotation). */
+export const webhookEndpointsRoutes = (deps: AppDeps) =>
+  new Elysia({ tags: ['Webhooks'] })
+    .use(httpConventions(deps))
+    .post('/webhook-endpoints', async ({ request, principal, body, set }) => {
+      const { row, secret } = await createEndpoint(deps, principal, body)
+      set.status = 201
+      return okVersioned(request, set, row.version, { endpoint: toWebhookEndpointDto(row), secret })
+    }, {
+      auth: 'tenant:manage', idempotent: true, errors: ['T400', 'T409'], body: CreateWebhookEndpointBodyDto,
+      response: { 201: envelope(CreateWebhookEndpointResponseDto) },
+      detail: { summary: 'Register an HTTPS endpoint for a subset of the event catalogue; the signing secret is in this response only' },
+    })
+    .get('/webhook-endpoints', async ({ request, principal, query }) => page(request, await listWebhookEndpoints(deps, principal, query)), {
+      auth: 'tenant:manage', errors: ['T400p'], query: ListWebhookEndpointsQuery, response: { 200: listEnvelope(WebhookEndpointDto) },
+      detail: { summary: 'Webhook endpoints of the current tenant, newest first (secrets are never returned)' },
+    })
+    .get('/webhook-endpoints/:endpointId', async ({ request, principal, params, set }) => {
+      const row = await getEndpoint(deps, principal, params.endpointId)
+      return okVersioned(request, set, row.version, toWebhookEndpointDto(row))
+    }, {
+      auth: 'tenant:manage', errors: ['T400', 'T404'], response: { 200: envelope(WebhookEndpointDto) },
+      detail: { summary: 'One webhook endpoint, with its ETag for If-Match' },
+    })
+    .patch('/webhook-endpoints/:endpointId', async ({ request, principal, params, body, set }) => {
+      const row = await changeEndpoint(deps, principal, params.endpointId, ifMatchVersion(request), body)
+      return okVersioned(request, set, row.version, toWebhookEndpointDto(row))
+    }, {
+      auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], body: UpdateWebhookEndpointBodyDto,
+      response: { 200: envelope(WebhookEndpointDto) },
+      detail: { summary: 'Change url, events, description, rate limit or enabled (If-Match optional); enabling clears the disabled reason' },
+    })
+    .delete('/webhook-endpoints/:endpointId', async ({ request, principal, params }) =>
+      ok(request, await removeEndpoint(deps, principal, params.endpointId, ifMatchVersion(request))), {
+      auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], response: { 200: envelope(RemovalResultDto) },
+      detail: { summary: 'Remove an endpoint (If-Match optional): nothing more is delivered to it' },
+    })
+    .post('/webhook-endpoints/:endpointId/secret-rotations', async ({ request, principal, params, set }) => {
+      const { row, secret } = await rotateSecret(deps, principal, params.endpointId)
+      set.status = 201
+      return okVersioned(request, set, row.version, {
+        endpoint: toWebhookEndpointDto(row), secret, previousSecretExpiresAt: row.previous_secret_expires_at!.toISOString(),
+      })
+    }, {
+      auth: 'tenant:manage', idempotent: true, errors: ['T400', 'T404', 'T409'], response: { 201: envelope(WebhookSecretRotationDto) },
+      detail: { summary: 'Rotate the signing secret: the new one is in this response only; the old one keeps signing beside it for the overlap (24 h by default)' },
+    })
+    .get('/webhook-event-types', ({ request }) => ok(request, eventTypeDocs()), {
+      public: true, errors: ['A400s'], response: { 200: envelope(z.array(WebhookEventTypeDto)) },
+      detail: { summary: 'The event catalogue: every type an endpoint can subscribe to, with the JSON Schema of its data' },
+    })
