@@ -2,7 +2,8 @@
 // tags it put on the bucket) and carries on, and never adopts a bucket someone else made.
 import { ApplicationFailure, Context } from '@temporalio/activity'
 import type { Client as S3Client } from 'minio'
-import { markBucketReady, markBucketsFailed } from '../api/storage/queries'
+import { markBucketReadyAndAnnounce } from '../api/storage/outcomes'
+import { markBucketsFailed } from '../api/storage/queries'
 import { regionsFromConfig } from '../api/storage/regions'
 import { BUCKET_POLICY, isNoSuchBucket, s3For, type BucketKind } from '../api/storage/s3'
 import { StorageErrorType } from '../workflows/contract-storage'
@@ -78,8 +79,9 @@ export function storageProvisionActivities(deps: ActivityDeps) {
       return { created }
     },
 
+    /** The last bucket to become ready announces storage.provisioned, in the same transaction. */
     async markStorageBucketReady(tenantId: string, kind: BucketKind): Promise<void> {
-      await markBucketReady(sql, tenantId, kind)
+      await markBucketReadyAndAnnounce(sql, tenantId, kind)
     },
 
     /** Compensation: removes the bucket only when this very run made it; anything else is left alone. */

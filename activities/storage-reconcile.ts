@@ -4,9 +4,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity'
 import type { Client as S3Client } from 'minio'
 import type { Sql } from '../api/platform/db'
-import {
-  expectedKeys, failJob, findJob, finishJob, insertFindings, listBuckets, markJobRunning, recordJobProgress, replaceUsage, type FindingRow,
-} from '../api/storage/queries'
+import { failJobAndAnnounce, finishJobAndAnnounce } from '../api/storage/outcomes'
+import { expectedKeys, findJob, insertFindings, listBuckets, markJobRunning, recordJobProgress, replaceUsage, type FindingRow } from '../api/storage/queries'
 import { isUnreachable, pages } from '../api/storage/s3'
 import { StorageErrorType, type ReconcileCheckpoint, type ReconcileStorageResult } from '../workflows/contract-storage'
 import type { ActivityDeps } from './index'
@@ -94,10 +93,11 @@ export function storageReconcileActivities(deps: ActivityDeps) {
       }
     },
 
-    /** Counts, status and (unless a dry run) the usage summary change together. */
+    /** Counts, status, the storage_reconciliation.completed event and (unless a dry run) the usage summary change
+     *  together. */
     async finishReconciliation(plan: ReconcilePlan, cp: ReconcileCheckpoint): Promise<ReconcileStorageResult> {
       return sql.begin(async (tx) => {
-        const [done] = await finishJob(tx, plan.tenantId, plan.jobId, cp)
+        const done = await finishJobAndAnnounce(tx, plan.tenantId, plan.jobId, cp)
         if (!done) throw ApplicationFailure.create({ type: StorageErrorType.jobNotFound, message: `Job ${plan.jobId} is no longer open`, nonRetryable: true })
         if (!plan.dryRun) await replaceUsage(tx, plan.tenantId, cp.usage, new Date())
         log.info('reconciliation finished', { tenantId: plan.tenantId, jobId: plan.jobId, objectsScanned: cp.objectsScanned, orphans: done.orphan_count, missing: done.missing_count })
@@ -106,7 +106,7 @@ export function storageReconcileActivities(deps: ActivityDeps) {
     },
 
     async failReconciliation(tenantId: string, jobId: string, code: string, message: string): Promise<void> {
-      await failJob(sql, tenantId, jobId, code, message)
+      await failJobAndAnnounce(sql, tenantId, jobId, code, message)
     },
   }
 }

@@ -71,8 +71,9 @@ export async function upsertProvisioning(db: Db, tenantId: string, regionId: str
   }
 }
 
+/** Empty when the bucket was not provisioning (a retried activity finds it ready already). */
 export const markBucketReady = (db: Db, tenantId: string, kind: BucketKind) =>
-  db`update storage_buckets set status = 'ready', updated_at = now() where tenant_id = ${tenantId} and kind = ${kind} and status = 'provisioning'`
+  db<{ kind: BucketKind }[]>`update storage_buckets set status = 'ready', updated_at = now() where tenant_id = ${tenantId} and kind = ${kind} and status = 'provisioning' returning kind`
 
 export const markBucketsFailed = (db: Db, tenantId: string, reason: string) =>
   db`update storage_buckets set status = 'failed', failure_reason = ${reason}, updated_at = now() where tenant_id = ${tenantId}`
@@ -152,9 +153,10 @@ export const finishJob = (db: Db, tenantId: string, jobId: string, p: { objectsS
      where tenant_id = ${tenantId} and id = ${jobId} and status in ('queued', 'running')
     returning orphan_count, missing_count`
 
+/** Empty when the job had already ended. */
 export const failJob = (db: Db, tenantId: string, jobId: string, code: string, message: string) =>
-  db`update storage_reconciliation_jobs set status = 'failed', error_code = ${code}, error_message = ${message}, finished_at = now(), updated_at = now()
-      where tenant_id = ${tenantId} and id = ${jobId} and status in ('queued', 'running')`
+  db<{ objects_scanned: number }[]>`update storage_reconciliation_jobs set status = 'failed', error_code = ${code}, error_message = ${message}, finished_at = now(), updated_at = now()
+      where tenant_id = ${tenantId} and id = ${jobId} and status in ('queued', 'running') returning objects_scanned`
 
 /** Expected keys of one bucket in (after, upTo]; upTo null means to the end. Byte order, as S3 lists. */
 export const expectedKeys = (db: Db, tenantId: string, bucket: string, after: string | null, upTo: string | null) =>

@@ -8,7 +8,8 @@ import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { taskQueues, TENANT_ID } from '../../workflows/contract'
 import { storageWorkflowIds, StorageWorkflowType, type ReconcileStorageInput } from '../../workflows/contract-storage'
 import type { JobSummary } from './model'
-import { failJob, findActiveJob, findJob, insertJob, listFindings, listJobs, type JobRow, type JobStatus } from './queries'
+import { failJobAndAnnounce } from './outcomes'
+import { findActiveJob, findJob, insertJob, listFindings, listJobs, type JobRow, type JobStatus } from './queries'
 import { isUnreachable, s3For } from './s3'
 import { readyBuckets, regionOf, type StorageDeps } from './service'
 
@@ -59,7 +60,7 @@ async function stillOpen(deps: StorageDeps, job: JobRow): Promise<boolean> {
     throw err
   })
   if (status === 'RUNNING' || status === 'STARTING') return true
-  await failJob(deps.sql, job.tenant_id, job.id, 'RECONCILIATION_FAILED', `The job's workflow ended (${status.toLowerCase()}) without finishing it`)
+  await failJobAndAnnounce(deps.sql, job.tenant_id, job.id, 'RECONCILIATION_FAILED', `The job's workflow ended (${status.toLowerCase()}) without finishing it`)
   return false
 }
 
@@ -86,7 +87,7 @@ export async function createReconciliationJob(deps: StorageDeps, tenantId: strin
     })
   } catch (err) {
     // A job no workflow will ever run must not stay queued: it would block every later request.
-    await failJob(deps.sql, tenantId, job.id, 'SERVICE_UNAVAILABLE', 'The job could not be started')
+    await failJobAndAnnounce(deps.sql, tenantId, job.id, 'SERVICE_UNAVAILABLE', 'The job could not be started')
     throw err
   }
   return { job: toJobSummary(job), created: true }

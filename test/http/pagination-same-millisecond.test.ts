@@ -74,6 +74,10 @@ const seeds: Record<string, Seed> = {
     select ${o.tenantId}, 'version ' || o, 'onnx', 'imported_checkpoint', '{"kind":"imported_checkpoint","path":"m.onnx"}'::jsonb,
            '[{"key":"m.onnx","sizeBytes":null,"sha256":null}]'::jsonb, ${at(sql)} from ${offsets(sql)}
     returning id`),
+  webhookEndpoints: async (sql, o) => ids(await sql`
+    insert into webhook_endpoints (tenant_id, url, events, secret_sealed, created_at)
+    select ${o.tenantId}, 'https://hooks.example.test/' || o, '{run.finished}', '\\x00'::bytea, ${at(sql)} from ${offsets(sql)}
+    returning id`),
   ssoIdentities: async (sql, o) => {
     const [c] = await sql<{ id: string }[]>`
       insert into sso_connections (tenant_id, name, issuer, client_id, client_secret_sealed, default_role)
@@ -104,6 +108,8 @@ const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'as
   { path: '/training-jobs?status=running', seed: 'trainingJobs', table: 'training_jobs', order: 'desc' },
   { path: '/model-versions', seed: 'modelVersions', table: 'model_versions', order: 'desc' },
   { path: '/model-versions?status=draft&format=onnx', seed: 'modelVersions', table: 'model_versions', order: 'desc' },
+  { path: '/webhook-endpoints', seed: 'webhookEndpoints', table: 'webhook_endpoints', order: 'desc' },
+  { path: '/webhook-endpoints?enabled=true', seed: 'webhookEndpoints', table: 'webhook_endpoints', order: 'desc' },
 ]
 
 async function walk(client: Client, path: string, pageSize: number): Promise<string[]> {

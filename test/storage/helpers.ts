@@ -6,6 +6,8 @@ import type { Client } from '../support/client'
 import { patFor, tenantOwner } from '../support/fixtures'
 import { startApi, type TestApi } from '../support/api'
 import { connectTemporal, eventually, type TestTemporal } from '../support/temporal'
+import { storageWorkflowIds, StorageWorkflowType } from '../../workflows/contract-storage'
+import { TENANT_ID } from '../../workflows/contract'
 
 export const localS3 = (): S3Client =>
   s3For({ id: 'local', endpoint: process.env.S3_ENDPOINT!, accessKey: process.env.S3_ACCESS_KEY!, secretKey: process.env.S3_SECRET_KEY! })
@@ -61,4 +63,17 @@ export async function jobDone(client: Client, jobId: string, timeoutMs = 30_000)
     const res = await client.get(`/tenants/current/storage-reconciliation-jobs/${jobId}`)
     return ['succeeded', 'failed'].includes(res.json?.data?.status) ? res.json.data : undefined
   }, timeoutMs)
+}
+
+/** A running job whose workflow was started on a queue no worker polls, then terminated as an operator would:
+ *  the next request for a job finds it open with its workflow gone. */
+export async function jobWithTerminatedWorkflow(env: { api: TestApi; t: TestTemporal }, tenantId: string): Promise<string> {
+  const [stale] = await env.api.sql<{ id: string }[]>`
+    insert into storage_reconciliation_jobs (tenant_id, status, dry_run) values (${tenantId}, 'running', false) returning id`
+  const handle = await env.t.client.workflow.start(StorageWorkflowType.reconcile, {
+    workflowId: storageWorkflowIds.reconcile(tenantId, stale!.id), taskQueue: `nobody-${crypto.randomUUID()}`,
+    args: [{ tenantId, jobId: stale!.id }], typedSearchAttributes: [{ key: TENANT_ID, value: tenantId }],
+  })
+  await handle.terminate('test')
+  return stale!.id
 }

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
-import { storageWorkflowIds, StorageWorkflowType } from '../../workflows/contract-storage'
+import { storageWorkflowIds } from '../../workflows/contract-storage'
 import { taskQueues, TENANT_ID } from '../../workflows/contract'
 import { patFor, tenantOwner } from '../support/fixtures'
-import { jobDone, localS3, provisionedTenant, upload, useApiAndTemporal } from './helpers'
+import { jobDone, jobWithTerminatedWorkflow, localS3, provisionedTenant, upload, useApiAndTemporal } from './helpers'
 
 const env = useApiAndTemporal()
 const s3 = localS3()
@@ -93,18 +93,11 @@ describe('storage reconciliation jobs', () => {
 
   test('an open job whose workflow was terminated is failed, and a new one starts', async () => {
     const tenant = await provisionedTenant(env.api.url)
-    const [stale] = await env.api.sql<{ id: string }[]>`
-      insert into storage_reconciliation_jobs (tenant_id, status, dry_run) values (${tenant.tenantId}, 'running', false) returning id`
-    // Started on a queue no worker polls, then terminated as an operator would.
-    const handle = await env.t.client.workflow.start(StorageWorkflowType.reconcile, {
-      workflowId: storageWorkflowIds.reconcile(tenant.tenantId, stale!.id), taskQueue: `nobody-${crypto.randomUUID()}`,
-      args: [{ tenantId: tenant.tenantId, jobId: stale!.id }], typedSearchAttributes: [{ key: TENANT_ID, value: tenant.tenantId }],
-    })
-    await handle.terminate('test')
+    const staleId = await jobWithTerminatedWorkflow(env, tenant.tenantId)
     const res = await tenant.billing.post(JOBS, {})
     expect(res.json.data.created).toBe(true)
-    expect(res.json.data.job.id).not.toBe(stale!.id)
-    const old = await tenant.billing.get(`${JOBS}/${stale!.id}`)
+    expect(res.json.data.job.id).not.toBe(staleId)
+    const old = await tenant.billing.get(`${JOBS}/${staleId}`)
     expect(old.json.data).toMatchObject({ status: 'failed', errorCode: 'RECONCILIATION_FAILED' })
     expect((await jobDone(tenant.billing, res.json.data.job.id)).status).toBe('succeeded')
   })
