@@ -25,7 +25,8 @@ export function dockerfile(m: PackageManifest, plan: RuntimePlan): string {
   if (requirements) lines.push(`RUN /opt/venv/bin/pip install --no-cache-dir --require-hashes --no-deps -r ${requirements}`)
   if (plan.clients.includes('lerobot-grpc'))
     lines.push(
-      `# LeRobot ${LEROBOT_VERSION} with its async (gRPC) extra, pinned by version: its torch build is the image line's.`,
+      `# LeRobot ${LEROBOT_VERSION} with its async (gRPC) extra, pinned by version (its torch tree is not hash-pinned).`,
+      ...(m.targetArch === 'jetson-jp6' ? ["# PyPI's aarch64 torch is CPU-only: for GPU inference install NVIDIA's JetPack 6 torch wheel first."] : []),
       `RUN /opt/venv/bin/pip install --no-cache-dir "lerobot[async]==${LEROBOT_VERSION}"`,
     )
   lines.push('COPY . .', 'ENV RCP_PYTHON=/opt/venv/bin/python PATH=/opt/venv/bin:$PATH', 'ENTRYPOINT ["./launch.sh"]')

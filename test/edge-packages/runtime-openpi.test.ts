@@ -4,9 +4,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Feature } from '../../api/edge-packages/manifest'
+import type { Feature, PackageManifest } from '../../api/edge-packages/manifest'
 import { actionValue, startOpenpiServer, type OpenpiTestServer } from '../support/openpi-server'
-import { launchPackage, requirements, startRunReceiver, testManifest, writePackageDir, type RunReceiver } from '../support/edge-package'
+import { freePort, launchPackage, requirements, startRunReceiver, testManifest, writePackageDir, type RunReceiver } from '../support/edge-package'
 import { pythonVenv } from '../support/python-venv'
 
 let python: string
@@ -27,8 +27,8 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true })
 })
 
-async function runAgainst(server: OpenpiTestServer, env: Record<string, string> = {}, steps = 12) {
-  const dir = writePackageDir(testManifest({ steps, remotePolicy: { host: '127.0.0.1', port: server.port } }))
+async function runAgainst(server: { port: number }, env: Record<string, string> = {}, steps = 12, overrides: Partial<PackageManifest> = {}) {
+  const dir = writePackageDir(testManifest({ steps, remotePolicy: { host: '127.0.0.1', port: server.port }, ...overrides }))
   dirs.push(dir)
   const before = receiver.reports.length
   const out = join(dir, 'actions.jsonl')
@@ -116,5 +116,22 @@ describe('a profile the policy does not match', () => {
     expect(run.stderr).toContain('checkpoint exploded')
     expect(run.stderr).not.toContain('Traceback')
     expect(run.reports[0]!.body).toMatchObject({ stepsDone: 0, exitReason: 'server_error', contractViolations: 0 })
+  })
+})
+
+describe('runs that cannot act', () => {
+  test('without fake transport and with robot_io.py not filled in, the client says so and exits 5', async () => {
+    const run = await runAgainst(server(actions), {}, 3, { useFakeTransport: false })
+    expect(run.code).toBe(5)
+    expect(run.stderr.trim().split('\n').at(-1)).toBe('real transport not wired: fill in runtime/robot_io.py read_observation()')
+    expect(run.reports[0]!.body).toMatchObject({ stepsDone: 0, exitReason: 'not_runnable' })
+  })
+
+  test('no policy server at the remote address: connection lost after the connect timeout, exit 4', async () => {
+    const run = await runAgainst({ port: freePort() }, { RCP_CONNECT_TIMEOUT_S: '1' }, 3)
+    expect(run.code).toBe(4)
+    expect(run.stderr).toContain('policy server unreachable')
+    expect(run.stderr).not.toContain('Traceback')
+    expect(run.reports[0]!.body).toMatchObject({ stepsDone: 0, exitReason: 'connection_lost', latencyMs: null })
   })
 })
