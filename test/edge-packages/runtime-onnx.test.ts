@@ -5,7 +5,9 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { freePort, launchPackage, requirements, runProcess, startRunReceiver, testManifest, writePackageDir, type RunReceiver } from '../support/edge-package'
+import { connectOpenpi, encodeFrame, float32s, packArray, type NdArray } from '../support/openpi-server'
 import { pythonVenv } from '../support/python-venv'
+import { eventually } from '../support/temporal'
 
 let serverPython: string
 let model: Uint8Array
@@ -59,4 +61,28 @@ test("a model that lacks an observation's input answers an error frame: a server
   expect(run.code).toBe(3)
   expect(run.stderr).toContain("observation lacks 'observation/state', an input of the ONNX model")
   expect(run.stderr.split('\n').filter((l) => l.includes('Traceback'))).toEqual([])
+}, 120_000)
+
+test("the package's ONNX server speaks openpi's protocol to another implementation (msgpackr), errors as a text frame", async () => {
+  const port = freePort()
+  const dir = writePackageDir(localManifest(port, 1), { 'policy.onnx': model })
+  dirs.push(dir)
+  const server = Bun.spawn([serverPython, join(dir, 'runtime', 'onnx_policy_server.py')], { cwd: dir, env: { ...process.env, RCP_BIND: '127.0.0.1' }, stdout: 'ignore', stderr: 'ignore' })
+  try {
+    await eventually('the health check', async () => ((await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok ? true : undefined))
+    const client = await connectOpenpi(`ws://127.0.0.1:${port}`)
+    expect(client.metadata).toMatchObject({ packageId: 'pkg_test_0001', inputs: ['observation/state'], outputs: ['actions'] })
+    const answer = (await client.send(encodeFrame(new Map([['observation/state', packArray('float32', [7], (i) => i - 3)]])))) as Record<string, NdArray>
+    expect(answer.actions).toMatchObject({ dtype: '<f4', shape: [7] })
+    expect(float32s(answer.actions!)).toEqual([-5, -3, -1, 1, 3, 5, 7])
+    expect(await client.send(encodeFrame(new Map([['joints', packArray('float32', [7], () => 0)]])))).toBe(
+      "ValueError: observation lacks 'observation/state', an input of the ONNX model",
+    )
+    expect(await client.closed).toBe(1011)
+    const again = await connectOpenpi(`ws://127.0.0.1:${port}`) // one bad request never takes the server down
+    expect(again.metadata).toMatchObject({ outputs: ['actions'] })
+    again.close()
+  } finally {
+    server.kill()
+  }
 }, 120_000)

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Feature, PackageManifest } from '../../api/edge-packages/manifest'
-import { actionValue, startOpenpiServer, type OpenpiTestServer } from '../support/openpi-server'
+import { actionValue, connectOpenpi, encodeFrame, startOpenpiServer, type OpenpiTestServer } from '../support/openpi-server'
 import { freePort, launchPackage, requirements, startRunReceiver, testManifest, writePackageDir, type RunReceiver } from '../support/edge-package'
 import { pythonVenv } from '../support/python-venv'
 
@@ -134,4 +134,15 @@ describe('runs that cannot act', () => {
     expect(run.stderr).not.toContain('Traceback')
     expect(run.reports[0]!.body).toMatchObject({ stepsDone: 0, exitReason: 'connection_lost', latencyMs: null })
   })
+})
+
+test('the test policy server answers a malformed frame with an error frame and keeps serving', async () => {
+  const policy = server(actions)
+  const client = await connectOpenpi(`ws://127.0.0.1:${policy.port}`)
+  expect(await client.send(new Uint8Array([0x92]))).toMatch(/^Error in test policy server: /) // truncated msgpack
+  expect(await client.closed).toBe(1011)
+  const second = await connectOpenpi(`ws://127.0.0.1:${policy.port}`)
+  expect(await second.send(encodeFrame([1, 2]))).toBe('Error in test policy server: an observation is a map of features')
+  const run = await runAgainst(policy, {}, 2)
+  expect(run.code).toBe(0)
 })

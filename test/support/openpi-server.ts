@@ -37,6 +37,14 @@ export function packArray(dtype: FeatureDtype, shape: number[], fill: (i: number
   return new Map<Uint8Array, unknown>([[key('__ndarray__'), true], [key('data'), data], [key('dtype'), numpy[dtype].str], [key('shape'), shape]])
 }
 
+/** A frame as openpi's peers write it (pass Maps with Uint8Array keys from packArray for arrays). */
+export const encodeFrame = (value: unknown): Uint8Array => packr.pack(value)
+/** A binary frame from an openpi peer, decoded (see decodeFrame). */
+export const readFrame = (bytes: Uint8Array): unknown => decodeFrame(unpackr.unpack(bytes))
+
+/** Float values of a decoded little-endian float32 ndarray. */
+export const float32s = (array: NdArray): number[] => [...new Float32Array(array.data.slice().buffer)]
+
 /** A decoded msgpack_numpy frame: maps become objects keyed by text, ndarrays become NdArray. */
 export function decodeFrame(value: unknown): unknown {
   if (value instanceof Map) {
@@ -79,20 +87,21 @@ export function startOpenpiServer(options: OpenpiServerOptions): OpenpiTestServe
     },
     websocket: {
       open(ws) {
-        ws.send(packr.pack({ server: 'rcp-test-openpi', actions: options.actions.map((f) => f.name) }))
+        ws.send(encodeFrame({ server: 'rcp-test-openpi', actions: options.actions.map((f) => f.name) }))
       },
       // An exception escaping a Bun websocket handler ends the process: every failure becomes an error frame.
       message(ws, message) {
         try {
           if (typeof message === 'string') throw new Error('expected a binary msgpack frame')
-          const obs = decodeFrame(unpackr.unpack(message)) as Record<string, NdArray>
+          const obs = readFrame(message) as Record<string, NdArray>
+          if (typeof obs !== 'object' || obs === null || Array.isArray(obs)) throw new Error('an observation is a map of features')
           observations.push(obs)
           if (options.failWith) throw new Error(options.failWith)
           const step = observations.length - 1
           const action = new Map<string, unknown>(
             options.actions.map((f) => [f.name, packArray(f.dtype, horizon === null ? f.shape : [horizon, ...f.shape], (i) => actionValue(step, i))]),
           )
-          ws.send(packr.pack(action))
+          ws.send(encodeFrame(action))
         } catch (error) {
           ws.send(`Error in test policy server: ${(error as Error).message}`)
           ws.close(1011, 'Internal server error')
@@ -101,4 +110,41 @@ export function startOpenpiServer(options: OpenpiServerOptions): OpenpiTestServe
     },
   })
   return { port: server.port as number, observations, stop: () => void server.stop(true) }
+}
+
+export interface OpenpiTestClient {
+  metadata: unknown
+  /** Sends one frame; resolves with the decoded answer, or the text of an error frame. */
+  send(frame: Uint8Array | string): Promise<unknown>
+  closed: Promise<number>
+  close(): void
+}
+
+/** A minimal openpi websocket client on msgpackr, to talk to a policy server from a test without Python. */
+export async function connectOpenpi(url: string): Promise<OpenpiTestClient> {
+  const ws = new WebSocket(url)
+  ws.binaryType = 'arraybuffer'
+  const waiting: ((frame: unknown) => void)[] = []
+  const arrived: unknown[] = []
+  ws.onmessage = (event) => {
+    const frame = typeof event.data === 'string' ? event.data : readFrame(new Uint8Array(event.data as ArrayBuffer))
+    const next = waiting.shift()
+    if (next) next(frame)
+    else arrived.push(frame)
+  }
+  const closed = new Promise<number>((resolve) => (ws.onclose = (event) => resolve(event.code)))
+  const receive = () => (arrived.length > 0 ? Promise.resolve(arrived.shift()) : new Promise<unknown>((resolve) => waiting.push(resolve)))
+  await new Promise<void>((resolve, reject) => {
+    ws.onopen = () => resolve()
+    ws.onerror = () => reject(new Error(`cannot connect to ${url}`))
+  })
+  return {
+    metadata: await receive(),
+    send: (frame) => {
+      ws.send(frame)
+      return receive()
+    },
+    closed,
+    close: () => ws.close(),
+  }
 }
