@@ -71,12 +71,9 @@ export function composeFile(m: PackageManifest, plan: RuntimePlan): string {
     env.push('      LEROBOT_ROBOT_ARGS: ${LEROBOT_ROBOT_ARGS:-}', '      LEROBOT_SERVER_ADDRESS: ${LEROBOT_SERVER_ADDRESS:-}')
   const lines = [
     `# Edge package ${m.packageId}: \`docker compose up --build\`. RCP_TOKEN and RCP_API_BASE come from your shell.`,
-    `name: rcp-edge-${m.packageId.toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, 24)}`,
     'services:',
     '  robot:',
-    '    build:',
-    '      context: .',
-    `      platforms: [${line.platform}]`,
+    '    build: .',
     `    platform: ${line.platform}`,
     '    init: true',
     '    # Host networking: the client reaches a local policy server on 127.0.0.1 and the robot on its own network.',

@@ -1,7 +1,7 @@
 // runtimeFiles(manifest): deterministic, chosen by mode / format / arch / wire protocols, ports from the manifest,
 // LeRobot's pickle transport kept off public ports; the launchers are valid bash.
 import { afterAll, describe, expect, test } from 'bun:test'
-import { rmSync } from 'node:fs'
+import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { imageLines, targetArchs, type TargetArch } from '../../api/edge-packages/image-lines'
 import type { PackageManifest } from '../../api/edge-packages/manifest'
@@ -96,4 +96,19 @@ test('every launcher is valid bash; an unknown RCP_PROTOCOL is refused', async (
   const refused = await runProcess(['bash', join(remote, 'launch.sh')], { env: { RCP_PROTOCOL: 'carrier-pigeon' } })
   expect(refused.code).toBe(5)
   expect(refused.stderr).toContain('RCP_PROTOCOL=carrier-pigeon is not in this package (it ships: openpi-ws)')
+})
+
+test.each([
+  ['local onnx on cpu', local('onnx', { targetArch: 'cpu', baseImage: imageLines.cpu.baseImage })],
+  ['local openpi on x86-cuda', local('openpi', { strategyKey: 'pi05_droid' })],
+  ['remote LeRobot on jetson-jp6', onArch('jetson-jp6', { wireProtocols: lerobotPair })],
+])('%s: docker-compose validates compose.yaml', async (_, manifest) => {
+  const compose = Bun.which('docker-compose')
+  if (!compose) throw new Error('docker-compose is not on PATH (scripts/bootstrap.sh installs it)')
+  const dir = writePackageDir(manifest)
+  dirs.push(dir)
+  mkdirSync(join(dir, 'openpi')) // where the README says to check openpi out
+  const check = await runProcess([compose, '-f', 'compose.yaml', 'config', '-q'], { cwd: dir })
+  expect(check.stderr).toBe('')
+  expect(check.code).toBe(0)
 })
