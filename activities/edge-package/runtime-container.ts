@@ -1,4 +1,5 @@
-// The Dockerfile (FROM the target's image line) and compose.yaml that run the package's processes on the robot.
+// The Dockerfile (FROM the manifest's base image, its target's image line) and compose.yaml that run the package's
+// processes on the robot.
 import { imageLines } from '../../api/edge-packages/image-lines'
 import type { PackageManifest } from '../../api/edge-packages/manifest'
 import { LEROBOT_VERSION, OPENPI_COMMIT, type RuntimePlan } from './runtime-plan'
@@ -14,12 +15,12 @@ export function dockerfile(m: PackageManifest, plan: RuntimePlan): string {
   const requirements = requirementsFile(plan)
   const lines = [
     '# syntax=docker/dockerfile:1',
-    `# Edge package ${m.packageId} for ${m.targetArch}: ${line.description} (${line.platform}).`,
-    `FROM ${line.baseImage}`,
+    `# Edge package ${m.packageId} for ${m.targetArch}: ${line.description} (${m.platform}).`,
+    `FROM ${m.baseImage}`,
     'ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONUNBUFFERED=1',
   ]
   // The CUDA and L4T lines are plain Ubuntu 22.04 images: their Python 3.10 comes from apt.
-  if (!line.baseImage.startsWith('python:'))
+  if (!m.baseImage.startsWith('python:'))
     lines.push('RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv python3-pip \\\n    && rm -rf /var/lib/apt/lists/*')
   lines.push('WORKDIR /package', 'COPY requirements/ requirements/', 'RUN python3 -m venv /opt/venv')
   if (requirements) lines.push(`RUN /opt/venv/bin/pip install --no-cache-dir --require-hashes --no-deps -r ${requirements}`)
@@ -65,7 +66,6 @@ function openpiServer(m: PackageManifest, plan: RuntimePlan): string[] {
 }
 
 export function composeFile(m: PackageManifest, plan: RuntimePlan): string {
-  const line = imageLines[m.targetArch]
   const env = ['      RCP_TOKEN: ${RCP_TOKEN:-}', '      RCP_API_BASE: ${RCP_API_BASE:-}']
   if (plan.clients.includes('lerobot-grpc'))
     env.push('      LEROBOT_ROBOT_ARGS: ${LEROBOT_ROBOT_ARGS:-}', '      LEROBOT_SERVER_ADDRESS: ${LEROBOT_SERVER_ADDRESS:-}')
@@ -74,7 +74,7 @@ export function composeFile(m: PackageManifest, plan: RuntimePlan): string {
     'services:',
     '  robot:',
     '    build: .',
-    `    platform: ${line.platform}`,
+    `    platform: ${m.platform}`,
     '    init: true',
     '    # Host networking: the client reaches a local policy server on 127.0.0.1 and the robot on its own network.',
     '    network_mode: host',

@@ -21,7 +21,7 @@ export function packageReadme(m: PackageManifest, plan: RuntimePlan): string {
     `# Edge package ${m.packageId}`,
     '',
     `Model version ${m.modelVersion.name} (${m.modelVersion.id}, format ${m.modelVersion.format}) for the embodiment ${m.embodiment.name} (${m.embodiment.robotType}, ${m.embodiment.controlRateHz} Hz).`,
-    `Target ${m.targetArch}: ${line.description}, base image \`${line.baseImage}\` (${line.platform}). Mode ${m.mode}: the robot client talks to ${where}.`,
+    `Target ${m.targetArch}: ${line.description}, base image \`${m.baseImage}\` (${m.platform}). Mode ${m.mode}: the robot client talks to ${where}.`,
     `Wire protocols: ${m.wireProtocols.map((p) => `${p.name} on port ${p.port}`).join(', ')}. ${m.useFakeTransport ? `Fake transport: the client drives ${m.steps} synthetic observations instead of hardware.` : `Real transport: ${m.steps} steps on the robot.`}`,
     '',
     '## Check it',
