@@ -57,7 +57,7 @@ export interface RunReport {
   /** Round trip of one action request, observation sent → action chunk received; null when no step finished. */
   latencyMs: { p50: number; p99: number } | null
   contractViolations: number
-  /** completed | contract_violation | server_error | connection_lost | interrupted */
+  /** completed | contract_violation | server_error | connection_lost | not_runnable (real transport not wired) | interrupted */
   exitReason: string
   /** First violations, for the package page: feature name, what the profile expects, what came back. */
   violations: { feature: string; expected: string; got: string }[]
