@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { publishEvent } from '../events/service'
 import { currentMembership, type Principal } from '../identity/service'
 import { assertSourceStillPresent } from '../model-versions/objects'
+import { findModelVersion } from '../model-versions/queries'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { isUuid } from '../platform/ids'
@@ -14,30 +15,29 @@ import { edgePackageWorkflowId, EdgePackageWorkflowType, type BuildEdgePackageIn
 import type { RunReport } from './manifest'
 import type { PackageRequestInput } from './model'
 import { findPackage, insertPackage, insertRun, listPackages, listRuns, markFailed, type PackageStatus } from './queries'
-import { loadSources } from './sources'
 import { toPackageDto, toRunDto } from './views'
 
 type Deps = Pick<ServiceDeps, 'sql' | 'config' | 'temporal'>
 
 const notFound = (id: string) => new ApiError('NOT_FOUND', `No edge inference package ${id} in this tenant`)
-const isFkViolation = (err: unknown) => (err as { code?: string })?.code === '23503'
+const fkViolated = (err: unknown) => {
+  const e = err as { code?: string; constraint_name?: string }
+  return e?.code === '23503' ? e.constraint_name : undefined
+}
 
 export async function createPackage(deps: Deps, principal: Principal, modelVersionId: string, input: PackageRequestInput) {
   const { tenantId } = currentMembership(principal)
-  const { version, profile } = isUuid(modelVersionId)
-    ? await loadSources(deps.sql, tenantId, modelVersionId, input.embodimentProfileId)
-    : { version: undefined, profile: undefined }
+  const version = isUuid(modelVersionId) ? await findModelVersion(deps.sql, tenantId, modelVersionId) : undefined
   if (!version) throw new ApiError('MODEL_VERSION_NOT_FOUND', `No model version ${modelVersionId} in this tenant`)
   if (version.status !== 'ready') {
     throw new ApiError('MODEL_VERSION_INVALID_STATUS', `Model version ${modelVersionId} is ${version.status}; only a ready version can be packaged`)
   }
-  if (!profile) throw new ApiError('NOT_FOUND', `No embodiment profile ${input.embodimentProfileId} in this tenant`)
   await assertSourceStillPresent(deps, tenantId, version)
 
   const id = randomUUID()
   const workflowId = edgePackageWorkflowId(tenantId, id, input.targetArch)
   const row = await insertPackage(deps.sql, {
-    id, tenantId, modelVersionId, embodimentProfileId: profile.id, workflowId,
+    id, tenantId, modelVersionId, embodimentProfileId: input.embodimentProfileId, workflowId,
     request: {
       mode: input.mode, strategyKey: input.strategyKey ?? null, steps: input.steps, targetArch: input.targetArch,
       // The remote policy only means something for remote_ws; a local package never points elsewhere.
@@ -46,8 +46,10 @@ export async function createPackage(deps: Deps, principal: Principal, modelVersi
       wireProtocols: input.wireProtocols, useFakeTransport: input.useFakeTransport,
     },
   }).catch((err) => {
-    // The profile or version was deleted between the reads above and this insert.
-    if (isFkViolation(err)) throw new ApiError('NOT_FOUND', 'The embodiment profile or model version was just deleted')
+    // The tenant-scoped foreign key is the profile check: absent, or another tenant's, is the same 404. It cannot
+    // race with the profile's deletion, which the same key refuses once this row exists.
+    if (fkViolated(err) === 'edge_packages_embodiment_profile_fk') throw new ApiError('NOT_FOUND', `No embodiment profile ${input.embodimentProfileId} in this tenant`)
+    if (fkViolated(err) === 'edge_packages_model_version_fk') throw new ApiError('MODEL_VERSION_NOT_FOUND', `Model version ${modelVersionId} was just deleted`)
     throw err
   })
   const args: [BuildEdgePackageInput] = [{ tenantId, packageId: id }]
@@ -55,7 +57,7 @@ export async function createPackage(deps: Deps, principal: Principal, modelVersi
     await (await deps.temporal.get()).workflow.start(EdgePackageWorkflowType.build, {
       workflowId, taskQueue: taskQueues(deps.config).packages, args,
       typedSearchAttributes: [{ key: TENANT_ID, value: tenantId }],
-      memo: { modelVersionId, embodimentProfileId: profile.id, targetArch: input.targetArch },
+      memo: { modelVersionId, embodimentProfileId: input.embodimentProfileId, targetArch: input.targetArch },
     })
   } catch (err) {
     // A package no workflow will ever build must not stay queued.

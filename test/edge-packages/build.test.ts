@@ -102,7 +102,7 @@ describe('a built package', () => {
       .toEqual(version.objects.map((o) => o.sha256).sort())
 
     const events = await env.api.sql<{ type: string; data: Record<string, unknown> }[]>`select type, data from events where tenant_id = ${t.tenantId} and type like 'edge_package.%'`
-    expect(events).toEqual([{ type: 'edge_package.ready', data: expect.objectContaining({ packageId: created.id, sha256: pkg.artifact.sha256, sizeBytes: pkg.artifact.sizeBytes }) }])
+    expect([...events]).toEqual([{ type: 'edge_package.ready', data: expect.objectContaining({ packageId: created.id, sha256: pkg.artifact.sha256, sizeBytes: pkg.artifact.sizeBytes }) }])
     // One artifact, nothing half-uploaded under the package.
     const s3 = localS3()
     const keysUnder: string[] = []
