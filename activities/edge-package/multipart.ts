@@ -4,7 +4,13 @@
 import { Writable } from 'node:stream'
 import type { Client as S3Client } from 'minio'
 
-export const PART_BYTES = 16 * 1024 * 1024
+export const PART_BYTES = 8 * 1024 * 1024
+
+/** Bun (JavaScriptCore) frees the memory behind dropped Buffers only when it collects, and streaming makes
+ *  garbage faster than it decides to: without this the build's peak RSS grew with the checkpoint (+150 MB from
+ *  50 to 500 MB in bench/edge-package.ts); with a full collection per part it stays flat. 8 MiB parts (S3's minimum
+ *  is 5 MiB) keep both the buffers and the garbage between collections small; 10,000 parts allow 80 GiB. */
+const collectStreamedGarbage = () => (globalThis as { Bun?: { gc(sync: boolean): void } }).Bun?.gc(true)
 
 export class MultipartSink extends Writable {
   private uploadId: string | undefined
@@ -39,7 +45,10 @@ export class MultipartSink extends Writable {
     const uploadID = this.uploadId
     this.etags.push({ part, etag: '' })
     this.inFlight = this.s3.uploadPart({ bucketName: this.bucket, objectName: this.key, uploadID, partNumber: part, headers: {} }, body)
-      .then((r) => { this.etags[part - 1] = { part, etag: r.etag } })
+      .then((r) => {
+        this.etags[part - 1] = { part, etag: r.etag }
+        collectStreamedGarbage()
+      })
     // Surfaces on the next await; never an unhandled rejection in between.
     this.inFlight.catch(() => {})
   }
