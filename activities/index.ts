@@ -8,6 +8,7 @@ import { storageProvisionActivities } from './storage-provision'
 import { storageReconcileActivities } from './storage-reconcile'
 import { mailActivities } from './mail'
 import { modelValidationActivities } from './model-validation'
+import { edgePackageActivities } from './edge-package/activities'
 
 export interface ActivityDeps {
   sql: Sql
@@ -26,11 +27,15 @@ export const activitySets = {
   }),
   mail: (deps: ActivityDeps) => mailActivities(withComponent(deps, 'mail')),
   models: (deps: ActivityDeps) => modelValidationActivities(withComponent(deps, 'models')),
+  packages: (deps: ActivityDeps) => edgePackageActivities(withComponent(deps, 'edge-packages')),
 }
 
 /** Every activity: the type the workflows proxy (`import type`), and one set for a test or benchmark to call. */
 export function createActivities(deps: ActivityDeps) {
-  return { ...activitySets.housekeeping(deps), ...activitySets.storage(deps), ...activitySets.mail(deps), ...activitySets.models(deps) }
+  return {
+    ...activitySets.housekeeping(deps), ...activitySets.storage(deps), ...activitySets.mail(deps), ...activitySets.models(deps),
+    ...activitySets.packages(deps),
+  }
 }
 
 export type Activities = ReturnType<typeof createActivities>

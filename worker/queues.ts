@@ -29,4 +29,6 @@ export const taskQueueTable: readonly TaskQueue[] = [
   { queue: 'mail', workflowsPath: workflowsModule('mail'), activities: activitySets.mail, schedules: (c) => [mailSweepSchedule(c)] },
   // Model version validation reads whole checkpoints; a big one must not hold up anything else.
   { queue: 'models', workflowsPath: workflowsModule('models'), activities: activitySets.models, schedules: () => [] },
+  // Package builds stream whole checkpoints; a backlog of them must not hold up the rest.
+  { queue: 'packages', workflowsPath: workflowsModule('edge-package'), activities: activitySets.packages, schedules: () => [] },
 ]

@@ -19,6 +19,8 @@ export function taskQueues(config: PrefixConfig) {
     mail: `${prefix}-mail`,
     // Model version validation reads whole objects from S3: a large checkpoint must not hold up provisioning.
     models: `${prefix}-models`,
+    // Edge package builds stream gigabytes for minutes: a backlog of them must not hold up anything else.
+    packages: `${prefix}-packages`,
   } as const
 }
 

@@ -74,6 +74,13 @@ export const ConfigSchema = z.object({
   // Webhook endpoints (api/webhook-endpoints): after a secret rotation the previous secret keeps signing beside the
   // new one for this long, so receivers can switch over without rejecting a delivery.
   WEBHOOK_SECRET_OVERLAP_SECONDS: int(86_400),
+  // Edge inference packages (api/edge-packages): the Ed25519 signing key (PKCS#8 PEM; unset: derived from
+  // SECRET_KEY), earlier public keys still listed for verification (PEM blocks or raw base64, comma-separated),
+  // the download URL's lifetime, and the gzip level of the archive.
+  PACKAGE_SIGNING_KEY: z.string().includes('PRIVATE KEY').optional(),
+  PACKAGE_SIGNING_PREVIOUS_PUBLIC_KEYS: z.string().default(''),
+  PACKAGE_DOWNLOAD_URL_SECONDS: z.coerce.number().int().min(60).max(3600).default(900),
+  PACKAGE_GZIP_LEVEL: z.coerce.number().int().min(1).max(9).default(6),
   // Mounts GET /bench/hello, the bare baseline the benchmarks compare every route against.
   BENCH_HELLO: z.stringbool().default(false),
 })

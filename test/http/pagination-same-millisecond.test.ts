@@ -19,6 +19,23 @@ type Seed = (sql: Sql, o: Owner) => Promise<string[]>
 const at = (sql: Sql) => sql`date_trunc('milliseconds', now()) - interval '1 hour' + o * interval '1 microsecond'`
 const offsets = (sql: Sql) => sql`unnest(${sql.array(OFFSETS_US)}::int[]) as o`
 const ids = (rows: { id: string }[]) => rows.map((r) => r.id)
+/** The package whose runs the runs list walks: its id replaces {packageId} in that list's path. */
+let packageId = ''
+
+/** A ready model version and an embodiment profile for edge packages to reference. */
+async function packageSources(sql: Sql, o: Owner) {
+  const [p] = await sql<{ id: string }[]>`
+    insert into embodiment_profiles (tenant_id, name, robot_type, control_rate_hz, observation_features, action_features)
+    values (${o.tenantId}, 'arm', 'so100', 30, '[]', '[]') returning id`
+  const [v] = await sql<{ id: string }[]>`
+    insert into model_versions (tenant_id, name, format, status, source_kind, source, objects)
+    values (${o.tenantId}, 'v', 'onnx', 'ready', 'imported_checkpoint', '{"path":"m.onnx"}', '[]') returning id`
+  return { profileId: p!.id, versionId: v!.id }
+}
+const insertPackages = (sql: Sql, o: Owner, s: { profileId: string; versionId: string }, created: ReturnType<typeof at> | Date) => sql<{ id: string }[]>`
+  insert into edge_packages (tenant_id, model_version_id, embodiment_profile_id, mode, steps, target_arch, wire_protocols, use_fake_transport, workflow_id, created_at)
+  select ${o.tenantId}, ${s.versionId}, ${s.profileId}, 'local', 1, 'cpu', '{openpi-ws}', true, 'wf-' || o, ${created} from ${offsets(sql)}
+  returning id`
 
 const seeds: Record<string, Seed> = {
   sessions: async (sql, o) => ids(await sql`
@@ -78,6 +95,15 @@ const seeds: Record<string, Seed> = {
     insert into webhook_endpoints (tenant_id, url, events, secret_sealed, created_at)
     select ${o.tenantId}, 'https://hooks.example.test/' || o, '{run.finished}', '\\x00'::bytea, ${at(sql)} from ${offsets(sql)}
     returning id`),
+  edgePackages: async (sql, o) => ids(await insertPackages(sql, o, await packageSources(sql, o), at(sql))),
+  edgePackageRuns: async (sql, o) => {
+    const [pkg] = await insertPackages(sql, o, await packageSources(sql, o), new Date())
+    packageId = pkg!.id
+    return ids(await sql`
+      insert into edge_package_runs (tenant_id, package_id, steps_done, contract_violations, exit_reason, violations, started_at, finished_at, reported_by, created_at)
+      select ${o.tenantId}, ${packageId}, o, 0, 'completed', '[]', now(), now(), ${o.userId}, ${at(sql)} from ${offsets(sql)}
+      returning id`)
+  },
   ssoIdentities: async (sql, o) => {
     const [c] = await sql<{ id: string }[]>`
       insert into sso_connections (tenant_id, name, issuer, client_id, client_secret_sealed, default_role)
@@ -110,6 +136,9 @@ const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'as
   { path: '/model-versions?status=draft&format=onnx', seed: 'modelVersions', table: 'model_versions', order: 'desc' },
   { path: '/webhook-endpoints', seed: 'webhookEndpoints', table: 'webhook_endpoints', order: 'desc' },
   { path: '/webhook-endpoints?enabled=true', seed: 'webhookEndpoints', table: 'webhook_endpoints', order: 'desc' },
+  { path: '/edge-inference-packages', seed: 'edgePackages', table: 'edge_packages', order: 'desc' },
+  { path: '/edge-inference-packages?status=queued', seed: 'edgePackages', table: 'edge_packages', order: 'desc' },
+  { path: '/edge-inference-packages/{packageId}/runs', seed: 'edgePackageRuns', table: 'edge_package_runs', order: 'desc' },
 ]
 
 async function walk(client: Client, path: string, pageSize: number): Promise<string[]> {
@@ -136,11 +165,12 @@ describe('every list walks rows created in the same millisecond exactly once, in
       const expected = ids(await api.sql<{ id: string }[]>`
         select id from ${api.sql(list.table)} where id = any(${api.sql.array(seeded)}::uuid[]) order by created_at ${dir}, id ${dir}`)
 
-      const walked = await walk(owner.client, list.path, PAGE_SIZE)
+      const path = list.path.replace('{packageId}', packageId)
+      const walked = await walk(owner.client, path, PAGE_SIZE)
       expect(new Set(walked).size).toBe(walked.length)
       expect(walked.filter((id) => seeded.includes(id))).toEqual(expected)
       // The small-page walk and a single big page agree on everything, the rows the test did not seed included.
-      expect(walked).toEqual(await walk(owner.client, list.path, 100))
+      expect(walked).toEqual(await walk(owner.client, path, 100))
     })
   }
 })

@@ -1,0 +1,74 @@
+// The build's activities. begin fixes the plan; build writes the archive (long, heartbeating its progress in bytes);
+// finish and fail set the outcome and publish its event in the same transaction.
+import { ApplicationFailure, Context } from '@temporalio/activity'
+import { markBuilding, markFailed, markReady, recordProgress } from '../../api/edge-packages/queries'
+import { signingPrivateKey } from '../../api/edge-packages/signing'
+import { publishEvent } from '../../api/events/service'
+import { s3For } from '../../api/storage/s3'
+import { regionOf } from '../../api/storage/service'
+import { EdgePackageErrorType, type EdgePackageArtifact, type EdgePackagePlan } from '../../workflows/contract-edge-packages'
+import type { ActivityDeps } from '../index'
+import { writeArchive } from './archive'
+import { abortIncompleteUploads } from './multipart'
+import { planEdgePackage } from './plan'
+import { runtimeFilesFor } from './runtime'
+
+const PROGRESS_EVERY_MS = 1000
+
+export function edgePackageActivities(deps: ActivityDeps) {
+  return {
+    async beginEdgePackageBuild(tenantId: string, packageId: string): Promise<EdgePackagePlan> {
+      const plan = await planEdgePackage(deps, tenantId, packageId)
+      const total = plan.objects.reduce((n, o) => n + o.sizeBytes, 0)
+      if (!(await markBuilding(deps.sql, tenantId, packageId, total))) {
+        throw ApplicationFailure.create({ type: EdgePackageErrorType.packageNotFound, message: `Edge package ${packageId} is no longer buildable`, nonRetryable: true })
+      }
+      return plan
+    },
+
+    /** Idempotent under retries: the previous attempt's unfinished upload of the same key is removed first, and the
+     *  plan fixes every byte, so a retry that follows a completed upload writes the identical object again. */
+    async buildEdgePackageArchive(plan: EdgePackagePlan): Promise<EdgePackageArtifact> {
+      const ctx = Context.current()
+      const s3 = s3For(regionOf(deps.config, plan.regionId))
+      const aborted = await abortIncompleteUploads(s3, plan.artifactBucket, plan.artifactKey)
+      if (aborted > 0) deps.log.info('edge package build resumes after an interrupted upload', { packageId: plan.packageId, attempt: ctx.info.attempt, aborted })
+      const bytesTotal = plan.objects.reduce((n, o) => n + o.sizeBytes, 0)
+      let last = 0
+      const artifact = await writeArchive({
+        s3, plan, signingKey: signingPrivateKey(deps.config), runtime: runtimeFilesFor(plan.manifest),
+        onProgress: (bytesDone) => {
+          ctx.heartbeat({ bytesDone, bytesTotal })
+          if (Date.now() - last < PROGRESS_EVERY_MS) return
+          last = Date.now()
+          recordProgress(deps.sql, plan.tenantId, plan.packageId, bytesDone).catch((err) => deps.log.warn('edge package progress not recorded', { error: String(err) }))
+        },
+      })
+      deps.log.info('edge package archived', { packageId: plan.packageId, attempt: ctx.info.attempt, sha256: artifact.sha256, sizeBytes: artifact.sizeBytes })
+      return artifact
+    },
+
+    async finishEdgePackageBuild(plan: EdgePackagePlan, artifact: EdgePackageArtifact): Promise<void> {
+      await deps.sql.begin(async (tx) => {
+        const row = await markReady(tx, plan.tenantId, plan.packageId, artifact)
+        // Already ready: a retry of this activity after its commit.
+        if (!row) return
+        await publishEvent(tx, plan.tenantId, 'edge_package.ready', {
+          packageId: row.id, modelVersionId: row.model_version_id, embodimentProfileId: row.embodiment_profile_id,
+          targetArch: row.target_arch, mode: row.mode, sizeBytes: artifact.sizeBytes, sha256: artifact.sha256,
+        })
+      })
+    },
+
+    async failEdgePackageBuild(tenantId: string, packageId: string, reason: string): Promise<void> {
+      await deps.sql.begin(async (tx) => {
+        const row = await markFailed(tx, tenantId, packageId, reason)
+        if (!row) return
+        await publishEvent(tx, tenantId, 'edge_package.failed', {
+          packageId: row.id, modelVersionId: row.model_version_id, embodimentProfileId: row.embodiment_profile_id,
+          targetArch: row.target_arch, mode: row.mode, reason: reason.slice(0, 1000),
+        })
+      })
+    },
+  }
+}

@@ -1,0 +1,33 @@
+// What a package is built from, read through the owning domains (model versions, embodiment profiles) and shown in
+// the shapes the manifest uses. The one place that knows those domains' row layouts. It lives with the build, not in
+// api/edge-packages: the profiles domain imports the manifest's feature type from there, so the edge-packages domain
+// must not import the profiles domain back.
+import { findEmbodimentProfile, type EmbodimentProfileRow } from '../../api/embodiment-profiles/queries'
+import { findModelVersion, type ModelVersionRow } from '../../api/model-versions/queries'
+import type { Db } from '../../api/platform/db'
+import type { ModelSource, PackageManifest } from '../../api/edge-packages/manifest'
+
+export const embodimentOf = (p: EmbodimentProfileRow): PackageManifest['embodiment'] => ({
+  id: p.id, name: p.name, robotType: p.robot_type, controlRateHz: p.control_rate_hz,
+  observationFeatures: p.observation_features, actionFeatures: p.action_features,
+})
+
+export function sourceOf(v: ModelVersionRow): ModelSource {
+  const s = (v.source ?? {}) as Record<string, unknown>
+  if (v.source_kind === 'model_bundle') return { kind: 'model_bundle', prefix: String(s.prefix ?? ''), objects: (s.objects as string[] | undefined) ?? [] }
+  if (v.source_kind === 'training_job') return { kind: 'training_job', trainingJobId: v.training_job_id!, path: String(s.path ?? v.objects[0]?.key ?? '') }
+  return { kind: 'imported_checkpoint', path: String(s.path ?? v.objects[0]?.key ?? '') }
+}
+
+export interface ModelObject { key: string; sizeBytes: number; sha256: string | null }
+
+/** The objects validation measured, in the bucket and region it measured them. */
+export const modelObjectsOf = (v: ModelVersionRow): { regionId: string | null; bucket: string | null; objects: ModelObject[] } => ({
+  regionId: v.region_id, bucket: v.bucket,
+  objects: v.objects.map((o) => ({ key: o.key, sizeBytes: Number(o.sizeBytes ?? 0), sha256: o.sha256 ?? null })),
+})
+
+export async function loadSources(db: Db, tenantId: string, modelVersionId: string, profileId: string) {
+  const [version, profile] = await Promise.all([findModelVersion(db, tenantId, modelVersionId), findEmbodimentProfile(db, tenantId, profileId)])
+  return { version, profile }
+}

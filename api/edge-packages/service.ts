@@ -1,0 +1,108 @@
+// Edge inference packages: the published create operation, the package page and its runs. The build itself is
+// the workflow's (workflows/edge-package.ts, activities/edge-package/).
+import { randomUUID } from 'node:crypto'
+import { publishEvent } from '../events/service'
+import { currentMembership, type Principal } from '../identity/service'
+import { assertSourceStillPresent } from '../model-versions/objects'
+import { findModelVersion } from '../model-versions/queries'
+import type { ServiceDeps } from '../platform/deps'
+import { ApiError } from '../platform/errors'
+import { isUuid } from '../platform/ids'
+import { createdCursorOf } from '../platform/keyset'
+import { mapPage, paginate, type PageParams } from '../platform/pagination'
+import { TENANT_ID, taskQueues } from '../../workflows/contract'
+import { edgePackageWorkflowId, EdgePackageWorkflowType, type BuildEdgePackageInput } from '../../workflows/contract-edge-packages'
+import type { RunReport } from './manifest'
+import type { PackageRequestInput } from './model'
+import { findPackage, insertPackage, insertRun, listPackages, listRuns, markFailed, type PackageStatus } from './queries'
+import { toPackageDto, toRunDto } from './views'
+
+type Deps = Pick<ServiceDeps, 'sql' | 'config' | 'temporal'>
+
+const notFound = (id: string) => new ApiError('NOT_FOUND', `No edge inference package ${id} in this tenant`)
+const fkViolated = (err: unknown) => {
+  const e = err as { code?: string; constraint_name?: string }
+  return e?.code === '23503' ? e.constraint_name : undefined
+}
+
+export async function createPackage(deps: Deps, principal: Principal, modelVersionId: string, input: PackageRequestInput) {
+  const { tenantId } = currentMembership(principal)
+  const version = isUuid(modelVersionId) ? await findModelVersion(deps.sql, tenantId, modelVersionId) : undefined
+  if (!version) throw new ApiError('MODEL_VERSION_NOT_FOUND', `No model version ${modelVersionId} in this tenant`)
+  if (version.status !== 'ready') {
+    throw new ApiError('MODEL_VERSION_INVALID_STATUS', `Model version ${modelVersionId} is ${version.status}; only a ready version can be packaged`)
+  }
+  await assertSourceStillPresent(deps, tenantId, version)
+
+  const id = randomUUID()
+  const workflowId = edgePackageWorkflowId(tenantId, id, input.targetArch)
+  const row = await insertPackage(deps.sql, {
+    id, tenantId, modelVersionId, embodimentProfileId: input.embodimentProfileId, workflowId,
+    request: {
+      mode: input.mode, strategyKey: input.strategyKey ?? null, steps: input.steps, targetArch: input.targetArch,
+      // The remote policy only means something for remote_ws; a local package never points elsewhere.
+      remotePolicyHost: input.mode === 'remote_ws' ? input.remotePolicyHost! : null,
+      remotePolicyPort: input.mode === 'remote_ws' ? input.remotePolicyPort! : null,
+      wireProtocols: input.wireProtocols, useFakeTransport: input.useFakeTransport,
+    },
+  }).catch((err) => {
+    // The tenant-scoped foreign key is the profile check: absent, or another tenant's, is the same 404. It cannot
+    // race with the profile's deletion, which the same key refuses once this row exists.
+    if (fkViolated(err) === 'edge_packages_embodiment_profile_fk') throw new ApiError('NOT_FOUND', `No embodiment profile ${input.embodimentProfileId} in this tenant`)
+    if (fkViolated(err) === 'edge_packages_model_version_fk') throw new ApiError('MODEL_VERSION_NOT_FOUND', `Model version ${modelVersionId} was just deleted`)
+    throw err
+  })
+  const args: [BuildEdgePackageInput] = [{ tenantId, packageId: id }]
+  try {
+    await (await deps.temporal.get()).workflow.start(EdgePackageWorkflowType.build, {
+      workflowId, taskQueue: taskQueues(deps.config).packages, args,
+      typedSearchAttributes: [{ key: TENANT_ID, value: tenantId }],
+      memo: { modelVersionId, embodimentProfileId: input.embodimentProfileId, targetArch: input.targetArch },
+    })
+  } catch (err) {
+    // A package no workflow will ever build must not stay queued.
+    await markFailed(deps.sql, tenantId, id, 'The build could not be started')
+    throw err
+  }
+  return toPackageDto(deps, row)
+}
+
+async function ownPackage({ sql }: Pick<ServiceDeps, 'sql'>, tenantId: string, id: string) {
+  const row = isUuid(id) ? await findPackage(sql, tenantId, id) : undefined
+  if (!row) throw notFound(id)
+  return row
+}
+
+export async function getPackage(deps: Pick<ServiceDeps, 'sql' | 'config'>, principal: Principal, id: string) {
+  return toPackageDto(deps, await ownPackage(deps, currentMembership(principal).tenantId, id))
+}
+
+export async function listTenantPackages(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, principal: Principal, q: PageParams & { modelVersionId?: string; status?: PackageStatus }) {
+  const { tenantId } = currentMembership(principal)
+  const binding = { route: 'GET /edge-inference-packages', scope: `tenant:${tenantId}`, filters: { modelVersionId: q.modelVersionId, status: q.status } }
+  const p = await paginate(deps.keys.page, binding, q, (after, limit) => listPackages(deps.sql, tenantId, q, after, limit), createdCursorOf)
+  const items = await Promise.all(p.items.map((row) => toPackageDto(deps, row)))
+  return { ...p, items }
+}
+
+/** The robot-side client's report; its event is written in the same transaction, so a stored run is announced once. */
+export async function reportRun(deps: Pick<ServiceDeps, 'sql'>, principal: Principal, packageId: string, report: RunReport) {
+  const { tenantId } = currentMembership(principal)
+  await ownPackage(deps, tenantId, packageId)
+  const run = await deps.sql.begin(async (tx) => {
+    const row = await insertRun(tx, tenantId, packageId, principal.userId, report)
+    await publishEvent(tx, tenantId, 'run.finished', {
+      packageId, runId: row.id, stepsDone: row.steps_done, exitReason: row.exit_reason, contractViolations: row.contract_violations,
+      latencyMs: report.latencyMs,
+    })
+    return row
+  })
+  return toRunDto(run)
+}
+
+export async function listPackageRuns({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, packageId: string, q: PageParams) {
+  const { tenantId } = currentMembership(principal)
+  await ownPackage({ sql }, tenantId, packageId)
+  const binding = { route: 'GET /edge-inference-packages/{id}/runs', scope: `tenant:${tenantId}`, filters: { packageId } }
+  return mapPage(await paginate(keys.page, binding, q, (after, limit) => listRuns(sql, tenantId, packageId, after, limit), createdCursorOf), toRunDto)
+}

@@ -1,0 +1,45 @@
+import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities } from '@temporalio/workflow'
+// Type-only: activity code (S3, Postgres) must never be bundled into the workflow sandbox.
+import type { createActivities } from '../activities'
+import { ErrorType } from './contract'
+import { EdgePackageErrorType, type BuildEdgePackageInput } from './contract-edge-packages'
+
+type Activities = ReturnType<typeof createActivities>
+
+const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' }
+const permanent = [ErrorType.invalidArgument, ...Object.values(EdgePackageErrorType)]
+
+const { beginEdgePackageBuild, finishEdgePackageBuild } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { ...retry, maximumAttempts: 10, nonRetryableErrorTypes: permanent },
+})
+
+// Long and streaming: the heartbeat, not the overall timeout, notices a dead worker; the retry rebuilds from the
+// plan in the history and so writes the same bytes.
+const { buildEdgePackageArchive } = proxyActivities<Activities>({
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '10 seconds',
+  retry: { ...retry, maximumAttempts: 5, nonRetryableErrorTypes: permanent },
+})
+
+// Recording failure must outlast a flaky database: more attempts, same short call.
+const { failEdgePackageBuild } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { ...retry, maximumAttempts: 30 },
+})
+
+const failureMessage = (err: unknown) =>
+  err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.message : String((err as Error)?.message ?? err)
+
+/** queued → building → ready | failed. The row carries the outcome and its event; the workflow fails too, so the
+ *  Temporal UI shows the same thing. */
+export async function buildEdgePackageWorkflow(input: BuildEdgePackageInput): Promise<void> {
+  try {
+    const plan = await beginEdgePackageBuild(input.tenantId, input.packageId)
+    const artifact = await buildEdgePackageArchive(plan)
+    await finishEdgePackageBuild(plan, artifact)
+  } catch (err) {
+    await CancellationScope.nonCancellable(() => failEdgePackageBuild(input.tenantId, input.packageId, failureMessage(err)))
+    throw err
+  }
+}
