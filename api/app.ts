@@ -23,6 +23,7 @@ import { trainingJobsRoutes } from './training-jobs/routes'
 import { modelVersionsRoutes } from './model-versions/routes'
 import { webhookEndpointsRoutes } from './webhook-endpoints/routes'
 import { webhooksDocument } from './webhook-endpoints/event-types'
+import { webhookDeliveriesRoutes } from './webhook-deliveries/routes'
 
 // The benchmark baseline: a route Bun serves natively on the same server and port, before Elysia sees the
 // request, so no framework or convention cost is in it.
@@ -47,7 +48,7 @@ export function buildApp(deps: AppDeps) {
       .use(loginOptionsRoutes(deps)).use(membershipsRoutes(deps)).use(onboardingRoutes(deps)).use(ssoRoutes(deps))
       .use(domainsRoutes(deps))
       .use(embodimentProfilesRoutes(deps)).use(trainingJobsRoutes(deps)).use(modelVersionsRoutes(deps))
-      .use(webhookEndpointsRoutes(deps)))
+      .use(webhookEndpointsRoutes(deps)).use(webhookDeliveriesRoutes(deps)))
     .use(accountRoutes(deps))
   if (deps.config.BENCH_HELLO) elysiaHello(app as unknown as Elysia)
   publishRoutes(deps, app.routes)

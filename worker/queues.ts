@@ -29,4 +29,6 @@ export const taskQueueTable: readonly TaskQueue[] = [
   { queue: 'mail', workflowsPath: workflowsModule('mail'), activities: activitySets.mail, schedules: (c) => [mailSweepSchedule(c)] },
   // Model version validation reads whole checkpoints; a big one must not hold up anything else.
   { queue: 'models', workflowsPath: workflowsModule('models'), activities: activitySets.models, schedules: () => [] },
+  // Webhook deliveries wait on tenants' receivers, thousands at a time; nothing else may queue behind them.
+  { queue: 'webhooks', workflowsPath: workflowsModule('webhooks'), activities: activitySets.webhooks, schedules: () => [] },
 ]

@@ -19,6 +19,8 @@ export function taskQueues(config: PrefixConfig) {
     mail: `${prefix}-mail`,
     // Model version validation reads whole objects from S3: a large checkpoint must not hold up provisioning.
     models: `${prefix}-models`,
+    // Webhook deliveries (workflows/webhooks.ts): thousands of slow receivers must not hold up anything else.
+    webhooks: `${prefix}-webhooks`,
   } as const
 }
 
