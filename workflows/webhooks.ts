@@ -8,8 +8,11 @@ type Activities = ReturnType<typeof createActivities>
 // One attempt is one activity. A receiver's answer (any status, a timeout, a refused address) is an outcome the
 // workflow schedules; the activity retry policy only covers our own side failing (Postgres, a worker crash), so it
 // is short. Such a retry may send the same message again, with the same webhook-id: delivery is at least once.
+// The heartbeat (every second while the request is out) notices a killed worker within seconds, so its attempt
+// is retried promptly instead of after the whole start-to-close timeout.
 const { attemptWebhookDelivery } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: [WebhookErrorType.messageGone] },
 })
 

@@ -13,20 +13,20 @@ export const webhookDeliveriesRoutes = (deps: AppDeps) =>
     .use(httpConventions(deps))
     .get('/webhook-endpoints/:endpointId/messages', async ({ request, principal, params, query }) =>
       page(request, await listEndpointMessages(deps, principal, params.endpointId, query)), {
-      auth: 'tenant:manage', errors: ['A400p', 'A404'], params: EndpointParams, query: ListWebhookMessagesQuery,
+      auth: 'tenant:manage', errors: ['T400p', 'T404'], params: EndpointParams, query: ListWebhookMessagesQuery,
       response: { 200: listEnvelope(WebhookMessageDto) },
       detail: { summary: 'Messages of a webhook endpoint (one per event it was subscribed to), newest first' },
     })
     .get('/webhook-endpoints/:endpointId/messages/:messageId', async ({ request, principal, params }) =>
       ok(request, await getEndpointMessage(deps, principal, params.endpointId, params.messageId)), {
-      auth: 'tenant:manage', errors: ['A400', 'A404'], params: MessageParams, response: { 200: envelope(WebhookMessageDetailDto) },
+      auth: 'tenant:manage', errors: ['T400', 'T404'], params: MessageParams, response: { 200: envelope(WebhookMessageDetailDto) },
       detail: { summary: 'A message with every attempt: time, response status, duration, first 1 KiB of the answer, error class' },
     })
     .post('/webhook-endpoints/:endpointId/messages/:messageId/redeliveries', async ({ request, principal, params, set }) => {
       set.status = 202
       return ok(request, await redeliverMessage(deps, principal, params.endpointId, params.messageId))
     }, {
-      auth: 'tenant:manage', idempotent: true, errors: ['A400', 'A404', 'A409s', 'WD409'], params: MessageParams,
+      auth: 'tenant:manage', idempotent: true, errors: ['T400', 'T404', 'T409', 'WD409'], params: MessageParams,
       response: { 202: envelope(WebhookMessageDto) },
       detail: { summary: 'Deliver a message again: a new run of the retry schedule, with the same webhook-id (a pending message is answered as it is)' },
     })
@@ -34,7 +34,7 @@ export const webhookDeliveriesRoutes = (deps: AppDeps) =>
       set.status = 202
       return ok(request, await recoverEndpoint(deps, principal, params.endpointId, body.since))
     }, {
-      auth: 'tenant:manage', idempotent: true, errors: ['A400', 'A404', 'A409s', 'WD409'], params: EndpointParams, body: RecoverWebhookMessagesBodyDto,
+      auth: 'tenant:manage', idempotent: true, errors: ['T400', 'T404', 'T409', 'WD409'], params: EndpointParams, body: RecoverWebhookMessagesBodyDto,
       response: { 202: envelope(RecoverWebhookMessagesResponseDto) },
       detail: { summary: 'Redeliver every failed message of the endpoint since a time; answers how many' },
     })
@@ -42,7 +42,7 @@ export const webhookDeliveriesRoutes = (deps: AppDeps) =>
       set.status = 202
       return ok(request, await sendTestEvent(deps, principal, params.endpointId))
     }, {
-      auth: 'tenant:manage', idempotent: true, errors: ['A400', 'A404', 'A409s', 'WD409'], params: EndpointParams,
+      auth: 'tenant:manage', idempotent: true, errors: ['T400', 'T404', 'T409', 'WD409'], params: EndpointParams,
       response: { 202: envelope(WebhookMessageDto) },
       detail: { summary: 'Send a webhook_endpoint.test event to this endpoint only; answers its message' },
     })

@@ -50,6 +50,8 @@ export class Receiver {
   deliveries: Delivery[] = []
   secrets: string[] = []
   answer: (d: Delivery) => Answer = () => ({ status: 204 })
+  /** How long each answer takes (a slow receiver). */
+  delayMs = 0
   port = 0
   private server?: Server
 
@@ -76,7 +78,7 @@ export class Receiver {
         }
         this.deliveries.push(d)
         const a = this.answer(d)
-        res.writeHead(a.status, a.headers).end(a.body ?? '')
+        setTimeout(() => res.writeHead(a.status, a.headers).end(a.body ?? ''), this.delayMs)
       })
     })
     await new Promise<void>((resolve) => this.server!.listen(port, this.host, resolve))
@@ -100,7 +102,7 @@ export class Receiver {
 }
 
 /** The webhook tests' shared setup: certificates, an API and a delivery worker on a task-queue prefix of their own. */
-export function useDeliveryEnv(overrides: Partial<Record<keyof Config, string>> = {}, opts: { resolve?: Resolver } = {}) {
+export function useDeliveryEnv(overrides: Partial<Record<keyof Config, string>> = {}, opts: { resolve?: Resolver; worker?: Partial<Record<keyof Config, string>> } = {}) {
   const env = {} as { api: TestApi; worker: RunningWorker; config: Config; certs: ReturnType<typeof makeCertificates>; dir: string; prefix: string }
   beforeAll(async () => {
     env.dir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'webhooks-'))
@@ -111,7 +113,7 @@ export function useDeliveryEnv(overrides: Partial<Record<keyof Config, string>> 
       WEBHOOK_DISPATCH_POLL_MS: '250', WEBHOOK_RETRY_SCHEDULE: '0,200ms,400ms,800ms,1s,1s,2s,2s', ...overrides,
     }
     env.api = await startApi(settings)
-    env.config = loadConfig({ ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...settings })
+    env.config = loadConfig({ ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...settings, ...opts.worker })
     env.worker = await startWorker(env.config, { sql: env.api.sql, schedules: false, resolve: opts.resolve })
   }, 120_000)
   afterAll(async () => {
