@@ -3,6 +3,7 @@
 // (workflows/webhooks.ts) owns the schedule; this answers an outcome rather than throwing for a receiver's failure.
 import { ApplicationFailure, Context } from '@temporalio/activity'
 import { secretsAtRestKey } from '../api/platform/crypto'
+import type { ServiceDeps } from '../api/platform/deps'
 import { OutboundFailed, guardedFetch, type GuardedResponse } from '../api/platform/outbound/fetch'
 import { OutboundRefused } from '../api/platform/outbound/guard'
 import { outboundPolicy, outboundPolicyOf } from '../api/platform/outbound/policy'
@@ -44,7 +45,8 @@ function judge(res: GuardedResponse, now: number): { outcome: AttemptOutcome; er
 const keptBody = (body: Buffer) => body.subarray(0, BODY_KEPT_BYTES).toString('utf8').replaceAll('\u0000', '')
 
 export function webhookDeliveryActivities({ sql, config, log, resolve }: ActivityDeps) {
-  const keys = { secrets: secretsAtRestKey(config.SECRET_KEY) }
+  // signingSecrets reads only the secrets-at-rest key; the other derived keys belong to the API process.
+  const secretsDeps = { keys: { secrets: secretsAtRestKey(config.SECRET_KEY) } as ServiceDeps['keys'] }
   const policy = resolve ? outboundPolicy(config, { resolve }) : outboundPolicyOf(config)
 
   return {
@@ -65,7 +67,7 @@ export function webhookDeliveryActivities({ sql, config, log, resolve }: Activit
 
       const at = new Date()
       const body = JSON.stringify(envelopeOf(message))
-      const headers = signedHeaders(await signingSecrets(keys as never, endpoint, at), webhookIdOf(message.id), at, body)
+      const headers = signedHeaders(signingSecrets(secretsDeps, endpoint, at), webhookIdOf(message.id), at, body)
       const t0 = performance.now()
       const activity = Context.current()
       const beat = setInterval(() => activity.heartbeat(), 1000)

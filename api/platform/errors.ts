@@ -61,7 +61,7 @@ const MODELS_SETS = {
 } as const
 // Additive (issue 14): a redelivery, recovery or test event for a webhook endpoint that is disabled.
 const WEBHOOK_DELIVERY_SETS = {
-  WD409: ['IDEMPOTENCY_CONFLICT', 'WEBHOOK_ENDPOINT_DISABLED'],
+  WD409: ['WEBHOOK_ENDPOINT_DISABLED'],
 } as const
 /** Sets of additive endpoints: declared here, documented in the OpenAPI, absent from the published table. */
 export const ADDITIVE_SETS: readonly string[] = [...Object.keys(MODELS_SETS), ...Object.keys(WEBHOOK_DELIVERY_SETS)]

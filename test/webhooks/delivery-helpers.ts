@@ -128,17 +128,11 @@ export function useDeliveryEnv(overrides: Partial<Record<keyof Config, string>> 
 export async function webhookTenant(api: TestApi) {
   const owner = await tenantOwner(api.url)
   const manager = owner.client.withBearer((await patFor(owner.client, ['tenant:manage'])).token)
-  const register = (body: { url: string; events: string[]; rateLimitPerSecond?: number }) => registerEndpoint(manager, body, { sql: api.sql, tenantId: owner.tenantId })
+  const register = (body: { url: string; events: string[]; rateLimitPerSecond?: number }) => registerEndpoint(manager, body)
   return { ...owner, manager, register }
 }
 
-export async function registerEndpoint(client: Client, body: { url: string; events: string[]; rateLimitPerSecond?: number }, stub?: { sql: TestApi['sql']; tenantId: string }) {
-  if (stub) { // STUB until the endpoints branch lands
-    const secret = `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString('base64')}`
-    const [row] = await stub.sql<{ id: string }[]>`insert into webhook_endpoints (tenant_id, url, events, rate_limit_per_second, secret)
-      values (${stub.tenantId}, ${body.url}, ${body.events}, ${body.rateLimitPerSecond ?? null}, ${secret}) returning id`
-    return { id: row!.id, secret }
-  }
+export async function registerEndpoint(client: Client, body: { url: string; events: string[]; rateLimitPerSecond?: number }) {
   const res = await client.post('/webhook-endpoints', body)
   if (res.status !== 201) throw new Error(`endpoint registration failed: ${res.status} ${res.text}`)
   return { id: res.json.data.endpoint.id as string, secret: res.json.data.secret as string }

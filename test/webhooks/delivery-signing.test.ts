@@ -79,6 +79,32 @@ describe('signed deliveries', () => {
     }
   }, 90_000)
 
+  test('during a rotation overlap every delivery carries two signatures, and receivers on either secret verify it', async () => {
+    const t = await webhookTenant(env.api)
+    const node = await new Receiver(env.certs).start()
+    const py = await pythonReceiver()
+    try {
+      const nodeEp = await t.register({ url: node.url(), events: ['training_job.completed'] })
+      const pyEp = await t.register({ url: py.url, events: ['training_job.completed'] })
+      const rotate = async (id: string) => {
+        const res = await t.manager.post(`/webhook-endpoints/${id}/secret-rotations`)
+        expect(res.status).toBe(201)
+        return res.json.data.secret as string
+      }
+      const [nodeNew, pyNew] = [await rotate(nodeEp.id), await rotate(pyEp.id)]
+      node.secrets = [nodeEp.secret, nodeNew, 'whsec_' + Buffer.alloc(32, 9).toString('base64')]
+      py.trust([pyEp.secret, pyNew])
+      await publish(env.api, t.tenantId, 'training_job.completed', trainingDone)
+      await settled(env.api, nodeEp.id, 1)
+      await settled(env.api, pyEp.id, 1)
+      expect(node.deliveries.map((d) => [d.signatures.length, d.verifiedBy])).toEqual([[2, [0, 1]]])
+      expect(py.seen().map((s) => s.verifiedBy)).toEqual([[0, 1]])
+    } finally {
+      py.proc.kill()
+      await node.stop()
+    }
+  }, 60_000)
+
   test('a test event goes to that endpoint only, and a rolled-back change delivers nothing', async () => {
     const t = await webhookTenant(env.api)
     const a = await new Receiver(env.certs).start()
