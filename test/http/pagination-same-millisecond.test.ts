@@ -20,6 +20,9 @@ const at = (sql: Sql) => sql`date_trunc('milliseconds', now()) - interval '1 hou
 const offsets = (sql: Sql) => sql`unnest(${sql.array(OFFSETS_US)}::int[]) as o`
 const ids = (rows: { id: string }[]) => rows.map((r) => r.id)
 
+/** Ids a list's path names, filled in by its seed. */
+const pathParams: Record<string, string> = {}
+
 const seeds: Record<string, Seed> = {
   sessions: async (sql, o) => ids(await sql`
     insert into sessions (user_id, token_hash, expires_at, idle_timeout_seconds, created_at)
@@ -78,6 +81,20 @@ const seeds: Record<string, Seed> = {
     insert into webhook_endpoints (tenant_id, url, events, secret_sealed, created_at)
     select ${o.tenantId}, 'https://hooks.example.test/' || o, '{run.finished}', '\\x00'::bytea, ${at(sql)} from ${offsets(sql)}
     returning id`),
+  // Messages hang under one endpoint: the seed makes it and names it in the path (`{endpointId}`).
+  webhookMessages: async (sql, o) => {
+    const [ep] = await sql<{ id: string }[]>`
+      insert into webhook_endpoints (tenant_id, url, events, secret_sealed) values (${o.tenantId}, 'https://hooks.example.test/', '{training_job.completed}', '\\x00'::bytea)
+      returning id`
+    pathParams.endpointId = ep!.id
+    const events = await sql<{ id: string }[]>`
+      insert into events (tenant_id, type, data, dispatched_at) select ${o.tenantId}, 'training_job.completed', '{}', now() from ${offsets(sql)} returning id`
+    return ids(await sql`
+      insert into webhook_messages (tenant_id, endpoint_id, event_id, event_type, status, started_at, created_at)
+      select ${o.tenantId}, ${ep!.id}, e, 'training_job.completed', 'succeeded', now(), ${at(sql)}
+        from unnest(${sql.array(ids(events))}::uuid[], ${sql.array(OFFSETS_US)}::int[]) as t(e, o)
+      returning id`)
+  },
   ssoIdentities: async (sql, o) => {
     const [c] = await sql<{ id: string }[]>`
       insert into sso_connections (tenant_id, name, issuer, client_id, client_secret_sealed, default_role)
@@ -110,6 +127,8 @@ const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'as
   { path: '/model-versions?status=draft&format=onnx', seed: 'modelVersions', table: 'model_versions', order: 'desc' },
   { path: '/webhook-endpoints', seed: 'webhookEndpoints', table: 'webhook_endpoints', order: 'desc' },
   { path: '/webhook-endpoints?enabled=true', seed: 'webhookEndpoints', table: 'webhook_endpoints', order: 'desc' },
+  { path: '/webhook-endpoints/{endpointId}/messages', seed: 'webhookMessages', table: 'webhook_messages', order: 'desc' },
+  { path: '/webhook-endpoints/{endpointId}/messages?status=succeeded', seed: 'webhookMessages', table: 'webhook_messages', order: 'desc' },
 ]
 
 async function walk(client: Client, path: string, pageSize: number): Promise<string[]> {
@@ -136,11 +155,12 @@ describe('every list walks rows created in the same millisecond exactly once, in
       const expected = ids(await api.sql<{ id: string }[]>`
         select id from ${api.sql(list.table)} where id = any(${api.sql.array(seeded)}::uuid[]) order by created_at ${dir}, id ${dir}`)
 
-      const walked = await walk(owner.client, list.path, PAGE_SIZE)
+      const path = list.path.replace(/\{(\w+)\}/g, (_, name: string) => pathParams[name]!)
+      const walked = await walk(owner.client, path, PAGE_SIZE)
       expect(new Set(walked).size).toBe(walked.length)
       expect(walked.filter((id) => seeded.includes(id))).toEqual(expected)
       // The small-page walk and a single big page agree on everything, the rows the test did not seed included.
-      expect(walked).toEqual(await walk(owner.client, list.path, 100))
+      expect(walked).toEqual(await walk(owner.client, path, 100))
     })
   }
 })
