@@ -3,17 +3,21 @@
 import type { Config } from '../api/platform/config'
 import type { Sql } from '../api/platform/db'
 import type { Logger } from '../api/platform/log'
+import type { Resolver } from '../api/platform/outbound/policy'
 import { housekeepingActivities } from './housekeeping'
 import { storageProvisionActivities } from './storage-provision'
 import { storageReconcileActivities } from './storage-reconcile'
 import { mailActivities } from './mail'
 import { modelValidationActivities } from './model-validation'
 import { edgePackageActivities } from './edge-package/activities'
+import { webhookDeliveryActivities } from './webhook-delivery'
 
 export interface ActivityDeps {
   sql: Sql
   config: Config
   log: Logger
+  /** Name resolution for outbound requests; the system's unless a test injects one (DNS rebinding). */
+  resolve?: Resolver
 }
 
 const withComponent = (deps: ActivityDeps, component: string): ActivityDeps => ({ ...deps, log: deps.log.child({ component }) })
@@ -28,13 +32,14 @@ export const activitySets = {
   mail: (deps: ActivityDeps) => mailActivities(withComponent(deps, 'mail')),
   models: (deps: ActivityDeps) => modelValidationActivities(withComponent(deps, 'models')),
   packages: (deps: ActivityDeps) => edgePackageActivities(withComponent(deps, 'edge-packages')),
+  webhooks: (deps: ActivityDeps) => webhookDeliveryActivities(withComponent(deps, 'webhooks')),
 }
 
 /** Every activity: the type the workflows proxy (`import type`), and one set for a test or benchmark to call. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...activitySets.housekeeping(deps), ...activitySets.storage(deps), ...activitySets.mail(deps), ...activitySets.models(deps),
-    ...activitySets.packages(deps),
+    ...activitySets.packages(deps), ...activitySets.webhooks(deps),
   }
 }
 

@@ -147,6 +147,8 @@ async function main(): Promise<number> {
     SECRET_KEY: newSecretKey(),
     // The SSO tests run their OpenID Provider on loopback; test/tenancy/sso-outbound.test.ts turns this off.
     OUTBOUND_ALLOW_PRIVATE_CIDRS: LOOPBACK_CIDRS,
+    // The webhook tests run their own workers (a test-made CA, compressed retries); this one must not take their events.
+    WEBHOOK_DISPATCHER: 'false',
     RCP_CACHE_DIR: CACHE_DIR,
     RCP_TEST_DATA_DIR: dataDir,
   }

@@ -31,4 +31,6 @@ export const taskQueueTable: readonly TaskQueue[] = [
   { queue: 'models', workflowsPath: workflowsModule('models'), activities: activitySets.models, schedules: () => [] },
   // Package builds stream whole checkpoints; a backlog of them must not hold up the rest.
   { queue: 'packages', workflowsPath: workflowsModule('edge-package'), activities: activitySets.packages, schedules: () => [] },
+  // Webhook deliveries wait on tenants' receivers, thousands at a time; nothing else may queue behind them.
+  { queue: 'webhooks', workflowsPath: workflowsModule('webhooks'), activities: activitySets.webhooks, schedules: () => [] },
 ]

@@ -7,6 +7,8 @@ import { bundleWorkflowCode, IllegalStateError, NativeConnection, Runtime, Worke
 import type { Config } from '../api/platform/config'
 import { createDb, type Sql } from '../api/platform/db'
 import { createLogger, type Logger } from '../api/platform/log'
+import type { Resolver } from '../api/platform/outbound/policy'
+import { startWebhookDispatcher, type WebhookDispatcher } from '../api/webhook-deliveries/dispatcher'
 import { taskQueues } from '../workflows/contract'
 import { ensureSchedule } from './ensure-schedule'
 import { taskQueueTable, type TaskQueue } from './queues'
@@ -20,6 +22,8 @@ export interface StartWorkerOptions {
   sql?: Sql
   /** Reconcile Temporal schedules on start (default true). */
   schedules?: boolean
+  /** Outbound name resolution for activities (tests of DNS rebinding); the system's by default. */
+  resolve?: Resolver
 }
 
 export interface RunningWorker {
@@ -109,7 +113,7 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
         namespace: config.TEMPORAL_NAMESPACE,
         taskQueue: names[q.queue],
         workflowBundle: code[i]!,
-        activities: q.activities({ sql, config, log }),
+        activities: q.activities({ sql, config, log, resolve: opts.resolve }),
         // Lets in-flight activities finish a batch on shutdown; they heartbeat, so they see cancellation after.
         shutdownGraceTime: '10 seconds',
       })
@@ -121,20 +125,34 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
 
   const conn = connection
   const all = Object.values(workers)
-  const done = Promise.all(all.map((w) => w.run())).then(() => {}).finally(() => release(conn))
+  const client = new Client({ connection: conn, namespace: config.TEMPORAL_NAMESPACE })
+  let dispatcher: WebhookDispatcher | undefined
+  const done = Promise.all(all.map((w) => w.run())).then(() => {}).finally(async () => {
+    await dispatcher?.stop()
+    await release(conn)
+  })
   // Marks the rejection as handled until the caller awaits `done`, so a worker failing during the schedule
   // step below does not crash the process as an unhandled rejection.
   done.catch(() => {})
   const shutdown = async () => {
+    // The dispatcher first: it starts workflows on the connection the workers are about to close.
+    await dispatcher?.stop()
     for (const w of all) if (w.getState() === 'RUNNING') w.shutdown()
     await done
   }
 
-  const client = new Client({ connection: conn, namespace: config.TEMPORAL_NAMESPACE })
   // A schedule starts workflows on its queue, so reconcile them only once the workers poll.
   if (opts.schedules ?? true) {
     try {
       for (const q of taskQueueTable) for (const schedule of q.schedules(config)) await ensureSchedule(client, schedule, log)
+    } catch (err) {
+      await shutdown().catch(() => {})
+      throw err
+    }
+  }
+  if (config.WEBHOOK_DISPATCHER) {
+    try {
+      dispatcher = await startWebhookDispatcher({ sql, client, config, log: log.child({ component: 'webhook-dispatcher' }) })
     } catch (err) {
       await shutdown().catch(() => {})
       throw err

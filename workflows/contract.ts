@@ -21,6 +21,8 @@ export function taskQueues(config: PrefixConfig) {
     models: `${prefix}-models`,
     // Edge package builds stream gigabytes for minutes: a backlog of them must not hold up anything else.
     packages: `${prefix}-packages`,
+    // Webhook deliveries (workflows/webhooks.ts): thousands of slow receivers must not hold up anything else.
+    webhooks: `${prefix}-webhooks`,
   } as const
 }
 

@@ -21,3 +21,15 @@ export async function findEvent(db: Db, tenantId: string, id: string): Promise<E
     select id, tenant_id, type, data, occurred_at, dispatched_at from events where tenant_id = ${tenantId} and id = ${id}`
   return row
 }
+
+/** The dispatcher's batch: undispatched events, oldest first, locked until its transaction ends. Skip-locked, so
+ *  a second dispatcher takes the next rows instead of waiting for (and then repeating) these. */
+export async function claimUndispatchedEvents(tx: Db, limit: number): Promise<EventRow[]> {
+  return tx<EventRow[]>`
+    select id, tenant_id, type, data, occurred_at, dispatched_at from events
+     where dispatched_at is null order by occurred_at, id limit ${limit} for update skip locked`
+}
+
+export async function markEventsDispatched(tx: Db, ids: string[]): Promise<void> {
+  if (ids.length > 0) await tx`update events set dispatched_at = now() where id = any(${ids}::uuid[])`
+}

@@ -5,6 +5,12 @@ import { parseCidr } from './outbound/addresses'
 // One schema for every process (API, worker, scripts). Each variable is documented in the README table.
 const int = (def: number) => z.coerce.number().int().nonnegative().default(def)
 const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean)
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const
+/** "0,5s,5m,2h" → milliseconds; NaN for an item that is not a number with one of those units. */
+const durationsMs = (v: string) => list(v).map((d) => {
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(d)
+  return m ? Number(m[1]) * UNIT_MS[(m[2] ?? 'ms') as keyof typeof UNIT_MS] : NaN
+})
 
 export const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -81,6 +87,19 @@ export const ConfigSchema = z.object({
   PACKAGE_SIGNING_PREVIOUS_PUBLIC_KEYS: z.string().default(''),
   PACKAGE_DOWNLOAD_URL_SECONDS: z.coerce.number().int().min(60).max(3600).default(900),
   PACKAGE_GZIP_LEVEL: z.coerce.number().int().min(1).max(9).default(6),
+  // Webhook delivery (README "Delivery"). The dispatcher runs in the worker and moves outbox events into delivery
+  // workflows; false leaves that to other workers (the test runner's own worker, whose CA bundle the tests lack).
+  WEBHOOK_DISPATCHER: z.stringbool().default(true),
+  WEBHOOK_DISPATCH_POLL_MS: z.coerce.number().int().min(10).default(1000),
+  WEBHOOK_DISPATCH_BATCH: z.coerce.number().int().min(1).max(1000).default(200),
+  // When each attempt is made, counted from the previous one: the first is the first attempt's delay.
+  WEBHOOK_RETRY_SCHEDULE: z.string().default('0,5s,5m,30m,2h,5h,10h,10h').transform(durationsMs)
+    .refine((ds) => ds.length > 0 && ds.every(Number.isFinite), 'comma-separated durations such as 0,5s,5m,2h'),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  // The longest Retry-After (429, 503) honoured; a longer one waits this long.
+  WEBHOOK_RETRY_AFTER_MAX_SECONDS: int(3600),
+  // An endpoint whose every attempt has failed for this long is disabled (reason "failing").
+  WEBHOOK_DISABLE_AFTER_SECONDS: int(5 * 24 * 3600),
   // Mounts GET /bench/hello, the bare baseline the benchmarks compare every route against.
   BENCH_HELLO: z.stringbool().default(false),
 })

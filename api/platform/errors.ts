@@ -59,8 +59,12 @@ const MODELS_SETS = {
   M400p: [...M400, ...PAGE_400],
   E409: ['EMBODIMENT_PROFILE_IN_USE', 'EMBODIMENT_PROFILE_NAME_CONFLICT'],
 } as const
+// Additive (issue 14): a redelivery, recovery or test event for a webhook endpoint that is disabled.
+const WEBHOOK_DELIVERY_SETS = {
+  WD409: ['WEBHOOK_ENDPOINT_DISABLED'],
+} as const
 /** Sets of additive endpoints: declared here, documented in the OpenAPI, absent from the published table. */
-export const ADDITIVE_SETS: readonly string[] = Object.keys(MODELS_SETS)
+export const ADDITIVE_SETS: readonly string[] = [...Object.keys(MODELS_SETS), ...Object.keys(WEBHOOK_DELIVERY_SETS)]
 const INVITATION_409 = ['INVITATION_ALREADY_ACCEPTED', 'INVITATION_EMAIL_MISMATCH', 'INVITATION_REVOKED'] as const
 
 /** Named error sets exactly as the published interface defines them. */
@@ -75,6 +79,7 @@ export const ErrorSets = {
   A409, A409s: A409S, A409i: [...A409S, ...INVITATION_409],
   T409, M409: ['IDEMPOTENCY_CONFLICT', 'MODEL_BUNDLE_JOB_NOT_RUNNING'],
   ...MODELS_SETS,
+  ...WEBHOOK_DELIVERY_SETS,
   P412: ['PRECONDITION_FAILED'],
   R429: ['RATE_LIMITED'],
   // Not an interface set: what any route may answer when the server itself fails.
@@ -90,7 +95,7 @@ export type ErrorCode = SetCodes | (typeof INVITATION_400)[number] | (typeof INV
 const STATUS_OF_SET: Record<ErrorSetName, number> = {
   A400: 400, A400s: 400, A400p: 400, A400i: 400, T400: 400, T400p: 400, S400: 400, M400: 400,
   U401: 401, F403: 403, A404: 404, A404r: 404, T404: 404, M404: 404,
-  A409: 409, A409s: 409, A409i: 409, T409: 409, M409: 409, M400p: 400, E409: 409, P412: 412, R429: 429, X5XX: 500, X405: 405,
+  A409: 409, A409s: 409, A409i: 409, T409: 409, M409: 409, M400p: 400, E409: 409, WD409: 409, P412: 412, R429: 429, X5XX: 500, X405: 405,
 }
 
 /** code → HTTP status, derived from the sets so the two can never disagree. */

@@ -19,8 +19,6 @@ type Seed = (sql: Sql, o: Owner) => Promise<string[]>
 const at = (sql: Sql) => sql`date_trunc('milliseconds', now()) - interval '1 hour' + o * interval '1 microsecond'`
 const offsets = (sql: Sql) => sql`unnest(${sql.array(OFFSETS_US)}::int[]) as o`
 const ids = (rows: { id: string }[]) => rows.map((r) => r.id)
-/** The package whose runs the runs list walks: its id replaces {packageId} in that list's path. */
-let packageId = ''
 
 /** A ready model version and an embodiment profile for edge packages to reference. */
 async function packageSources(sql: Sql, o: Owner) {
@@ -36,6 +34,9 @@ const insertPackages = (sql: Sql, o: Owner, s: { profileId: string; versionId: s
   insert into edge_packages (tenant_id, model_version_id, embodiment_profile_id, mode, steps, target_arch, wire_protocols, use_fake_transport, workflow_id, created_at)
   select ${o.tenantId}, ${s.versionId}, ${s.profileId}, 'local', 1, 'cpu', '{openpi-ws}', true, 'wf-' || o, ${created} from ${offsets(sql)}
   returning id`
+
+/** Ids a list's path names, filled in by its seed. */
+const pathParams: Record<string, string> = {}
 
 const seeds: Record<string, Seed> = {
   sessions: async (sql, o) => ids(await sql`
@@ -98,10 +99,24 @@ const seeds: Record<string, Seed> = {
   edgePackages: async (sql, o) => ids(await insertPackages(sql, o, await packageSources(sql, o), at(sql))),
   edgePackageRuns: async (sql, o) => {
     const [pkg] = await insertPackages(sql, o, await packageSources(sql, o), new Date())
-    packageId = pkg!.id
+    pathParams.packageId = pkg!.id
     return ids(await sql`
       insert into edge_package_runs (tenant_id, package_id, steps_done, contract_violations, exit_reason, violations, started_at, finished_at, reported_by, created_at)
-      select ${o.tenantId}, ${packageId}, o, 0, 'completed', '[]', now(), now(), ${o.userId}, ${at(sql)} from ${offsets(sql)}
+      select ${o.tenantId}, ${pkg!.id}, o, 0, 'completed', '[]', now(), now(), ${o.userId}, ${at(sql)} from ${offsets(sql)}
+      returning id`)
+  },
+  // Messages hang under one endpoint: the seed makes it and names it in the path (`{endpointId}`).
+  webhookMessages: async (sql, o) => {
+    const [ep] = await sql<{ id: string }[]>`
+      insert into webhook_endpoints (tenant_id, url, events, secret_sealed) values (${o.tenantId}, 'https://hooks.example.test/', '{training_job.completed}', '\\x00'::bytea)
+      returning id`
+    pathParams.endpointId = ep!.id
+    const events = await sql<{ id: string }[]>`
+      insert into events (tenant_id, type, data, dispatched_at) select ${o.tenantId}, 'training_job.completed', '{}', now() from ${offsets(sql)} returning id`
+    return ids(await sql`
+      insert into webhook_messages (tenant_id, endpoint_id, event_id, event_type, status, started_at, created_at)
+      select ${o.tenantId}, ${ep!.id}, e, 'training_job.completed', 'succeeded', now(), ${at(sql)}
+        from unnest(${sql.array(ids(events))}::uuid[], ${sql.array(OFFSETS_US)}::int[]) as t(e, o)
       returning id`)
   },
   ssoIdentities: async (sql, o) => {
@@ -139,6 +154,8 @@ const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'as
   { path: '/edge-inference-packages', seed: 'edgePackages', table: 'edge_packages', order: 'desc' },
   { path: '/edge-inference-packages?status=queued', seed: 'edgePackages', table: 'edge_packages', order: 'desc' },
   { path: '/edge-inference-packages/{packageId}/runs', seed: 'edgePackageRuns', table: 'edge_package_runs', order: 'desc' },
+  { path: '/webhook-endpoints/{endpointId}/messages', seed: 'webhookMessages', table: 'webhook_messages', order: 'desc' },
+  { path: '/webhook-endpoints/{endpointId}/messages?status=succeeded', seed: 'webhookMessages', table: 'webhook_messages', order: 'desc' },
 ]
 
 async function walk(client: Client, path: string, pageSize: number): Promise<string[]> {
@@ -165,7 +182,7 @@ describe('every list walks rows created in the same millisecond exactly once, in
       const expected = ids(await api.sql<{ id: string }[]>`
         select id from ${api.sql(list.table)} where id = any(${api.sql.array(seeded)}::uuid[]) order by created_at ${dir}, id ${dir}`)
 
-      const path = list.path.replace('{packageId}', packageId)
+      const path = list.path.replace(/\{(\w+)\}/g, (_, name: string) => pathParams[name]!)
       const walked = await walk(owner.client, path, PAGE_SIZE)
       expect(new Set(walked).size).toBe(walked.length)
       expect(walked.filter((id) => seeded.includes(id))).toEqual(expected)

@@ -1,0 +1,116 @@
+// The retry schedule against receivers that misbehave: down for a while then back (nothing lost), Retry-After,
+// rate limits spacing a burst, and recover resending only what failed. The schedule is compressed by config.
+import { describe, expect, test } from 'bun:test'
+import { eventually } from '../support/temporal'
+import { messagesOf, publish, Receiver, receivedEventIds, settled, trainingDone, useDeliveryEnv, webhookTenant } from './delivery-helpers'
+
+const env = useDeliveryEnv({ WEBHOOK_RETRY_SCHEDULE: '0,300ms,300ms,500ms,1s,1s,1s,2s' })
+
+const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!)
+
+describe('retries', () => {
+  test('a receiver down for a while, then back: every event delivered, none lost, one webhook-id per message', async () => {
+    const t = await webhookTenant(env.api)
+    const r = await new Receiver(env.certs).start()
+    const ep = await t.register({ url: r.url(), events: ['training_job.completed'] })
+    await r.stop() // down: connections are refused
+    const ids = await publish(env.api, t.tenantId, 'training_job.completed', trainingDone, 20)
+    await eventually('every message to have failed twice', async () => {
+      const rows = await messagesOf(env.api, ep.id)
+      return rows.length === 20 && rows.every((m) => m.attempt_count >= 2) ? rows : undefined
+    })
+    await r.start() // back, on the same port
+    const rows = await settled(env.api, ep.id, 20)
+    expect(rows.every((m) => m.status === 'succeeded')).toBe(true)
+    expect(receivedEventIds(r)).toEqual(new Set(ids))
+    const idsPerEvent = new Map<string, Set<string>>()
+    for (const d of r.deliveries) idsPerEvent.set(d.body.id, (idsPerEvent.get(d.body.id) ?? new Set()).add(d.webhookId))
+    expect([...idsPerEvent.values()].every((s) => s.size === 1)).toBe(true)
+    const [attempts] = await env.api.sql<{ n: number }[]>`
+      select count(*)::int as n from webhook_attempts a join webhook_messages m on m.id = a.message_id where m.endpoint_id = ${ep.id} and a.error_class = 'network'`
+    expect(attempts!.n).toBeGreaterThanOrEqual(40)
+    await r.stop()
+  }, 90_000)
+
+  test('Retry-After on 429 and 503 holds the next attempt back longer than the schedule would', async () => {
+    const t = await webhookTenant(env.api)
+    const r = await new Receiver(env.certs).start()
+    const seen = new Map<string, number>()
+    r.answer = (d) => {
+      const n = (seen.get(d.webhookId) ?? 0) + 1
+      seen.set(d.webhookId, n)
+      if (n > 1) return { status: 204 }
+      return { status: d.body.data.name === 'busy' ? 503 : 429, headers: { 'retry-after': '2' } }
+    }
+    const ep = await t.register({ url: r.url(), events: ['training_job.completed'] })
+    await publish(env.api, t.tenantId, 'training_job.completed', () => ({ ...trainingDone(), name: 'limited' }))
+    await publish(env.api, t.tenantId, 'training_job.completed', () => ({ ...trainingDone(), name: 'busy' }))
+    await settled(env.api, ep.id, 2, 30_000)
+    for (const name of ['limited', 'busy']) {
+      const times = r.deliveries.filter((d) => d.body.data.name === name).map((d) => d.at)
+      expect(times.length).toBe(2)
+      // The schedule's second delay is 300 ms; Retry-After asked for 2 s.
+      expect(gaps(times)[0]!).toBeGreaterThanOrEqual(1900)
+    }
+    await r.stop()
+  }, 60_000)
+
+  test('rateLimitPerSecond spaces a burst out, across the whole endpoint', async () => {
+    const t = await webhookTenant(env.api)
+    const limited = await new Receiver(env.certs).start()
+    const free = await new Receiver(env.certs).start()
+    const epLimited = await t.register({ url: limited.url(), events: ['training_job.completed'], rateLimitPerSecond: 5 })
+    const epFree = await t.register({ url: free.url(), events: ['training_job.completed'] })
+    await publish(env.api, t.tenantId, 'training_job.completed', trainingDone, 10)
+    await settled(env.api, epLimited.id, 10, 30_000)
+    await settled(env.api, epFree.id, 10, 30_000)
+    const times = limited.deliveries.map((d) => d.at).sort((a, b) => a - b)
+    expect(times.length).toBe(10)
+    // Five a second: ten sends span at least nine intervals of 200 ms (a little slack for timer granularity).
+    expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual(9 * 200 - 100)
+    // Sends go at reserved slots; a late timer can bunch two together, never more than one extra in any second.
+    const busiestSecond = Math.max(...times.map((t0) => times.filter((t) => t >= t0 && t < t0 + 1000).length))
+    expect(busiestSecond).toBeLessThanOrEqual(6)
+    const freeTimes = free.deliveries.map((d) => d.at).sort((a, b) => a - b)
+    expect(freeTimes.at(-1)! - freeTimes[0]!).toBeLessThan(times.at(-1)! - times[0]!)
+    await limited.stop()
+    await free.stop()
+  }, 60_000)
+
+  test('recover redelivers only the failed messages since the given time, with their webhook-ids', async () => {
+    const t = await webhookTenant(env.api)
+    const r = await new Receiver(env.certs).start()
+    let healthy = false
+    r.answer = (d) => (healthy || d.body.data.name === 'fine' ? { status: 200 } : { status: 500 })
+    const ep = await t.register({ url: r.url(), events: ['training_job.completed'] })
+    const since = new Date().toISOString()
+    const good = await publish(env.api, t.tenantId, 'training_job.completed', () => ({ ...trainingDone(), name: 'fine' }), 3)
+    const bad = await publish(env.api, t.tenantId, 'training_job.completed', () => ({ ...trainingDone(), name: 'broken' }), 4)
+    await settled(env.api, ep.id, 7, 60_000)
+    const firstIds = new Map(r.deliveries.map((d) => [d.body.id, d.webhookId]))
+    healthy = true
+    const before = r.deliveries.length
+
+    const res = await t.manager.post(`/webhook-endpoints/${ep.id}/recoveries`, { since })
+    expect([res.status, res.json.data]).toEqual([202, { redelivered: 4 }])
+    const rows = await eventually('the recovered messages to succeed', async () => {
+      const all = await messagesOf(env.api, ep.id)
+      return all.every((m) => m.status === 'succeeded') ? all : undefined
+    })
+    expect(rows.length).toBe(7)
+    const resent = r.deliveries.slice(before)
+    expect(new Set(resent.map((d) => d.body.id))).toEqual(new Set(bad))
+    expect(resent.every((d) => d.webhookId === firstIds.get(d.body.id))).toBe(true)
+    expect(resent.some((d) => good.includes(d.body.id))).toBe(false)
+    // Nothing failed is left: recovering again redelivers nothing.
+    expect((await t.manager.post(`/webhook-endpoints/${ep.id}/recoveries`, { since })).json.data).toEqual({ redelivered: 0 })
+
+    // One message redelivered on request: a new run, same webhook-id.
+    const one = (await messagesOf(env.api, ep.id)).find((m) => good.includes(m.event_id))
+    const again = await t.manager.post(`/webhook-endpoints/${ep.id}/messages/${one!.id}/redeliveries`)
+    expect([again.status, again.json.data.redeliveries]).toEqual([202, 1])
+    const last = await eventually('the redelivery', async () => r.deliveries.slice(before + resent.length).find((d) => d.body.id === one!.event_id))
+    expect(last.webhookId).toBe(again.json.data.webhookId)
+    await r.stop()
+  }, 90_000)
+})

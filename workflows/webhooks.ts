@@ -1,0 +1,50 @@
+import { ActivityFailure, proxyActivities, sleep } from '@temporalio/workflow'
+// Type-only: activity code (HTTP, Postgres) must never be bundled into the workflow sandbox.
+import type { createActivities } from '../activities'
+import { WebhookErrorType, type AttemptOutcome, type DeliverWebhookInput, type DeliverWebhookResult } from './contract-webhooks'
+
+type Activities = ReturnType<typeof createActivities>
+
+// One attempt is one activity. A receiver's answer (any status, a timeout, a refused address) is an outcome the
+// workflow schedules; the activity retry policy only covers our own side failing (Postgres, a worker crash), so it
+// is short. Such a retry may send the same message again, with the same webhook-id: delivery is at least once.
+// The heartbeat (every second while the request is out) notices a killed worker within seconds, so its attempt
+// is retried promptly instead of after the whole start-to-close timeout.
+const { attemptWebhookDelivery } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '5 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: [WebhookErrorType.messageGone] },
+})
+
+const gone = (err: unknown) => err instanceof ActivityFailure && (err.cause as { type?: string } | undefined)?.type === WebhookErrorType.messageGone
+
+/** Attempts immediately, then after each delay of the schedule (timers here, so a worker restart resumes the wait
+ *  where it was). A Retry-After on 429/503 lengthens the next wait, up to retryAfterMaxMs. */
+export async function deliverWebhookWorkflow(input: DeliverWebhookInput): Promise<DeliverWebhookResult> {
+  const { scheduleMs } = input
+  if (scheduleMs[0]! > 0) await sleep(scheduleMs[0]!)
+  for (let i = 0; i < scheduleMs.length; i++) {
+    const last = i === scheduleMs.length - 1
+    const call = (slotReserved: boolean) =>
+      attemptWebhookDelivery({ tenantId: input.tenantId, messageId: input.messageId, attempt: i + 1, last, slotReserved })
+    let outcome: AttemptOutcome
+    try {
+      outcome = await call(false)
+      while (outcome.result === 'paced') {
+        await sleep(outcome.waitMs)
+        outcome = await call(true)
+      }
+    } catch (err) {
+      if (gone(err)) return { status: 'failed', attempts: i }
+      // Our side kept failing for this attempt; the schedule goes on (the last one leaves the message pending).
+      outcome = { result: 'failed', retryAfterMs: null }
+    }
+    if (outcome.result === 'delivered') return { status: 'succeeded', attempts: i + 1 }
+    if (outcome.result === 'stopped') return { status: 'failed', attempts: i + 1 }
+    if (!last) {
+      const retryAfter = outcome.result === 'failed' ? Math.min(outcome.retryAfterMs ?? 0, input.retryAfterMaxMs) : 0
+      await sleep(Math.max(scheduleMs[i + 1]!, retryAfter))
+    }
+  }
+  return { status: 'failed', attempts: scheduleMs.length }
+}
