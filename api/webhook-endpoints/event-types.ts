@@ -43,7 +43,7 @@ function webhookOperation(type: EventType, summary: string, data: Json): Json {
               properties: {
                 id: { type: 'string', format: 'uuid', description: 'The event id: the same for every endpoint the event goes to' },
                 type: { type: 'string', const: type },
-                timestamp: { type: 'string', format: 'date-time', description: 'When the change the event reports committed' },
+                timestamp: { type: 'string', format: 'date-time', description: 'When the event was written, in the transaction of the change it reports' },
                 tenantId: { type: 'string', format: 'uuid' },
                 data,
               },
