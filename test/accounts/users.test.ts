@@ -78,7 +78,7 @@ describe('administrator provisioning (POST /users with mode)', () => {
   test('an administrator can provision with a PAT, and Idempotency-Key replays within the tenant', async () => {
     const owner = await tenantOwner(api.url)
     // The role ceiling of a PAT is its scopes: granting viewer takes every point a viewer has.
-    const { token } = await patFor(owner.client, ['tenant:read', 'tenant:manage', 'apikey:read', 'apikey:write'])
+    const { token } = await patFor(owner.client, ['tenant:read', 'tenant:manage', 'apikey:read', 'apikey:write', 'model:read'])
     const pat = new Client(api.url).withBearer(token)
     const email = uniqueEmail('idem')
     const key = crypto.randomUUID()
