@@ -62,6 +62,13 @@ async function principals() {
   return { cookie: client.cookie!, csrf: client.csrf!, token: pat.json.data.token as string }
 }
 
+async function runOnce(exe: string, args: string[]) {
+  // Its working directory takes schemathesis's own cache (.schemathesis/): the run's scratch space, not the repository.
+  const proc = Bun.spawn([exe, ...args], { cwd: SCRATCH, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SCHEMATHESIS_HOOKS: '' } })
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  return { out, err, code }
+}
+
 async function fuzz(label: string, headers: string[], exclude: string[]) {
   const setup = Bun.spawnSync(['bash', 'scripts/setup-schemathesis.sh'], { cwd: REPO_ROOT })
   expect(setup.exitCode).toBe(0)
@@ -73,9 +80,14 @@ async function fuzz(label: string, headers: string[], exclude: string[]) {
     ...headers.flatMap((h) => ['--header', h]),
     ...exclude.flatMap((op) => ['--exclude-name', op]),
   ]
-  // Its working directory takes schemathesis's own cache (.schemathesis/): the run's scratch space, not the repository.
-  const proc = Bun.spawn([exe, ...args], { cwd: SCRATCH, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SCHEMATHESIS_HOOKS: '' } })
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  let { out, err, code } = await runOnce(exe, args)
+  // CPython 3.11.7 (this machine's python3) can raise "SystemError: AST constructor recursion depth mismatch" inside
+  // the fuzzer's own code generation (gh-106905, fixed in 3.11.8): an interpreter bug, not a finding about our API.
+  // That one signature gets one more run; any other failure stands.
+  if (code !== 0 && /AST constructor recursion depth mismatch/.test(out + err)) {
+    console.error(`schemathesis (${label}) hit CPython gh-106905; running it once more`)
+    ;({ out, err, code } = await runOnce(exe, args))
+  }
   if (code !== 0) console.error(`schemathesis (${label}) exited ${code}:\n${out.slice(-12_000)}\n${err.slice(-2000)}\nAPI log:\n${tail(logFile, 20)}`)
   expect({ label, code }).toEqual({ label, code: 0 })
   expect(out).toContain('Tested')
