@@ -73,7 +73,8 @@ export const EdgePackageRunReportDto = z.strictObject({
   stepsDone: z.number().int().min(0).max(1_000_000_000),
   latencyMs: z.strictObject({ p50: z.number().min(0).max(86_400_000), p99: z.number().min(0).max(86_400_000) }).nullable(),
   contractViolations: z.number().int().min(0).max(1_000_000_000),
-  exitReason: z.enum(['completed', 'contract_violation', 'server_error', 'connection_lost', 'interrupted']),
+  exitReason: z.enum(['completed', 'contract_violation', 'server_error', 'connection_lost', 'not_runnable', 'interrupted'])
+    .describe("not_runnable: the package's real transport is not wired (runtime/robot_io.py), so no step ran"),
   violations: z.array(z.strictObject({ feature: z.string().max(200), expected: z.string().max(500), got: z.string().max(500) })).max(20),
   startedAt: iso,
   finishedAt: iso,

@@ -59,9 +59,14 @@ describe('a built package', () => {
     // gzip header: no timestamp; tar entries: fixed owner and time.
     expect(bytes.readUInt32LE(4)).toBe(0)
     const listing = sh('tar', ['--numeric-owner', '--full-time', '-tvzf', 'package.tar.gz'], dir).trim().split('\n')
-    for (const line of listing) expect(line).toMatch(/^-rw-r--r-- 0\/0 .* 1970-01-01 00:00:00 /)
+    // Only the launcher is executable.
+    for (const line of listing) expect(line).toMatch(line.endsWith(' launch.sh') ? /^-rwxr-xr-x 0\/0 .* 1970-01-01 00:00:00 / : /^-rw-r--r-- 0\/0 .* 1970-01-01 00:00:00 /)
     const names = listing.map((l) => l.split(' ').at(-1))
-    expect(names).toEqual(['manifest.json', 'model/config/norm.json', 'model/policy.onnx', 'provenance.intoto.jsonl', 'SHA256SUMS'])
+    expect(names).toEqual([
+      'Dockerfile', 'README.md', 'compose.yaml', 'launch.sh', 'manifest.json', 'model/config/norm.json', 'model/policy.onnx',
+      'requirements/robot-client.txt', 'runtime/contract.py', 'runtime/robot_client.py', 'runtime/robot_io.py', 'runtime/run_report.py',
+      'provenance.intoto.jsonl', 'SHA256SUMS',
+    ])
 
     // Every file but SHA256SUMS itself is listed, and every line checks.
     const sums = readFileSync(join(root, 'SHA256SUMS'), 'utf8').trim().split('\n')

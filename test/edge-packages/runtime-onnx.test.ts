@@ -86,3 +86,9 @@ test("the package's ONNX server speaks openpi's protocol to another implementati
     server.kill()
   }
 }, 120_000)
+
+// Last in the file: every report the runs above sent is one the API's run endpoint accepts.
+test("every run report matches the API's request schema (EdgePackageRunReportDto)", () => {
+  expect(receiver.reports.length).toBeGreaterThan(0)
+  expect(receiver.refused).toEqual([])
+})

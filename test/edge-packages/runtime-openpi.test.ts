@@ -146,3 +146,9 @@ test('the test policy server answers a malformed frame with an error frame and k
   const run = await runAgainst(policy, {}, 2)
   expect(run.code).toBe(0)
 })
+
+// Last in the file: every report the runs above sent is one the API's run endpoint accepts.
+test("every run report matches the API's request schema (EdgePackageRunReportDto)", () => {
+  expect(receiver.reports.length).toBeGreaterThan(0)
+  expect(receiver.refused).toEqual([])
+})

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path'
 import { imageLines } from '../../api/edge-packages/image-lines'
 import { DEFAULT_PORTS, type PackageManifest, type RunReport } from '../../api/edge-packages/manifest'
 import { runtimeFiles } from '../../activities/edge-package/runtime-files'
+import { EdgePackageRunReportDto } from '../../api/edge-packages/model'
 
 const REQUIREMENTS = join(import.meta.dir, '..', '..', 'activities', 'edge-package', 'runtime', 'requirements')
 export const requirements = {
@@ -82,21 +83,29 @@ export function launchPackage(dir: string, python: string, env: Record<string, s
 export interface RunReceiver {
   url: string
   reports: { path: string; authorization: string | null; body: RunReport }[]
+  /** Reports the API's schema (EdgePackageRunReportDto) would refuse, with why; answered 400 as the API would. */
+  refused: { body: unknown; issues: string }[]
   stop(): void
 }
 
-/** A plain HTTP server standing in for the API's run endpoint when a test has no API. */
+/** A plain HTTP server standing in for the API's run endpoint when a test has no API: it holds reports to the
+ *  API's own request schema. */
 export function startRunReceiver(): RunReceiver {
   const reports: RunReceiver['reports'] = []
+  const refused: RunReceiver['refused'] = []
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
     async fetch(req) {
-      reports.push({ path: new URL(req.url).pathname, authorization: req.headers.get('authorization'), body: (await req.json()) as RunReport })
-      return Response.json({ data: { id: `run_${reports.length}` } }, { status: 201 })
+      const body = await req.json()
+      reports.push({ path: new URL(req.url).pathname, authorization: req.headers.get('authorization'), body: body as RunReport })
+      const parsed = EdgePackageRunReportDto.safeParse(body)
+      if (parsed.success) return Response.json({ data: { id: `run_${reports.length}` } }, { status: 201 })
+      refused.push({ body, issues: JSON.stringify(parsed.error.issues) })
+      return Response.json({ code: 'VALIDATION_ERROR' }, { status: 400 })
     },
   })
-  return { url: `http://127.0.0.1:${server.port}`, reports, stop: () => void server.stop(true) }
+  return { url: `http://127.0.0.1:${server.port}`, reports, refused, stop: () => void server.stop(true) }
 }
 
 /** A port nothing listens on right now. */

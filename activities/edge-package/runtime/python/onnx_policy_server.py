@@ -24,6 +24,8 @@ import websockets.asyncio.server as ws_server
 import websockets.frames
 from openpi_client import msgpack_numpy
 
+log = logging.getLogger("rcp.onnx_policy_server")
+
 ONNX_TYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int32)": np.int32,
               "tensor(int64)": np.int64, "tensor(uint8)": np.uint8, "tensor(bool)": np.bool_}
 
@@ -67,14 +69,14 @@ async def serve(policy, metadata, host, port):
             except websockets.ConnectionClosed:
                 return
             except Exception as error:  # noqa: BLE001 - every error goes back to the client as a text frame
-                logging.warning("inference failed: %s", error)
+                log.warning("inference failed: %s", error)
                 await websocket.send(f"{type(error).__name__}: {error}")
                 await websocket.close(code=websockets.frames.CloseCode.INTERNAL_ERROR, reason="inference failed")
                 return
 
     async with ws_server.serve(handler, host, port, compression=None, max_size=None,
                                process_request=health_check) as server:
-        logging.info("serving %s on %s:%s", metadata["model"], host, port)
+        log.info("serving %s on %s:%s", metadata["model"], host, port)
         await server.serve_forever()
 
 

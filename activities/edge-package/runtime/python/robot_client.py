@@ -27,6 +27,8 @@ import contract
 import robot_io
 import run_report
 
+log = logging.getLogger("rcp.robot_client")
+
 EXIT = {"completed": 0, "contract_violation": 2, "server_error": 3, "connection_lost": 4, "not_runnable": 5,
         "interrupted": 130}
 
@@ -55,7 +57,7 @@ class ProfileEnvironment(environment.Environment):
         self.rng = np.random.default_rng(int(os.environ.get("RCP_SEED", "0")))
         self.steps_done, self.last_obs = 0, None
         out = os.environ.get("RCP_ACTIONS_OUT")
-        self.out = open(out, "w") if out else None
+        self.out = open(out, "w") if out else None  # noqa: SIM115 - written through the whole run, closed in main()
 
     def reset(self):
         pass
@@ -110,7 +112,7 @@ def run(manifest, env, timed):
     try:
         host, port = policy_address(manifest)
         timed.policy = connect(host, port)
-        logging.info("policy server at %s:%s: %s", host, port, timed.policy.get_server_metadata())
+        log.info("policy server at %s:%s: %s", host, port, timed.policy.get_server_metadata())
         max_hz = float(os.environ.get("RCP_MAX_HZ", manifest["embodiment"]["controlRateHz"]))
         runtime.Runtime(env, policy_agent.PolicyAgent(timed), [], max_hz=max_hz).run()
         return "completed", [], f"completed {env.steps_done} steps"
@@ -135,6 +137,8 @@ def main():
     started = datetime.datetime.now(datetime.timezone.utc).isoformat()
     env, timed = ProfileEnvironment(manifest), TimedPolicy(None)
     reason, violations, message = run(manifest, env, timed)
+    if env.out:
+        env.out.close()
     run_report.post_report(manifest, {
         "stepsDone": env.steps_done, "latencyMs": run_report.latency(timed.samples_ms),
         "contractViolations": len(violations), "exitReason": reason, "violations": violations[:20],

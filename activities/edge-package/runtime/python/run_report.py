@@ -5,6 +5,8 @@ import logging
 import os
 import urllib.request
 
+log = logging.getLogger("rcp.run_report")
+
 
 def percentile(values, q):
     ordered = sorted(values)
@@ -23,7 +25,7 @@ def post_report(manifest, report):
     launch environment (RCP_TOKEN); the package never carries it."""
     base = (os.environ.get("RCP_API_BASE") or manifest.get("apiBase") or "").rstrip("/")
     if not base:
-        logging.warning("run report not sent: no RCP_API_BASE and no apiBase in the manifest")
+        log.warning("run report not sent: no RCP_API_BASE and no apiBase in the manifest")
         return
     url = f"{base}/v1/edge-inference-packages/{manifest['packageId']}/runs"
     headers = {"Content-Type": "application/json"}
@@ -32,6 +34,6 @@ def post_report(manifest, report):
     request = urllib.request.Request(url, data=json.dumps(report).encode(), headers=headers, method="POST")
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
-            logging.info("run report sent: HTTP %s", response.status)
+            log.info("run report sent: HTTP %s", response.status)
     except Exception as error:  # noqa: BLE001 - any failure only loses the report
-        logging.warning("run report not sent to %s: %s", url, error)
+        log.warning("run report not sent to %s: %s", url, error)
