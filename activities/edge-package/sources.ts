@@ -12,11 +12,12 @@ export const embodimentOf = (p: EmbodimentProfileRow): PackageManifest['embodime
   observationFeatures: p.observation_features, actionFeatures: p.action_features,
 })
 
+/** The source as the manifest names it; the one object of a checkpoint or training job is its path. */
 export function sourceOf(v: ModelVersionRow): ModelSource {
-  const s = (v.source ?? {}) as Record<string, unknown>
-  if (v.source_kind === 'model_bundle') return { kind: 'model_bundle', prefix: String(s.prefix ?? ''), objects: (s.objects as string[] | undefined) ?? [] }
-  if (v.source_kind === 'training_job') return { kind: 'training_job', trainingJobId: v.training_job_id!, path: String(s.path ?? v.objects[0]?.key ?? '') }
-  return { kind: 'imported_checkpoint', path: String(s.path ?? v.objects[0]?.key ?? '') }
+  const s = v.source
+  if (s.kind === 'model_bundle') return { kind: 'model_bundle', prefix: s.prefix ?? '', objects: (s.objects ?? []).map((o) => o.key) }
+  if (s.kind === 'training_job') return { kind: 'training_job', trainingJobId: s.trainingJobId, path: v.objects[0]?.key ?? '' }
+  return { kind: 'imported_checkpoint', path: s.path }
 }
 
 export interface ModelObject { key: string; sizeBytes: number; sha256: string | null }

@@ -27,7 +27,7 @@ export const edgePackagesRoutes = (deps: AppDeps) =>
       },
     })
     .get('/edge-inference-packages', async ({ request, principal, query }) => page(request, await listTenantPackages(deps, principal, query)), {
-      auth: 'model:read', errors: ['M400', 'A400p'], query: ListPackagesQuery, response: { 200: listEnvelope(EdgeInferencePackageDto) },
+      auth: 'model:read', errors: ['M400p'], query: ListPackagesQuery, response: { 200: listEnvelope(EdgeInferencePackageDto) },
       detail: { summary: 'Edge inference packages of this tenant, newest first (filter by model version and status)' },
     })
     .get('/edge-inference-packages/signing-keys', ({ request }) => ok(request, publicSigningKeys(deps.config)), {
@@ -48,6 +48,6 @@ export const edgePackagesRoutes = (deps: AppDeps) =>
     })
     .get('/edge-inference-packages/:packageId/runs', async ({ request, principal, params, query }) =>
       page(request, await listPackageRuns(deps, principal, params.packageId, query)), {
-      auth: 'model:read', errors: ['M400', 'A400p', 'M404'], params: PackageParams, query: ListRunsQuery, response: { 200: listEnvelope(EdgePackageRunDto) },
+      auth: 'model:read', errors: ['M400p', 'M404'], params: PackageParams, query: ListRunsQuery, response: { 200: listEnvelope(EdgePackageRunDto) },
       detail: { summary: 'Runs the package\'s robot-side client reported, newest first' },
     })

@@ -27,7 +27,7 @@ export async function makeProfile(sql: Sql, tenantId: string, name = `arm-${rand
 }
 
 /** Objects uploaded to the tenant's general bucket and a model version that validation would have made ready. */
-export async function makeVersion(sql: Sql, tenantId: string, bucket: string, files: Record<string, Buffer | number>, status = 'ready') {
+export async function makeVersion(sql: Sql, tenantId: string, bucket: string, files: Record<string, Buffer | number>, status = 'ready', kind: 'model_bundle' | 'imported_checkpoint' = 'model_bundle') {
   const s3 = localS3()
   const prefix = `checkpoints/${randomBytes(4).toString('hex')}/`
   const objects: { key: string; sizeBytes: number; sha256: string | null }[] = []
@@ -50,8 +50,9 @@ export async function makeVersion(sql: Sql, tenantId: string, bucket: string, fi
   }
   const [row] = await sql<{ id: string }[]>`
     insert into model_versions (tenant_id, name, format, status, failure_reason, source_kind, source, objects, region_id, bucket, total_bytes)
-    values (${tenantId}, ${`v-${randomBytes(3).toString('hex')}`}, 'onnx', ${status}, ${status === 'failed' ? 'bad' : null}, 'model_bundle',
-            ${sql.json({ prefix, objects: Object.keys(files) })}, ${sql.json(objects as never)}, 'local', ${bucket},
+    values (${tenantId}, ${`v-${randomBytes(3).toString('hex')}`}, 'onnx', ${status}, ${status === 'failed' ? 'bad' : null}, ${kind},
+            ${sql.json(kind === 'model_bundle' ? { kind, prefix, objects: Object.keys(files).map((key) => ({ key })) } : { kind, path: objects[0]!.key })},
+            ${sql.json(objects as never)}, 'local', ${bucket},
             ${objects.reduce((n, o) => n + o.sizeBytes, 0)})
     returning id`
   return { id: row!.id, objects }

@@ -86,6 +86,34 @@ describe('the request', () => {
     expect([denied.status, denied.json.code]).toEqual([403, 'PERMISSION_DENIED'])
   }, 60_000)
 
+  test('objects gone or resized since validation: the source codes of assertSourceStillPresent', async () => {
+    const { t, create } = await setup()
+    const s3 = localS3()
+    const checkpoint = await makeVersion(env.api.sql, t.tenantId, t.general, { 'model.onnx': Buffer.from('weights') }, 'ready', 'imported_checkpoint')
+    await s3.removeObject(t.general, checkpoint.objects[0]!.key)
+    const gone = await create(LOCAL, undefined, checkpoint.id)
+    expect([gone.status, gone.json.code]).toEqual([404, 'IMPORTED_CHECKPOINT_NOT_FOUND'])
+    const bundle = await makeVersion(env.api.sql, t.tenantId, t.general, { 'a.onnx': Buffer.from('a'), 'b.json': Buffer.from('{}') })
+    await s3.removeObject(t.general, bundle.objects[1]!.key)
+    const partial = await create(LOCAL, undefined, bundle.id)
+    expect([partial.status, partial.json.code]).toEqual([400, 'IMPORTED_CHECKPOINT_INCOMPLETE'])
+    const resized = await makeVersion(env.api.sql, t.tenantId, t.general, { 'model.onnx': Buffer.from('weights') }, 'ready', 'imported_checkpoint')
+    await s3.putObject(t.general, resized.objects[0]!.key, Buffer.from('longer weights'))
+    const other = await create(LOCAL, undefined, resized.id)
+    expect([other.status, other.json.code]).toEqual([400, 'IMPORTED_CHECKPOINT_INCOMPLETE'])
+    expect((await t.models.get('/edge-inference-packages')).json.data).toEqual([])
+  }, 60_000)
+
+  test('a profile a package uses cannot be deleted (409 EMBODIMENT_PROFILE_IN_USE); an unused one can', async () => {
+    const { t, create, profileId } = await setup()
+    expect((await create(LOCAL)).status).toBe(201)
+    const refused = await t.models.delete(`/embodiment-profiles/${profileId}`)
+    expect([refused.status, refused.json.code]).toEqual([409, 'EMBODIMENT_PROFILE_IN_USE'])
+    expect((await t.models.get(`/embodiment-profiles/${profileId}`)).status).toBe(200)
+    const unused = await makeProfile(env.api.sql, t.tenantId)
+    expect((await t.models.delete(`/embodiment-profiles/${unused}`)).status).toBe(204)
+  }, 60_000)
+
   test('an Idempotency-Key replays the same package; without one a second request is a second package', async () => {
     const { create } = await setup()
     const key = randomUUID()
