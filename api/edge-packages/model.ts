@@ -4,6 +4,8 @@ import { DEFAULT_TARGET_ARCH, imageLines, targetArchs } from './image-lines'
 
 export const STEPS_DEFAULT = 1000
 export const WIRE_PROTOCOLS = ['openpi-ws', 'lerobot-grpc'] as const
+/** In local mode the package serves the model itself, over the protocol its format's server speaks. */
+export const LOCAL_SERVER_PROTOCOL = { onnx: 'openpi-ws', openpi: 'openpi-ws', lerobot: 'lerobot-grpc' } as const
 const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[?[0-9A-Fa-f:.]+\]?)$/
 
 export const EdgeInferencePackageRequestDto = z.strictObject({
@@ -16,7 +18,8 @@ export const EdgeInferencePackageRequestDto = z.strictObject({
   targetArch: z.enum(targetArchs).default(DEFAULT_TARGET_ARCH)
     .describe(`Names the base image line; default ${DEFAULT_TARGET_ARCH}. ${targetArchs.map((a) => `${a}: ${imageLines[a].baseImage} (${imageLines[a].platform})`).join('; ')}`),
   wireProtocols: z.array(z.enum(WIRE_PROTOCOLS)).min(1).default(['openpi-ws'])
-    .describe('Default ["openpi-ws"]; lerobot-grpc only on image lines that ship LeRobot (x86-cuda, jetson-jp6)'),
+    .describe('Default ["openpi-ws"]; lerobot-grpc only on image lines that ship LeRobot (x86-cuda, jetson-jp6). In local mode the list must '
+      + 'include the protocol of the model\'s own server: openpi-ws for onnx and openpi, lerobot-grpc for lerobot (else VALIDATION_ERROR)'),
   useFakeTransport: z.boolean().default(false).describe('The robot client drives `steps` synthetic observations instead of hardware'),
 }).superRefine((b, ctx) => {
   if (b.mode === 'remote_ws') {

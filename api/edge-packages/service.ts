@@ -13,7 +13,7 @@ import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { TENANT_ID, taskQueues } from '../../workflows/contract'
 import { edgePackageWorkflowId, EdgePackageWorkflowType, type BuildEdgePackageInput } from '../../workflows/contract-edge-packages'
 import type { RunReport } from './manifest'
-import type { PackageRequestInput } from './model'
+import { LOCAL_SERVER_PROTOCOL, type PackageRequestInput } from './model'
 import { findPackage, insertPackage, insertRun, listPackages, listRuns, markFailed, type PackageStatus } from './queries'
 import { toPackageDto, toRunDto } from './views'
 
@@ -31,6 +31,11 @@ export async function createPackage(deps: Deps, principal: Principal, modelVersi
   if (!version) throw new ApiError('MODEL_VERSION_NOT_FOUND', `No model version ${modelVersionId} in this tenant`)
   if (version.status !== 'ready') {
     throw new ApiError('MODEL_VERSION_INVALID_STATUS', `Model version ${modelVersionId} is ${version.status}; only a ready version can be packaged`)
+  }
+  const served = LOCAL_SERVER_PROTOCOL[version.format]
+  if (input.mode === 'local' && !input.wireProtocols.includes(served)) {
+    const message = `a local ${version.format} model is served over ${served}: include it in wireProtocols`
+    throw new ApiError('VALIDATION_ERROR', message, { errors: [{ path: 'body.wireProtocols', message }] })
   }
   await assertSourceStillPresent(deps, tenantId, version)
 

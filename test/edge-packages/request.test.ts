@@ -64,7 +64,9 @@ describe('the request', () => {
       targetArch: 'jetson-jp6', imageLine: { baseImage: 'nvcr.io/nvidia/l4t-jetpack:r36.4.0', platform: 'linux/arm64', hasLeRobot: true },
       wireProtocols: [{ name: 'openpi-ws', port: 8000 }, { name: 'lerobot-grpc', port: 8080 }],
     })
-    expect((await create({ mode: 'local', targetArch: 'x86-cuda', wireProtocols: ['lerobot-grpc'] })).status).toBe(201)
+    expect((await create({ mode: 'remote_ws', remotePolicyHost: 'gpu.lan', remotePolicyPort: 8080, targetArch: 'x86-cuda', wireProtocols: ['lerobot-grpc'] })).status).toBe(201)
+    // The version is onnx: in local mode the package serves it over openpi-ws, so the list must carry it.
+    invalid(await create({ mode: 'local', targetArch: 'x86-cuda', wireProtocols: ['lerobot-grpc'] }), 'wireProtocols')
   }, 60_000)
 
   test('the M404 and M400 codes it returns', async () => {
