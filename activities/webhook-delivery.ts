@@ -1,7 +1,7 @@
 // One delivery attempt of a webhook message: sign, POST through the outbound guard, record what happened, and
 // apply the endpoint rules (410 disables, failing for WEBHOOK_DISABLE_AFTER_SECONDS disables). The workflow
 // (workflows/webhooks.ts) owns the schedule; this answers an outcome rather than throwing for a receiver's failure.
-import { ApplicationFailure, Context } from '@temporalio/activity'
+import { ApplicationFailure } from '@temporalio/activity'
 import { secretsAtRestKey } from '../api/platform/crypto'
 import type { ServiceDeps } from '../api/platform/deps'
 import { OutboundFailed, guardedFetch, type GuardedResponse } from '../api/platform/outbound/fetch'
@@ -69,11 +69,8 @@ export function webhookDeliveryActivities({ sql, config, log, resolve }: Activit
       const body = JSON.stringify(envelopeOf(message))
       const headers = signedHeaders(signingSecrets(secretsDeps, endpoint, at), webhookIdOf(message.id), at, body)
       const t0 = performance.now()
-      const activity = Context.current()
-      const beat = setInterval(() => activity.heartbeat(), 1000)
       const exchange: Exchange = await guardedFetch(endpoint.url, { method: 'POST', headers, body }, { policy, timeoutMs: config.WEBHOOK_TIMEOUT_MS, maxBodyBytes: MAX_RESPONSE_BYTES })
         .then((response) => ({ response }), (err) => ({ errorClass: errorClassOf(err) }))
-        .finally(() => clearInterval(beat))
       const durationMs = Math.round(performance.now() - t0)
       const judged = 'response' in exchange ? judge(exchange.response, Date.now()) : { outcome: { result: 'failed', retryAfterMs: null } as AttemptOutcome, errorClass: exchange.errorClass }
       const record: AttemptRecord = {
