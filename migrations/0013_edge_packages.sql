@@ -28,7 +28,7 @@ create table edge_packages (
   unique (tenant_id, id),
   -- Within the tenant, so a package can never point at another tenant's row; RESTRICT refuses deleting a
   -- version or profile a package was built from (the profile's DELETE maps it to 409 EMBODIMENT_PROFILE_IN_USE).
--- The create operation relies on the profile key for its 404: a profile of another tenant, or none, fails it.
+  -- The create operation relies on the profile key for its 404: a profile of another tenant, or none, fails it.
   constraint edge_packages_model_version_fk foreign key (tenant_id, model_version_id) references model_versions (tenant_id, id) on delete restrict,
   constraint edge_packages_embodiment_profile_fk foreign key (tenant_id, embodiment_profile_id) references embodiment_profiles (tenant_id, id) on delete restrict,
   check (mode = 'local' or (remote_policy_host is not null and remote_policy_port is not null)),

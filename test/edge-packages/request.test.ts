@@ -116,6 +116,17 @@ describe('the request', () => {
     expect((await t.models.delete(`/embodiment-profiles/${unused}`)).status).toBe(204)
   }, 60_000)
 
+  test('deleting a tenant takes its packages, versions and profiles with it: the in-use rule (RESTRICT) never blocks the cascade', async () => {
+    const { t, create, profileId, version } = await setup()
+    expect((await create(LOCAL)).status).toBe(201)
+    await env.api.sql`delete from tenants where id = ${t.tenantId}`
+    const [left] = await env.api.sql<{ n: number }[]>`
+      select (select count(*) from edge_packages where tenant_id = ${t.tenantId})
+           + (select count(*) from model_versions where id = ${version.id})
+           + (select count(*) from embodiment_profiles where id = ${profileId}) as n`
+    expect(Number(left!.n)).toBe(0)
+  }, 60_000)
+
   test('an Idempotency-Key replays the same package; without one a second request is a second package', async () => {
     const { create } = await setup()
     const key = randomUUID()
