@@ -47,7 +47,7 @@ export function packageReadme(m: PackageManifest, plan: RuntimePlan): string {
       '',
       '## The openpi robot client',
       '`runtime/robot_client.py` (openpi-client 0.1.2). Without fake transport it reads and drives the robot through `runtime/robot_io.py`: fill in its two functions for your hardware; they are the only robot-specific code.',
-      'Environment: RCP_API_BASE (default: the manifest\'s apiBase), RCP_TOKEN, RCP_SEED, RCP_MAX_HZ (0 = unthrottled), RCP_CONNECT_TIMEOUT_S, RCP_ACTIONS_OUT (one JSON line per step), RCP_PROTOCOL.',
+      'Environment: RCP_API_BASE (default: the manifest\'s apiBase), RCP_TOKEN, RCP_SEED, RCP_MAX_HZ (0 = unthrottled), RCP_CONNECT_TIMEOUT_S, RCP_PORT (local mode: moves the policy server and the client together), RCP_ACTIONS_OUT (one JSON line per step), RCP_PROTOCOL.',
       'Exit codes: 0 completed, 2 contract violation, 3 policy server error, 4 connection lost, 5 not runnable (real transport not wired), 130 interrupted. Each run is reported (steps, round-trip latency p50/p99, violations, exit reason) to RCP_API_BASE with RCP_TOKEN as its bearer token; a failed report is logged, not fatal.',
     )
   if (plan.clients.includes('lerobot-grpc'))

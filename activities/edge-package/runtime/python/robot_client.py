@@ -4,8 +4,9 @@ against the embodiment profile and reports the run.
 
 Environment: RCP_MANIFEST (default ../manifest.json), RCP_API_BASE / RCP_TOKEN (run report), RCP_SEED (synthetic
 observations, default 0), RCP_MAX_HZ (override of the profile's control rate; 0 = unthrottled),
-RCP_CONNECT_TIMEOUT_S (default 60), RCP_ACTIONS_OUT (a file that receives one JSON line per step with the
-observation and the action, for checking a package end to end).
+RCP_CONNECT_TIMEOUT_S (default 60), RCP_PORT (local mode: the port of the policy server beside it, default the
+manifest's openpi-ws port), RCP_ACTIONS_OUT (a file that receives one JSON line per step with the observation and
+the action, for checking a package end to end).
 Exit codes: 0 completed, 2 contract violation, 3 server error, 4 connection lost, 5 not runnable, 130 interrupted.
 """
 
@@ -91,7 +92,8 @@ class ProfileEnvironment(environment.Environment):
 def policy_address(manifest):
     if manifest["mode"] == "remote_ws":
         return manifest["remotePolicy"]["host"], manifest["remotePolicy"]["port"]
-    port = next(p["port"] for p in manifest["wireProtocols"] if p["name"] == "openpi-ws")
+    # RCP_PORT moves the package's own server (onnx_policy_server.py reads it too): the client must follow it.
+    port = int(os.environ.get("RCP_PORT") or next(p["port"] for p in manifest["wireProtocols"] if p["name"] == "openpi-ws"))
     return "localhost", port
 
 
