@@ -1,10 +1,12 @@
-// Webhook delivery: `bun bench/webhooks.ts [--events 1000] [--latency-events 200]` plus the harness's flags.
+// Webhook delivery: `bun bench/webhooks.ts [--events 1000] [--latency-events 200] [--latency-rate 4]` plus the
+// harness's flags.
 // One tenant, five endpoints on local HTTPS receivers (a CA the benchmark makes, trusted through OUTBOUND_CA_FILE),
 // the real worker (dispatcher, delivery workflows, activities) against a Temporal dev server of its own.
 // Baseline: start-to-complete throughput of a no-op workflow on the same server, started the way the dispatcher
 // starts deliveries (32 starts in flight). Rows: deliveries/s of --events events fanned out to the five endpoints
 // (target ≥ 70% of the baseline), and first-attempt latency from the publishing commit with events published one per
-// commit at a steady pace (target p50 < 1 s). Results in bench/results/webhooks.json.
+// commit at a steady --latency-rate events/s, well under the fan-out's capacity, so the figure is the pipeline's and
+// not a queue's (target p50 < 1 s). Results in bench/results/webhooks.json.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { NativeConnection, Worker } from '@temporalio/worker'
@@ -28,9 +30,10 @@ const BASELINE = 'no-op workflow, start to complete'
 const say = (msg: string) => console.error(`[bench] ${msg}`)
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!
 
-await benchmark('webhooks', { events: { type: 'string' }, 'latency-events': { type: 'string' } }, async (h) => {
+await benchmark('webhooks', { events: { type: 'string' }, 'latency-events': { type: 'string' }, 'latency-rate': { type: 'string' } }, async (h) => {
   const events = Number(h.flags.events ?? 1000)
   const latencyEvents = Number(h.flags['latency-events'] ?? 200)
+  const latencyRate = Number(h.flags['latency-rate'] ?? 4)
   const pg = await h.postgres()
   const temporal = await startTemporal({
     dbFile: join(h.scratch, 'temporal', 'temporal.db'), port: await freePort(), uiPort: await freePort(), httpPort: await freePort(),
@@ -91,7 +94,9 @@ await benchmark('webhooks', { events: { type: 'string' }, 'latency-events': { ty
       }
     }))
     const query = `TenantId = '${runId}' AND ExecutionStatus = 'Completed'`
-    while ((await worker.client.workflow.count(query)).count < n) await Bun.sleep(20)
+    // Each count scans the run's visibility rows on the same server: asked four times a second, it costs the
+    // baseline little (at most 250 ms of a run of minutes) and does not load the server it measures.
+    while ((await worker.client.workflow.count(query)).count < n) await Bun.sleep(250)
     return { rate: n / ((performance.now() - t0) / 1000) }
   }
 
@@ -114,7 +119,7 @@ await benchmark('webhooks', { events: { type: 'string' }, 'latency-events': { ty
     for (let i = 0; i < latencyEvents; i++) {
       const [id] = await sql.begin(async (tx) => [(await publishEvent(tx, tenant!.id, 'training_job.completed', data())).id])
       committedAt.set(id!, Date.now())
-      await Bun.sleep(50) // 20 events/s, 100 deliveries/s: a steady stream, not a burst
+      await Bun.sleep(1000 / latencyRate) // a steady stream, not a burst
     }
     await allArrived([...committedAt.keys()])
     const seconds = (performance.now() - t0) / 1000
@@ -127,7 +132,7 @@ await benchmark('webhooks', { events: { type: 'string' }, 'latency-events': { ty
     baselines: [{ name: BASELINE, run: () => noopThroughput() }],
     rows: [
       { name: `deliveries (${events} events × ${ENDPOINTS} endpoints)`, run: fanOut, target: 0.7, targetOf: BASELINE },
-      { name: 'first attempt after the publishing commit (20 events/s)', run: latency, maxP50Ms: 1000 },
+      { name: `first attempt after the publishing commit (${latencyRate} events/s × ${ENDPOINTS})`, run: latency, maxP50Ms: 1000 },
     ],
   }
 })
