@@ -1,5 +1,4 @@
-// The package really runs, reached the way a customer reaches it, through the API only (no row written by SQL, unlike
-// end-to-end.test.ts): a profile and a model version created over HTTP, the checkpoint PUT through presigned URLs
+// The package really runs, reached the way a customer reaches it, through the API only (no row written by SQL): a profile and a model version created over HTTP, the checkpoint PUT through presigned URLs
 // with plain fetch, validated by the workflow, the package built by the runner's worker, downloaded through its URL,
 // checked with stock tools (sha256sum, tar, openssl over a DSSE pre-authentication encoding written here), its own
 // requirements installed and its own launcher run; the robot's run report lands in the real API and the outbox.
@@ -102,6 +101,8 @@ async function downloadAndVerify(pkg: { id: string; artifact: { downloadUrl: str
   const checked = sh('sha256sum', ['--strict', '-c', 'SHA256SUMS'], root).trim().split('\n')
   expect(checked).toHaveLength(sums.length)
   for (const line of checked) expect(line).toEndWith(': OK')
+  // The robot's token is given at launch, never packed: no file of the package holds a PAT.
+  for (const f of files) expect(readFileSync(join(root, f), 'latin1')).not.toContain('rcp_pat_')
 
   // The DSSE signature, verified by openssl with the key the public endpoint lists.
   const keys = await fetch(`${env.api.url}/v1/edge-inference-packages/signing-keys`)
