@@ -65,12 +65,12 @@ describe('ensureSchedule', () => {
       expect(await ensureSchedule(t.client, want, log)).toBe('created')
       expect(await ensureSchedule(t.client, want, log)).toBe('unchanged')
       await handle.update((prev) => ({ ...prev, spec: { intervals: [{ every: '5 minutes' }] }, policies: { ...prev.policies, overlap: ScheduleOverlapPolicy.ALLOW_ALL } }))
+      // A schedule's state settles shortly after the call; the worker meets an operator's edit long after. The edit
+      // carries the state it read, so the pause waits until the edit has shown: else an edit applied after the pause
+      // could carry the old, unpaused state over it (seen once on a loaded machine).
+      await eventually('the edit to show', async () => ((await handle.describe()).policies.overlap === ScheduleOverlapPolicy.ALLOW_ALL ? true : undefined))
       await handle.pause('operator pause')
-      // A schedule's state settles shortly after the call; the worker meets an operator's edit long after.
-      await eventually('the edit and the pause to show', async () => {
-        const d = await handle.describe()
-        return d.state.paused && d.policies.overlap === ScheduleOverlapPolicy.ALLOW_ALL ? true : undefined
-      })
+      await eventually('the pause to show', async () => ((await handle.describe()).state.paused ? true : undefined))
       expect(await ensureSchedule(t.client, want, log)).toBe('updated')
       const restored = await handle.describe()
       expect(restored.spec.intervals?.map((i) => i.every)).toEqual([want.everyMs])
