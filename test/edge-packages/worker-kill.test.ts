@@ -1,30 +1,17 @@
 // Kills the worker process (SIGKILL) in the middle of a package build and starts another: the package ends ready,
 // once, with one artifact, the interrupted multipart upload removed, and the same bytes a clean build gives.
-import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { spawnChild, type Child } from '../../scripts/platform'
+import { describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { killableWorkers } from '../support/worker-process'
 import { eventually } from '../support/temporal'
 import { localS3, useApiAndTemporal } from '../storage/helpers'
 import { makeProfile, makeVersion, modelTenant, packageIn } from './helpers'
 
 const MODEL_BYTES = 320 * 1024 * 1024
 const prefix = `rcp-pkgkill-${crypto.randomUUID().slice(0, 8)}`
-const logDir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'pkg-kill-'))
-const workers: Child[] = []
 const s3 = localS3()
 
-function startWorkerProcess(name: string) {
-  const child = spawnChild(name, {
-    cmd: [process.execPath, 'worker/main.ts'],
-    env: { ...process.env, TEMPORAL_TASK_QUEUE_PREFIX: prefix, LOG_LEVEL: 'info' },
-    logFile: join(logDir, `${name}.log`),
-    stopSignal: 'SIGKILL',
-  })
-  workers.push(child)
-  return child
-}
+const workers = killableWorkers('pkg-kill', { TEMPORAL_TASK_QUEUE_PREFIX: prefix })
 
 const incompleteUploads = async (bucket: string, key: string) => {
   const found: string[] = []
@@ -33,11 +20,10 @@ const incompleteUploads = async (bucket: string, key: string) => {
 }
 
 const env = useApiAndTemporal({ TEMPORAL_TASK_QUEUE_PREFIX: prefix })
-afterAll(async () => { for (const w of workers) await w.stop() })
 
 describe('a worker killed mid-build', () => {
   test('the next worker completes the package exactly once, leaving no orphan upload', async () => {
-    const first = startWorkerProcess('worker-1')
+    const first = workers.start('worker-1')
     const t = await modelTenant(env.api.url)
     const profileId = await makeProfile(env.api.sql, t.tenantId)
     const version = await makeVersion(env.api.sql, t.tenantId, t.general, { 'checkpoint.bin': MODEL_BYTES, 'config.json': Buffer.from('{}') })
@@ -57,7 +43,7 @@ describe('a worker killed mid-build', () => {
     expect((await t.models.get(`/edge-inference-packages/${id}`)).json.data.status).toBe('building')
     expect(await incompleteUploads(t.exportBucket, key)).toHaveLength(1)
 
-    const second = startWorkerProcess('worker-2')
+    const second = workers.start('worker-2')
     const pkg = await packageIn(t.models, id, ['ready', 'failed'], 150_000)
     expect(pkg.status).toBe('ready')
     expect(await incompleteUploads(t.exportBucket, key)).toEqual([])

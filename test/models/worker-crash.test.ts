@@ -1,10 +1,8 @@
 // Kills the worker in the middle of a validation and starts another: the version turns ready once, with one
 // event, and the retried attempt resumes after the objects the first one had measured (its heartbeat).
-import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { spawnChild, type Child } from '../../scripts/platform'
+import { describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { killableWorkers } from '../support/worker-process'
 import { modelsWorkflowIds } from '../../workflows/contract-models'
 import { eventually } from '../support/temporal'
 import { localS3, upload, useApiAndTemporal } from '../storage/helpers'
@@ -12,19 +10,9 @@ import { modelTenant, settled, sha256 } from './support'
 
 const OBJECTS = 1000 // the most a bundle may list: long enough a walk to be interrupted
 const prefix = `rcp-models-crash-${crypto.randomUUID().slice(0, 8)}`
-const logDir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'models-crash-'))
-const workers: Child[] = []
 const env = useApiAndTemporal({ TEMPORAL_TASK_QUEUE_PREFIX: prefix })
-afterAll(async () => { for (const w of workers) await w.stop() })
 
-function startWorker(name: string) {
-  const child = spawnChild(name, {
-    cmd: [process.execPath, 'worker/main.ts'], env: { ...process.env, TEMPORAL_TASK_QUEUE_PREFIX: prefix, LOG_LEVEL: 'info' },
-    logFile: join(logDir, `${name}.log`), stopSignal: 'SIGKILL',
-  })
-  workers.push(child)
-  return child
-}
+const workers = killableWorkers('models-crash', { TEMPORAL_TASK_QUEUE_PREFIX: prefix })
 
 /** How many objects the pending validation activity's last heartbeat recorded (as the server has it). */
 async function measuredSoFar(workflowId: string): Promise<number> {
@@ -35,7 +23,7 @@ async function measuredSoFar(workflowId: string): Promise<number> {
 
 describe('a worker killed mid-validation', () => {
   test('the version turns ready once on the next worker, resumed from the heartbeat', async () => {
-    const first = startWorker('models-worker-1')
+    const first = workers.start('models-worker-1')
     const t = await modelTenant(env.api.url)
     const keys = Array.from({ length: OBJECTS }, (_, i) => `crash/bundle/part-${String(i).padStart(4, '0')}`)
     await upload(localS3(), t.general, keys, 'part')
@@ -49,7 +37,7 @@ describe('a worker killed mid-validation', () => {
     await first.stop()
     expect((await t.pat.get(`/model-versions/${v.id}`)).json.data.status).toBe('validating')
 
-    const second = startWorker('models-worker-2')
+    const second = workers.start('models-worker-2')
     const ready = await settled(t.pat, v.id, 90_000)
     expect(ready).toMatchObject({ status: 'ready', totalBytes: OBJECTS * 4 })
     expect(ready.objects.length).toBe(OBJECTS)

@@ -1,39 +1,24 @@
 // Kills a worker process in the middle of a reconciliation walk and starts another: the job must finish
 // once, with exact counts, resumed from the last heartbeat rather than from the start.
-import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { spawnChild, type Child } from '../../scripts/platform'
+import { describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { killableWorkers } from '../support/worker-process'
 import { storageWorkflowIds } from '../../workflows/contract-storage'
 import { eventually } from '../support/temporal'
 import { jobDone, localS3, provisionedTenant, upload, useApiAndTemporal } from './helpers'
 
 const OBJECTS = 3000
 const prefix = `rcp-crash-${crypto.randomUUID().slice(0, 8)}`
-const logDir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'crash-worker-'))
-const workers: Child[] = []
 const s3 = localS3()
 
-/** The production entry point in its own process; SIGKILL stops it without any chance to clean up. */
-function startWorkerProcess(name: string) {
-  const child = spawnChild(name, {
-    cmd: [process.execPath, 'worker/main.ts'],
-    // Tiny pages make the walk long enough to be interrupted.
-    env: { ...process.env, TEMPORAL_TASK_QUEUE_PREFIX: prefix, STORAGE_RECONCILE_PAGE_SIZE: '5', LOG_LEVEL: 'info' },
-    logFile: join(logDir, `${name}.log`),
-    stopSignal: 'SIGKILL',
-  })
-  workers.push(child)
-  return child
-}
+// Tiny pages make the walk long enough to be interrupted.
+const workers = killableWorkers('crash-worker', { TEMPORAL_TASK_QUEUE_PREFIX: prefix, STORAGE_RECONCILE_PAGE_SIZE: '5' })
 
 const env = useApiAndTemporal({ TEMPORAL_TASK_QUEUE_PREFIX: prefix })
-afterAll(async () => { for (const w of workers) await w.stop() })
 
 describe('a worker killed mid-reconciliation', () => {
   test('the job finishes once on the next worker, resuming from its checkpoint', async () => {
-    const first = startWorkerProcess('worker-1')
+    const first = workers.start('worker-1')
     const tenant = await provisionedTenant(env.api.url)
     const bucket = tenant.buckets.bucket!.name
     const keys = Array.from({ length: OBJECTS }, (_, i) => `obj/${String(i).padStart(5, '0')}`)
@@ -54,7 +39,7 @@ describe('a worker killed mid-reconciliation', () => {
     const [afterKill] = await env.api.sql<{ status: string }[]>`select status from storage_reconciliation_jobs where id = ${jobId}`
     expect(afterKill!.status).toBe('running')
 
-    const second = startWorkerProcess('worker-2')
+    const second = workers.start('worker-2')
     const done = await jobDone(tenant.billing, jobId, 90_000)
     expect(done).toMatchObject({ status: 'succeeded', objectsScanned: OBJECTS, orphanCount: OBJECTS / 2, missingCount: 3 })
     const [findings] = await env.api.sql<{ n: number }[]>`select count(*)::int as n from storage_reconciliation_findings where job_id = ${jobId}`

@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { spawnChild, type Child } from '../../scripts/platform'
 import { startApi, type TestApi } from '../support/api'
 import { eventually } from '../support/temporal'
+import { killableWorkers } from '../support/worker-process'
 import { makeCertificates, messagesOf, publish, Receiver, trainingDone, webhookTenant } from './delivery-helpers'
 
 const EVENTS = 150
@@ -18,22 +18,12 @@ const settings = {
   TEMPORAL_TASK_QUEUE_PREFIX: prefix, OUTBOUND_CA_FILE: certs.caFile, WEBHOOK_DISPATCHER: 'true',
   WEBHOOK_DISPATCH_POLL_MS: '250', WEBHOOK_DISPATCH_BATCH: '20', WEBHOOK_RETRY_SCHEDULE: '0,500ms,1s,1s,2s,2s,3s,3s',
 }
-const workers: Child[] = []
 let api: TestApi
 
-/** The production entry point in its own process; SIGKILL stops it without any chance to clean up. */
-function startWorkerProcess(name: string) {
-  const child = spawnChild(name, {
-    cmd: [process.execPath, 'worker/main.ts'], env: { ...process.env, ...settings, LOG_LEVEL: 'info' },
-    logFile: join(dir, `${name}.log`), stopSignal: 'SIGKILL',
-  })
-  workers.push(child)
-  return child
-}
+const workers = killableWorkers('webhook-crash-workers', settings)
 
 beforeAll(async () => { api = await startApi(settings) })
 afterAll(async () => {
-  for (const w of workers) await w.stop()
   await api.stop()
   rmSync(dir, { recursive: true, force: true })
 })
@@ -47,14 +37,14 @@ describe('a worker killed during a burst of deliveries', () => {
     const endpoints = await Promise.all(receivers.map((r) => t.register({ url: r.url(), events: ['training_job.completed'] })))
     receivers.forEach((r, i) => { r.secrets = [endpoints[i]!.secret] })
 
-    const first = startWorkerProcess('worker-1')
+    const first = workers.start('worker-1')
     const ids = await publish(api, t.tenantId, 'training_job.completed', trainingDone, EVENTS)
     await eventually('the burst to be under way', async () => (receivers[0]!.deliveries.length >= 20 ? true : undefined), 60_000)
     await first.stop()
     const atKill = receivers.map((r) => r.deliveries.length)
     expect(atKill[0]!).toBeLessThan(EVENTS)
 
-    startWorkerProcess('worker-2')
+    workers.start('worker-2')
     for (const [i, ep] of endpoints.entries()) {
       const rows = await eventually(`endpoint ${i} to have every message succeeded`, async () => {
         const all = await messagesOf(api, ep.id)

@@ -1,0 +1,25 @@
+// Worker processes a crash test can SIGKILL: the production entry point (worker/main.ts) in a process of its own, with
+// the file's settings, its log in the run's scratch directory, and every one stopped after the file's last test.
+import { afterAll } from 'bun:test'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { spawnChild, type Child } from '../../scripts/platform'
+
+export function killableWorkers(tag: string, settings: Record<string, string>) {
+  const logDir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), `${tag}-`))
+  const workers: Child[] = []
+  afterAll(async () => { for (const w of workers) await w.stop() })
+  return {
+    logDir,
+    /** SIGKILL is its stop signal: it ends without any chance to clean up. */
+    start(name: string): Child {
+      const child = spawnChild(name, {
+        cmd: [process.execPath, 'worker/main.ts'], env: { ...process.env, ...settings, LOG_LEVEL: 'info' },
+        logFile: join(logDir, `${name}.log`), stopSignal: 'SIGKILL',
+      })
+      workers.push(child)
+      return child
+    },
+  }
+}
