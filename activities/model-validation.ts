@@ -9,10 +9,9 @@ import { recordValidationOutcome } from '../api/model-versions/service'
 import { ModelsErrorType, type MeasuredObject, type ValidateModelVersionInput, type ValidationCheckpoint, type ValidationOutcome } from '../workflows/contract-models'
 import type { ActivityDeps } from './index'
 import { s3ForRegion } from './storage-provision'
+import { isMissingObject } from '../api/storage/s3'
 
 const HEARTBEAT_EVERY_MS = 1000
-
-const isMissing = (err: unknown) => ['NoSuchKey', 'NotFound'].includes((err as { code?: string }).code ?? '')
 
 /** Size and SHA-256 of one object, chunk by chunk; null when it does not exist. */
 async function measure(s3: S3Client, bucket: string, key: string, beat: () => void): Promise<MeasuredObject | null> {
@@ -20,7 +19,7 @@ async function measure(s3: S3Client, bucket: string, key: string, beat: () => vo
   try {
     stream = await s3.getObject(bucket, key)
   } catch (err) {
-    if (isMissing(err)) return null
+    if (isMissingObject(err)) return null
     throw err
   }
   const hash = createHash('sha256')

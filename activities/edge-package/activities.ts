@@ -4,11 +4,10 @@ import { ApplicationFailure, Context } from '@temporalio/activity'
 import { markBuilding, markFailed, markReady, recordProgress } from '../../api/edge-packages/queries'
 import { signingPrivateKey } from '../../api/edge-packages/signing'
 import { publishEvent } from '../../api/events/service'
-import { s3For } from '../../api/storage/s3'
-import { regionOf } from '../../api/storage/service'
 import { EdgePackageErrorType, type EdgePackageArtifact, type EdgePackagePlan } from '../../workflows/contract-edge-packages'
 import type { ActivityDeps } from '../index'
 import { writeArchive } from './archive'
+import { s3ForRegion } from '../storage-provision'
 import { abortIncompleteUploads } from './multipart'
 import { planEdgePackage } from './plan'
 import { runtimeFilesFor } from './runtime'
@@ -30,7 +29,7 @@ export function edgePackageActivities(deps: ActivityDeps) {
      *  plan fixes every byte, so a retry that follows a completed upload writes the identical object again. */
     async buildEdgePackageArchive(plan: EdgePackagePlan): Promise<EdgePackageArtifact> {
       const ctx = Context.current()
-      const s3 = s3For(regionOf(deps.config, plan.regionId))
+      const s3 = s3ForRegion(deps, plan.regionId)
       const aborted = await abortIncompleteUploads(s3, plan.artifactBucket, plan.artifactKey)
       if (aborted > 0) deps.log.info('edge package build resumes after an interrupted upload', { packageId: plan.packageId, attempt: ctx.info.attempt, aborted })
       const bytesTotal = plan.objects.reduce((n, o) => n + o.sizeBytes, 0)

@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises'
 import { createGzip } from 'node:zlib'
 import { ApplicationFailure } from '@temporalio/activity'
 import type { Client as S3Client } from 'minio'
+import { isMissingObject } from '../../api/storage/s3'
 import tar from 'tar-stream'
 import { EdgePackageErrorType, type EdgePackageArtifact, type EdgePackagePlan, type PlannedObject } from '../../workflows/contract-edge-packages'
 import { MultipartSink } from './multipart'
@@ -45,7 +46,7 @@ function addBuffer(pack: tar.Pack, path: string, content: Buffer, mode: number):
 /** Streams one object into its entry; answers its SHA-256. `onBytes` sees every chunk read. */
 async function addObject(pack: tar.Pack, s3: S3Client, bucket: string, path: string, o: PlannedObject, onBytes: (n: number) => void): Promise<string> {
   const stat = await s3.statObject(bucket, o.key).catch((err) => {
-    if ((err as { code?: string }).code === 'NotFound' || (err as { code?: string }).code === 'NoSuchKey') throw sourceChanged(`Model object ${o.key} is gone`)
+    if (isMissingObject(err)) throw sourceChanged(`Model object ${o.key} is gone`)
     throw err
   })
   if (stat.size !== o.sizeBytes) throw sourceChanged(`Model object ${o.key} is ${stat.size} bytes, validated at ${o.sizeBytes}`)

@@ -1,3 +1,4 @@
+import { staleVersion } from '../platform/etag'
 import type { Config } from '../platform/config'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
@@ -69,7 +70,7 @@ export async function patchAuthPolicy({ sql, config }: Pick<ServiceDeps, 'sql' |
       })
     }
     const row = await updateAuthPolicy(tx, tenantId, expectedVersion, next)
-    if (!row) throw new ApiError('PRECONDITION_FAILED', 'If-Match does not match the current version; fetch the policy and retry')
+    if (!row) throw staleVersion('policy')
     return { policy: toDto(tenantId, row, row.updated_at), version: row.version }
   })
 }

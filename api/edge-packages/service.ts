@@ -15,7 +15,7 @@ import { edgePackageWorkflowId, EdgePackageWorkflowType, type BuildEdgePackageIn
 import type { RunReport } from './manifest'
 import { LOCAL_SERVER_PROTOCOL, type PackageRequestInput } from './model'
 import { findPackage, insertPackage, insertRun, listPackages, listRuns, markFailed, type PackageStatus } from './queries'
-import { toPackageDto, toRunDto } from './views'
+import { packageViews, toRunDto } from './views'
 
 type Deps = Pick<ServiceDeps, 'sql' | 'config' | 'temporal'>
 
@@ -69,7 +69,7 @@ export async function createPackage(deps: Deps, principal: Principal, modelVersi
     await markFailed(deps.sql, tenantId, id, 'The build could not be started')
     throw err
   }
-  return toPackageDto(deps, row)
+  return packageViews(deps, tenantId)(row)
 }
 
 async function ownPackage({ sql }: Pick<ServiceDeps, 'sql'>, tenantId: string, id: string) {
@@ -79,14 +79,15 @@ async function ownPackage({ sql }: Pick<ServiceDeps, 'sql'>, tenantId: string, i
 }
 
 export async function getPackage(deps: Pick<ServiceDeps, 'sql' | 'config'>, principal: Principal, id: string) {
-  return toPackageDto(deps, await ownPackage(deps, currentMembership(principal).tenantId, id))
+  const { tenantId } = currentMembership(principal)
+  return packageViews(deps, tenantId)(await ownPackage(deps, tenantId, id))
 }
 
 export async function listTenantPackages(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, principal: Principal, q: PageParams & { modelVersionId?: string; status?: PackageStatus }) {
   const { tenantId } = currentMembership(principal)
   const binding = { route: 'GET /edge-inference-packages', scope: `tenant:${tenantId}`, filters: { modelVersionId: q.modelVersionId, status: q.status } }
   const p = await paginate(deps.keys.page, binding, q, (after, limit) => listPackages(deps.sql, tenantId, q, after, limit), createdCursorOf)
-  const items = await Promise.all(p.items.map((row) => toPackageDto(deps, row)))
+  const items = await Promise.all(p.items.map(packageViews(deps, tenantId)))
   return { ...p, items }
 }
 

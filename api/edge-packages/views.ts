@@ -8,9 +8,11 @@ import { DEFAULT_PORTS } from './manifest'
 import type { EdgeInferencePackage } from './model'
 import type { PackageRow, RunRow } from './queries'
 
-async function artifactOf({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, row: PackageRow): Promise<EdgeInferencePackage['artifact']> {
+type TenantBuckets = () => ReturnType<typeof listBuckets>
+
+async function artifactOf(config: ServiceDeps['config'], bucketsOf: TenantBuckets, row: PackageRow): Promise<EdgeInferencePackage['artifact']> {
   if (row.status !== 'ready' || !row.artifact_bucket || !row.artifact_key) return null
-  const bucket = (await listBuckets(sql, row.tenant_id)).find((b) => b.name === row.artifact_bucket)
+  const bucket = (await bucketsOf()).find((b) => b.name === row.artifact_bucket)
   const seconds = config.PACKAGE_DOWNLOAD_URL_SECONDS
   const now = new Date()
   const downloadUrl = await s3For(regionOf(config, bucket?.region_id ?? 'local')).presignedGetObject(row.artifact_bucket, row.artifact_key, seconds, {}, now)
@@ -20,8 +22,12 @@ async function artifactOf({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, 
   }
 }
 
-export async function toPackageDto(deps: Pick<ServiceDeps, 'sql' | 'config'>, row: PackageRow): Promise<EdgeInferencePackage> {
-  return {
+/** The DTO of one tenant's packages. The tenant's bucket list (where each artifact's region is) is read at most once,
+ *  however many ready packages a page shows. */
+export function packageViews({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, tenantId: string) {
+  let buckets: ReturnType<TenantBuckets> | undefined
+  const bucketsOf: TenantBuckets = () => (buckets ??= listBuckets(sql, tenantId))
+  return async (row: PackageRow): Promise<EdgeInferencePackage> => ({
     id: row.id, status: row.status, failureReason: row.failure_reason,
     modelVersionId: row.model_version_id, embodimentProfileId: row.embodiment_profile_id,
     mode: row.mode, strategyKey: row.strategy_key, remotePolicyHost: row.remote_policy_host, remotePolicyPort: row.remote_policy_port,
@@ -29,9 +35,9 @@ export async function toPackageDto(deps: Pick<ServiceDeps, 'sql' | 'config'>, ro
     wireProtocols: row.wire_protocols.map((name) => ({ name, port: DEFAULT_PORTS[name] })),
     useFakeTransport: row.use_fake_transport, workflowId: row.workflow_id,
     progress: { bytesDone: row.progress_bytes, bytesTotal: row.total_bytes },
-    artifact: await artifactOf(deps, row),
+    artifact: await artifactOf(config, bucketsOf, row),
     createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString(),
-  }
+  })
 }
 
 export const toRunDto = (r: RunRow) => ({

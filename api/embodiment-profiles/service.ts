@@ -1,3 +1,4 @@
+import { staleVersion } from '../platform/etag'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
@@ -62,7 +63,7 @@ export async function patchProfile({ sql }: Pick<ServiceDeps, 'sql'>, principal:
   return sql.begin(async (tx) => {
     const current = await own(tx, tenantId, id, lockEmbodimentProfile)
     if (expectedVersion !== null && expectedVersion !== current.version) {
-      throw new ApiError('PRECONDITION_FAILED', 'If-Match does not match the current version; fetch the profile and retry')
+      throw staleVersion('profile')
     }
     const next = {
       name: patch.name ?? current.name,

@@ -1,3 +1,4 @@
+import { staleVersion } from '../platform/etag'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
@@ -44,7 +45,6 @@ export async function getMembership({ sql }: Pick<ServiceDeps, 'sql'>, principal
   if (!row) throw notFound()
   return row
 }
-const stale = () => new ApiError('PRECONDITION_FAILED', 'If-Match does not match the current version; fetch the resource and retry')
 const isActiveOwner = (m: MemberRow) => m.role === 'owner' && m.status === 'active'
 
 /** The role model (README "Membership changes"): the role ceiling applies to the target's role and to the new one
@@ -78,7 +78,7 @@ async function guardedChange(tx: Db, principal: Principal, membershipId: string,
   if (!held.includes('tenant:manage')) throw new ApiError('PERMISSION_DENIED', 'This operation requires tenant:manage')
   const target = await findMember(tx, actor.tenantId, membershipId)
   if (!target) throw notFound()
-  if (expectedVersion !== null && target.version !== expectedVersion) throw stale()
+  if (expectedVersion !== null && target.version !== expectedVersion) throw staleVersion()
   checkTransition(principal, held, target, change)
   if (reducesOwners(target, change) && (await countOtherActiveOwners(tx, actor.tenantId, target.id)) === 0) {
     throw new ApiError('LAST_OWNER_PROTECTION', 'This is the last active owner of the tenant: make someone else owner first')
@@ -90,7 +90,7 @@ export async function updateMembership({ sql }: Pick<ServiceDeps, 'sql'>, princi
   return sql.begin(async (tx) => {
     const { tenantId } = await guardedChange(tx, principal, membershipId, expectedVersion, body)
     const expiresAt = body.expiresAt === undefined ? undefined : body.expiresAt === null ? null : new Date(body.expiresAt)
-    if (!(await updateMember(tx, tenantId, membershipId, expectedVersion, { role: body.role, status: body.status, expiresAt }))) throw stale()
+    if (!(await updateMember(tx, tenantId, membershipId, expectedVersion, { role: body.role, status: body.status, expiresAt }))) throw staleVersion()
     return (await findMember(tx, tenantId, membershipId))!
   })
 }
@@ -99,7 +99,7 @@ export async function updateMembership({ sql }: Pick<ServiceDeps, 'sql'>, princi
 export async function removeMembership({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, membershipId: string, expectedVersion: number | null) {
   return sql.begin(async (tx) => {
     const { tenantId } = await guardedChange(tx, principal, membershipId, expectedVersion, 'remove')
-    if (!(await markMemberRemoved(tx, tenantId, membershipId, expectedVersion))) throw stale()
+    if (!(await markMemberRemoved(tx, tenantId, membershipId, expectedVersion))) throw staleVersion()
     await detachMembershipSessions(tx, membershipId)
     await revokeMembershipApiKeys(tx, tenantId, membershipId)
     return { removed: true as const }

@@ -5,7 +5,7 @@ import type { Config } from '../platform/config'
 import type { Sql } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
-import { isUnreachable, s3For } from '../storage/s3'
+import { isMissingObject, isUnreachable, s3For } from '../storage/s3'
 import { readyBuckets, regionOf } from '../storage/service'
 import type { VersionObject } from './model'
 import type { ModelVersionRow } from './queries'
@@ -20,13 +20,11 @@ export async function generalBucketOf(sql: Sql, config: Config, tenantId: string
   return { regionId: general.region_id, bucket: general.name, s3: s3For(regionOf(config, general.region_id)) }
 }
 
-const isMissing = (err: unknown) => ['NotFound', 'NoSuchKey'].includes((err as { code?: string }).code ?? '')
-
 async function sizeOf(s3: S3Client, bucket: string, key: string): Promise<number | null> {
   try {
     return (await s3.statObject(bucket, key)).size
   } catch (err) {
-    if (isMissing(err)) return null
+    if (isMissingObject(err)) return null
     if (isUnreachable(err)) throw new ApiError('SERVICE_UNAVAILABLE', 'The storage region cannot be reached; try again later')
     throw err
   }

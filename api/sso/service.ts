@@ -1,3 +1,4 @@
+import { staleVersion } from '../platform/etag'
 import { publicBase, type Config } from '../platform/config'
 import { encryptSecret } from '../platform/crypto'
 import type { ServiceDeps } from '../platform/deps'
@@ -56,7 +57,7 @@ export async function updateConnection(deps: Pick<ServiceDeps, 'sql' | 'keys'>, 
     sealedSecret: input.clientSecret === undefined ? undefined : encryptSecret(deps.keys.secrets, input.clientSecret),
     emailDomains: input.emailDomains === undefined ? undefined : [...new Set(input.emailDomains)],
   })
-  if (!row) throw new ApiError('PRECONDITION_FAILED', 'If-Match does not match the current version; fetch the resource and retry')
+  if (!row) throw staleVersion()
   return row
 }
 

@@ -50,6 +50,9 @@ export function isUnreachable(err: unknown): boolean {
 
 export const isNoSuchBucket = (err: unknown) => (err as { code?: string })?.code === 'NoSuchBucket'
 
+/** The object is not there (a stat answers NotFound, a read NoSuchKey). */
+export const isMissingObject = (err: unknown) => ['NotFound', 'NoSuchKey'].includes((err as { code?: string })?.code ?? '')
+
 export interface Page {
   objects: { key: string; size: number }[]
   /** The last key of this page: where a resumed walk starts after. */

@@ -1,3 +1,4 @@
+import { staleVersion } from '../platform/etag'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
@@ -41,7 +42,7 @@ export async function describeMe({ sql }: Deps, userId: string, currentMembershi
 
 export async function updateMe({ sql }: Deps, userId: string, expectedVersion: number | null, displayName: string | null | undefined) {
   const row = await updateUserProfile(sql, userId, expectedVersion, displayName)
-  if (!row) throw new ApiError('PRECONDITION_FAILED', 'If-Match does not match the current version; fetch the resource and retry')
+  if (!row) throw staleVersion()
   return row
 }
 

@@ -1,3 +1,4 @@
+import { staleVersion } from '../platform/etag'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { isUuid } from '../platform/ids'
@@ -59,7 +60,6 @@ export async function listWebhookEndpoints({ sql, keys }: Pick<ServiceDeps, 'sql
 }
 
 const notFound = () => new ApiError('NOT_FOUND', 'No webhook endpoint with this id in the current tenant')
-const stale = () => new ApiError('PRECONDITION_FAILED', 'If-Match does not match the current version; fetch the endpoint and retry')
 
 export async function getEndpoint({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string) {
   const row = isUuid(id) ? await findEndpoint(sql, currentMembership(principal).tenantId, id) : undefined
@@ -74,13 +74,13 @@ export async function changeEndpoint(deps: Pick<ServiceDeps, 'sql' | 'config'>, 
   const row = await updateEndpoint(deps.sql, tenantId, id, expectedVersion, {
     ...input, events: input.events && folded(input.events), description: input.description === undefined ? undefined : input.description || null,
   })
-  if (!row) throw stale()
+  if (!row) throw staleVersion('endpoint')
   return row
 }
 
 export async function removeEndpoint({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string, expectedVersion: number | null) {
   await getEndpoint({ sql }, principal, id)
-  if (!(await deleteEndpoint(sql, currentMembership(principal).tenantId, id, expectedVersion))) throw stale()
+  if (!(await deleteEndpoint(sql, currentMembership(principal).tenantId, id, expectedVersion))) throw staleVersion('endpoint')
   return { removed: true as const }
 }
 

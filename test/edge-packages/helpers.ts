@@ -3,19 +3,19 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Sql } from '../../api/platform/db'
 import type { Client } from '../support/client'
-import { patFor } from '../support/fixtures'
 import { eventually } from '../support/temporal'
-import { localS3, provisionedTenant } from '../storage/helpers'
+import { localS3 } from '../storage/helpers'
+import { modelTenant as modelsTenant } from '../models/support'
 
 export const FEATURES = {
   observationFeatures: [{ name: 'observation/state', dtype: 'float32', shape: [7], kind: 'state' }],
   actionFeatures: [{ name: 'actions', dtype: 'float32', shape: [10, 7], kind: 'action' }],
 }
 
+/** The model tests' tenant (ready storage, a model:read + model:write PAT) with its export bucket named. */
 export async function modelTenant(base: string) {
-  const t = await provisionedTenant(base)
-  const models = t.client.withBearer((await patFor(t.client, ['model:read', 'model:write'])).token)
-  return { ...t, models, general: t.buckets.bucket!.name, exportBucket: t.buckets.exportBucket!.name }
+  const t = await modelsTenant(base)
+  return { ...t, models: t.pat, exportBucket: t.buckets.exportBucket!.name }
 }
 
 export async function makeProfile(sql: Sql, tenantId: string, name = `arm-${randomBytes(4).toString('hex')}`): Promise<string> {
