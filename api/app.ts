@@ -25,6 +25,7 @@ import { webhookEndpointsRoutes } from './webhook-endpoints/routes'
 import { webhooksDocument } from './webhook-endpoints/event-types'
 import { edgePackagesRoutes } from './edge-packages/routes'
 import { webhookDeliveriesRoutes } from './webhook-deliveries/routes'
+import { auditRoutes } from './audit/routes'
 
 // The benchmark baseline: a route Bun serves natively on the same server and port, before Elysia sees the
 // request, so no framework or convention cost is in it.
@@ -49,7 +50,8 @@ export function buildApp(deps: AppDeps) {
       .use(loginOptionsRoutes(deps)).use(membershipsRoutes(deps)).use(onboardingRoutes(deps)).use(ssoRoutes(deps))
       .use(domainsRoutes(deps))
       .use(embodimentProfilesRoutes(deps)).use(trainingJobsRoutes(deps)).use(modelVersionsRoutes(deps))
-      .use(webhookEndpointsRoutes(deps)).use(edgePackagesRoutes(deps)).use(webhookDeliveriesRoutes(deps)))
+      .use(webhookEndpointsRoutes(deps)).use(edgePackagesRoutes(deps)).use(webhookDeliveriesRoutes(deps))
+      .use(auditRoutes(deps)))
     .use(accountRoutes(deps))
   if (deps.config.BENCH_HELLO) elysiaHello(app as unknown as Elysia)
   publishRoutes(deps, app.routes)

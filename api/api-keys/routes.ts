@@ -8,9 +8,9 @@ import { createApiKey, describeCredential, listKeys, revokeKey } from './service
 export const apiKeysRoutes = (deps: AppDeps) =>
   new Elysia({ tags: ['API keys'] })
     .use(httpConventions(deps))
-    .post('/api-keys', async ({ request, principal, body, set }) => {
+    .post('/api-keys', async ({ request, ctx, body, set }) => {
       set.status = 201
-      return ok(request, await createApiKey(deps, principal, body))
+      return ok(request, await createApiKey(deps, ctx, body))
     }, {
       auth: 'apikey:write', errors: ['A400', 'A409'], body: CreateApiKeyBodyDto,
       response: { 201: envelope(CreateApiKeyResponseDto) },
@@ -20,8 +20,8 @@ export const apiKeysRoutes = (deps: AppDeps) =>
       auth: ['apikey:read', 'apikey:manage'], errors: ['A400p'], query: ListApiKeysQuery, response: { 200: listEnvelope(ApiKeySummaryDto) },
       detail: { summary: 'Personal access tokens of this tenant, newest first: yours (scope=self) or everyone\'s (scope=tenant, apikey:manage)' },
     })
-    .delete('/api-keys/:apiKeyId', async ({ request, principal, params }) => {
-      const summary = await revokeKey(deps, principal, params.apiKeyId)
+    .delete('/api-keys/:apiKeyId', async ({ request, ctx, params }) => {
+      const summary = await revokeKey(deps, ctx, params.apiKeyId)
       await deps.pats.fence()
       return ok(request, summary)
     }, {

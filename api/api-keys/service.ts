@@ -3,7 +3,9 @@ import { ApiError } from '../platform/errors'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
+import type { RequestContext } from '../identity/context'
 import { currentMembership, requirePermission, type Principal } from '../identity/service'
+import { recordAudit } from '../audit/service'
 import { newPat } from '../identity/tokens'
 import { PAT_DEFAULT_DAYS, PAT_MAX_DAYS } from './model'
 import { findApiKey, insertApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from './queries'
@@ -36,7 +38,8 @@ function patExpiry(principal: Principal, asked: string | undefined): Date {
 }
 
 /** A PAT is bound to the caller's current membership; its scopes may not exceed what the caller holds now. */
-export async function createApiKey({ sql: db }: Pick<ServiceDeps, 'sql'>, principal: Principal, input: { name: string; scopes: string[]; expiresAt?: string }) {
+export async function createApiKey({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, input: { name: string; scopes: string[]; expiresAt?: string }) {
+  const { principal } = ctx
   const membership = currentMembership(principal)
   const beyond = input.scopes.filter((s) => !principal.permissions.includes(s as never))
   if (beyond.length > 0) {
@@ -44,9 +47,16 @@ export async function createApiKey({ sql: db }: Pick<ServiceDeps, 'sql'>, princi
   }
   const expiresAt = patExpiry(principal, input.expiresAt)
   const { token, hash, displayPrefix } = newPat()
-  const row = await insertApiKey(db, {
-    tenantId: membership.tenantId, userId: principal.userId, membershipId: membership.id, name: input.name,
-    tokenHash: hash, displayPrefix, scopes: [...new Set(input.scopes)], expiresAt,
+  const row = await sql.begin(async (tx) => {
+    const key = await insertApiKey(tx, {
+      tenantId: membership.tenantId, userId: principal.userId, membershipId: membership.id, name: input.name,
+      tokenHash: hash, displayPrefix, scopes: [...new Set(input.scopes)], expiresAt,
+    })
+    await recordAudit(tx, ctx, {
+      action: 'api_key.created', tenantId: key.tenant_id, subjectUserId: key.user_id, target: { type: 'api_key', id: key.id },
+      details: { name: key.name, scopes: key.scopes, expiresAt: key.expires_at.toISOString() },
+    })
+    return key
   })
   return { apiKey: toApiKeySummary(row), token }
 }
@@ -78,9 +88,18 @@ export async function listKeys({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'key
 
 /** Your own key with apikey:write; anyone's in the tenant with apikey:manage. Others' keys are 404 without it, so
  *  ids cannot be probed. Revoking twice answers the same summary. Takes effect on the key's very next use. */
-export async function revokeKey({ sql: db }: Pick<ServiceDeps, 'sql'>, principal: Principal, apiKeyId: string) {
+export async function revokeKey({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, apiKeyId: string) {
+  const { principal } = ctx
   const membership = currentMembership(principal)
-  const key = isUuid(apiKeyId) ? await findApiKey(db, membership.tenantId, apiKeyId) : undefined
+  const key = isUuid(apiKeyId) ? await findApiKey(sql, membership.tenantId, apiKeyId) : undefined
   if (!key || (key.user_id !== principal.userId && !principal.permissions.includes('apikey:manage'))) throw keyNotFound()
-  return toApiKeySummary((await revokeApiKey(db, membership.tenantId, apiKeyId))!)
+  if (key.revoked_at) return toApiKeySummary(key) // revoking twice answers the same summary and records nothing new
+  return sql.begin(async (tx) => {
+    const revoked = (await revokeApiKey(tx, membership.tenantId, apiKeyId))!
+    await recordAudit(tx, ctx, {
+      action: key.user_id === principal.userId ? 'api_key.revoked' : 'api_key.revoked_by_admin', tenantId: membership.tenantId,
+      subjectUserId: key.user_id, target: { type: 'api_key', id: key.id }, details: { name: key.name },
+    })
+    return toApiKeySummary(revoked)
+  })
 }

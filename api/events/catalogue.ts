@@ -36,6 +36,15 @@ export const eventCatalogue = {
     z.object({ jobId: uuid, status: z.enum(['succeeded', 'failed']), objectsScanned: z.number().int().nonnegative().nullable(), orphans: z.number().int().nonnegative().nullable(), missing: z.number().int().nonnegative().nullable(), errorCode: z.string().nullable() })),
   'webhook_endpoint.disabled': entry('One of the tenant\'s webhook endpoints was disabled (410 Gone, or failing for too long).',
     z.object({ endpointId: uuid, url: z.string(), reason: z.enum(['gone', 'failing']), disabledAt: z.iso.datetime() })),
+  'audit.entry': entry("One entry of the tenant's audit trail, as GET /v1/tenants/current/audit-log shows it: subscribe a SIEM to receive the trail as it is written.",
+    z.object({
+      id: uuid, seq: z.number().int().positive(), occurredAt: z.iso.datetime(), tenantId: uuid.nullable(),
+      actor: z.object({ type: z.enum(['user', 'api_key', 'system', 'anonymous']), id: z.string().nullable(), label: z.string().nullable(), credentialId: uuid.nullable() }),
+      action: z.string(), target: z.object({ type: z.string(), id: z.string().nullable() }).nullable(),
+      outcome: z.enum(['success', 'failure']), reason: z.string().nullable(), ip: z.string().nullable(), userAgent: z.string().nullable(),
+      requestId: z.string().nullable(), changes: z.record(z.string(), z.unknown()).nullable(), details: z.record(z.string(), z.unknown()).nullable(),
+      hash: sha256,
+    })),
   'webhook_endpoint.test': entry('Sent on request to one endpoint, to check that it receives and verifies deliveries.',
     z.object({ endpointId: uuid, note: z.string() })),
 } as const

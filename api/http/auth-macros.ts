@@ -1,8 +1,9 @@
+import type { RequestContext } from '../identity/context'
 import type { Principal } from '../identity/service'
 import { admissionFor, authenticate, describeRequirement, permissionsOf, readCookie, SESSION_COOKIE, type Admission, type AuthRequirement } from './auth'
 import type { RequestBudgets } from './budgets'
 import type { AppDeps } from './deps'
-import { awaited } from './hook-kinds'
+import { awaited, syncMerging } from './hook-kinds'
 import { stateOf, type RequestState } from './request-state'
 
 const SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { sessionCookie: [] }]
@@ -14,14 +15,18 @@ const SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { sessionCooki
 export type OptionalAuth = AuthRequirement | { requirement: AuthRequirement; when?: (body: unknown) => boolean; onFailure?: 'refuse' | 'anonymous' }
 
 type Hooked = { request: Request; body?: unknown }
-type Resolved<P> = { principal: P }
-const ANONYMOUS: Resolved<null> = Object.freeze({ principal: null })
+/** What a handler receives: the principal, and the request context every service call is given (the request's
+ *  own RequestState, so no object is built for it). */
+type Resolved<P extends Principal | null> = { principal: P; ctx: RequestContext<P> }
 
-// The principal reaches the handler as the transform's return value, which Elysia merges into the context; a
-// resolve hook would cost every authenticated request a second hook. REQUIRED and OPTIONAL stand in for that
-// resolve in the types only.
+// The principal and context reach the handler as the transform's return value, which Elysia merges into the
+// context; a resolve hook would cost every authenticated request a second hook. REQUIRED, OPTIONAL and
+// ANONYMOUS_ONLY stand in for that resolve in the types only.
 const REQUIRED = undefined as unknown as () => Resolved<Principal>
 const OPTIONAL = undefined as unknown as () => Resolved<Principal | null>
+const ANONYMOUS_ONLY = undefined as unknown as () => { ctx: RequestContext<null> }
+const anonymousIn = (st: RequestState): Resolved<null> => ({ principal: null, ctx: st as RequestContext<null> })
+const admittedIn = (st: RequestState): Resolved<Principal> => ({ principal: st.principal!, ctx: st as RequestContext<Principal> })
 
 const presented = (request: Request): boolean =>
   request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
@@ -36,14 +41,22 @@ export function authMacros(deps: AppDeps, budgets: RequestBudgets) {
     } catch (err) {
       return failed(err)
     }
-    if (resolved instanceof Promise) return resolved.then((p) => ({ principal: budgets.admitted(st, p) }), failed)
-    return { principal: budgets.admitted(st, resolved) }
+    if (resolved instanceof Promise) return resolved.then((p) => { budgets.admitted(st, p); return admittedIn(st) }, failed)
+    budgets.admitted(st, resolved)
+    return admittedIn(st)
   }
 
   return {
     public: (on: boolean) => ({
       detail: { security: [] },
-      ...(on ? { transform({ request }: Hooked) { budgets.anonymous(stateOf(request)) } } : {}),
+      ...(on ? {
+        transform: syncMerging(({ request }: Hooked) => {
+          const st = stateOf(request)
+          budgets.anonymous(st)
+          return { ctx: st as RequestContext<null> }
+        }),
+        resolve: ANONYMOUS_ONLY,
+      } : {}),
     }),
     auth: (requirement: AuthRequirement) => {
       const admission = admissionFor(requirement)
@@ -61,7 +74,7 @@ export function authMacros(deps: AppDeps, budgets: RequestBudgets) {
       const admission = admissionFor(requirement)
       const anonymous = (st: RequestState) => {
         budgets.anonymous(st)
-        return ANONYMOUS
+        return anonymousIn(st)
       }
       return {
         detail: {

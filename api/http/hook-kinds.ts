@@ -9,3 +9,6 @@ export const sync = <F extends (...args: never[]) => unknown>(fn: F): F => ({ fn
 /** May return a promise. Typed as returning nothing because Elysia's types say so of a transform, though it merges
  *  what one returns into the context. */
 export const awaited = <C>(fn: (ctx: C) => unknown) => ({ fn, isAsync: true }) as unknown as (ctx: C) => void
+
+/** Never returns a promise, and what it returns is merged into the context (typed as nothing, as for `awaited`). */
+export const syncMerging = <C>(fn: (ctx: C) => unknown) => ({ fn, isAsync: false }) as unknown as (ctx: C) => void

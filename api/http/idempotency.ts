@@ -18,7 +18,7 @@ export function parseIdempotencyKey(value: string | null): string | undefined {
  *  Operations on the caller's own account (its sessions, factors, current membership) pass `perUser`: two members
  *  who reuse a key must each get their own effect, never the other's stored response. A caller without a tenant
  *  uses their user; public operations use the operation (their bodies carry the secret that binds them). */
-export function idempotencyScope(principal: Principal | undefined, operation: string, perUser = false): string {
+export function idempotencyScope(principal: Principal | null, operation: string, perUser = false): string {
   if (principal?.membership && !perUser) return `tenant:${principal.membership.tenantId}`
   if (principal) return `user:${principal.userId}`
   return `public:${operation}`

@@ -1,24 +1,33 @@
 import type { Server } from 'bun'
+import type { RequestContext } from '../identity/context'
 import type { Principal } from '../identity/service'
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** What the convention hooks learn about one request. It hangs off the Request object itself, so every hook
  *  (including onError, which runs before any derive when parsing fails) sees the same state. A class rather than
- *  a literal with a getter: one shape for every request, and no closure built per request. */
-export class RequestState {
+ *  a literal with a getter: one shape for every request, and no closure built per request. It is also the
+ *  request's RequestContext, which the auth macros hand to the handler as `ctx`: no second object per request. */
+export class RequestState implements RequestContext<Principal | null> {
   /** performance.now() on arrival; set only when the access log will report the duration. */
   startedAt = 0
   allowedCodes?: Set<string>
-  principal?: Principal
+  principal: Principal | null = null
+  readonly system = null
   idempotency?: { key: string; scope?: string; owned?: boolean; replayed?: boolean }
   private address?: string
+  private agent?: string | null
 
   constructor(readonly requestId: string, private readonly request: Request, private readonly server: Server<unknown> | null) {}
 
   /** The client address, looked up only by the routes that need it (rate budgets, session records). */
   get ip(): string {
     return (this.address ??= this.server?.requestIP(this.request)?.address ?? 'unknown')
+  }
+
+  get userAgent(): string | null {
+    if (this.agent === undefined) this.agent = this.request.headers.get('user-agent')?.slice(0, 512) ?? null
+    return this.agent
   }
 }
 
@@ -35,6 +44,3 @@ export function initState(request: Request, server: Server<unknown> | null = nul
 }
 
 export const stateOf = (request: Request): RequestState => (request as WithState)[STATE] ?? initState(request)
-
-/** Where a new session comes from, as its record keeps it. */
-export const sessionContextOf = (request: Request) => ({ userAgent: request.headers.get('user-agent'), ip: stateOf(request).ip })

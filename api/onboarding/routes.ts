@@ -3,7 +3,6 @@ import { z } from 'zod'
 import type { AppDeps } from '../http/deps'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
-import { sessionContextOf } from '../http/request-state'
 import { sessionCookie } from '../http/session-cookie'
 import { sessionEnvelope } from '../sign-in/respond'
 import { AuthSessionEnvelopeSwaggerDto } from '../sign-in/model'
@@ -24,13 +23,13 @@ import { acceptInvitation, completeRegistration, inviteToRegister, inviteToTenan
 export const onboardingRoutes = (deps: AppDeps) =>
   new Elysia({ tags: ['Invitations'] })
     .use(httpConventions(deps))
-    .post('/users', async ({ body, request, principal, set }) => {
+    .post('/users', async ({ body, request, principal, ctx, set }) => {
       if (body.mode !== undefined && body.role !== undefined && principal) {
         // The principal was resolved by `optionalAuth` below, before the idempotency key was scoped to its tenant.
         set.status = 201
         return ok(request, await provisionUser(deps, principal, { ...body, mode: body.mode, role: body.role }))
       }
-      const { user, session } = await registerUser(deps, { email: body.email, password: body.password! }, sessionContextOf(request))
+      const { user, session } = await registerUser(deps, { email: body.email, password: body.password! }, ctx)
       set.status = 201
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
       return ok(request, await sessionEnvelope(deps, user.id, null, session))
@@ -60,10 +59,10 @@ export const onboardingRoutes = (deps: AppDeps) =>
       auth: 'tenant:manage', errors: ['T400', 'T404', 'A409i'], response: { 200: envelope(TenantInvitationDto) },
       detail: { summary: 'Revoke a pending invitation; its link then answers INVITATION_REVOKED' },
     })
-    .post('/tenant-invitations/acceptance-records', async ({ request, principal, body, set }) => {
+    .post('/tenant-invitations/acceptance-records', async ({ request, principal, ctx, body, set }) => {
       // Signed in: the invitation joins this user. Anonymous: the account is created (new addresses only). Either
       // way the session sits in the new membership only when that tenant's policy admits it.
-      const { userId, currentMembershipId, session } = await acceptInvitation(deps, principal, body, sessionContextOf(request))
+      const { userId, currentMembershipId, session } = await acceptInvitation(deps, principal, body, ctx)
       set.status = 201
       if (!session) return ok(request, (await describeMe(deps, userId, currentMembershipId)).me)
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
@@ -88,8 +87,8 @@ export const onboardingRoutes = (deps: AppDeps) =>
       public: true, errors: ['A400i'], query: RegistrationValidationQuery, response: { 200: envelope(RegistrationInvitationValidationDto) },
       detail: { summary: 'The address a registration link is for, or data: null when the link is unusable' },
     })
-    .post('/registration-invitations/completions', async ({ request, body, set }) => {
-      const { userId, session } = await completeRegistration(deps, body, sessionContextOf(request))
+    .post('/registration-invitations/completions', async ({ request, ctx, body, set }) => {
+      const { userId, session } = await completeRegistration(deps, body, ctx)
       set.status = 201
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
       return ok(request, await sessionEnvelope(deps, userId, null, session))

@@ -100,6 +100,15 @@ export const ConfigSchema = z.object({
   WEBHOOK_RETRY_AFTER_MAX_SECONDS: int(3600),
   // An endpoint whose every attempt has failed for this long is disabled (reason "failing").
   WEBHOOK_DISABLE_AFTER_SECONDS: int(5 * 24 * 3600),
+  // Audit trail (README "Audit trail"): the longest window one listing may ask for, the most entries one export
+  // may hold, and how long entries are kept (they outlive their tenant until then). The events outbox and webhook
+  // messages with their attempts are purged by the housekeeping workflow after their own periods.
+  AUDIT_LOG_MAX_WINDOW_DAYS: z.coerce.number().int().min(1).max(3660).default(31),
+  AUDIT_EXPORT_MAX_ENTRIES: z.coerce.number().int().min(1).default(5_000_000),
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(400),
+  EVENTS_RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
+  WEBHOOK_MESSAGES_RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
+  RETENTION_PURGE_BATCH: z.coerce.number().int().min(1).max(100_000).default(5000),
   // Mounts GET /bench/hello, the bare baseline the benchmarks compare every route against.
   BENCH_HELLO: z.stringbool().default(false),
 })

@@ -4,7 +4,6 @@ import type { AppDeps } from '../http/deps'
 import { readCookie } from '../http/auth'
 import { envelope, ok } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
-import { sessionContextOf } from '../http/request-state'
 import { secure, sessionCookie } from '../http/session-cookie'
 import { MfaChallengeConfirmRequestDto, PasskeySignInOptionsDto } from '../mfa/model'
 import { passkeySignInOptions } from '../mfa/service'
@@ -30,8 +29,7 @@ export const signInRoutes = (deps: AppDeps) => {
     `${SSO_STATE_COOKIE}=${value}; Path=/v1/auth/sso; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure(deps.config) ? '; Secure' : ''}`
   return new Elysia({ tags: ['Sessions'] })
     .use(httpConventions(deps))
-    .post('/sessions', async ({ body, request, set }) => {
-      const ctx = sessionContextOf(request)
+    .post('/sessions', async ({ body, request, ctx, set }) => {
       const { user, membershipId, session } = 'assertion' in body
         ? await signInWithPasskey(deps, body.assertion, ctx)
         : await signInWithPassword(deps, body, ctx)
@@ -91,9 +89,9 @@ export const signInRoutes = (deps: AppDeps) => {
       auth: 'session', errors: ['A400', 'A409'], body: SsoLinkRequestBodyDto, response: { 201: envelope(SsoLinkRequestDto) },
       detail: { tags: SSO_TAGS, summary: 'Link a single sign-on identity to your account: needs a sign-in or second factor within 5 minutes; send the browser to authorizationUrl' },
     })
-    .get('/auth/sso/callback', async ({ request }) => {
+    .get('/auth/sso/callback', async ({ request, ctx }) => {
       const url = new URL(`${callbackUrl(request)}${new URL(request.url).search}`)
-      const { session, returnTo } = await finishSsoSignIn(deps, url, readCookie(request.headers.get('cookie'), SSO_STATE_COOKIE), sessionContextOf(request))
+      const { session, returnTo } = await finishSsoSignIn(deps, url, readCookie(request.headers.get('cookie'), SSO_STATE_COOKIE), ctx)
       const headers = new Headers({ location: returnTo ?? AFTER_SIGN_IN, 'cache-control': 'no-store' })
       headers.append('set-cookie', sessionCookie(deps.config, session.token, session.expiresAt))
       headers.append('set-cookie', stateCookie('', 0))

@@ -1,0 +1,73 @@
+// The audit action catalogue: every action an entry may carry, with what it means and what its target is. The
+// README table is generated from it (test/audit/catalogue.test.ts keeps the two equal) and recordAudit accepts
+// nothing else. Dotted names, `<object>.<past tense>`, as WorkOS and GitHub name theirs.
+
+type Scope = 'account' | 'tenant'
+const a = (scope: Scope, target: string | null, summary: string) => ({ scope, target, summary })
+
+export const auditCatalogue = {
+  // Account: the user's own sign-ins and credentials. Kept in the account's chain; shown in security activity.
+  'user.registered': a('account', 'user', 'An account was created (self-registration or a completed registration invitation).'),
+  'user.signed_in': a('account', 'session', 'A session was started; details.method is password, passkey or sso.'),
+  'user.sign_in_failed': a('account', 'user', 'A sign-in failed; reason is its class (invalid_credentials, locked, not_active, ...), never what was typed.'),
+  'user.mfa_challenge_passed': a('account', 'session', "A session answered its sign-in second-factor challenge."),
+  'user.mfa_challenge_failed': a('account', 'session', 'A second-factor answer was wrong or expired.'),
+  'user.totp_enrolled': a('account', 'user', 'An authenticator app (TOTP) was confirmed as a second factor.'),
+  'user.totp_removed': a('account', 'user', 'The TOTP second factor was removed.'),
+  'user.passkey_added': a('account', 'passkey', 'A passkey was registered.'),
+  'user.passkey_removed': a('account', 'passkey', 'A passkey was removed.'),
+  'user.password_changed': a('account', 'user', 'The account password was changed by its owner.'),
+  'user.password_reset_requested': a('account', 'user', 'A password reset was requested (by the user, or for them by an administrator).'),
+  'user.password_reset_completed': a('account', 'user', 'A password reset was confirmed and the password replaced.'),
+  'user.profile_updated': a('account', 'user', 'The display name or another profile field changed; changes has before and after.'),
+  'user.sso_identity_linked': a('account', 'sso_identity', 'An SSO identity was linked to the account.'),
+  'user.sso_identity_unlinked': a('account', 'sso_identity', 'An SSO identity was unlinked from the account.'),
+  'session.ended': a('account', 'session', 'A session was signed out or revoked.'),
+  'session.others_ended': a('account', 'user', "Every other session of the user was ended; details.count says how many."),
+  'session.all_ended': a('account', 'user', 'Every session of a user was ended (by the user or an administrator).'),
+  'session.tenant_switched': a('account', 'membership', 'A session moved to another membership (tenant).'),
+  // Tenant: changes to a tenant's people, policies, integrations and resources. Kept in the tenant's chain.
+  'tenant.created': a('tenant', 'tenant', 'A tenant was created; its creator became its owner.'),
+  'user.provisioned': a('tenant', 'user', 'An administrator created an account with an initial password and a membership.'),
+  'invitation.created': a('tenant', 'invitation', 'Someone was invited to the tenant; details.role is the role offered.'),
+  'invitation.accepted': a('tenant', 'invitation', 'An invitation was accepted and a membership created.'),
+  'invitation.revoked': a('tenant', 'invitation', 'A pending invitation was revoked.'),
+  'membership.updated': a('tenant', 'membership', "A membership's role, status or expiry changed; changes has before and after."),
+  'membership.removed': a('tenant', 'membership', 'A member was removed from the tenant.'),
+  'api_key.created': a('tenant', 'api_key', 'A personal access token was created; details.scopes lists its scopes.'),
+  'api_key.revoked': a('tenant', 'api_key', 'A personal access token was revoked by its owner.'),
+  'api_key.revoked_by_admin': a('tenant', 'api_key', "An administrator revoked another member's token."),
+  'api_key.member_keys_revoked': a('tenant', 'membership', "An administrator revoked every live token of one member; details.count."),
+  'auth_policy.updated': a('tenant', 'auth_policy', "The tenant's authentication policy changed; changes has before and after."),
+  'sso_connection.created': a('tenant', 'sso_connection', 'An SSO connection was created.'),
+  'sso_connection.updated': a('tenant', 'sso_connection', 'An SSO connection changed; changes has before and after (never the client secret).'),
+  'domain.added': a('tenant', 'domain', 'A domain was claimed by the tenant.'),
+  'domain.verified': a('tenant', 'domain', 'A domain verification was attempted; outcome says whether the TXT record matched.'),
+  'domain.removed': a('tenant', 'domain', 'A domain was removed.'),
+  'storage.provisioning_requested': a('tenant', 'storage', "The tenant's storage was requested in a region."),
+  'storage.provisioned': a('tenant', 'storage', "The tenant's buckets were created (system actor)."),
+  'storage.reconciliation_started': a('tenant', 'reconciliation_job', 'A storage reconciliation job was started.'),
+  'webhook_endpoint.created': a('tenant', 'webhook_endpoint', 'A webhook endpoint was created.'),
+  'webhook_endpoint.updated': a('tenant', 'webhook_endpoint', 'A webhook endpoint changed; changes has before and after.'),
+  'webhook_endpoint.deleted': a('tenant', 'webhook_endpoint', 'A webhook endpoint was deleted.'),
+  'webhook_endpoint.secret_rotated': a('tenant', 'webhook_endpoint', "A webhook endpoint's signing secret was rotated."),
+  'webhook_endpoint.disabled': a('tenant', 'webhook_endpoint', 'A webhook endpoint was disabled by the platform (410 Gone or failing too long).'),
+  'webhook_endpoint.recovery_started': a('tenant', 'webhook_endpoint', 'Failed messages of an endpoint were queued again.'),
+  'webhook_message.redelivered': a('tenant', 'webhook_message', 'One message was sent again to one endpoint.'),
+  'webhook_endpoint.test_sent': a('tenant', 'webhook_endpoint', 'A test event was sent to an endpoint.'),
+  'embodiment_profile.created': a('tenant', 'embodiment_profile', 'An embodiment profile was created.'),
+  'embodiment_profile.updated': a('tenant', 'embodiment_profile', 'An embodiment profile changed; changes has before and after.'),
+  'embodiment_profile.deleted': a('tenant', 'embodiment_profile', 'An embodiment profile was deleted.'),
+  'training_job.created': a('tenant', 'training_job', 'A training job was recorded.'),
+  'training_job.completed': a('tenant', 'training_job', 'A training job was reported finished; details.status.'),
+  'model_version.created': a('tenant', 'model_version', 'A model version was created.'),
+  'model_version.upload_urls_issued': a('tenant', 'model_version', 'Presigned upload URLs were issued for a model version.'),
+  'model_version.validation_started': a('tenant', 'model_version', 'Validation of a model version was started.'),
+  'edge_package.created': a('tenant', 'edge_package', 'An edge inference package build was requested.'),
+  'edge_package.run_reported': a('tenant', 'edge_package', "A robot reported a finished run of a package."),
+  'audit_log.export_started': a('tenant', 'audit_export', 'An export of the audit log was started; details has the window.'),
+} as const
+
+export type AuditAction = keyof typeof auditCatalogue
+export const auditActions = Object.keys(auditCatalogue) as AuditAction[]
+export const isAccountAction = (action: AuditAction) => auditCatalogue[action].scope === 'account'

@@ -1,0 +1,39 @@
+import { z } from 'zod'
+import { eventCatalogue } from '../events/catalogue'
+import { PageQuery } from '../platform/pagination'
+import { auditActions } from './catalogue'
+
+/** An entry as every reader sees it: the API, the export's lines and the `audit.entry` event are one shape. */
+export const AuditEntryDto = eventCatalogue['audit.entry'].data.meta({ id: 'AuditEntryDto' })
+
+// from and to are plain strings in the schema so a missing or unparsable one answers the audit log's own codes
+// (AUDIT_LOG_TIME_RANGE_REQUIRED, AUDIT_LOG_INVALID_TIME_RANGE) rather than a generic VALIDATION_ERROR.
+const instant = (what: string) => z.string().max(64).optional().describe(`${what} (RFC 3339). Required.`)
+const TimeRange = { from: instant('Start of the window, inclusive'), to: instant('End of the window, exclusive') }
+
+export const ListAuditLogQuery = PageQuery.extend({
+  ...TimeRange,
+  actorId: z.string().min(1).max(200).optional().describe("The actor's id: a user id, or a workflow id for the system"),
+  action: z.string().regex(/^[a-z_.]{1,80}$/).optional().describe('An action, or a prefix of one ending in a dot ("membership.")'),
+  targetType: z.string().regex(/^[a-z_]{1,40}$/).optional(),
+  targetId: z.string().min(1).max(200).optional(),
+  outcome: z.enum(['success', 'failure']).optional(),
+})
+
+export const AuditTimeRangeBodyDto = z.strictObject(TimeRange).meta({ id: 'AuditTimeRangeBodyDto' })
+
+export const AuditVerificationDto = z.object({
+  from: z.iso.datetime(),
+  to: z.iso.datetime(),
+  verified: z.number().int().nonnegative().describe('Entries in the window whose link was recomputed'),
+  firstSeq: z.number().int().nullable(),
+  lastSeq: z.number().int().nullable(),
+  intact: z.boolean(),
+  firstBrokenSeq: z.number().int().nullable().describe('The first entry whose hash or sequence does not follow from its predecessor'),
+  head: z.object({ seq: z.number().int(), hash: z.string().nullable() }).nullable().describe("The chain's newest entry now"),
+}).meta({ id: 'AuditVerificationDto' })
+
+export const SecurityActivityQuery = PageQuery
+
+export const AuditActionDto = z.object({ action: z.enum(auditActions as [string, ...string[]]), scope: z.enum(['account', 'tenant']), target: z.string().nullable(), summary: z.string() })
+  .meta({ id: 'AuditActionDto' })

@@ -1,0 +1,127 @@
+import type { Db, Sql } from '../platform/db'
+import { microsecondText } from '../platform/keyset'
+
+/** audit_log as stored; `seq` and `hash` are set by audit_append (migrations/0016). */
+export interface AuditRow {
+  id: string
+  chain: string
+  seq: number
+  hash: Buffer
+  occurred_at: Date
+  tenant_id: string | null
+  subject_user_id: string | null
+  actor_type: 'user' | 'api_key' | 'system' | 'anonymous'
+  actor_id: string | null
+  actor_label: string | null
+  credential_id: string | null
+  action: string
+  target_type: string | null
+  target_id: string | null
+  outcome: 'success' | 'failure'
+  reason: string | null
+  ip: string | null
+  user_agent: string | null
+  request_id: string | null
+  changes: Record<string, unknown> | null
+  details: Record<string, unknown> | null
+}
+
+export type NewAuditRow = Omit<AuditRow, 'seq' | 'hash' | 'occurred_at'>
+
+/** Appends in the caller's transaction: the chain's head row stays locked until it ends, so entries of one chain
+ *  are numbered in commit order and a rollback takes the entry (and the head's move) with it. */
+export async function appendAuditEntry(db: Db, row: NewAuditRow): Promise<AuditRow> {
+  const [entry] = await db<AuditRow[]>`select * from audit_append(jsonb_populate_record(null::audit_log, ${db.json(row as never)}))`
+  return entry!
+}
+
+export interface AuditCursor { at: string; id: string }
+export const auditCursorOf = (r: { cursor_at: string; id: string }): AuditCursor => ({ at: r.cursor_at, id: r.id })
+
+export interface AuditFilter {
+  tenantId: string
+  from: Date
+  to: Date
+  actorId?: string
+  actionPrefix?: string
+  targetType?: string
+  targetId?: string
+  outcome?: 'success' | 'failure'
+}
+
+/** One tenant's entries in [from, to), newest first, keyset-paged on (occurred_at, id). */
+export async function listTenantAudit(db: Db, f: AuditFilter, after: AuditCursor | null, limit: number) {
+  return db<(AuditRow & { cursor_at: string })[]>`
+    select *, ${db.unsafe(microsecondText('occurred_at'))} as cursor_at from audit_log
+     where tenant_id = ${f.tenantId} and occurred_at >= ${f.from} and occurred_at < ${f.to}
+       ${f.actorId ? db`and actor_id = ${f.actorId}` : db``}
+       ${f.actionPrefix ? db`and starts_with(action, ${f.actionPrefix})` : db``}
+       ${f.targetType ? db`and target_type = ${f.targetType}` : db``}
+       ${f.targetId ? db`and target_id = ${f.targetId}` : db``}
+       ${f.outcome ? db`and outcome = ${f.outcome}` : db``}
+       ${after ? db`and (occurred_at, id) < (${after.at}::text::timestamptz, ${after.id}::uuid)` : db``}
+     order by occurred_at desc, id desc
+     limit ${limit}`
+}
+
+/** Entries about one account (its sign-ins and credentials, in any tenant), newest first. */
+export async function listSubjectAudit(db: Db, userId: string, actions: readonly string[], after: AuditCursor | null, limit: number) {
+  return db<(AuditRow & { cursor_at: string })[]>`
+    select *, ${db.unsafe(microsecondText('occurred_at'))} as cursor_at from audit_log
+     where subject_user_id = ${userId} and action = any(${actions as string[]})
+       ${after ? db`and (occurred_at, id) < (${after.at}::text::timestamptz, ${after.id}::uuid)` : db``}
+     order by occurred_at desc, id desc
+     limit ${limit}`
+}
+
+export interface ChainCheck {
+  verified: number
+  first_broken_seq: number | null
+  first_seq: number | null
+  last_seq: number | null
+}
+
+/** Recomputes every link of one chain among the entries in [from, to): each hash from its predecessor's stored
+ *  hash and its own canonical form, and the sequence without gaps. The first entry links to the one before the
+ *  window (or to the chain's start). An edited row breaks its own link; a deleted one leaves a gap. */
+export async function verifyChain(db: Db, chain: string, from: Date, to: Date): Promise<ChainCheck> {
+  const [row] = await db<ChainCheck[]>`
+    with span as (
+      select min(seq) as lo, max(seq) as hi from audit_log where chain = ${chain} and occurred_at >= ${from} and occurred_at < ${to}
+    ), links as (
+      select a.seq,
+             a.hash = audit_link(lag(a.hash) over w, a) and a.seq = coalesce(lag(a.seq) over w, a.seq - 1) + 1 as ok,
+             row_number() over w as n
+        from audit_log a, span
+       where a.chain = ${chain} and a.seq between span.lo - 1 and span.hi
+      window w as (order by a.seq)
+    )
+    select count(*) filter (where links.seq >= span.lo)::int as verified,
+           min(links.seq) filter (where links.seq >= span.lo and not links.ok and not (links.n = 1 and links.seq > 1)) as first_broken_seq,
+           span.lo as first_seq, span.hi as last_seq
+      from span left join links on true
+     group by span.lo, span.hi`
+  return row!
+}
+
+export async function chainHead(db: Db, chain: string): Promise<{ seq: number; hash: Buffer | null } | undefined> {
+  const [row] = await db<{ seq: number; hash: Buffer | null }[]>`select seq, hash from audit_chain_heads where chain = ${chain}`
+  return row
+}
+
+export async function countTenantAudit(db: Db, tenantId: string, from: Date, to: Date, cap: number): Promise<number> {
+  const [row] = await db<{ n: number }[]>`
+    select count(*)::int as n from (select 1 from audit_log where tenant_id = ${tenantId} and occurred_at >= ${from} and occurred_at < ${to} limit ${cap + 1}) s`
+  return row!.n
+}
+
+/** The retention purge: entries older than `before`, in batches, the only delete the table's trigger admits. */
+export async function purgeAuditEntries(sql: Sql, before: Date, batch: number): Promise<number> {
+  return sql.begin(async (tx) => {
+    await tx`set local rcp.audit_purge = 'on'`
+    const rows = await tx`
+      delete from audit_log where id in (select id from audit_log where occurred_at < ${before} order by occurred_at limit ${batch})
+      returning 1`
+    return rows.length
+  })
+}

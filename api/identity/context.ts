@@ -1,0 +1,28 @@
+import type { Principal } from './service'
+
+/** Who is acting and from where, for one service call. The HTTP layer builds it once per request (the auth
+ *  plugin, from the credential it resolved); workflows and the worker act as the system with their workflow id.
+ *  Services take it second, after deps, and pass it on; the audit trail reads it, and nothing re-derives it. */
+export interface RequestContext<P extends Principal | null = Principal> {
+  readonly principal: P
+  /** The client address as the server saw it. */
+  readonly ip: string | null
+  readonly userAgent: string | null
+  readonly requestId: string | null
+  readonly system: null
+}
+
+/** Work the platform does on its own behalf: a workflow, a schedule, the dispatcher. */
+export interface SystemContext {
+  readonly principal: null
+  readonly ip: null
+  readonly userAgent: null
+  readonly requestId: null
+  readonly system: { readonly workflowId: string }
+}
+
+/** Any of them: what an audited change accepts. */
+export type ActingContext = RequestContext<Principal> | RequestContext<null> | SystemContext
+
+export const systemContext = (workflowId: string): SystemContext =>
+  Object.freeze({ principal: null, ip: null, userAgent: null, requestId: null, system: Object.freeze({ workflowId }) })

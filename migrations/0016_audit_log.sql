@@ -1,0 +1,90 @@
+-- The audit trail (issue 18). One row per security-relevant change, written by api/audit in the same transaction
+-- as the change. Rows are append-only and hash-chained per chain: a tenant's id for tenant entries, the user's id
+-- for account-level ones, 'anonymous' for failures that name no known account. A chain's head row is the only
+-- lock an append takes, so unrelated tenants never wait for each other.
+--
+-- tenant_id and subject_user_id carry no foreign key on purpose: entries outlive the tenant or account they
+-- describe until the retention purge removes them.
+create table audit_log (
+  id              uuid primary key,
+  chain           text not null,
+  seq             bigint not null,
+  hash            bytea not null,
+  occurred_at     timestamptz not null,
+  tenant_id       uuid,
+  subject_user_id uuid,
+  actor_type      text not null check (actor_type in ('user', 'api_key', 'system', 'anonymous')),
+  actor_id        text,
+  actor_label     text,
+  credential_id   uuid,
+  action          text not null,
+  target_type     text,
+  target_id       text,
+  outcome         text not null check (outcome in ('success', 'failure')),
+  reason          text,
+  ip              text,
+  user_agent      text,
+  request_id      text,
+  changes         jsonb,
+  details         jsonb,
+  unique (chain, seq)
+);
+create index audit_log_tenant_time_idx on audit_log (tenant_id, occurred_at desc, id desc) where tenant_id is not null;
+create index audit_log_subject_time_idx on audit_log (subject_user_id, occurred_at desc, id desc) where subject_user_id is not null;
+create index audit_log_time_idx on audit_log (occurred_at);
+
+create table audit_chain_heads (
+  chain text primary key,
+  seq   bigint not null,
+  hash  bytea
+);
+
+-- The canonical form an entry's hash covers: a JSON array of every column but the hash, in this order, as
+-- PostgreSQL's jsonb renders it (", " between items, object keys ordered by length then bytes), the time as
+-- integer microseconds since the epoch. README "Audit trail / Tamper evidence" shows how to recompute it.
+create function audit_canonical(a audit_log) returns text language sql immutable as $$
+  select jsonb_build_array(
+    a.id, a.chain, a.seq, (extract(epoch from a.occurred_at) * 1000000)::bigint, a.tenant_id, a.subject_user_id,
+    a.actor_type, a.actor_id, a.actor_label, a.credential_id, a.action, a.target_type, a.target_id, a.outcome,
+    a.reason, a.ip, a.user_agent, a.request_id, a.changes, a.details)::text
+$$;
+
+-- A chain starts from 32 zero bytes; each link is sha256(previous hash || canonical form).
+create function audit_link(prev bytea, a audit_log) returns bytea language sql immutable as $$
+  select sha256(coalesce(prev, '\x0000000000000000000000000000000000000000000000000000000000000000'::bytea) || convert_to(audit_canonical(a), 'UTF8'))
+$$;
+
+-- Appends one entry: takes its chain's head row lock, numbers and hashes the entry, moves the head. The actor's
+-- label (an email, a token's name) is read here, as it is at this moment, so one round trip does it all.
+create function audit_append(e audit_log) returns audit_log language plpgsql as $$
+declare
+  prev bytea;
+  last bigint;
+begin
+  insert into audit_chain_heads (chain, seq, hash) values (e.chain, 0, null::bytea) on conflict (chain) do nothing;
+  select seq, hash into last, prev from audit_chain_heads where chain = e.chain for update;
+  if e.actor_label is null and e.actor_type = 'api_key' and e.credential_id is not null then
+    select name into e.actor_label from api_keys where id = e.credential_id;
+  end if;
+  if e.actor_label is null and e.actor_type in ('user', 'api_key') and e.actor_id is not null then
+    select email into e.actor_label from users where id = e.actor_id::uuid;
+  end if;
+  e.seq := last + 1;
+  e.occurred_at := clock_timestamp();
+  e.hash := audit_link(prev, e);
+  insert into audit_log select e.*;
+  update audit_chain_heads set seq = e.seq, hash = e.hash where chain = e.chain;
+  return e;
+end $$;
+
+-- Append-only: no UPDATE, no DELETE, no TRUNCATE, except the retention purge, which says so in its own
+-- transaction (set local rcp.audit_purge = 'on'; api/audit/queries purgeAuditEntries).
+create function audit_log_append_only() returns trigger language plpgsql as $$
+begin
+  if tg_op = 'DELETE' and current_setting('rcp.audit_purge', true) = 'on' then
+    return old;
+  end if;
+  raise exception 'audit_log is append-only (% refused)', tg_op using errcode = 'insufficient_privilege';
+end $$;
+create trigger audit_log_no_update before update or delete on audit_log for each row execute function audit_log_append_only();
+create trigger audit_log_no_truncate before truncate on audit_log for each statement execute function audit_log_append_only();
