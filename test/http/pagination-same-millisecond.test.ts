@@ -119,6 +119,13 @@ const seeds: Record<string, Seed> = {
         from unnest(${sql.array(ids(events))}::uuid[], ${sql.array(OFFSETS_US)}::int[]) as t(e, o)
       returning id`)
   },
+  // Audit entries are written only by audit_append; inserting seeded rows is what the table's triggers still allow.
+  // One chain per row keeps (chain, seq) unique without numbering them.
+  auditEntries: async (sql, o) => ids(await sql`
+    insert into audit_log (id, chain, seq, hash, occurred_at, tenant_id, subject_user_id, actor_type, action, outcome)
+    select gen_random_uuid(), 'seed-' || gen_random_uuid(), 1, sha256(gen_random_uuid()::text::bytea), ${at(sql)}, ${o.tenantId}, ${o.userId}, 'system', 'api_key.created', 'success'
+      from ${offsets(sql)}
+    returning id`),
   ssoIdentities: async (sql, o) => {
     const [c] = await sql<{ id: string }[]>`
       insert into sso_connections (tenant_id, name, issuer, client_id, client_secret_sealed, default_role)
@@ -131,7 +138,9 @@ const seeds: Record<string, Seed> = {
 }
 
 // Every list endpoint of the API, with the table its rows live in and the order it promises.
-const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'asc' | 'desc'; sortKey?: string }[] = [
+// The audit log's window: from two hours back (the seeds sit one hour back) to an hour ahead.
+const auditWindow = `from=${new Date(Date.now() - 7_200_000).toISOString()}&to=${new Date(Date.now() + 3_600_000).toISOString()}`
+const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'asc' | 'desc'; timeColumn?: string }[] = [
   { path: '/users/me/sessions', seed: 'sessions', table: 'sessions', order: 'desc' },
   { path: '/users/me/webauthn/credentials', seed: 'passkeys', table: 'webauthn_credentials', order: 'desc' },
   { path: '/api-keys?scope=self', seed: 'apiKeys', table: 'api_keys', order: 'desc' },
@@ -156,6 +165,9 @@ const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'as
   { path: '/edge-inference-packages/{packageId}/runs', seed: 'edgePackageRuns', table: 'edge_package_runs', order: 'desc' },
   { path: '/webhook-endpoints/{endpointId}/messages', seed: 'webhookMessages', table: 'webhook_messages', order: 'desc' },
   { path: '/webhook-endpoints/{endpointId}/messages?status=succeeded', seed: 'webhookMessages', table: 'webhook_messages', order: 'desc' },
+  { path: `/tenants/current/audit-log?${auditWindow}`, seed: 'auditEntries', table: 'audit_log', order: 'desc', timeColumn: 'occurred_at' },
+  { path: `/tenants/current/audit-log?${auditWindow}&action=api_key.`, seed: 'auditEntries', table: 'audit_log', order: 'desc', timeColumn: 'occurred_at' },
+  { path: '/users/me/security-activity', seed: 'auditEntries', table: 'audit_log', order: 'desc', timeColumn: 'occurred_at' },
 ]
 
 async function walk(client: Client, path: string, pageSize: number): Promise<string[]> {
@@ -165,7 +177,7 @@ async function walk(client: Client, path: string, pageSize: number): Promise<str
   do {
     const sep = path.includes('?') ? '&' : '?'
     const res = await client.get(`${path}${sep}pageSize=${pageSize}${token ? `&pageToken=${encodeURIComponent(token)}` : ''}`)
-    expect({ path, status: res.status }).toEqual({ path, status: 200 })
+    expect({ path, status: res.status, body: res.status === 200 ? null : res.text }).toEqual({ path, status: 200, body: null })
     seen.push(...res.json.data.map((r: { id: string }) => r.id))
     token = res.json.nextPageToken
     if (++pages > 50) throw new Error(`${path}: the walk does not end`)
@@ -180,7 +192,7 @@ describe('every list walks rows created in the same millisecond exactly once, in
       const seeded = await seeds[list.seed]!(api.sql, owner)
       const dir = api.sql.unsafe(list.order)
       const expected = ids(await api.sql<{ id: string }[]>`
-        select id from ${api.sql(list.table)} where id = any(${api.sql.array(seeded)}::uuid[]) order by created_at ${dir}, id ${dir}`)
+        select id from ${api.sql(list.table)} where id = any(${api.sql.array(seeded)}::uuid[]) order by ${api.sql(list.timeColumn ?? 'created_at')} ${dir}, id ${dir}`)
 
       const path = list.path.replace(/\{(\w+)\}/g, (_, name: string) => pathParams[name]!)
       const walked = await walk(owner.client, path, PAGE_SIZE)
