@@ -2,22 +2,21 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../http/deps'
 import { envelope, ifMatchVersion, okVersioned } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
-import { currentMembership } from '../identity/service'
 import { TenantAuthPolicyDto, UpdateTenantAuthPolicyRequestDto } from './model'
-import { getAuthPolicy, patchAuthPolicy } from './service'
+import { currentAuthPolicy, patchAuthPolicy } from './service'
 
 export const authPolicyRoutes = (deps: AppDeps) =>
   new Elysia({ prefix: '/tenants/current/auth-policy', tags: ['Tenant administration'] })
     .use(httpConventions(deps))
-    .get('', async ({ request, principal, set }) => {
-      const { policy, version } = await getAuthPolicy(deps.sql, currentMembership(principal).tenantId, deps.config)
+    .get('', async ({ request, ctx, set }) => {
+      const { policy, version } = await currentAuthPolicy(deps, ctx)
       return okVersioned(request, set, version, policy)
     }, {
       auth: 'tenant:manage', errors: ['T400'], response: { 200: envelope(TenantAuthPolicyDto) },
       detail: { summary: "The current tenant's authentication policy (defaults until first changed)" },
     })
-    .patch('', async ({ request, principal, body, set }) => {
-      const { policy, version } = await patchAuthPolicy(deps, currentMembership(principal).tenantId, ifMatchVersion(request), body)
+    .patch('', async ({ request, ctx, body, set }) => {
+      const { policy, version } = await patchAuthPolicy(deps, ctx, ifMatchVersion(request), body)
       return okVersioned(request, set, version, policy)
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T409', 'P412'], body: UpdateTenantAuthPolicyRequestDto,

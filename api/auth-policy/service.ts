@@ -4,6 +4,9 @@ import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { domainOfEmail } from '../platform/email'
 import { ApiError } from '../platform/errors'
+import type { RequestContext } from '../identity/context'
+import { currentMembership } from '../identity/service'
+import { changesBetween, recordAudit } from '../audit/service'
 import { PASSWORD_MIN_LENGTH_FLOOR, SIGN_IN_METHODS, type AuthPolicyPatch, type TenantAuthPolicy } from './model'
 import { findAuthPoliciesOfUser, findAuthPolicy, insertDefaultAuthPolicy, updateAuthPolicy, type AuthPolicyRow } from './queries'
 
@@ -41,6 +44,11 @@ export async function getAuthPolicy(db: Db, tenantId: string, sessions: SessionD
   return row ? { policy: toDto(tenantId, row, row.updated_at), version: row.version } : { policy: toDto(tenantId, defaultFields(sessions), null), version: 1 }
 }
 
+/** The current tenant's policy, for its administrators. */
+export async function currentAuthPolicy({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, { principal }: RequestContext) {
+  return getAuthPolicy(sql, currentMembership(principal).tenantId, config)
+}
+
 /** The strictest minimum length over every tenant the user is an active member of (the floor without any). */
 export async function passwordMinLengthFor(db: Db, userId: string): Promise<number> {
   const rows = await findAuthPoliciesOfUser(db, userId)
@@ -51,7 +59,12 @@ export async function passwordMinLengthFor(db: Db, userId: string): Promise<numb
 export const emailDomainAllowed = (p: Pick<TenantAuthPolicy, 'allowedEmailDomains'>, email: string) =>
   p.allowedEmailDomains.length === 0 || p.allowedEmailDomains.includes(domainOfEmail(email))
 
-export async function patchAuthPolicy({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, tenantId: string, expectedVersion: number | null, patch: AuthPolicyPatch) {
+const POLICY_FIELDS = [
+  'mfaRequired', 'allowedSignInMethods', 'passwordMinLength', 'sessionAbsoluteMinutes', 'sessionIdleMinutes', 'ssoEnforced', 'allowedEmailDomains',
+] as const
+
+export async function patchAuthPolicy({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, expectedVersion: number | null, patch: AuthPolicyPatch) {
+  const { tenantId } = currentMembership(ctx.principal)
   return sql.begin(async (tx) => {
     await insertDefaultAuthPolicy(tx, tenantId, defaultFields(config))
     const current = (await findAuthPolicy(tx, tenantId))!
@@ -71,6 +84,9 @@ export async function patchAuthPolicy({ sql, config }: Pick<ServiceDeps, 'sql' |
     }
     const row = await updateAuthPolicy(tx, tenantId, expectedVersion, next)
     if (!row) throw staleVersion('policy')
-    return { policy: toDto(tenantId, row, row.updated_at), version: row.version }
+    const policy = toDto(tenantId, row, row.updated_at)
+    const changes = changesBetween(toDto(tenantId, current, current.updated_at), policy, POLICY_FIELDS)
+    if (changes) await recordAudit(tx, ctx, { action: 'auth_policy.updated', tenantId, target: { type: 'auth_policy', id: tenantId }, changes })
+    return { policy, version: row.version }
   })
 }

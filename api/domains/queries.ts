@@ -10,12 +10,13 @@ export interface TenantDomainRow {
   created_at: Date
 }
 
-/** Adding a domain the tenant already lists answers the existing claim (same token), so a retry is harmless. */
-export async function insertTenantDomain(db: Db, tenantId: string, domain: string, token: string): Promise<TenantDomainRow> {
-  const [row] = await db<TenantDomainRow[]>`
+/** Adding a domain the tenant already lists answers the existing claim (same token), so a retry is harmless;
+ *  `inserted` says which it was (xmax is 0 only on a row this statement inserted). */
+export async function insertTenantDomain(db: Db, tenantId: string, domain: string, token: string): Promise<TenantDomainRow & { inserted: boolean }> {
+  const [row] = await db<(TenantDomainRow & { inserted: boolean })[]>`
     insert into tenant_domains (tenant_id, domain, challenge_token) values (${tenantId}, ${domain}, ${token})
     on conflict (tenant_id, domain) do update set domain = excluded.domain
-    returning *`
+    returning *, (xmax = 0) as inserted`
   return row!
 }
 

@@ -5,7 +5,9 @@ import { ApiError } from '../platform/errors'
 import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
-import { currentMembership, type Principal } from '../identity/service'
+import type { RequestContext } from '../identity/context'
+import { currentMembership } from '../identity/service'
+import { recordAudit } from '../audit/service'
 import { lookupTxt } from './dns'
 import { CHALLENGE_LABEL } from './model'
 import {
@@ -23,44 +25,69 @@ export const toTenantDomainDto = (r: TenantDomainRow) => ({
 
 const notFound = () => new ApiError('NOT_FOUND', 'No domain with this id in the current tenant')
 
-export async function addDomain({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, domain: string) {
-  return insertTenantDomain(sql, currentMembership(principal).tenantId, domain, randomBytes(24).toString('base64url'))
+const domainTarget = (r: TenantDomainRow) => ({ type: 'domain', id: r.id })
+
+/** Adding a domain the tenant lists already answers that claim and records nothing new. */
+export async function addDomain({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, domain: string) {
+  const { tenantId } = currentMembership(ctx.principal)
+  return sql.begin(async (tx) => {
+    const row = await insertTenantDomain(tx, tenantId, domain, randomBytes(24).toString('base64url'))
+    if (row.inserted) await recordAudit(tx, ctx, { action: 'domain.added', tenantId, target: domainTarget(row), details: { domain: row.domain } })
+    return row
+  })
 }
 
-export async function listDomains({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, q: PageParams) {
+export async function listDomains({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, { principal }: RequestContext, q: PageParams) {
   const { tenantId } = currentMembership(principal)
   const binding = { route: 'GET /tenants/current/domains', scope: `tenant:${tenantId}`, filters: {} }
   const p = await paginate(keys.page, binding, q, (after, limit) => listTenantDomains(sql, tenantId, after, limit), createdCursorOf)
   return mapPage(p, toTenantDomainDto)
 }
 
-export async function removeDomain({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string) {
-  const row = isUuid(id) ? await deleteTenantDomain(sql, currentMembership(principal).tenantId, id) : undefined
-  if (!row) throw notFound()
-  return row
+export async function removeDomain({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
+  const { tenantId } = currentMembership(ctx.principal)
+  if (!isUuid(id)) throw notFound()
+  return sql.begin(async (tx) => {
+    const row = await deleteTenantDomain(tx, tenantId, id)
+    if (!row) throw notFound()
+    await recordAudit(tx, ctx, {
+      action: 'domain.removed', tenantId, target: domainTarget(row), details: { domain: row.domain, wasVerified: row.verified_at !== null },
+    })
+    return row
+  })
 }
 
 const uniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505'
 
-/** Looks the TXT record up now. A domain another tenant holds verified stays theirs until they delete it. */
-export async function verifyDomain({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, principal: Principal, id: string) {
-  const { tenantId } = currentMembership(principal)
+/** Looks the TXT record up now. A domain another tenant holds verified stays theirs until they delete it. A failed
+ *  attempt changes nothing but is recorded all the same (with the pool, before the error is answered). */
+export async function verifyDomain({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, id: string) {
+  const { tenantId } = currentMembership(ctx.principal)
   const row = isUuid(id) ? await findTenantDomain(sql, tenantId, id) : undefined
   if (!row) throw notFound()
   if (row.verified_at) return row
+  const attempt = { action: 'domain.verified', tenantId, target: domainTarget(row), details: { domain: row.domain } } as const
+  const failed = async (reason: string, message: string) => {
+    await recordAudit(sql, ctx, { ...attempt, outcome: 'failure', reason })
+    return new ApiError('BAD_REQUEST', message)
+  }
   const name = recordNameOf(row.domain)
   const expected = toTenantDomainDto(row).verificationRecord.value
   const txt = await lookupTxt(config, name)
   if (!txt.found) {
-    throw new ApiError('BAD_REQUEST', txt.reason === 'no-record'
-      ? `No TXT record is published at ${name} yet; publish it and retry (DNS changes can take a while to appear)`
-      : `The TXT records at ${name} could not be looked up now; retry later`)
+    throw txt.reason === 'no-record'
+      ? await failed('no_record', `No TXT record is published at ${name} yet; publish it and retry (DNS changes can take a while to appear)`)
+      : await failed('lookup_failed', `The TXT records at ${name} could not be looked up now; retry later`)
   }
   if (!txt.values.includes(expected)) {
-    throw new ApiError('BAD_REQUEST', `${txt.values.length} TXT record(s) at ${name}, none with the expected value; publish it exactly and retry`)
+    throw await failed('record_mismatch', `${txt.values.length} TXT record(s) at ${name}, none with the expected value; publish it exactly and retry`)
   }
-  const verified = await markTenantDomainVerified(sql, tenantId, row.id).catch((err) => (uniqueViolation(err) ? undefined : Promise.reject(err)))
-  if (!verified) throw new ApiError('BAD_REQUEST', `${row.domain} is verified by another tenant; it must remove its claim first`)
+  const verified = await sql.begin(async (tx) => {
+    const marked = await markTenantDomainVerified(tx, tenantId, row.id)
+    if (marked) await recordAudit(tx, ctx, attempt)
+    return marked
+  }).catch((err) => (uniqueViolation(err) ? undefined : Promise.reject(err)))
+  if (!verified) throw await failed('verified_elsewhere', `${row.domain} is verified by another tenant; it must remove its claim first`)
   return verified
 }
 

@@ -192,11 +192,6 @@ export async function tenantOfMembership(db: Db, membershipId: string): Promise<
   return row?.tenant_id
 }
 
-export async function membershipInTenant(db: Db, tenantId: string, membershipId: string): Promise<boolean> {
-  const rows = await db`select 1 from memberships where tenant_id = ${tenantId} and id = ${membershipId}`
-  return rows.length === 1
-}
-
 export async function isLiveMemberByEmail(db: Db, tenantId: string, email: string): Promise<boolean> {
   const rows = await db`
     select 1 from memberships m join users u on u.id = m.user_id

@@ -5,13 +5,14 @@ import { ApiError } from '../platform/errors'
 import { mapPage, paginate } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
 import { effectivePermissions, type Permission } from '../identity/permissions'
+import type { RequestContext } from '../identity/context'
 import { currentMembership, requireRoleWithinReach, type Principal } from '../identity/service'
+import { changesBetween, recordAudit } from '../audit/service'
 import { revokeMembershipApiKeys } from '../api-keys/queries'
 import { detachMembershipSessions } from '../sessions/queries'
 import type { ListMembershipsQuery, UpdateMembershipBody } from './model'
 import {
-  countMembers, countOtherActiveOwners, findMember, listMembers, lockTenantMemberships, markMemberRemoved, membershipInTenant,
-  updateMember, type MemberCursor, type MemberRow,
+  countMembers, countOtherActiveOwners, findMember, listMembers, lockTenantMemberships, markMemberRemoved, updateMember, type MemberCursor, type MemberRow,
 } from './queries'
 
 
@@ -22,7 +23,7 @@ export const toMembershipDto = (m: MemberRow) => ({
 
 /** One page of the current tenant's memberships and the total count of the whole query. The page token is bound
  *  to the tenant and to every filter and sort, so it cannot be replayed against another query. */
-export async function listMemberships({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, query: ListMembershipsQuery) {
+export async function listMemberships({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, { principal }: RequestContext, query: ListMembershipsQuery) {
   const pageKey = keys.page
   const { tenantId } = currentMembership(principal)
   const { pageSize, pageToken, ...rest } = query
@@ -40,7 +41,7 @@ export async function listMemberships({ sql: db, keys }: Pick<ServiceDeps, 'sql'
 
 const notFound = () => new ApiError('NOT_FOUND', 'No membership with this id in the current tenant')
 
-export async function getMembership({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, membershipId: string): Promise<MemberRow> {
+export async function getMembership({ sql }: Pick<ServiceDeps, 'sql'>, { principal }: RequestContext, membershipId: string): Promise<MemberRow> {
   const row = isUuid(membershipId) ? await findMember(sql, currentMembership(principal).tenantId, membershipId) : undefined
   if (!row) throw notFound()
   return row
@@ -86,31 +87,51 @@ async function guardedChange(tx: Db, principal: Principal, membershipId: string,
   return { tenantId: actor.tenantId, target }
 }
 
-export async function updateMembership({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, membershipId: string, expectedVersion: number | null, body: UpdateMembershipBody) {
+/** What membership.updated compares, in the form the API shows it. */
+const auditedFields = (m: MemberRow) => ({ role: m.role, status: m.status, expiresAt: m.expires_at?.toISOString() ?? null })
+
+export async function updateMembership({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, membershipId: string, expectedVersion: number | null, body: UpdateMembershipBody) {
   return sql.begin(async (tx) => {
-    const { tenantId } = await guardedChange(tx, principal, membershipId, expectedVersion, body)
+    const { tenantId, target } = await guardedChange(tx, ctx.principal, membershipId, expectedVersion, body)
     const expiresAt = body.expiresAt === undefined ? undefined : body.expiresAt === null ? null : new Date(body.expiresAt)
     if (!(await updateMember(tx, tenantId, membershipId, expectedVersion, { role: body.role, status: body.status, expiresAt }))) throw staleVersion()
-    return (await findMember(tx, tenantId, membershipId))!
+    const updated = (await findMember(tx, tenantId, membershipId))!
+    const changes = changesBetween(auditedFields(target), auditedFields(updated), ['role', 'status', 'expiresAt'])
+    // A PATCH that restates the current values changes nothing worth an entry.
+    if (changes) {
+      await recordAudit(tx, ctx, {
+        action: 'membership.updated', tenantId, subjectUserId: target.user_id, target: { type: 'membership', id: target.id }, changes,
+      })
+    }
+    return updated
   })
 }
 
 /** Removal, its sessions leaving the tenant and the revocation of its PATs commit together. */
-export async function removeMembership({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, membershipId: string, expectedVersion: number | null) {
+export async function removeMembership({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, membershipId: string, expectedVersion: number | null) {
   return sql.begin(async (tx) => {
-    const { tenantId } = await guardedChange(tx, principal, membershipId, expectedVersion, 'remove')
+    const { tenantId, target } = await guardedChange(tx, ctx.principal, membershipId, expectedVersion, 'remove')
     if (!(await markMemberRemoved(tx, tenantId, membershipId, expectedVersion))) throw staleVersion()
     await detachMembershipSessions(tx, membershipId)
-    await revokeMembershipApiKeys(tx, tenantId, membershipId)
+    const revokedKeys = await revokeMembershipApiKeys(tx, tenantId, membershipId)
+    await recordAudit(tx, ctx, {
+      action: 'membership.removed', tenantId, subjectUserId: target.user_id, target: { type: 'membership', id: target.id },
+      details: { role: target.role, revokedKeys },
+    })
     return { removed: true as const }
   })
 }
 
 /** Every live token of one member, at once (the member stays). */
-export async function revokeMemberKeys({ sql: db }: Pick<ServiceDeps, 'sql'>, principal: Principal, membershipId: string) {
-  const membership = currentMembership(principal)
-  if (!isUuid(membershipId) || !(await membershipInTenant(db, membership.tenantId, membershipId))) {
-    throw new ApiError('NOT_FOUND', 'No membership with this id in the current tenant')
-  }
-  return { membershipId, revokedCount: await revokeMembershipApiKeys(db, membership.tenantId, membershipId) }
+export async function revokeMemberKeys({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, membershipId: string) {
+  const { tenantId } = currentMembership(ctx.principal)
+  const member = isUuid(membershipId) ? await findMember(sql, tenantId, membershipId) : undefined
+  if (!member) throw notFound()
+  return sql.begin(async (tx) => {
+    const count = await revokeMembershipApiKeys(tx, tenantId, membershipId)
+    await recordAudit(tx, ctx, {
+      action: 'api_key.member_keys_revoked', tenantId, subjectUserId: member.user_id, target: { type: 'membership', id: member.id }, details: { count },
+    })
+    return { membershipId, revokedCount: count }
+  })
 }

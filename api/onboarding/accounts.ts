@@ -4,24 +4,28 @@ import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { checkPasswordPolicy, hashPassword } from '../identity/passwords'
 import type { Role } from '../identity/permissions'
+import type { RequestContext } from '../identity/context'
 import { currentMembership, requireRoleWithinReach, type Principal } from '../identity/service'
+import { recordAudit } from '../audit/service'
 import { emailDomainAllowed, getAuthPolicy } from '../auth-policy/service'
 import { enqueueMail, type QueuedMail } from '../mail/service'
 import { findMembershipOf, insertMembership } from '../memberships/queries'
 import { issueGrant } from '../password-resets/grants'
-import { startSession, type SessionContext } from '../sign-in/session-start'
+import { startSession } from '../sign-in/session-start'
 import { findTenantName } from '../tenants/queries'
 import { findUserByEmail, insertProvisionedUser, insertUser, recordPasswordHistory } from '../users/queries'
 import { PASSWORD_HISTORY, toUserDto } from '../users/service'
 
-/** Self-registration: the account and its first session are created together or not at all. */
-export async function registerUser(deps: Pick<ServiceDeps, 'sql' | 'config'>, input: { email: string; password: string }, ctx: SessionContext) {
+/** Self-registration: the account, its first session and its user.registered entry are created together or not at
+ *  all. Anonymous whatever the request presented: the new account is the actor. */
+export async function registerUser(deps: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext<Principal | null>, input: { email: string; password: string }) {
   checkPasswordPolicy(input.password, undefined, [input.email])
   const passwordHash = await hashPassword(input.password)
   return deps.sql.begin(async (tx) => {
     const user = await insertUser(tx, { email: input.email, passwordHash })
     if (!user) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
     await recordPasswordHistory(tx, user.id, passwordHash, PASSWORD_HISTORY)
+    await recordAudit(tx, ctx, { action: 'user.registered', actorUserId: user.id, target: { type: 'user', id: user.id }, details: { via: 'self_registration' } })
     const session = await startSession(tx, deps, user.id, null, ctx, { method: 'password' })
     return { user, session }
   })
@@ -38,8 +42,9 @@ const ACTIVATION_DAYS = 7
 
 /** An administrator adds a person to their tenant. `invite`: no password; an activation link (7 days) lets them
  *  choose one. `create`: a random initial password is mailed (never returned), to be changed at first sign-in. */
-export async function provisionUser(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys' | 'mail'>, principal: Principal, input: ProvisionInput) {
+export async function provisionUser(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys' | 'mail'>, ctx: RequestContext, input: ProvisionInput) {
   const { sql, keys } = deps
+  const { principal } = ctx
   const { tenantId } = currentMembership(principal)
   requireRoleWithinReach(principal, input.role)
   const { policy } = await getAuthPolicy(sql, tenantId, deps.config)
@@ -60,6 +65,11 @@ export async function provisionUser(deps: Pick<ServiceDeps, 'sql' | 'config' | '
     })
     if (!user) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
     const member = await insertMembership(tx, { tenantId, userId: user.id, role: input.role })
+    // The initial password, mailed below, is never part of the entry: only how the person will get in.
+    await recordAudit(tx, ctx, {
+      action: 'user.provisioned', tenantId, subjectUserId: user.id, target: { type: 'user', id: user.id },
+      details: { email: user.email, role: member.role, membershipId: member.id, mode: input.mode },
+    })
     let mail: QueuedMail
     if (initialPassword && passwordHash) {
       await recordPasswordHistory(tx, user.id, passwordHash, PASSWORD_HISTORY)

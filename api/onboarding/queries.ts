@@ -17,9 +17,11 @@ export interface TenantInvitationRow {
 const INVITATION = 'id, tenant_id, email, role, invited_by, expires_at, accepted_at, revoked_at, created_at'
 
 /** A new invitation supersedes the open one for the same address (the partial unique index allows one). */
-export async function revokeOpenInvitations(db: Db, tenantId: string, email: string): Promise<void> {
-  await db`update tenant_invitations set revoked_at = now()
-            where tenant_id = ${tenantId} and lower(email) = lower(${email}) and accepted_at is null and revoked_at is null`
+export async function revokeOpenInvitations(db: Db, tenantId: string, email: string): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`update tenant_invitations set revoked_at = now()
+            where tenant_id = ${tenantId} and lower(email) = lower(${email}) and accepted_at is null and revoked_at is null
+            returning id`
+  return rows.map((r) => r.id)
 }
 
 export async function insertTenantInvitation(db: Db, i: {

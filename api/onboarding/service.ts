@@ -7,12 +7,14 @@ import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
 import { checkPasswordPolicy, hashPassword } from '../identity/passwords'
+import type { RequestContext } from '../identity/context'
 import { currentMembership, requireRoleWithinReach, type Principal } from '../identity/service'
+import { recordAudit } from '../audit/service'
 import { getAuthPolicy } from '../auth-policy/service'
 import { enqueueMail } from '../mail/service'
 import { isLiveMemberByEmail, joinTenant } from '../memberships/queries'
 import { moveSessionInto, tenantVerdict } from '../sign-in/policy'
-import { startSession, type SessionContext } from '../sign-in/session-start'
+import { startSession } from '../sign-in/session-start'
 import { findTenantName } from '../tenants/queries'
 import { findUserByEmail, findUserById, insertUser, updateUserProfile } from '../users/queries'
 import { INVITATION_STATUSES, REGISTRATION_INVITATION_DAYS, TENANT_INVITATION_DAYS } from './model'
@@ -36,18 +38,27 @@ export const toInvitationDto = (r: TenantInvitationRow) => ({
   createdAt: r.created_at.toISOString(),
 })
 
-/** The invitation row, the superseding of an older open one and the outbox mail commit together; the mail is
- *  started after commit. The role is within the inviter's reach (the role ceiling). */
-export async function inviteToTenant(deps: Deps, principal: Principal, input: { email: string; role: Role }) {
+/** The invitation row, the superseding of an older open one, its entry and the outbox mail commit together; the
+ *  mail is started after commit. The role is within the inviter's reach (the role ceiling). */
+export async function inviteToTenant(deps: Deps, ctx: RequestContext, input: { email: string; role: Role }) {
+  const { principal } = ctx
   const actor = currentMembership(principal)
   requireRoleWithinReach(principal, input.role)
   const token = randomToken(32)
   const link = `${publicBase(deps.config)}/invitations/accept?token=${encodeURIComponent(token)}`
   const { row, mail } = await deps.sql.begin(async (tx) => {
     if (await isLiveMemberByEmail(tx, actor.tenantId, input.email)) throw new ApiError('USER_ALREADY_MEMBER', 'This address is already an active member of the tenant')
-    await revokeOpenInvitations(tx, actor.tenantId, input.email)
+    const superseded = await revokeOpenInvitations(tx, actor.tenantId, input.email)
     const row = await insertTenantInvitation(tx, {
       tenantId: actor.tenantId, email: input.email, role: input.role, tokenHash: sha256(token), invitedBy: principal.userId, days: TENANT_INVITATION_DAYS,
+    })
+    for (const id of superseded) {
+      await recordAudit(tx, ctx, { action: 'invitation.revoked', tenantId: actor.tenantId, target: { type: 'invitation', id }, details: { supersededBy: row.id } })
+    }
+    // The token (and so the link) stays out of the entry: it would let a reader of the trail join the tenant.
+    await recordAudit(tx, ctx, {
+      action: 'invitation.created', tenantId: actor.tenantId, target: { type: 'invitation', id: row.id },
+      details: { email: row.email, role: row.role, expiresAt: row.expires_at.toISOString() },
     })
     const mail = await enqueueMail(tx, {
       to: input.email, tenantId: actor.tenantId, template: 'tenantInvitation',
@@ -59,7 +70,7 @@ export async function inviteToTenant(deps: Deps, principal: Principal, input: { 
   return toInvitationDto(row)
 }
 
-export async function listInvitations({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, q: PageParams & { status?: (typeof INVITATION_STATUSES)[number] }) {
+export async function listInvitations({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, { principal }: RequestContext, q: PageParams & { status?: (typeof INVITATION_STATUSES)[number] }) {
   const { tenantId } = currentMembership(principal)
   const status = q.status ?? 'pending'
   const binding = { route: 'GET /tenant-invitations', scope: `tenant:${tenantId}`, filters: { status } }
@@ -67,13 +78,22 @@ export async function listInvitations({ sql: db, keys }: Pick<ServiceDeps, 'sql'
   return mapPage(p, toInvitationDto)
 }
 
-/** Revoking twice answers the same; an accepted invitation cannot be revoked (remove the membership instead). */
-export async function revokeInvitation({ sql: db }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string) {
-  const { tenantId } = currentMembership(principal)
-  const found = isUuid(id) ? await findTenantInvitation(db, tenantId, id) : undefined
+/** Revoking twice answers the same (and records nothing new); an accepted invitation cannot be revoked (remove the
+ *  membership instead). */
+export async function revokeInvitation({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
+  const { tenantId } = currentMembership(ctx.principal)
+  const found = isUuid(id) ? await findTenantInvitation(sql, tenantId, id) : undefined
   if (!found) throw new ApiError('NOT_FOUND', 'No invitation with this id in the current tenant')
   if (found.accepted_at) throw new ApiError('INVITATION_ALREADY_ACCEPTED', 'This invitation was accepted; remove the membership instead')
-  return toInvitationDto((await revokeTenantInvitationRow(db, tenantId, id))!)
+  if (found.revoked_at) return toInvitationDto(found)
+  return sql.begin(async (tx) => {
+    const row = await revokeTenantInvitationRow(tx, tenantId, id)
+    if (!row) throw new ApiError('INVITATION_ALREADY_ACCEPTED', 'This invitation was accepted; remove the membership instead')
+    await recordAudit(tx, ctx, {
+      action: 'invitation.revoked', tenantId, target: { type: 'invitation', id: row.id }, details: { email: row.email, role: row.role },
+    })
+    return toInvitationDto(row)
+  })
 }
 
 /** Password rules broken on an acceptance answer VALIDATION_ERROR: the operation's 400 set has no policy code. */
@@ -92,7 +112,8 @@ function acceptancePassword(password: string | undefined, minLength: number, ema
 /** Accepts a tenant invitation: joins the signed-in user (whose email must be the invited one), or creates the
  *  account and signs it in when the address is new. An address that has an account must sign in first. The
  *  invitation row is locked, so one token joins once. */
-export async function acceptInvitation(deps: Deps, principal: Principal | null, input: { token: string; password?: string; displayName?: string }, ctx: SessionContext) {
+export async function acceptInvitation(deps: Deps, ctx: RequestContext<Principal | null>, input: { token: string; password?: string; displayName?: string }) {
+  const { principal } = ctx
   const hash = sha256(input.token)
   return deps.sql.begin(async (tx) => {
     const inv = await lockInvitationByHash(tx, hash)
@@ -114,10 +135,15 @@ export async function acceptInvitation(deps: Deps, principal: Principal | null, 
       const user = await insertUser(tx, { email: inv.email, passwordHash })
       if (!user) throw new ApiError('UNAUTHORIZED', 'This address has an account: sign in, then accept the invitation')
       userId = user.id
+      await recordAudit(tx, ctx, { action: 'user.registered', actorUserId: userId, target: { type: 'user', id: userId }, details: { via: 'tenant_invitation' } })
     }
     if (input.displayName !== undefined && !principal) await updateUserProfile(tx, userId, null, input.displayName)
     const membershipId = await joinTenant(tx, inv.tenant_id, userId, inv.role)
     await markInvitationAccepted(tx, inv.id, userId)
+    await recordAudit(tx, ctx, {
+      action: 'invitation.accepted', tenantId: inv.tenant_id, subjectUserId: userId, actorUserId: userId, target: { type: 'invitation', id: inv.id },
+      details: { role: inv.role, membershipId },
+    })
     const current = await landAfterAcceptance(tx, deps, principal, userId, { id: membershipId, tenantId: inv.tenant_id })
     const session = principal ? null : await startSession(tx, deps, userId, current, ctx, { method: 'password' })
     return { userId, membershipId, currentMembershipId: current, session }
@@ -138,7 +164,7 @@ async function landAfterAcceptance(tx: Db, deps: Deps, principal: Principal | nu
 
 /** Public: mails a single-use link to finish registration. An address that has an account is refused (the same
  *  answer POST /users gives, so it tells nothing new). */
-export async function inviteToRegister(deps: Deps, email: string) {
+export async function inviteToRegister(deps: Deps, _ctx: RequestContext<null>, email: string) {
   const token = randomToken(32)
   const link = `${publicBase(deps.config)}/registration?token=${encodeURIComponent(token)}`
   const { row, mail } = await deps.sql.begin(async (tx) => {
@@ -152,7 +178,7 @@ export async function inviteToRegister(deps: Deps, email: string) {
 }
 
 /** `{email}` for a usable token; null for anything else (unknown, used or expired), telling nothing more. */
-export async function validateRegistration({ sql: db }: Pick<ServiceDeps, 'sql'>, token: string | undefined) {
+export async function validateRegistration({ sql: db }: Pick<ServiceDeps, 'sql'>, _ctx: RequestContext<null>, token: string | undefined) {
   if (token === undefined || token === '') {
     throw new ApiError('VALIDATION_ERROR', 'token is required', { errors: [{ path: 'query.token', message: 'is required' }] })
   }
@@ -160,7 +186,7 @@ export async function validateRegistration({ sql: db }: Pick<ServiceDeps, 'sql'>
   return row && !row.completed_at && !isExpired(row.expires_at) ? { email: row.email } : null
 }
 
-export async function completeRegistration(deps: Deps, input: { token: string; password: string; displayName?: string }, ctx: SessionContext) {
+export async function completeRegistration(deps: Deps, ctx: RequestContext<null>, input: { token: string; password: string; displayName?: string }) {
   return deps.sql.begin(async (tx) => {
     const row = await findRegistrationInvitation(tx, sha256(input.token), true)
     if (!row) throw new ApiError('INVITATION_INVALID', 'This registration link is not valid')
@@ -172,6 +198,7 @@ export async function completeRegistration(deps: Deps, input: { token: string; p
     if (!user) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
     if (input.displayName !== undefined) await updateUserProfile(tx, user.id, null, input.displayName)
     await markRegistrationCompleted(tx, row.id)
+    await recordAudit(tx, ctx, { action: 'user.registered', actorUserId: user.id, target: { type: 'user', id: user.id }, details: { via: 'registration_invitation' } })
     const session = await startSession(tx, deps, user.id, null, ctx, { method: 'password' })
     return { userId: user.id, session }
   })

@@ -90,8 +90,11 @@ export async function findIdentityUser(db: Db, connectionId: string, subject: st
   return row?.user_id
 }
 
-export async function linkIdentity(db: Db, connectionId: string, subject: string, userId: string): Promise<void> {
-  await db`insert into sso_identities (connection_id, subject, user_id) values (${connectionId}, ${subject}, ${userId}) on conflict do nothing`
+/** The new link's id; undefined when (connection, subject) was linked already. */
+export async function linkIdentity(db: Db, connectionId: string, subject: string, userId: string): Promise<string | undefined> {
+  const [row] = await db<{ id: string }[]>`
+    insert into sso_identities (connection_id, subject, user_id) values (${connectionId}, ${subject}, ${userId}) on conflict do nothing returning id`
+  return row?.id
 }
 
 /** Enabled connections that claim an email domain explicitly (an empty domain list admits any address at sign-in,

@@ -10,13 +10,13 @@ export const ssoRoutes = (deps: AppDeps) => {
   const dto = toSsoConnectionDto(deps.config)
   return new Elysia({ tags: ['Single sign-on'] })
     .use(httpConventions(deps))
-    .get('/tenants/current/sso-connections', async ({ request, principal, query }) =>
-      page(request, await listConnections(deps, principal, query)), {
+    .get('/tenants/current/sso-connections', async ({ request, ctx, query }) =>
+      page(request, await listConnections(deps, ctx, query)), {
       auth: 'tenant:manage', errors: ['T400p'], query: ListSsoConnectionsQuery, response: { 200: listEnvelope(TenantSsoConnectionDto) },
       detail: { summary: 'OIDC connections of the current tenant, newest first (client secrets are never returned)' },
     })
-    .post('/tenants/current/sso-connections', async ({ request, principal, body, set }) => {
-      const row = await createConnection(deps, principal, body)
+    .post('/tenants/current/sso-connections', async ({ request, ctx, body, set }) => {
+      const row = await createConnection(deps, ctx, body)
       set.status = 201
       return okVersioned(request, set, row.version, dto(row))
     }, {
@@ -24,15 +24,15 @@ export const ssoRoutes = (deps: AppDeps) => {
       response: { 201: envelope(TenantSsoConnectionDto) },
       detail: { summary: 'Add an OIDC connection; the client secret is stored encrypted and is write-only' },
     })
-    .get('/tenants/current/sso-connections/:connectionId', async ({ request, principal, params, set }) => {
-      const row = await getConnection(deps, principal, params.connectionId)
+    .get('/tenants/current/sso-connections/:connectionId', async ({ request, ctx, params, set }) => {
+      const row = await getConnection(deps, ctx, params.connectionId)
       return okVersioned(request, set, row.version, dto(row))
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T404'], response: { 200: envelope(TenantSsoConnectionDto) },
       detail: { summary: 'One OIDC connection, with its ETag for If-Match' },
     })
-    .patch('/tenants/current/sso-connections/:connectionId', async ({ request, principal, params, body, set }) => {
-      const row = await updateConnection(deps, principal, params.connectionId, ifMatchVersion(request), body)
+    .patch('/tenants/current/sso-connections/:connectionId', async ({ request, ctx, params, body, set }) => {
+      const row = await updateConnection(deps, ctx, params.connectionId, ifMatchVersion(request), body)
       return okVersioned(request, set, row.version, dto(row))
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], body: UpdateTenantSsoConnectionRequestDto,
@@ -40,12 +40,12 @@ export const ssoRoutes = (deps: AppDeps) => {
       detail: { summary: 'Change an OIDC connection (If-Match optional); a new clientSecret replaces the stored one' },
     })
     // Linking starts at POST /users/me/sso-identities/link-requests (api/sign-in/routes.ts).
-    .get('/users/me/sso-identities', async ({ request, principal, query }) => page(request, await listMyIdentities(deps, principal, query)), {
+    .get('/users/me/sso-identities', async ({ request, ctx, query }) => page(request, await listMyIdentities(deps, ctx, query)), {
       auth: 'session', errors: ['A400p'], query: PageQuery, response: { 200: listEnvelope(SsoIdentityDto) },
       detail: { summary: 'Single sign-on identities linked to your account, newest first' },
     })
-    .delete('/users/me/sso-identities/:identityId', async ({ request, principal, params }) =>
-      ok(request, toSsoIdentityDto(await unlinkMyIdentity(deps, principal, params.identityId))), {
+    .delete('/users/me/sso-identities/:identityId', async ({ request, ctx, params }) =>
+      ok(request, toSsoIdentityDto(await unlinkMyIdentity(deps, ctx, params.identityId))), {
       auth: 'session', errors: ['A400', 'A404', 'A409'], response: { 200: envelope(SsoIdentityDto) },
       detail: { summary: "Unlink an identity: that provider's sign-in no longer reaches your account through it" },
     })

@@ -9,8 +9,8 @@ import { createTenant } from './service'
 export const tenantsRoutes = (deps: AppDeps) =>
   new Elysia({ prefix: '/tenants', tags: ['Tenant administration'] })
     .use(httpConventions(deps))
-    .post('', async ({ request, principal, body, set }) => {
-      const { tenant, membership } = await createTenant(deps, principal, body, request.headers.get(TENANT_HEADER) ?? undefined)
+    .post('', async ({ request, ctx, body, set }) => {
+      const { tenant, membership } = await createTenant(deps, ctx, body, request.headers.get(TENANT_HEADER) ?? undefined)
       set.status = 201
       return ok(request, {
         tenant: { id: tenant.id, name: tenant.name, slug: tenant.slug, createdAt: tenant.created_at.toISOString() },

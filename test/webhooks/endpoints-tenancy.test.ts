@@ -80,7 +80,7 @@ describe('what the delivery side uses', () => {
     expect(row).toMatchObject({ enabled: false, disabled_reason: 'gone' })
     const again = await api.sql.begin((tx) => disableEndpoint(tx, tenantId, a.endpoint.id, 'failing'))
     expect(again).toBeUndefined()
-    const events = await api.sql`select type, data from events where tenant_id = ${tenantId}`
+    const events = await api.sql`select type, data from events where tenant_id = ${tenantId} and type <> 'audit.entry'`
     expect([...events]).toEqual([{
       type: 'webhook_endpoint.disabled',
       data: { endpointId: a.endpoint.id, url: a.endpoint.url, reason: 'gone', disabledAt: row!.disabled_at!.toISOString() },
@@ -98,6 +98,6 @@ describe('what the delivery side uses', () => {
       throw new Error('the delivery bookkeeping failed')
     })).rejects.toThrow('the delivery bookkeeping failed')
     expect((await findEndpoint(api.sql, tenantId, a.endpoint.id))!.enabled).toBe(true)
-    expect(await api.sql`select 1 from events where tenant_id = ${tenantId}`).toHaveLength(0)
+    expect(await api.sql`select 1 from events where tenant_id = ${tenantId} and type <> 'audit.entry'`).toHaveLength(0)
   })
 })
