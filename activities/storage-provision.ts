@@ -8,6 +8,7 @@ import { regionsFromConfig } from '../api/storage/regions'
 import { BUCKET_POLICY, isNoSuchBucket, s3For, type BucketKind } from '../api/storage/s3'
 import { StorageErrorType } from '../workflows/contract-storage'
 import type { ActivityDeps } from './index'
+import { workflowActor } from './system-actor'
 
 const TAG = { tenant: 'rcp-tenant', kind: 'rcp-kind', run: 'rcp-provisioned-by' } as const
 
@@ -81,7 +82,7 @@ export function storageProvisionActivities(deps: ActivityDeps) {
 
     /** The last bucket to become ready announces storage.provisioned, in the same transaction. */
     async markStorageBucketReady(tenantId: string, kind: BucketKind): Promise<void> {
-      await markBucketReadyAndAnnounce(sql, tenantId, kind)
+      await markBucketReadyAndAnnounce(sql, workflowActor(), tenantId, kind)
     },
 
     /** Compensation: removes the bucket only when this very run made it; anything else is left alone. */

@@ -12,6 +12,7 @@ import { envelopeOf, signedHeaders, webhookIdOf } from '../api/webhook-deliverie
 import { disableEndpoint, findEndpoint, signingSecrets } from '../api/webhook-endpoints/service'
 import { WebhookErrorType, type AttemptInput, type AttemptOutcome } from '../workflows/contract-webhooks'
 import type { ActivityDeps } from './index'
+import { workflowActor } from './system-actor'
 
 const BODY_KEPT_BYTES = 1024
 // A receiver's answer is read whole before it is judged; anything bigger is a failed attempt, not a memory risk.
@@ -79,16 +80,17 @@ export function webhookDeliveryActivities({ sql, config, log, resolve }: Activit
         responseBody: 'response' in exchange ? keptBody(exchange.response.body) : null, errorClass: judged.errorClass,
       }
 
+      const platform = workflowActor() // what the attempt changes (disabling the endpoint), this workflow did
       const outcome = await sql.begin(async (tx): Promise<AttemptOutcome> => {
         await recordAttempt(tx, record, input.last || judged.outcome.result === 'stopped')
         if (judged.outcome.result === 'stopped') {
-          await disableEndpoint(tx, input.tenantId, endpoint.id, 'gone')
+          await disableEndpoint(tx, platform, input.tenantId, endpoint.id, 'gone')
           return judged.outcome
         }
         if (judged.outcome.result !== 'failed') return judged.outcome
         const since = await failingSince(tx, endpoint.id)
         if (!since || at.getTime() - since.getTime() < config.WEBHOOK_DISABLE_AFTER_SECONDS * 1000) return judged.outcome
-        await disableEndpoint(tx, input.tenantId, endpoint.id, 'failing')
+        await disableEndpoint(tx, platform, input.tenantId, endpoint.id, 'failing')
         await markMessageFailed(tx, message.id)
         return { result: 'stopped', reason: 'failing' }
       })

@@ -12,9 +12,9 @@ import { publicSigningKeys } from './signing'
 export const edgePackagesRoutes = (deps: AppDeps) =>
   new Elysia({ tags: ['Edge inference packages'] })
     .use(httpConventions(deps))
-    .post('/model-versions/:modelVersionId/edge-inference-package', async ({ request, principal, params, body, set }) => {
+    .post('/model-versions/:modelVersionId/edge-inference-package', async ({ request, ctx, params, body, set }) => {
       set.status = 201
-      return ok(request, await createPackage(deps, principal, params.modelVersionId, body))
+      return ok(request, await createPackage(deps, ctx, params.modelVersionId, body))
     }, {
       auth: 'model:write', idempotent: true, errors: ['M400', 'M404', 'M409'], params: ModelVersionParams, body: EdgeInferencePackageRequestDto,
       response: { 201: envelope(EdgeInferencePackageDto) },
@@ -26,7 +26,7 @@ export const edgePackagesRoutes = (deps: AppDeps) =>
           + 'With an Idempotency-Key a repeat replays the same package; without one, every request builds a new package.',
       },
     })
-    .get('/edge-inference-packages', async ({ request, principal, query }) => page(request, await listTenantPackages(deps, principal, query)), {
+    .get('/edge-inference-packages', async ({ request, ctx, query }) => page(request, await listTenantPackages(deps, ctx, query)), {
       auth: 'model:read', errors: ['M400p'], query: ListPackagesQuery, response: { 200: listEnvelope(EdgeInferencePackageDto) },
       detail: { summary: 'Edge inference packages of this tenant, newest first (filter by model version and status)' },
     })
@@ -34,20 +34,20 @@ export const edgePackagesRoutes = (deps: AppDeps) =>
       public: true, errors: ['A400'], response: { 200: envelope(PackageSigningKeyDto.array()) },
       detail: { summary: 'The Ed25519 public keys that sign package provenance (DSSE), current first; anyone may verify a package' },
     })
-    .get('/edge-inference-packages/:packageId', async ({ request, principal, params }) => ok(request, await getPackage(deps, principal, params.packageId)), {
+    .get('/edge-inference-packages/:packageId', async ({ request, ctx, params }) => ok(request, await getPackage(deps, ctx, params.packageId)), {
       auth: 'model:read', errors: ['M400', 'M404'], params: PackageParams, response: { 200: envelope(EdgeInferencePackageDto) },
       detail: { summary: 'One package: status, progress in bytes, and when ready its artifact with a short-lived download URL' },
     })
-    .post('/edge-inference-packages/:packageId/runs', async ({ request, principal, params, body, set }) => {
+    .post('/edge-inference-packages/:packageId/runs', async ({ request, ctx, params, body, set }) => {
       set.status = 201
-      return ok(request, await reportRun(deps, principal, params.packageId, body))
+      return ok(request, await reportRun(deps, ctx, params.packageId, body))
     }, {
       auth: 'model:write', idempotent: true, errors: ['M400', 'M404', 'M409'], params: PackageParams, body: EdgePackageRunReportDto,
       response: { 201: envelope(EdgePackageRunDto) },
       detail: { summary: 'Report a finished run (the robot-side client, with the token given at launch); publishes run.finished' },
     })
-    .get('/edge-inference-packages/:packageId/runs', async ({ request, principal, params, query }) =>
-      page(request, await listPackageRuns(deps, principal, params.packageId, query)), {
+    .get('/edge-inference-packages/:packageId/runs', async ({ request, ctx, params, query }) =>
+      page(request, await listPackageRuns(deps, ctx, params.packageId, query)), {
       auth: 'model:read', errors: ['M400p', 'M404'], params: PackageParams, query: ListRunsQuery, response: { 200: listEnvelope(EdgePackageRunDto) },
       detail: { summary: 'Runs the package\'s robot-side client reported, newest first' },
     })

@@ -2,7 +2,9 @@
 // the workflow's (workflows/edge-package.ts, activities/edge-package/).
 import { randomUUID } from 'node:crypto'
 import { publishEvent } from '../events/service'
-import { currentMembership, type Principal } from '../identity/service'
+import { recordAudit } from '../audit/service'
+import type { RequestContext } from '../identity/context'
+import { currentMembership } from '../identity/service'
 import { assertSourceStillPresent } from '../model-versions/objects'
 import { findModelVersion } from '../model-versions/queries'
 import type { ServiceDeps } from '../platform/deps'
@@ -25,8 +27,11 @@ const fkViolated = (err: unknown) => {
   return e?.code === '23503' ? e.constraint_name : undefined
 }
 
-export async function createPackage(deps: Deps, principal: Principal, modelVersionId: string, input: PackageRequestInput) {
-  const { tenantId } = currentMembership(principal)
+const packageTarget = (id: string) => ({ type: 'edge_package', id })
+
+/** Recorded with the package row (a replayed Idempotency-Key answers from the stored response and never gets here). */
+export async function createPackage(deps: Deps, ctx: RequestContext, modelVersionId: string, input: PackageRequestInput) {
+  const { tenantId } = currentMembership(ctx.principal)
   const version = isUuid(modelVersionId) ? await findModelVersion(deps.sql, tenantId, modelVersionId) : undefined
   if (!version) throw new ApiError('MODEL_VERSION_NOT_FOUND', `No model version ${modelVersionId} in this tenant`)
   if (version.status !== 'ready') {
@@ -41,15 +46,22 @@ export async function createPackage(deps: Deps, principal: Principal, modelVersi
 
   const id = randomUUID()
   const workflowId = edgePackageWorkflowId(tenantId, id, input.targetArch)
-  const row = await insertPackage(deps.sql, {
-    id, tenantId, modelVersionId, embodimentProfileId: input.embodimentProfileId, workflowId,
-    request: {
-      mode: input.mode, strategyKey: input.strategyKey ?? null, steps: input.steps, targetArch: input.targetArch,
-      // The remote policy only means something for remote_ws; a local package never points elsewhere.
-      remotePolicyHost: input.mode === 'remote_ws' ? input.remotePolicyHost! : null,
-      remotePolicyPort: input.mode === 'remote_ws' ? input.remotePolicyPort! : null,
-      wireProtocols: input.wireProtocols, useFakeTransport: input.useFakeTransport,
-    },
+  const row = await deps.sql.begin(async (tx) => {
+    const made = await insertPackage(tx, {
+      id, tenantId, modelVersionId, embodimentProfileId: input.embodimentProfileId, workflowId,
+      request: {
+        mode: input.mode, strategyKey: input.strategyKey ?? null, steps: input.steps, targetArch: input.targetArch,
+        // The remote policy only means something for remote_ws; a local package never points elsewhere.
+        remotePolicyHost: input.mode === 'remote_ws' ? input.remotePolicyHost! : null,
+        remotePolicyPort: input.mode === 'remote_ws' ? input.remotePolicyPort! : null,
+        wireProtocols: input.wireProtocols, useFakeTransport: input.useFakeTransport,
+      },
+    })
+    await recordAudit(tx, ctx, {
+      action: 'edge_package.created', tenantId, target: packageTarget(id),
+      details: { modelVersionId, embodimentProfileId: input.embodimentProfileId, mode: input.mode, targetArch: input.targetArch },
+    })
+    return made
   }).catch((err) => {
     // The tenant-scoped foreign key is the profile check: absent, or another tenant's, is the same 404. It cannot
     // race with the profile's deletion, which the same key refuses once this row exists.
@@ -78,36 +90,41 @@ async function ownPackage({ sql }: Pick<ServiceDeps, 'sql'>, tenantId: string, i
   return row
 }
 
-export async function getPackage(deps: Pick<ServiceDeps, 'sql' | 'config'>, principal: Principal, id: string) {
-  const { tenantId } = currentMembership(principal)
+export async function getPackage(deps: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, id: string) {
+  const { tenantId } = currentMembership(ctx.principal)
   return packageViews(deps, tenantId)(await ownPackage(deps, tenantId, id))
 }
 
-export async function listTenantPackages(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, principal: Principal, q: PageParams & { modelVersionId?: string; status?: PackageStatus }) {
-  const { tenantId } = currentMembership(principal)
+export async function listTenantPackages(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, ctx: RequestContext, q: PageParams & { modelVersionId?: string; status?: PackageStatus }) {
+  const { tenantId } = currentMembership(ctx.principal)
   const binding = { route: 'GET /edge-inference-packages', scope: `tenant:${tenantId}`, filters: { modelVersionId: q.modelVersionId, status: q.status } }
   const p = await paginate(deps.keys.page, binding, q, (after, limit) => listPackages(deps.sql, tenantId, q, after, limit), createdCursorOf)
   const items = await Promise.all(p.items.map(packageViews(deps, tenantId)))
   return { ...p, items }
 }
 
-/** The robot-side client's report; its event is written in the same transaction, so a stored run is announced once. */
-export async function reportRun(deps: Pick<ServiceDeps, 'sql'>, principal: Principal, packageId: string, report: RunReport) {
-  const { tenantId } = currentMembership(principal)
+/** The robot-side client's report; its event and audit entry are written in the same transaction, so a stored run
+ *  is announced and recorded once. */
+export async function reportRun(deps: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, packageId: string, report: RunReport) {
+  const { tenantId } = currentMembership(ctx.principal)
   await ownPackage(deps, tenantId, packageId)
   const run = await deps.sql.begin(async (tx) => {
-    const row = await insertRun(tx, tenantId, packageId, principal.userId, report)
+    const row = await insertRun(tx, tenantId, packageId, ctx.principal.userId, report)
     await publishEvent(tx, tenantId, 'run.finished', {
       packageId, runId: row.id, stepsDone: row.steps_done, exitReason: row.exit_reason, contractViolations: row.contract_violations,
       latencyMs: report.latencyMs,
+    })
+    await recordAudit(tx, ctx, {
+      action: 'edge_package.run_reported', tenantId, target: packageTarget(packageId),
+      details: { runId: row.id, stepsDone: row.steps_done, exitReason: row.exit_reason },
     })
     return row
   })
   return toRunDto(run)
 }
 
-export async function listPackageRuns({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, packageId: string, q: PageParams) {
-  const { tenantId } = currentMembership(principal)
+export async function listPackageRuns({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, packageId: string, q: PageParams) {
+  const { tenantId } = currentMembership(ctx.principal)
   await ownPackage({ sql }, tenantId, packageId)
   const binding = { route: 'GET /edge-inference-packages/{id}/runs', scope: `tenant:${tenantId}`, filters: { packageId } }
   return mapPage(await paginate(keys.page, binding, q, (after, limit) => listRuns(sql, tenantId, packageId, after, limit), createdCursorOf), toRunDto)

@@ -5,7 +5,9 @@ import { ApiError } from '../platform/errors'
 import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
-import { currentMembership, type Principal } from '../identity/service'
+import { changesBetween, recordAudit } from '../audit/service'
+import type { RequestContext } from '../identity/context'
+import { currentMembership } from '../identity/service'
 import type { CreateProfileInput, EmbodimentProfile, UpdateProfileInput } from './model'
 import {
   deleteEmbodimentProfile, findEmbodimentProfile, insertEmbodimentProfile, lockEmbodimentProfile, listEmbodimentProfiles, updateEmbodimentProfile,
@@ -22,6 +24,8 @@ const notFound = () => new ApiError('NOT_FOUND', 'No embodiment profile with thi
 const nameTaken = (name: string) => new ApiError('EMBODIMENT_PROFILE_NAME_CONFLICT', `An embodiment profile named "${name}" already exists in this tenant`)
 const sqlState = (err: unknown) => (err as { code?: string }).code
 const IN_USE_STATES = ['23001', '23503']
+const FIELDS = ['name', 'robotType', 'controlRateHz', 'observationFeatures', 'actionFeatures'] as const
+const profileTarget = (r: EmbodimentProfileRow) => ({ type: 'embodiment_profile', id: r.id })
 
 async function own(db: Db, tenantId: string, id: string, find = findEmbodimentProfile): Promise<EmbodimentProfileRow> {
   const row = isUuid(id) ? await find(db, tenantId, id) : undefined
@@ -29,7 +33,8 @@ async function own(db: Db, tenantId: string, id: string, find = findEmbodimentPr
   return row
 }
 
-/** Unique names within a tenant: the constraint decides, so two concurrent creates cannot both win. */
+/** Unique names within a tenant: the constraint decides, so two concurrent creates cannot both win (the loser's
+ *  transaction, audit entry included, rolls back). */
 async function nameChecked<T>(name: string, write: () => Promise<T>): Promise<T> {
   try {
     return await write()
@@ -39,27 +44,34 @@ async function nameChecked<T>(name: string, write: () => Promise<T>): Promise<T>
   }
 }
 
-export async function createProfile({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, input: CreateProfileInput) {
-  const { tenantId } = currentMembership(principal)
-  const row = await nameChecked(input.name, () => insertEmbodimentProfile(sql, tenantId, input))
+export async function createProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, input: CreateProfileInput) {
+  const { tenantId } = currentMembership(ctx.principal)
+  const row = await nameChecked(input.name, () => sql.begin(async (tx) => {
+    const made = await insertEmbodimentProfile(tx, tenantId, input)
+    await recordAudit(tx, ctx, {
+      action: 'embodiment_profile.created', tenantId, target: profileTarget(made), details: { name: made.name, robotType: made.robot_type },
+    })
+    return made
+  }))
   return { profile: toEmbodimentProfile(row), version: row.version }
 }
 
-export async function getProfile({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string) {
-  const row = await own(sql, currentMembership(principal).tenantId, id)
+export async function getProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
+  const row = await own(sql, currentMembership(ctx.principal).tenantId, id)
   return { profile: toEmbodimentProfile(row), version: row.version }
 }
 
-export async function listProfiles({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, q: PageParams) {
-  const { tenantId } = currentMembership(principal)
+export async function listProfiles({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams) {
+  const { tenantId } = currentMembership(ctx.principal)
   const binding = { route: 'GET /embodiment-profiles', scope: `tenant:${tenantId}`, filters: {} }
   const p = await paginate(keys.page, binding, q, (after, limit) => listEmbodimentProfiles(sql, tenantId, after, limit), createdCursorOf)
   return mapPage(p, toEmbodimentProfile)
 }
 
-/** Fields left out keep their value. A stale If-Match answers 412 and writes nothing. */
-export async function patchProfile({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string, expectedVersion: number | null, patch: UpdateProfileInput) {
-  const { tenantId } = currentMembership(principal)
+/** Fields left out keep their value. A stale If-Match answers 412 and writes nothing. Recorded with the fields that
+ *  changed, before and after. */
+export async function patchProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string, expectedVersion: number | null, patch: UpdateProfileInput) {
+  const { tenantId } = currentMembership(ctx.principal)
   return sql.begin(async (tx) => {
     const current = await own(tx, tenantId, id, lockEmbodimentProfile)
     if (expectedVersion !== null && expectedVersion !== current.version) {
@@ -73,6 +85,8 @@ export async function patchProfile({ sql }: Pick<ServiceDeps, 'sql'>, principal:
       actionFeatures: patch.actionFeatures ?? current.action_features,
     }
     const row = await nameChecked(next.name, () => updateEmbodimentProfile(tx, tenantId, id, next))
+    const changes = changesBetween(toEmbodimentProfile(current), toEmbodimentProfile(row), FIELDS)
+    if (changes) await recordAudit(tx, ctx, { action: 'embodiment_profile.updated', tenantId, target: profileTarget(row), changes })
     return { profile: toEmbodimentProfile(row), version: row.version }
   })
 }
@@ -80,11 +94,14 @@ export async function patchProfile({ sql }: Pick<ServiceDeps, 'sql'>, principal:
 /** Packages reference their profile with ON DELETE RESTRICT: the database refuses while one does, which is
  *  the only check that cannot race with a package being created. RESTRICT raises 23001 (restrict_violation),
  *  NO ACTION 23503 (foreign_key_violation): both mean the same here. */
-export async function removeProfile({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string): Promise<void> {
-  const { tenantId } = currentMembership(principal)
-  await own(sql, tenantId, id)
+export async function removeProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string): Promise<void> {
+  const { tenantId } = currentMembership(ctx.principal)
+  const row = await own(sql, tenantId, id)
   try {
-    if (!(await deleteEmbodimentProfile(sql, tenantId, id))) throw notFound()
+    await sql.begin(async (tx) => {
+      if (!(await deleteEmbodimentProfile(tx, tenantId, id))) throw notFound()
+      await recordAudit(tx, ctx, { action: 'embodiment_profile.deleted', tenantId, target: profileTarget(row), details: { name: row.name } })
+    })
   } catch (err) {
     if (IN_USE_STATES.includes(sqlState(err) ?? '')) throw new ApiError('EMBODIMENT_PROFILE_IN_USE', 'An edge inference package uses this embodiment profile; it cannot be deleted')
     throw err

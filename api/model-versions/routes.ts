@@ -10,9 +10,9 @@ import { startValidation } from './validation'
 export const modelVersionsRoutes = (deps: AppDeps) =>
   new Elysia({ prefix: '/model-versions', tags: ['Models'] })
     .use(httpConventions(deps))
-    .post('', async ({ request, principal, body, set }) => {
+    .post('', async ({ request, ctx, body, set }) => {
       set.status = 201
-      return ok(request, await createModelVersion(deps, principal, body))
+      return ok(request, await createModelVersion(deps, ctx, body))
     }, {
       auth: 'model:write', idempotent: true, errors: ['M400', 'M404', 'M409'], body: CreateModelVersionBodyDto, response: { 201: envelope(ModelVersionDto) },
       detail: {
@@ -23,15 +23,15 @@ export const modelVersionsRoutes = (deps: AppDeps) =>
           'tenant), TRAINING_JOB_NOT_COMPLETED, TRAINING_JOB_HAS_NO_OUTPUT_ARTIFACT',
       },
     })
-    .get('', async ({ request, principal, query }) => page(request, await listVersions(deps, principal, query)), {
+    .get('', async ({ request, ctx, query }) => page(request, await listVersions(deps, ctx, query)), {
       auth: 'model:read', errors: ['M400p'], query: ListModelVersionsQuery, response: { 200: listEnvelope(ModelVersionDto) },
       detail: { summary: 'Model versions of this tenant, newest first, optionally of one status and format' },
     })
-    .get('/:modelVersionId', async ({ request, principal, params }) => ok(request, await getModelVersion(deps, principal, params.modelVersionId)), {
+    .get('/:modelVersionId', async ({ request, ctx, params }) => ok(request, await getModelVersion(deps, ctx, params.modelVersionId)), {
       auth: 'model:read', errors: ['M400', 'M404'], params: ModelVersionParams, response: { 200: envelope(ModelVersionDto) },
       detail: { summary: 'One model version: status, failure reason, objects (measured sizes and SHA-256 once ready)' },
     })
-    .post('/:modelVersionId/upload-urls', async ({ request, principal, params }) => ok(request, await uploadUrls(deps, principal, params.modelVersionId)), {
+    .post('/:modelVersionId/upload-urls', async ({ request, ctx, params }) => ok(request, await uploadUrls(deps, ctx, params.modelVersionId)), {
       auth: 'model:write', errors: ['M400', 'S400', 'M404'], params: ModelVersionParams, response: { 200: envelope(UploadUrlsDto) },
       detail: {
         summary: `Presigned PUT URLs, one per object of a draft version, in the tenant's general bucket; each is valid for ` +
@@ -39,9 +39,9 @@ export const modelVersionsRoutes = (deps: AppDeps) =>
           'MODEL_VERSION_INVALID_STATUS once the version left draft; STORAGE_NOT_READY before the tenant\'s storage is provisioned',
       },
     })
-    .post('/:modelVersionId/validations', async ({ request, principal, params, set }) => {
+    .post('/:modelVersionId/validations', async ({ request, ctx, params, set }) => {
       set.status = 202
-      return ok(request, await startValidation(deps, principal, params.modelVersionId))
+      return ok(request, await startValidation(deps, ctx, params.modelVersionId))
     }, {
       auth: 'model:write', errors: ['M400', 'S400', 'M404'], params: ModelVersionParams, response: { 202: envelope(ModelVersionDto) },
       detail: {

@@ -5,7 +5,9 @@ import { ApiError } from '../platform/errors'
 import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
-import { currentMembership, type Principal } from '../identity/service'
+import { recordAudit } from '../audit/service'
+import type { RequestContext } from '../identity/context'
+import { currentMembership } from '../identity/service'
 import { modelsWorkflowIds, type ValidationOutcome } from '../../workflows/contract-models'
 import type { CreateModelVersionInput, ModelFormat, ModelVersion, ModelVersionStatus } from './model'
 import { generalBucketOf, presignedPuts } from './objects'
@@ -28,37 +30,52 @@ export async function ownVersion(db: Db, tenantId: string, id: string): Promise<
   return row
 }
 
+export const versionTarget = (r: ModelVersionRow) => ({ type: 'model_version', id: r.id })
+
 export const invalidStatus = (row: ModelVersionRow, wanted: string) =>
   new ApiError('MODEL_VERSION_INVALID_STATUS', `The model version is ${row.status}; this needs it ${wanted}`)
 
 /** A new version starts as a draft: its objects may not exist yet (they are uploaded through upload-urls). */
-export async function createModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, input: CreateModelVersionInput) {
-  const { tenantId } = currentMembership(principal)
+export async function createModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, input: CreateModelVersionInput) {
+  const { tenantId } = currentMembership(ctx.principal)
   const { source, objects, trainingJobId } = await objectsOfSource(sql, tenantId, input.source)
-  return toModelVersion(await insertModelVersion(sql, { tenantId, name: input.name, format: input.format, source, trainingJobId, objects }))
+  return sql.begin(async (tx) => {
+    const row = await insertModelVersion(tx, { tenantId, name: input.name, format: input.format, source, trainingJobId, objects })
+    await recordAudit(tx, ctx, {
+      action: 'model_version.created', tenantId, target: versionTarget(row),
+      details: { name: row.name, format: row.format, sourceKind: row.source_kind, trainingJobId },
+    })
+    return toModelVersion(row)
+  })
 }
 
-export async function getModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string) {
-  return toModelVersion(await ownVersion(sql, currentMembership(principal).tenantId, id))
+export async function getModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
+  return toModelVersion(await ownVersion(sql, currentMembership(ctx.principal).tenantId, id))
 }
 
-export async function listVersions({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, q: PageParams & { status?: ModelVersionStatus; format?: ModelFormat }) {
-  const { tenantId } = currentMembership(principal)
+export async function listVersions({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { status?: ModelVersionStatus; format?: ModelFormat }) {
+  const { tenantId } = currentMembership(ctx.principal)
   const filters = { status: q.status, format: q.format }
   const binding = { route: 'GET /model-versions', scope: `tenant:${tenantId}`, filters }
   const p = await paginate(keys.page, binding, q, (after, limit) => listModelVersions(sql, tenantId, filters, after, limit), createdCursorOf)
   return mapPage(p, toModelVersion)
 }
 
-/** Presigned PUT URLs for every object of a draft, in the tenant's general bucket. */
-export async function uploadUrls({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, principal: Principal, id: string) {
-  const { tenantId } = currentMembership(principal)
+/** Presigned PUT URLs for every object of a draft, in the tenant's general bucket. Issuing them changes no row,
+ *  but grants write access for a while, so it is recorded: when they expire, never the URLs (they are bearer
+ *  credentials). */
+export async function uploadUrls({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, id: string) {
+  const { tenantId } = currentMembership(ctx.principal)
   const row = await ownVersion(sql, tenantId, id)
   if (row.status !== 'draft') throw invalidStatus(row, 'draft (uploads end when validation starts)')
   const { bucket, s3 } = await generalBucketOf(sql, config, tenantId)
   const ttl = config.MODEL_UPLOAD_URL_TTL_SECONDS
   const expiresAt = new Date(Date.now() + ttl * 1000).toISOString()
-  return { bucket, expiresAt, uploads: await presignedPuts(s3, bucket, row.objects, ttl) }
+  const uploads = await presignedPuts(s3, bucket, row.objects, ttl)
+  await sql.begin((tx) => recordAudit(tx, ctx, {
+    action: 'model_version.upload_urls_issued', tenantId, target: versionTarget(row), details: { objectCount: uploads.length, expiresAt },
+  }))
+  return { bucket, expiresAt, uploads }
 }
 
 /** validating → ready | failed with its event, in one transaction; a repeat (a retried activity) changes nothing. */

@@ -2,22 +2,34 @@
 // checkpoint, a bundle without one of its objects, a size other than declared); the workflow then reads every
 // object to measure sizes and SHA-256 and turns the version ready or failed.
 import type { ServiceDeps } from '../platform/deps'
-import { currentMembership, type Principal } from '../identity/service'
+import { recordAudit } from '../audit/service'
+import type { RequestContext } from '../identity/context'
+import { currentMembership } from '../identity/service'
 import { TENANT_ID, taskQueues } from '../../workflows/contract'
 import { ModelsWorkflowType, modelsWorkflowIds, type ValidateModelVersionInput } from '../../workflows/contract-models'
 import { assertObjectsPresent, generalBucketOf } from './objects'
 import { markValidating, unmarkValidating } from './queries'
-import { invalidStatus, ownVersion, toModelVersion } from './service'
+import { invalidStatus, ownVersion, toModelVersion, versionTarget } from './service'
 
-/** draft | failed → validating, and the workflow started. MODEL_VERSION_INVALID_STATUS while validating or ready. */
-export async function startValidation(deps: Pick<ServiceDeps, 'sql' | 'config' | 'temporal'>, principal: Principal, id: string) {
-  const { tenantId } = currentMembership(principal)
+/** draft | failed → validating, and the workflow started. MODEL_VERSION_INVALID_STATUS while validating or ready.
+ *  Recorded with the status change; a start that then fails puts the status back, and the entry stays (the
+ *  validation was started, and ended at once). */
+export async function startValidation(deps: Pick<ServiceDeps, 'sql' | 'config' | 'temporal'>, ctx: RequestContext, id: string) {
+  const { tenantId } = currentMembership(ctx.principal)
   const { sql, config } = deps
   const row = await ownVersion(sql, tenantId, id)
   if (row.status !== 'draft' && row.status !== 'failed') throw invalidStatus(row, 'draft or failed')
   const { regionId, bucket, s3 } = await generalBucketOf(sql, config, tenantId)
   await assertObjectsPresent(s3, bucket, row.source_kind, row.objects)
-  const validating = await markValidating(sql, tenantId, id, { regionId, bucket })
+  const validating = await sql.begin(async (tx) => {
+    const marked = await markValidating(tx, tenantId, id, { regionId, bucket })
+    if (marked) {
+      await recordAudit(tx, ctx, {
+        action: 'model_version.validation_started', tenantId, target: versionTarget(marked), details: { previousStatus: row.status, objectCount: row.objects.length },
+      })
+    }
+    return marked
+  })
   if (!validating) throw invalidStatus((await ownVersion(sql, tenantId, id)), 'draft or failed') // another request started it
   const input: ValidateModelVersionInput = { tenantId, modelVersionId: id }
   try {

@@ -1,20 +1,23 @@
 // The storage changes a tenant hears about: each status change and its event commit together (the outbox), so
 // a retried activity that finds the change made already publishes nothing a second time.
+import { recordAudit } from '../audit/service'
 import { publishEvent } from '../events/service'
+import type { SystemContext } from '../identity/context'
 import type { Db, Sql } from '../platform/db'
 import { failJob, finishJob, listBuckets, markBucketReady } from './queries'
 import type { BucketKind } from './s3'
 
-/** Marks one bucket ready; when that makes every bucket of the tenant ready, `storage.provisioned` goes out in the
- *  same transaction. The workflow readies the buckets one after another, so exactly one call sees the last. */
-export async function markBucketReadyAndAnnounce(sql: Sql, tenantId: string, kind: BucketKind): Promise<void> {
+/** Marks one bucket ready; when that makes every bucket of the tenant ready, `storage.provisioned` goes out and is
+ *  recorded (by the provisioning workflow) in the same transaction. The workflow readies the buckets one after
+ *  another, so exactly one call sees the last. */
+export async function markBucketReadyAndAnnounce(sql: Sql, ctx: SystemContext, tenantId: string, kind: BucketKind): Promise<void> {
   await sql.begin(async (tx) => {
     if ((await markBucketReady(tx, tenantId, kind)).length === 0) return
     const buckets = await listBuckets(tx, tenantId)
     if (!buckets.every((b) => b.status === 'ready')) return
-    await publishEvent(tx, tenantId, 'storage.provisioned', {
-      regionId: buckets[0]!.region_id, buckets: buckets.map((b) => ({ kind: b.kind, name: b.name })),
-    })
+    const provisioned = { regionId: buckets[0]!.region_id, buckets: buckets.map((b) => ({ kind: b.kind, name: b.name })) }
+    await publishEvent(tx, tenantId, 'storage.provisioned', provisioned)
+    await recordAudit(tx, ctx, { action: 'storage.provisioned', tenantId, target: { type: 'storage', id: tenantId }, details: provisioned })
   })
 }
 

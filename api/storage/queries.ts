@@ -59,16 +59,21 @@ export interface NewBucket { kind: BucketKind; name: string; versioning: boolean
  *  state are left alone, so the caller re-reads and decides. */
 /** Concurrent requests of one tenant take turns: ON CONFLICT arbitrates only (tenant_id, kind), so two racing
  *  inserts of the same bucket would otherwise collide on the unique name and fail instead of joining. */
-export async function upsertProvisioning(db: Db, tenantId: string, regionId: string, buckets: NewBucket[]) {
+/** The kinds this call (re)started provisioning for: new, or failed before; none when all were already underway or ready. */
+export async function upsertProvisioning(db: Db, tenantId: string, regionId: string, buckets: NewBucket[]): Promise<BucketKind[]> {
   await db`select pg_advisory_xact_lock(hashtext(${`storage-provision:${tenantId}`}))`
+  const started: BucketKind[] = []
   for (const b of buckets) {
-    await db`
+    const rows = await db<{ kind: BucketKind }[]>`
       insert into storage_buckets (tenant_id, kind, name, region_id, status, versioning, expire_days)
       values (${tenantId}, ${b.kind}, ${b.name}, ${regionId}, 'provisioning', ${b.versioning}, ${b.expireDays})
       on conflict (tenant_id, kind) do update
         set region_id = excluded.region_id, status = 'provisioning', failure_reason = null, created_at = now(), updated_at = now()
-        where storage_buckets.status = 'failed'`
+        where storage_buckets.status = 'failed'
+      returning kind`
+    started.push(...rows.map((r) => r.kind))
   }
+  return started
 }
 
 /** Empty when the bucket was not provisioning (a retried activity finds it ready already). */

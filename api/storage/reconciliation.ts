@@ -2,6 +2,9 @@
 import { WorkflowNotFoundError } from '@temporalio/client'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
+import { recordAudit } from '../audit/service'
+import type { RequestContext } from '../identity/context'
+import { currentMembership } from '../identity/service'
 import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
@@ -64,12 +67,19 @@ async function stillOpen(deps: StorageDeps, job: JobRow): Promise<boolean> {
   return false
 }
 
-export async function createReconciliationJob(deps: StorageDeps, tenantId: string, userId: string, dryRun: boolean) {
+export async function createReconciliationJob(deps: StorageDeps, ctx: RequestContext, dryRun: boolean) {
+  const { tenantId } = currentMembership(ctx.principal)
   const buckets = await readyBuckets(deps.sql, tenantId)
   const active = await findActiveJob(deps.sql, tenantId)
   if (active && (await stillOpen(deps, active))) return existing(active, dryRun)
   await probe(deps, buckets[0]!.region_id, buckets[0]!.name)
-  const job = await insertJob(deps.sql, { tenantId, dryRun, createdBy: userId })
+  const job = await deps.sql.begin(async (tx) => {
+    const made = await insertJob(tx, { tenantId, dryRun, createdBy: ctx.principal.userId })
+    if (made) {
+      await recordAudit(tx, ctx, { action: 'storage.reconciliation_started', tenantId, target: { type: 'reconciliation_job', id: made.id }, details: { dryRun } })
+    }
+    return made
+  })
   if (!job) {
     // Another request created one between our read and insert.
     const winner = await findActiveJob(deps.sql, tenantId)
@@ -93,13 +103,15 @@ export async function createReconciliationJob(deps: StorageDeps, tenantId: strin
   return { job: toJobSummary(job), created: true }
 }
 
-export async function listReconciliationJobs({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, tenantId: string, q: PageParams & { status?: JobStatus }) {
+export async function listReconciliationJobs({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { status?: JobStatus }) {
+  const { tenantId } = currentMembership(ctx.principal)
   const binding = { route: 'GET /tenants/current/storage-reconciliation-jobs', scope: `tenant:${tenantId}`, filters: { status: q.status } }
   const p = await paginate(keys.page, binding, q, (after, limit) => listJobs(sql, tenantId, q.status, after, limit), createdCursorOf)
   return mapPage(p, toJobSummary)
 }
 
-export async function describeReconciliationJob({ sql }: Pick<ServiceDeps, 'sql'>, tenantId: string, jobId: string) {
+export async function describeReconciliationJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, jobId: string) {
+  const { tenantId } = currentMembership(ctx.principal)
   const notFound = () => new ApiError('STORAGE_RECONCILIATION_JOB_NOT_FOUND', `No reconciliation job ${jobId} in this tenant`)
   if (!isUuid(jobId)) throw notFound()
   const job = await findJob(sql, tenantId, jobId)

@@ -3,6 +3,9 @@ import type { Config } from '../platform/config'
 import type { Sql } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
+import { recordAudit } from '../audit/service'
+import type { RequestContext } from '../identity/context'
+import { currentMembership } from '../identity/service'
 import { taskQueues, TENANT_ID } from '../../workflows/contract'
 import { storageWorkflowIds, StorageWorkflowType, type ProvisionStorageInput } from '../../workflows/contract-storage'
 import type { StorageBucketSummary } from './model'
@@ -25,18 +28,27 @@ export function toBucketSet(rows: BucketRow[]) {
   return set
 }
 
-export const getBucketSet = async ({ sql }: Pick<ServiceDeps, 'sql'>, tenantId: string) => toBucketSet(await listBuckets(sql, tenantId))
+export const getBucketSet = async ({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext) =>
+  toBucketSet(await listBuckets(sql, currentMembership(ctx.principal).tenantId))
 
 /** Starts (or joins) provisioning in `regionId`. Ready storage is returned as it is; storage in another
- *  region is a conflict; a failed attempt is reset and retried, in the requested region. */
-export async function provisionBuckets(deps: StorageDeps, tenantId: string, regionId: string) {
+ *  region is a conflict; a failed attempt is reset and retried, in the requested region. Only a request that
+ *  (re)starts provisioning is recorded: joining a run, or finding the storage ready, changes nothing. */
+export async function provisionBuckets(deps: StorageDeps, ctx: RequestContext, regionId: string) {
+  const { tenantId } = currentMembership(ctx.principal)
   const region = usableRegion(deps.config, regionId)
   const wanted = BUCKET_KINDS.map((kind) => ({
     kind, name: bucketNameFor(deps.config.TEMPORAL_TASK_QUEUE_PREFIX, tenantId, kind),
     versioning: BUCKET_POLICY[kind].versioning, expireDays: BUCKET_POLICY[kind].expireDays,
   }))
   if ((await listBuckets(deps.sql, tenantId)).some((r) => r.status === 'failed')) await previousRunClosed(deps, tenantId)
-  await deps.sql.begin((tx) => upsertProvisioning(tx, tenantId, region.id, wanted))
+  await deps.sql.begin(async (tx) => {
+    const started = await upsertProvisioning(tx, tenantId, region.id, wanted)
+    if (started.length === 0) return
+    await recordAudit(tx, ctx, {
+      action: 'storage.provisioning_requested', tenantId, target: { type: 'storage', id: tenantId }, details: { regionId: region.id, kinds: started },
+    })
+  })
   const rows = await listBuckets(deps.sql, tenantId)
   const other = rows.find((r) => r.region_id !== region.id)
   if (other) {
@@ -94,7 +106,8 @@ export function regionOf(config: Config, regionId: string): Region {
 }
 
 /** The stored usage, computed first when asked to or when there is none yet. */
-export async function storageSummary({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, tenantId: string, refresh: boolean) {
+export async function storageSummary({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, refresh: boolean) {
+  const { tenantId } = currentMembership(ctx.principal)
   const buckets = await readyBuckets(sql, tenantId)
   const regionId = buckets[0]!.region_id
   let usage = await readUsage(sql, tenantId)

@@ -4,7 +4,9 @@ import { ApiError } from '../platform/errors'
 import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
-import { currentMembership, type Principal } from '../identity/service'
+import { recordAudit } from '../audit/service'
+import type { RequestContext } from '../identity/context'
+import { currentMembership } from '../identity/service'
 import { objectKeyProblem } from '../storage/object-keys'
 import type { CompleteTrainingJobInput, TrainingJob, TrainingJobStatus } from './model'
 import { findTrainingJob, finishTrainingJob, insertTrainingJob, listTrainingJobs, type TrainingJobRow } from './queries'
@@ -17,18 +19,25 @@ export const toTrainingJob = (r: TrainingJobRow): TrainingJob => ({
 // A training job is the job that produces a model bundle: its codes are the MODEL_BUNDLE_JOB_* ones.
 export const trainingJobNotFound = () => new ApiError('MODEL_BUNDLE_JOB_NOT_FOUND', 'No training job with this id in the current tenant')
 
-export async function createTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, name: string) {
-  return toTrainingJob(await insertTrainingJob(sql, currentMembership(principal).tenantId, name))
+const jobTarget = (r: TrainingJobRow) => ({ type: 'training_job', id: r.id })
+
+export async function createTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, name: string) {
+  const { tenantId } = currentMembership(ctx.principal)
+  return sql.begin(async (tx) => {
+    const row = await insertTrainingJob(tx, tenantId, name)
+    await recordAudit(tx, ctx, { action: 'training_job.created', tenantId, target: jobTarget(row), details: { name: row.name } })
+    return toTrainingJob(row)
+  })
 }
 
-export async function getTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string) {
-  const row = isUuid(id) ? await findTrainingJob(sql, currentMembership(principal).tenantId, id) : undefined
+export async function getTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
+  const row = isUuid(id) ? await findTrainingJob(sql, currentMembership(ctx.principal).tenantId, id) : undefined
   if (!row) throw trainingJobNotFound()
   return toTrainingJob(row)
 }
 
-export async function listJobs({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, q: PageParams & { status?: TrainingJobStatus }) {
-  const { tenantId } = currentMembership(principal)
+export async function listJobs({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { status?: TrainingJobStatus }) {
+  const { tenantId } = currentMembership(ctx.principal)
   const binding = { route: 'GET /training-jobs', scope: `tenant:${tenantId}`, filters: { status: q.status } }
   const p = await paginate(keys.page, binding, q, (after, limit) => listTrainingJobs(sql, tenantId, q.status, after, limit), createdCursorOf)
   return mapPage(p, toTrainingJob)
@@ -49,9 +58,9 @@ function checkedCompletion(input: CompleteTrainingJobInput) {
   return { status: input.status, outputArtifactPath: path ?? null, reason: input.status === 'failed' ? (input.reason ?? 'no reason given') : null }
 }
 
-/** running → completed | failed, once, with its event in the same transaction. */
-export async function completeTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string, input: CompleteTrainingJobInput) {
-  const { tenantId } = currentMembership(principal)
+/** running → completed | failed, once, with its event and its audit entry in the same transaction. */
+export async function completeTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string, input: CompleteTrainingJobInput) {
+  const { tenantId } = currentMembership(ctx.principal)
   const completion = checkedCompletion(input)
   const job = isUuid(id) ? await findTrainingJob(sql, tenantId, id) : undefined
   if (!job) throw trainingJobNotFound()
@@ -63,6 +72,9 @@ export async function completeTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, pri
     } else {
       await publishEvent(tx, tenantId, 'training_job.failed', { trainingJobId: row.id, name: row.name, reason: row.failure_reason! })
     }
+    await recordAudit(tx, ctx, {
+      action: 'training_job.completed', tenantId, target: jobTarget(row), details: { status: row.status, outputArtifactPath: row.output_artifact_path },
+    })
     return toTrainingJob(row)
   })
 }

@@ -11,36 +11,36 @@ import { getEndpointMessage, listEndpointMessages, recoverEndpoint, redeliverMes
 export const webhookDeliveriesRoutes = (deps: AppDeps) =>
   new Elysia({ tags: ['Webhook deliveries'] })
     .use(httpConventions(deps))
-    .get('/webhook-endpoints/:endpointId/messages', async ({ request, principal, params, query }) =>
-      page(request, await listEndpointMessages(deps, principal, params.endpointId, query)), {
+    .get('/webhook-endpoints/:endpointId/messages', async ({ request, ctx, params, query }) =>
+      page(request, await listEndpointMessages(deps, ctx, params.endpointId, query)), {
       auth: 'tenant:manage', errors: ['T400p', 'T404'], params: EndpointParams, query: ListWebhookMessagesQuery,
       response: { 200: listEnvelope(WebhookMessageDto) },
       detail: { summary: 'Messages of a webhook endpoint (one per event it was subscribed to), newest first' },
     })
-    .get('/webhook-endpoints/:endpointId/messages/:messageId', async ({ request, principal, params }) =>
-      ok(request, await getEndpointMessage(deps, principal, params.endpointId, params.messageId)), {
+    .get('/webhook-endpoints/:endpointId/messages/:messageId', async ({ request, ctx, params }) =>
+      ok(request, await getEndpointMessage(deps, ctx, params.endpointId, params.messageId)), {
       auth: 'tenant:manage', errors: ['T400', 'T404'], params: MessageParams, response: { 200: envelope(WebhookMessageDetailDto) },
       detail: { summary: 'A message with every attempt: time, response status, duration, first 1 KiB of the answer, error class' },
     })
-    .post('/webhook-endpoints/:endpointId/messages/:messageId/redeliveries', async ({ request, principal, params, set }) => {
+    .post('/webhook-endpoints/:endpointId/messages/:messageId/redeliveries', async ({ request, ctx, params, set }) => {
       set.status = 202
-      return ok(request, await redeliverMessage(deps, principal, params.endpointId, params.messageId))
+      return ok(request, await redeliverMessage(deps, ctx, params.endpointId, params.messageId))
     }, {
       auth: 'tenant:manage', idempotent: true, errors: ['T400', 'T404', 'T409', 'WD409'], params: MessageParams,
       response: { 202: envelope(WebhookMessageDto) },
       detail: { summary: 'Deliver a message again: a new run of the retry schedule, with the same webhook-id (a pending message is answered as it is)' },
     })
-    .post('/webhook-endpoints/:endpointId/recoveries', async ({ request, principal, params, body, set }) => {
+    .post('/webhook-endpoints/:endpointId/recoveries', async ({ request, ctx, params, body, set }) => {
       set.status = 202
-      return ok(request, await recoverEndpoint(deps, principal, params.endpointId, body.since))
+      return ok(request, await recoverEndpoint(deps, ctx, params.endpointId, body.since))
     }, {
       auth: 'tenant:manage', idempotent: true, errors: ['T400', 'T404', 'T409', 'WD409'], params: EndpointParams, body: RecoverWebhookMessagesBodyDto,
       response: { 202: envelope(RecoverWebhookMessagesResponseDto) },
       detail: { summary: 'Redeliver every failed message of the endpoint since a time; answers how many' },
     })
-    .post('/webhook-endpoints/:endpointId/test-events', async ({ request, principal, params, set }) => {
+    .post('/webhook-endpoints/:endpointId/test-events', async ({ request, ctx, params, set }) => {
       set.status = 202
-      return ok(request, await sendTestEvent(deps, principal, params.endpointId))
+      return ok(request, await sendTestEvent(deps, ctx, params.endpointId))
     }, {
       auth: 'tenant:manage', idempotent: true, errors: ['T400', 'T404', 'T409', 'WD409'], params: EndpointParams,
       response: { 202: envelope(WebhookMessageDto) },

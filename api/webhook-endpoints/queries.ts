@@ -46,6 +46,12 @@ export async function findEndpoint(db: Db, tenantId: string, id: string): Promis
   return row
 }
 
+/** The row as it is before a change in the same transaction (its audit entry's "before"); locked until commit. */
+export async function lockEndpoint(db: Db, tenantId: string, id: string): Promise<WebhookEndpointRow | undefined> {
+  const [row] = await db<WebhookEndpointRow[]>`select * from webhook_endpoints where tenant_id = ${tenantId} and id = ${id} for update`
+  return row
+}
+
 /** Enabled endpoints of the tenant subscribed to `type`, oldest first (the dispatcher's fan-out). */
 export function endpointsForEvent(db: Db, tenantId: string, type: string) {
   return db<WebhookEndpointRow[]>`

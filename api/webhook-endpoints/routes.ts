@@ -15,8 +15,8 @@ import { changeEndpoint, createEndpoint, getEndpoint, listWebhookEndpoints, remo
 export const webhookEndpointsRoutes = (deps: AppDeps) =>
   new Elysia({ tags: ['Webhooks'] })
     .use(httpConventions(deps))
-    .post('/webhook-endpoints', async ({ request, principal, body, set }) => {
-      const { row, secret } = await createEndpoint(deps, principal, body)
+    .post('/webhook-endpoints', async ({ request, ctx, body, set }) => {
+      const { row, secret } = await createEndpoint(deps, ctx, body)
       set.status = 201
       return okVersioned(request, set, row.version, { endpoint: toWebhookEndpointDto(row), secret })
     }, {
@@ -24,32 +24,32 @@ export const webhookEndpointsRoutes = (deps: AppDeps) =>
       response: { 201: envelope(CreateWebhookEndpointResponseDto) },
       detail: { summary: 'Register an HTTPS endpoint for a subset of the event catalogue; the signing secret is in this response only' },
     })
-    .get('/webhook-endpoints', async ({ request, principal, query }) => page(request, await listWebhookEndpoints(deps, principal, query)), {
+    .get('/webhook-endpoints', async ({ request, ctx, query }) => page(request, await listWebhookEndpoints(deps, ctx, query)), {
       auth: 'tenant:manage', errors: ['T400p'], query: ListWebhookEndpointsQuery, response: { 200: listEnvelope(WebhookEndpointDto) },
       detail: { summary: 'Webhook endpoints of the current tenant, newest first (secrets are never returned)' },
     })
-    .get('/webhook-endpoints/:endpointId', async ({ request, principal, params, set }) => {
-      const row = await getEndpoint(deps, principal, params.endpointId)
+    .get('/webhook-endpoints/:endpointId', async ({ request, ctx, params, set }) => {
+      const row = await getEndpoint(deps, ctx, params.endpointId)
       return okVersioned(request, set, row.version, toWebhookEndpointDto(row))
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T404'], response: { 200: envelope(WebhookEndpointDto) },
       detail: { summary: 'One webhook endpoint, with its ETag for If-Match' },
     })
-    .patch('/webhook-endpoints/:endpointId', async ({ request, principal, params, body, set }) => {
-      const row = await changeEndpoint(deps, principal, params.endpointId, ifMatchVersion(request), body)
+    .patch('/webhook-endpoints/:endpointId', async ({ request, ctx, params, body, set }) => {
+      const row = await changeEndpoint(deps, ctx, params.endpointId, ifMatchVersion(request), body)
       return okVersioned(request, set, row.version, toWebhookEndpointDto(row))
     }, {
       auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], body: UpdateWebhookEndpointBodyDto,
       response: { 200: envelope(WebhookEndpointDto) },
       detail: { summary: 'Change url, events, description, rate limit or enabled (If-Match optional); enabling clears the disabled reason' },
     })
-    .delete('/webhook-endpoints/:endpointId', async ({ request, principal, params }) =>
-      ok(request, await removeEndpoint(deps, principal, params.endpointId, ifMatchVersion(request))), {
+    .delete('/webhook-endpoints/:endpointId', async ({ request, ctx, params }) =>
+      ok(request, await removeEndpoint(deps, ctx, params.endpointId, ifMatchVersion(request))), {
       auth: 'tenant:manage', errors: ['T400', 'T404', 'T409', 'P412'], response: { 200: envelope(RemovalResultDto) },
       detail: { summary: 'Remove an endpoint (If-Match optional): nothing more is delivered to it' },
     })
-    .post('/webhook-endpoints/:endpointId/secret-rotations', async ({ request, principal, params, set }) => {
-      const { row, secret } = await rotateSecret(deps, principal, params.endpointId)
+    .post('/webhook-endpoints/:endpointId/secret-rotations', async ({ request, ctx, params, set }) => {
+      const { row, secret } = await rotateSecret(deps, ctx, params.endpointId)
       set.status = 201
       return okVersioned(request, set, row.version, {
         endpoint: toWebhookEndpointDto(row), secret, previousSecretExpiresAt: row.previous_secret_expires_at!.toISOString(),

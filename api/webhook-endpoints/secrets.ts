@@ -1,7 +1,9 @@
 // Signing secrets and the two operations the delivery side needs beyond reading rows: which secrets sign a
 // message now, and taking an endpoint out of service.
 import { randomBytes } from 'node:crypto'
+import { recordAudit } from '../audit/service'
 import { publishEvent } from '../events/service'
+import type { SystemContext } from '../identity/context'
 import { decryptSecret, encryptSecret } from '../platform/crypto'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
@@ -20,13 +22,14 @@ export function signingSecrets(deps: Pick<ServiceDeps, 'keys'>, row: Pick<Webhoo
   return previousLive ? [current, decryptSecret(deps.keys.secrets, row.previous_secret_sealed!)] : [current]
 }
 
-/** Takes an enabled endpoint out of service for a delivery reason (410 Gone, or failing too long) and announces
- *  it with `webhook_endpoint.disabled`, in the caller's transaction. Its own delivery goes to the tenant's other
- *  endpoints only, since this one is no longer enabled. An endpoint already disabled is left as it is and
- *  nothing is published (undefined). */
-export async function disableEndpoint(tx: Db, tenantId: string, id: string, reason: 'gone' | 'failing'): Promise<WebhookEndpointRow | undefined> {
+/** Takes an enabled endpoint out of service for a delivery reason (410 Gone, or failing too long), announces it
+ *  with `webhook_endpoint.disabled` and records it as the delivering workflow's act, in the caller's transaction.
+ *  Its own delivery goes to the tenant's other endpoints only, since this one is no longer enabled. An endpoint
+ *  already disabled is left as it is and nothing is published or recorded (undefined). */
+export async function disableEndpoint(tx: Db, ctx: SystemContext, tenantId: string, id: string, reason: 'gone' | 'failing'): Promise<WebhookEndpointRow | undefined> {
   const row = await markEndpointDisabled(tx, tenantId, id, reason)
   if (!row) return undefined
   await publishEvent(tx, tenantId, 'webhook_endpoint.disabled', { endpointId: row.id, url: row.url, reason, disabledAt: row.disabled_at!.toISOString() })
+  await recordAudit(tx, ctx, { action: 'webhook_endpoint.disabled', tenantId, target: { type: 'webhook_endpoint', id: row.id }, details: { reason, url: row.url } })
   return row
 }

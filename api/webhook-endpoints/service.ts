@@ -7,9 +7,13 @@ import { checkUrl, OutboundRefused } from '../platform/outbound/guard'
 import { outboundPolicyOf } from '../platform/outbound/policy'
 import { parseIp } from '../platform/outbound/addresses'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
-import { currentMembership, type Principal } from '../identity/service'
+import { changesBetween, recordAudit } from '../audit/service'
+import type { RequestContext } from '../identity/context'
+import { currentMembership } from '../identity/service'
 import type { CreateWebhookEndpoint, UpdateWebhookEndpoint } from './model'
-import { deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, rotateEndpointSecret, updateEndpoint, type WebhookEndpointRow } from './queries'
+import {
+  deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, lockEndpoint, rotateEndpointSecret, updateEndpoint, type WebhookEndpointRow,
+} from './queries'
 import { newSigningSecret, sealSecret } from './secrets'
 
 export const toWebhookEndpointDto = (r: WebhookEndpointRow) => ({
@@ -39,20 +43,31 @@ async function requirePublicUrl(config: ServiceDeps['config'], url: string): Pro
 
 const folded = (events: string[]) => [...new Set(events)]
 
+/** What the audit trail shows of an endpoint, by its API names: never a secret (sealed or not). */
+const settingsOf = (r: WebhookEndpointRow) => ({
+  url: r.url, events: r.events, description: r.description, rateLimitPerSecond: r.rate_limit_per_second, enabled: r.enabled,
+})
+const SETTINGS = ['url', 'events', 'description', 'rateLimitPerSecond', 'enabled'] as const
+const endpointTarget = (r: WebhookEndpointRow) => ({ type: 'webhook_endpoint', id: r.id })
+
 /** Registers an endpoint and answers its signing secret: this response is the only place it ever appears. */
-export async function createEndpoint({ sql, keys, config }: Pick<ServiceDeps, 'sql' | 'keys' | 'config'>, principal: Principal, input: CreateWebhookEndpoint) {
-  const { tenantId } = currentMembership(principal)
+export async function createEndpoint({ sql, keys, config }: Pick<ServiceDeps, 'sql' | 'keys' | 'config'>, ctx: RequestContext, input: CreateWebhookEndpoint) {
+  const { tenantId } = currentMembership(ctx.principal)
   await requirePublicUrl(config, input.url)
   const secret = newSigningSecret()
-  const row = await insertEndpoint(sql, {
-    tenantId, url: input.url, events: folded(input.events), description: input.description || null,
-    rateLimitPerSecond: input.rateLimitPerSecond ?? null, secretSealed: sealSecret(keys, secret),
+  const row = await sql.begin(async (tx) => {
+    const made = await insertEndpoint(tx, {
+      tenantId, url: input.url, events: folded(input.events), description: input.description || null,
+      rateLimitPerSecond: input.rateLimitPerSecond ?? null, secretSealed: sealSecret(keys, secret),
+    })
+    await recordAudit(tx, ctx, { action: 'webhook_endpoint.created', tenantId, target: endpointTarget(made), details: settingsOf(made) })
+    return made
   })
   return { row, secret }
 }
 
-export async function listWebhookEndpoints({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, q: PageParams & { enabled?: 'true' | 'false' }) {
-  const { tenantId } = currentMembership(principal)
+export async function listWebhookEndpoints({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { enabled?: 'true' | 'false' }) {
+  const { tenantId } = currentMembership(ctx.principal)
   const enabled = q.enabled === undefined ? undefined : q.enabled === 'true'
   const binding = { route: 'GET /webhook-endpoints', scope: `tenant:${tenantId}`, filters: { enabled } }
   const p = await paginate(keys.page, binding, q, (after, limit) => listEndpoints(sql, tenantId, enabled, after, limit), createdCursorOf)
@@ -61,36 +76,53 @@ export async function listWebhookEndpoints({ sql, keys }: Pick<ServiceDeps, 'sql
 
 const notFound = () => new ApiError('NOT_FOUND', 'No webhook endpoint with this id in the current tenant')
 
-export async function getEndpoint({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string) {
-  const row = isUuid(id) ? await findEndpoint(sql, currentMembership(principal).tenantId, id) : undefined
+export async function getEndpoint({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
+  const row = isUuid(id) ? await findEndpoint(sql, currentMembership(ctx.principal).tenantId, id) : undefined
   if (!row) throw notFound()
   return row
 }
 
-export async function changeEndpoint(deps: Pick<ServiceDeps, 'sql' | 'config'>, principal: Principal, id: string, expectedVersion: number | null, input: UpdateWebhookEndpoint) {
-  const { tenantId } = currentMembership(principal)
-  await getEndpoint(deps, principal, id)
+/** Recorded with what changed, before and after; a PATCH that changes nothing is not. */
+export async function changeEndpoint(deps: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, id: string, expectedVersion: number | null, input: UpdateWebhookEndpoint) {
+  const { tenantId } = currentMembership(ctx.principal)
+  await getEndpoint(deps, ctx, id)
   if (input.url !== undefined) await requirePublicUrl(deps.config, input.url)
-  const row = await updateEndpoint(deps.sql, tenantId, id, expectedVersion, {
-    ...input, events: input.events && folded(input.events), description: input.description === undefined ? undefined : input.description || null,
+  return deps.sql.begin(async (tx) => {
+    const before = await lockEndpoint(tx, tenantId, id)
+    if (!before) throw notFound()
+    const row = await updateEndpoint(tx, tenantId, id, expectedVersion, {
+      ...input, events: input.events && folded(input.events), description: input.description === undefined ? undefined : input.description || null,
+    })
+    if (!row) throw staleVersion('endpoint')
+    const changes = changesBetween(settingsOf(before), settingsOf(row), SETTINGS)
+    if (changes) await recordAudit(tx, ctx, { action: 'webhook_endpoint.updated', tenantId, target: endpointTarget(row), changes })
+    return row
   })
-  if (!row) throw staleVersion('endpoint')
-  return row
 }
 
-export async function removeEndpoint({ sql }: Pick<ServiceDeps, 'sql'>, principal: Principal, id: string, expectedVersion: number | null) {
-  await getEndpoint({ sql }, principal, id)
-  if (!(await deleteEndpoint(sql, currentMembership(principal).tenantId, id, expectedVersion))) throw staleVersion('endpoint')
+export async function removeEndpoint({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string, expectedVersion: number | null) {
+  const row = await getEndpoint({ sql }, ctx, id)
+  await sql.begin(async (tx) => {
+    if (!(await deleteEndpoint(tx, row.tenant_id, id, expectedVersion))) throw staleVersion('endpoint')
+    await recordAudit(tx, ctx, { action: 'webhook_endpoint.deleted', tenantId: row.tenant_id, target: endpointTarget(row), details: { url: row.url } })
+  })
   return { removed: true as const }
 }
 
 /** A new secret, answered once; the one it replaces keeps signing beside it for WEBHOOK_SECRET_OVERLAP_SECONDS, so
- *  receivers can switch without missing a delivery. */
-export async function rotateSecret({ sql, keys, config }: Pick<ServiceDeps, 'sql' | 'keys' | 'config'>, principal: Principal, id: string) {
-  await getEndpoint({ sql }, principal, id)
+ *  receivers can switch without missing a delivery. The entry says when the old one stops, never either secret. */
+export async function rotateSecret({ sql, keys, config }: Pick<ServiceDeps, 'sql' | 'keys' | 'config'>, ctx: RequestContext, id: string) {
+  const { tenant_id: tenantId } = await getEndpoint({ sql }, ctx, id)
   const secret = newSigningSecret()
-  const row = await rotateEndpointSecret(sql, currentMembership(principal).tenantId, id, sealSecret(keys, secret), config.WEBHOOK_SECRET_OVERLAP_SECONDS)
-  if (!row) throw notFound()
+  const row = await sql.begin(async (tx) => {
+    const rotated = await rotateEndpointSecret(tx, tenantId, id, sealSecret(keys, secret), config.WEBHOOK_SECRET_OVERLAP_SECONDS)
+    if (!rotated) throw notFound()
+    await recordAudit(tx, ctx, {
+      action: 'webhook_endpoint.secret_rotated', tenantId, target: endpointTarget(rotated),
+      details: { previousSecretExpiresAt: rotated.previous_secret_expires_at!.toISOString() },
+    })
+    return rotated
+  })
   return { row, secret }
 }
 

@@ -1,6 +1,7 @@
 // Endpoints belong to one tenant: another tenant's owner sees and changes nothing of them, members without
 // tenant:manage reach none of the routes, and the delivery side's lookups are scoped the same way.
 import { describe, expect, test } from 'bun:test'
+import { systemContext } from '../../api/identity/context'
 import { PERMISSIONS } from '../../api/identity/permissions'
 import { disableEndpoint, endpointsForEvent, findEndpoint } from '../../api/webhook-endpoints/service'
 import { useApi } from '../support/api'
@@ -8,6 +9,9 @@ import { patFor, tenantOwner } from '../support/fixtures'
 import { bearer, memberOf } from '../tenancy/members'
 
 const api = useApi()
+const delivery = systemContext('webhook-delivery/test')
+// The outbox without the audit trail's own events (every recorded change adds one).
+const eventsOf = (tenantId: string) => api.sql`select type, data from events where tenant_id = ${tenantId} and type <> 'audit.entry'`
 
 async function withEndpoint(events = ['run.finished']) {
   const owner = await tenantOwner(api.url)
@@ -76,15 +80,16 @@ describe('what the delivery side uses', () => {
   test('disableEndpoint disables an enabled endpoint and publishes webhook_endpoint.disabled in the same transaction, once', async () => {
     const a = await withEndpoint()
     const tenantId = a.owner.tenantId
-    const row = await api.sql.begin((tx) => disableEndpoint(tx, tenantId, a.endpoint.id, 'gone'))
+    const row = await api.sql.begin((tx) => disableEndpoint(tx, delivery, tenantId, a.endpoint.id, 'gone'))
     expect(row).toMatchObject({ enabled: false, disabled_reason: 'gone' })
-    const again = await api.sql.begin((tx) => disableEndpoint(tx, tenantId, a.endpoint.id, 'failing'))
+    const again = await api.sql.begin((tx) => disableEndpoint(tx, delivery, tenantId, a.endpoint.id, 'failing'))
     expect(again).toBeUndefined()
-    const events = await api.sql`select type, data from events where tenant_id = ${tenantId} and type <> 'audit.entry'`
-    expect([...events]).toEqual([{
+    expect([...await eventsOf(tenantId)]).toEqual([{
       type: 'webhook_endpoint.disabled',
       data: { endpointId: a.endpoint.id, url: a.endpoint.url, reason: 'gone', disabledAt: row!.disabled_at!.toISOString() },
     }])
+    const recorded = await api.sql`select actor_type, actor_id, details from audit_log where tenant_id = ${tenantId} and action = 'webhook_endpoint.disabled'`
+    expect([...recorded]).toEqual([{ actor_type: 'system', actor_id: 'webhook-delivery/test', details: { reason: 'gone', url: a.endpoint.url } }])
     const shown = (await a.owner.client.get(`/webhook-endpoints/${a.endpoint.id}`)).json.data
     expect(shown).toMatchObject({ enabled: false, disabledReason: 'gone' })
     expect((await a.owner.client.patch(`/webhook-endpoints/${a.endpoint.id}`, { enabled: true })).json.data.disabledReason).toBeNull()
@@ -94,10 +99,11 @@ describe('what the delivery side uses', () => {
     const a = await withEndpoint()
     const tenantId = a.owner.tenantId
     await expect(api.sql.begin(async (tx) => {
-      await disableEndpoint(tx, tenantId, a.endpoint.id, 'failing')
+      await disableEndpoint(tx, delivery, tenantId, a.endpoint.id, 'failing')
       throw new Error('the delivery bookkeeping failed')
     })).rejects.toThrow('the delivery bookkeeping failed')
     expect((await findEndpoint(api.sql, tenantId, a.endpoint.id))!.enabled).toBe(true)
-    expect(await api.sql`select 1 from events where tenant_id = ${tenantId} and type <> 'audit.entry'`).toHaveLength(0)
+    expect(await eventsOf(tenantId)).toHaveLength(0)
+    expect(await api.sql`select 1 from audit_log where tenant_id = ${tenantId} and action = 'webhook_endpoint.disabled'`).toHaveLength(0)
   })
 })

@@ -11,7 +11,7 @@ const env = useApiAndTemporal()
 const s3 = localS3()
 const JOBS = '/tenants/current/storage-reconciliation-jobs'
 
-// The tenant's own audit entries (tenant.created, ...) are events too; these tests are about the others.
+// The outbox without the audit trail's own audit.entry events (every recorded change adds one).
 const eventsOf = async (tenantId: string) => [...await env.api.sql<{ type: string; data: any }[]>`
   select type, data from events where tenant_id = ${tenantId} and type <> 'audit.entry' order by occurred_at, id`]
 const put = (client: Client) => client.call('PUT', '/tenants/current/storage-bucket', { body: { regionId: 'local' } })
