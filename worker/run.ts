@@ -8,10 +8,10 @@ import type { Config } from '../api/platform/config'
 import { createDb, type Sql } from '../api/platform/db'
 import { createLogger, type Logger } from '../api/platform/log'
 import type { Resolver } from '../api/platform/outbound/policy'
-import { startWebhookDispatcher, type WebhookDispatcher } from '../api/webhook-deliveries/dispatcher'
 import { taskQueues } from '../workflows/contract'
 import { ensureSchedule } from './ensure-schedule'
 import { taskQueueTable, type TaskQueue } from './queues'
+import { startWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher'
 
 /** Every workflow, for replaying histories; each queue's worker bundles only its own module. */
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url))
