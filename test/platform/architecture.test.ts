@@ -131,6 +131,21 @@ describe('import direction', () => {
     expect([...reachable(sample, ['api/app.ts'])].sort()).toEqual(['api/a/routes.ts', 'api/a/service.ts', 'api/app.ts'])
   })
 
+  test('activities and workflows never see an HTTP error: they import neither ApiError nor the error catalogue', () => {
+    for (const { file, targets } of sources.filter((s) => /^(activities|workflows)\//.test(s.file))) {
+      for (const { target } of targets) expect({ file, target, ok: target !== 'api/platform/errors' }).toMatchObject({ ok: true })
+    }
+  })
+
+  test('one dependency container: AppDeps and ActivityDeps extend ServiceDeps, and no worker-side code fakes one with a cast', async () => {
+    expect(await Bun.file(join(ROOT, 'api/http/deps.ts')).text()).toMatch(/interface AppDeps extends ServiceDeps\b/)
+    expect(await Bun.file(join(ROOT, 'activities/index.ts')).text()).toMatch(/interface ActivityDeps extends ServiceDeps\b/)
+    for (const { file } of sources.filter((s) => /^(activities|workflows|worker)\//.test(s.file))) {
+      const casts = (await Bun.file(join(ROOT, file)).text()).match(/\bas\s+(unknown\s+as\s+)?(ServiceDeps|ActivityDeps|AppDeps)\b/g)
+      expect({ file, casts }).toEqual({ file, casts: null })
+    }
+  })
+
   test('workflows/ import activities by type only', async () => {
     for (const file of await files('workflows/**/*.ts')) {
       const src = await Bun.file(join(ROOT, file)).text()
