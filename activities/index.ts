@@ -1,8 +1,6 @@
 // Activities get their dependencies from this factory rather than module state, so the worker, tests and
 // benchmarks can each build a set against their own pool. Only framework-free api/platform code is used.
-import type { Config } from '../api/platform/config'
-import type { Sql } from '../api/platform/db'
-import type { Logger } from '../api/platform/log'
+import type { ServiceDeps } from '../api/platform/deps'
 import type { Resolver } from '../api/platform/outbound/policy'
 import { housekeepingActivities } from './housekeeping'
 import { storageProvisionActivities } from './storage-provision'
@@ -12,10 +10,9 @@ import { modelValidationActivities } from './model-validation'
 import { edgePackageActivities } from './edge-package/activities'
 import { webhookDeliveryActivities } from './webhook-delivery'
 
-export interface ActivityDeps {
-  sql: Sql
-  config: Config
-  log: Logger
+/** The services' own container (the worker builds it in worker/deps.ts), so an activity hands a domain service
+ *  exactly what the API would. */
+export interface ActivityDeps extends ServiceDeps {
   /** Name resolution for outbound requests; the system's unless a test injects one (DNS rebinding). */
   resolve?: Resolver
 }

@@ -1,6 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity'
 import nodemailer from 'nodemailer'
-import { secretsAtRestKey } from '../api/platform/crypto'
 import { findOutbox, listStaleOutbox, markOutboxFailed, markOutboxSent } from '../api/mail/queries'
 import { openMailData } from '../api/mail/service'
 import { renderMail, isMailTemplate } from '../api/mail/templates'
@@ -10,8 +9,8 @@ import type { ActivityDeps } from './index'
 
 const undeliverable = (message: string) => ApplicationFailure.create({ type: MailErrorType.undeliverable, message, nonRetryable: true })
 
-export function mailActivities({ sql, config, log }: ActivityDeps) {
-  const secrets = secretsAtRestKey(config.SECRET_KEY)
+export function mailActivities({ sql, config, log, keys }: ActivityDeps) {
+  const secrets = keys.secrets
   // One pooled SMTP transport per worker process.
   const transport = nodemailer.createTransport(config.SMTP_URL, { from: config.MAIL_FROM })
   return {

@@ -2,8 +2,6 @@
 // apply the endpoint rules (410 disables, failing for WEBHOOK_DISABLE_AFTER_SECONDS disables). The workflow
 // (workflows/webhooks.ts) owns the schedule; this answers an outcome rather than throwing for a receiver's failure.
 import { ApplicationFailure } from '@temporalio/activity'
-import { secretsAtRestKey } from '../api/platform/crypto'
-import type { ServiceDeps } from '../api/platform/deps'
 import { OutboundFailed, guardedFetch, type GuardedResponse } from '../api/platform/outbound/fetch'
 import { OutboundRefused } from '../api/platform/outbound/guard'
 import { outboundPolicy, outboundPolicyOf } from '../api/platform/outbound/policy'
@@ -45,9 +43,8 @@ function judge(res: GuardedResponse, now: number): { outcome: AttemptOutcome; er
 // Postgres text holds no NUL; a receiver's body is shown as text, cut at 1 KiB.
 const keptBody = (body: Buffer) => body.subarray(0, BODY_KEPT_BYTES).toString('utf8').replaceAll('\u0000', '')
 
-export function webhookDeliveryActivities({ sql, config, log, resolve }: ActivityDeps) {
-  // signingSecrets reads only the secrets-at-rest key; the other derived keys belong to the API process.
-  const secretsDeps = { keys: { secrets: secretsAtRestKey(config.SECRET_KEY) } as ServiceDeps['keys'] }
+export function webhookDeliveryActivities(deps: ActivityDeps) {
+  const { sql, config, log, resolve } = deps
   const policy = resolve ? outboundPolicy(config, { resolve }) : outboundPolicyOf(config)
 
   return {
@@ -68,7 +65,7 @@ export function webhookDeliveryActivities({ sql, config, log, resolve }: Activit
 
       const at = new Date()
       const body = JSON.stringify(envelopeOf(message))
-      const headers = signedHeaders(signingSecrets(secretsDeps, endpoint, at), webhookIdOf(message.id), at, body)
+      const headers = signedHeaders(signingSecrets(deps, endpoint, at), webhookIdOf(message.id), at, body)
       const t0 = performance.now()
       const exchange: Exchange = await guardedFetch(endpoint.url, { method: 'POST', headers, body }, { policy, timeoutMs: config.WEBHOOK_TIMEOUT_MS, maxBodyBytes: MAX_RESPONSE_BYTES })
         .then((response) => ({ response }), (err) => ({ errorClass: errorClassOf(err) }))

@@ -8,10 +8,11 @@ import type { Config } from '../api/platform/config'
 import { createDb, type Sql } from '../api/platform/db'
 import { createLogger, type Logger } from '../api/platform/log'
 import type { Resolver } from '../api/platform/outbound/policy'
-import { startWebhookDispatcher, type WebhookDispatcher } from '../api/webhook-deliveries/dispatcher'
 import { taskQueues } from '../workflows/contract'
+import { createWorkerDeps } from './deps'
 import { ensureSchedule } from './ensure-schedule'
 import { taskQueueTable, type TaskQueue } from './queues'
+import { startWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher'
 
 /** Every workflow, for replaying histories; each queue's worker bundles only its own module. */
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url))
@@ -93,8 +94,10 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
   installRuntime(log)
   const ownSql = !opts.sql
   const sql = opts.sql ?? createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX })
+  const deps = createWorkerDeps(config, sql, log)
   const release = async (connection?: NativeConnection) => {
     await connection?.close().catch((err) => log.warn('closing the Temporal connection failed', { err }))
+    await deps.temporal.close()
     if (ownSql) await sql.end({ timeout: 5 })
   }
   const names = taskQueues(config)
@@ -113,7 +116,7 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
         namespace: config.TEMPORAL_NAMESPACE,
         taskQueue: names[q.queue],
         workflowBundle: code[i]!,
-        activities: q.activities({ sql, config, log, resolve: opts.resolve }),
+        activities: q.activities({ ...deps, resolve: opts.resolve }),
         // Lets in-flight activities finish a batch on shutdown; they heartbeat, so they see cancellation after.
         shutdownGraceTime: '10 seconds',
       })

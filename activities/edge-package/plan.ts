@@ -4,10 +4,9 @@ import { ApplicationFailure } from '@temporalio/activity'
 import { imageLines } from '../../api/edge-packages/image-lines'
 import { DEFAULT_PORTS, type PackageManifest } from '../../api/edge-packages/manifest'
 import { findPackage, type PackageRow } from '../../api/edge-packages/queries'
-import { embodimentOf, loadSources, modelObjectsOf, sourceOf } from './sources'
+import { embodimentOf, loadSources, modelObjectsOf, sourceOf } from '../../api/edge-packages/sources'
 import { publicBase } from '../../api/platform/config'
-import { ApiError } from '../../api/platform/errors'
-import { readyBuckets } from '../../api/storage/service'
+import { bucketReadiness } from '../../api/storage/service'
 import { EdgePackageErrorType, edgePackageWorkflowId, type EdgePackagePlan, type PlannedObject } from '../../workflows/contract-edge-packages'
 import type { ActivityDeps } from '../index'
 
@@ -38,9 +37,9 @@ export async function planEdgePackage(deps: ActivityDeps, tenantId: string, pack
   if (!pkg) throw permanent(EdgePackageErrorType.packageNotFound, `Edge package ${packageId} does not exist`)
   const { version, profile } = await loadSources(deps.sql, tenantId, pkg.model_version_id, pkg.embodiment_profile_id)
   if (!version || !profile) throw permanent(EdgePackageErrorType.packageNotFound, 'The model version or embodiment profile is gone')
-  const buckets = await readyBuckets(deps.sql, tenantId).catch((err) => {
-    throw err instanceof ApiError ? permanent(EdgePackageErrorType.exportBucketMissing, err.message) : err
-  })
+  const readiness = await bucketReadiness(deps.sql, tenantId)
+  if (!('buckets' in readiness)) throw permanent(EdgePackageErrorType.exportBucketMissing, readiness.message)
+  const { buckets } = readiness
   const exportBucket = buckets.find((b) => b.kind === 'export')!
   const general = buckets.find((b) => b.kind === 'general')!
   const measured = modelObjectsOf(version)

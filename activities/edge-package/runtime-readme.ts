@@ -1,6 +1,7 @@
 // The package's README.md: what a robot engineer needs to run this one package, written from its manifest.
 import { imageLines } from '../../api/edge-packages/image-lines'
-import type { Feature, PackageManifest } from '../../api/edge-packages/manifest'
+import type { PackageManifest } from '../../api/edge-packages/manifest'
+import type { Feature } from '../../api/embodiment-profiles/model'
 import { requirementsFile } from './runtime-container'
 import { PICKLE_WARNING } from './runtime-launch'
 import type { RuntimePlan } from './runtime-plan'

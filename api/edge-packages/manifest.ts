@@ -1,16 +1,7 @@
 // The contract between the package builder (activities/edge-package) and what runs on the robot (the runtime files
 // the package carries): manifest.json has exactly this shape, and the robot-side client reports runs in RunReport's.
+import type { Feature } from '../embodiment-profiles/model'
 import type { TargetArch } from './image-lines'
-
-export type FeatureDtype = 'float32' | 'float64' | 'int32' | 'int64' | 'uint8' | 'bool'
-
-/** One observation or action feature of an embodiment profile. Cameras are `image` features (uint8, [H, W, 3]). */
-export interface Feature {
-  name: string
-  dtype: FeatureDtype
-  shape: number[]
-  kind?: 'image' | 'state' | 'action'
-}
 
 export type ModelSource =
   | { kind: 'imported_checkpoint'; path: string }

@@ -1,9 +1,19 @@
 import { z } from 'zod'
 import { PageQuery } from '../platform/pagination'
 
-// The shapes of api/edge-packages/manifest.ts `Feature`: what a package's robot client feeds and checks.
+// What a package's robot client feeds and checks; the package manifest (api/edge-packages/manifest.ts) carries them.
 export const FEATURE_DTYPES = ['float32', 'float64', 'int32', 'int64', 'uint8', 'bool'] as const
 export const FEATURE_KINDS = ['image', 'state', 'action'] as const
+
+export type FeatureDtype = (typeof FEATURE_DTYPES)[number]
+
+/** One observation or action feature of an embodiment profile. Cameras are `image` features (uint8, [H, W, 3]). */
+export interface Feature {
+  name: string
+  dtype: FeatureDtype
+  shape: number[]
+  kind?: (typeof FEATURE_KINDS)[number]
+}
 export const CONTROL_RATE_MAX_HZ = 1000
 
 export const FeatureDto = z.strictObject({

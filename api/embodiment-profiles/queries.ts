@@ -1,6 +1,6 @@
-import type { Feature } from '../edge-packages/manifest'
 import type { Db } from '../platform/db'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
+import type { Feature } from './model'
 
 export interface EmbodimentProfileRow {
   id: string

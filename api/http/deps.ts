@@ -1,7 +1,6 @@
 import type { Config } from '../platform/config'
-import { deriveKey, secretsAtRestKey } from '../platform/crypto'
 import type { Sql } from '../platform/db'
-import type { ServiceDeps } from '../platform/deps'
+import { deriveKeys, type ServiceDeps } from '../platform/deps'
 import type { Logger } from '../platform/log'
 import { TemporalClient } from '../platform/temporal'
 import { CredentialCache } from '../credentials/cache'
@@ -43,12 +42,7 @@ export function createDeps(config: Config, sql: Sql, log: Logger, probes: AppDep
     limiter: new RateLimiter(),
     mail: new MailDispatcher(temporal, config, log.child({ component: 'mail' })),
     signInThrottle: new SignInThrottle(config),
-    keys: {
-      page: deriveKey(config.SECRET_KEY, 'page-token'),
-      csrf: deriveKey(config.SECRET_KEY, 'csrf'),
-      idempotency: deriveKey(config.SECRET_KEY, 'idempotency-response'),
-      secrets: secretsAtRestKey(config.SECRET_KEY),
-    },
+    keys: deriveKeys(config.SECRET_KEY),
     probes,
   }
 }

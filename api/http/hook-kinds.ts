@@ -1,7 +1,13 @@
 // Elysia guesses from a hook's source text whether it may return a promise (any `return f(` or `=> f(` counts, in
 // the code Bun's transpiler produced) and awaits it if so. A needless await on a request or error hook makes every
 // route async; a missed one would let a promise through unawaited. So these hooks say which they are, in the field
-// where Elysia caches its guess.
+// where Elysia caches its guess. Elysia documents no way to declare this (only an `async` function reads as async,
+// and that costs a promise per call), so this file is the one place that writes Elysia's internal HookContainer
+// field; test/http/hook-kinds.test.ts fails when an upgrade changes how Elysia reads it.
+
+/** The Elysia release whose compose.ts (`isAsync`: a container's own `isAsync` wins over the source-text guess) this
+ *  file was checked against. */
+export const CHECKED_WITH_ELYSIA = '1.4.30'
 
 /** Never returns a promise. */
 export const sync = <F extends (...args: never[]) => unknown>(fn: F): F => ({ fn, isAsync: false }) as unknown as F

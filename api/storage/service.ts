@@ -84,16 +84,26 @@ async function startProvisioning(deps: StorageDeps, input: ProvisionStorageInput
   }
 }
 
-/** The buckets when all three are ready; otherwise the reason they cannot be used yet. */
-export async function readyBuckets(sql: Sql, tenantId: string): Promise<BucketRow[]> {
+export type BucketReadiness = { buckets: BucketRow[] } | { unready: 'failed' | 'not_ready'; message: string }
+
+/** The buckets when all three are ready; otherwise why they cannot be used yet. The one readiness rule, answered
+ *  without an HTTP error so the worker (a package build) can fail on it in its own terms. */
+export async function bucketReadiness(sql: Sql, tenantId: string): Promise<BucketReadiness> {
   const rows = await listBuckets(sql, tenantId)
   if (rows.some((r) => r.status === 'failed')) {
-    throw new ApiError('STORAGE_PROVISIONING_FAILED', 'Provisioning this tenant\'s storage failed; PUT /tenants/current/storage-bucket again to retry')
+    return { unready: 'failed', message: 'Provisioning this tenant\'s storage failed; PUT /tenants/current/storage-bucket again to retry' }
   }
   if (rows.length < BUCKET_KINDS.length || rows.some((r) => r.status !== 'ready')) {
-    throw new ApiError('STORAGE_NOT_READY', 'This tenant\'s storage is not provisioned yet')
+    return { unready: 'not_ready', message: 'This tenant\'s storage is not provisioned yet' }
   }
-  return rows
+  return { buckets: rows }
+}
+
+/** The buckets when all three are ready; otherwise the reason they cannot be used yet, as the request's error. */
+export async function readyBuckets(sql: Sql, tenantId: string): Promise<BucketRow[]> {
+  const readiness = await bucketReadiness(sql, tenantId)
+  if ('buckets' in readiness) return readiness.buckets
+  throw new ApiError(readiness.unready === 'failed' ? 'STORAGE_PROVISIONING_FAILED' : 'STORAGE_NOT_READY', readiness.message)
 }
 
 /** The region of ready buckets, with credentials: configuration may have changed since provisioning. */

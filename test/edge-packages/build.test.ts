@@ -117,7 +117,7 @@ describe('a built package', () => {
 
   test('rebuilt from the same plan gives the same bytes; a second identical request differs only by its id', async () => {
     const { t, profileId, version, pkg } = await readyPackage()
-    const deps = { sql: env.api.sql, config: env.api.deps.config, log: createLogger('silent', {}) }
+    const deps = { ...env.api.deps, log: createLogger('silent', {}) }
     // The plan the workflow fixed (the begin activity's result in its history): what a retried build packs.
     const history = await env.t.client.workflow.getHandle(pkg.workflowId).fetchHistory()
     const begun = history.events!.find((e) => e.activityTaskCompletedEventAttributes)!.activityTaskCompletedEventAttributes!

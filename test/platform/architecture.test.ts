@@ -28,6 +28,27 @@ const LAYERS = new Set(['platform', 'http'])
 // The composition roots: they wire everything and nothing imports them.
 const ROOTS = new Set(['api/app.ts', 'api/main.ts'])
 
+// Run by scripts/up.ts before either process starts, so neither process's graph reaches it.
+const RUN_BY_SCRIPTS = new Set(['api/platform/migrate.ts'])
+
+/** Every file reached from `starts` by following local imports ('./x' resolves to x.ts or x/index.ts). */
+function reachable(list: typeof sources, starts: string[]): Set<string> {
+  const byPath = new Map(list.map((s) => [s.file, s]))
+  const fileOf = (target: string) => [`${target}.ts`, `${target}/index.ts`].find((f) => byPath.has(f))
+  const seen = new Set<string>()
+  const stack = [...starts]
+  while (stack.length > 0) {
+    const file = stack.pop()!
+    if (seen.has(file) || !byPath.has(file)) continue
+    seen.add(file)
+    for (const { target } of byPath.get(file)!.targets) {
+      const next = fileOf(target)
+      if (next) stack.push(next)
+    }
+  }
+  return seen
+}
+
 /** The folder under api/ a file belongs to ('users'), or undefined outside api/<folder>/. */
 const folderOf = (path: string) => /^api\/([^/]+)\//.exec(path)?.[1]
 const isRoutes = (path: string) => /^api\/[^/]+\/routes(\.ts)?$/.test(path)
@@ -88,6 +109,40 @@ describe('import direction', () => {
         expect({ file, target, ok: !/^(worker|activities)\//.test(target) }).toMatchObject({ ok: true })
         if (target.startsWith('workflows/')) expect({ file, target }).toMatchObject({ target: expect.stringMatching(/^workflows\/contract/) })
       }
+    }
+  })
+
+  test('api/ holds only what the API process runs or the activities share: nothing reached from worker/ alone', () => {
+    const apiReach = reachable(sources, [...ROOTS])
+    const activityReach = reachable(sources, sources.map((s) => s.file).filter((f) => f.startsWith('activities/')))
+    for (const { file } of sources.filter((s) => s.file.startsWith('api/') && !RUN_BY_SCRIPTS.has(s.file))) {
+      expect({ file, reachedBy: apiReach.has(file) ? 'api' : activityReach.has(file) ? 'activities' : 'worker only' }).toEqual({ file, reachedBy: expect.stringMatching(/^(api|activities)$/) })
+    }
+  })
+
+  test('the reach check flags a module only the worker imports (so a green result means something)', () => {
+    const sample = [
+      { file: 'api/app.ts', targets: [{ spec: './a/routes', target: 'api/a/routes' }] },
+      { file: 'api/a/routes.ts', targets: [{ spec: './service', target: 'api/a/service' }] },
+      { file: 'api/a/service.ts', targets: [] },
+      { file: 'api/a/loop.ts', targets: [{ spec: './service', target: 'api/a/service' }] },
+      { file: 'worker/run.ts', targets: [{ spec: '../api/a/loop', target: 'api/a/loop' }] },
+    ]
+    expect([...reachable(sample, ['api/app.ts'])].sort()).toEqual(['api/a/routes.ts', 'api/a/service.ts', 'api/app.ts'])
+  })
+
+  test('activities and workflows never see an HTTP error: they import neither ApiError nor the error catalogue', () => {
+    for (const { file, targets } of sources.filter((s) => /^(activities|workflows)\//.test(s.file))) {
+      for (const { target } of targets) expect({ file, target, ok: target !== 'api/platform/errors' }).toMatchObject({ ok: true })
+    }
+  })
+
+  test('one dependency container: AppDeps and ActivityDeps extend ServiceDeps, and no worker-side code fakes one with a cast', async () => {
+    expect(await Bun.file(join(ROOT, 'api/http/deps.ts')).text()).toMatch(/interface AppDeps extends ServiceDeps\b/)
+    expect(await Bun.file(join(ROOT, 'activities/index.ts')).text()).toMatch(/interface ActivityDeps extends ServiceDeps\b/)
+    for (const { file } of sources.filter((s) => /^(activities|workflows|worker)\//.test(s.file))) {
+      const casts = (await Bun.file(join(ROOT, file)).text()).match(/\bas\s+(unknown\s+as\s+)?(ServiceDeps|ActivityDeps|AppDeps)\b/g)
+      expect({ file, casts }).toEqual({ file, casts: null })
     }
   })
 

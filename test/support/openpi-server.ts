@@ -4,7 +4,7 @@
 // msgpack_numpy encodes them: maps with *binary* keys (__ndarray__, data, dtype, shape), which msgpackr keeps
 // as Map/Uint8Array keys with mapsAsObjects false.
 import { Packr, Unpackr } from 'msgpackr'
-import type { Feature, FeatureDtype } from '../../api/edge-packages/manifest'
+import type { Feature, FeatureDtype } from '../../api/embodiment-profiles/model'
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: false, variableMapSize: true })
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: false })

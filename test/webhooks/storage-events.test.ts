@@ -68,7 +68,7 @@ describe('storage_reconciliation.completed', () => {
     const tenant = await provisionedTenant(env.api.url)
     const [job] = await env.api.sql<{ id: string }[]>`
       insert into storage_reconciliation_jobs (tenant_id, status, dry_run, objects_scanned) values (${tenant.tenantId}, 'running', false, 7) returning id`
-    const activities = storageReconcileActivities({ sql: env.api.sql, config: env.api.deps.config, log: env.api.deps.log })
+    const activities = storageReconcileActivities(env.api.deps)
     await activities.failReconciliation(tenant.tenantId, job!.id, 'STORAGE_RECONCILIATION_PROVIDER_UNAVAILABLE', 'The storage region cannot be reached')
     // A retried activity finds the job ended already: nothing more is published.
     await activities.failReconciliation(tenant.tenantId, job!.id, 'STORAGE_RECONCILIATION_PROVIDER_UNAVAILABLE', 'again')

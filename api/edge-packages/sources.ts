@@ -1,11 +1,10 @@
-// What a package is built from, read through the owning domains (model versions, embodiment profiles) and shown in
-// the shapes the manifest uses. The one place that knows those domains' row layouts. It lives with the build, not in
-// api/edge-packages: the profiles domain imports the manifest's feature type from there, so the edge-packages domain
-// must not import the profiles domain back.
-import { findEmbodimentProfile, type EmbodimentProfileRow } from '../../api/embodiment-profiles/queries'
-import { findModelVersion, type ModelVersionRow } from '../../api/model-versions/queries'
-import type { Db } from '../../api/platform/db'
-import type { ModelSource, PackageManifest } from '../../api/edge-packages/manifest'
+// What a package is built from, read through the owning domains' queries (model versions, embodiment profiles) and
+// shown in the shapes the manifest uses: the one place that knows those domains' row layouts. Packages depend on
+// profiles and model versions, never the reverse (the feature type is the profiles' own).
+import { findEmbodimentProfile, type EmbodimentProfileRow } from '../embodiment-profiles/queries'
+import { findModelVersion, type ModelVersionRow } from '../model-versions/queries'
+import type { Db } from '../platform/db'
+import type { ModelSource, PackageManifest } from './manifest'
 
 export const embodimentOf = (p: EmbodimentProfileRow): PackageManifest['embodiment'] => ({
   id: p.id, name: p.name, robotType: p.robot_type, controlRateHz: p.control_rate_hz,

@@ -5,13 +5,13 @@
 // transaction: an event fans out exactly once whatever crashes. Workflows are started after the commit; a message
 // whose start was lost is started by a later pass (its run id is fixed, so a start never sends twice).
 import type { Client } from '@temporalio/client'
-import { claimUndispatchedEvents, markEventsDispatched, type EventRow } from '../events/queries'
-import type { Config } from '../platform/config'
-import type { Sql } from '../platform/db'
-import type { Logger } from '../platform/log'
-import { endpointsForEvent } from '../webhook-endpoints/service'
-import { claimUnstartedMessages, insertMessages, type MessageRow } from './queries'
-import { startDeliveries } from './start'
+import { claimUndispatchedEvents, markEventsDispatched, type EventRow } from '../api/events/queries'
+import type { Config } from '../api/platform/config'
+import type { Sql } from '../api/platform/db'
+import type { Logger } from '../api/platform/log'
+import { claimUnstartedMessages, insertMessages, type MessageRow } from '../api/webhook-deliveries/queries'
+import { startDeliveries } from '../api/webhook-deliveries/start'
+import { endpointsForEvent } from '../api/webhook-endpoints/service'
 
 type DispatchConfig = Pick<Config, 'TEMPORAL_TASK_QUEUE_PREFIX' | 'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_RETRY_AFTER_MAX_SECONDS' | 'WEBHOOK_DISPATCH_POLL_MS' | 'WEBHOOK_DISPATCH_BATCH'>
 
