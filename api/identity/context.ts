@@ -26,3 +26,8 @@ export type ActingContext = RequestContext<Principal> | RequestContext<null> | S
 
 export const systemContext = (workflowId: string): SystemContext =>
   Object.freeze({ principal: null, ip: null, userAgent: null, requestId: null, system: Object.freeze({ workflowId }) })
+
+/** A copy of a request's context that outlives it: work a handler leaves running after it answered (a mail sent in
+ *  the background) reads the facts from here, not from a request that is gone by then. */
+export const detachedContext = <P extends Principal | null>(ctx: RequestContext<P>): RequestContext<P> =>
+  Object.freeze({ principal: ctx.principal, ip: ctx.ip, userAgent: ctx.userAgent, requestId: ctx.requestId, system: null })

@@ -133,9 +133,10 @@ export async function recordWebAuthnUse(db: Db, id: string, newCount: number): P
   return rows.length === 1
 }
 
-export async function deleteWebAuthnCredential(db: Db, userId: string, id: string): Promise<boolean> {
-  const rows = await db`delete from webauthn_credentials where id = ${id} and user_id = ${userId} returning 1`
-  return rows.length === 1
+/** The removed passkey's name, or undefined when the user has none with this id. */
+export async function deleteWebAuthnCredential(db: Db, userId: string, id: string): Promise<{ name: string | null } | undefined> {
+  const [row] = await db<{ name: string | null }[]>`delete from webauthn_credentials where id = ${id} and user_id = ${userId} returning name`
+  return row
 }
 
 export async function countWebAuthnCredentials(db: Db, userId: string): Promise<number> {

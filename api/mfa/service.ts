@@ -7,6 +7,9 @@ import { ApiError, rateLimited } from '../platform/errors'
 import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
+import type { RequestContext } from '../identity/context'
+import type { Principal } from '../identity/service'
+import { recordAudit } from '../audit/service'
 import { markSessionSecondFactor } from '../sessions/queries'
 import { findUserById } from '../users/queries'
 import { methodsOf } from './challenges'
@@ -16,7 +19,7 @@ import {
   replaceRecoveryCodes, reserveMfaFailureSlot, secondFactorsOf, spendRecoveryCode, upsertPendingTotp, useTotpStep, type WebAuthnCredentialRow,
 } from './queries'
 import { acceptedTotpStep, newTotpSecret, qrCodeDataUrl, TOTP_DIGITS, TOTP_PERIOD, totpUri } from './totp'
-import { passwordlessOptions, registerCredential, registrationOptions, verifyAssertion } from './webauthn'
+import { passwordlessOptions, registrationOptions, storeCredential, verifyAssertion, verifyRegistration } from './webauthn'
 
 export const RECOVERY_CODE_COUNT = 10
 /** Wrong second-factor answers a user may give per window (all challenges and re-authentications together). */
@@ -44,9 +47,13 @@ async function userOf(db: Db, userId: string) {
   return user
 }
 
+/** The session making the request, when it is one: a factor proven there counts for it. */
+const sessionOf = (p: Principal) => (p.credential === 'session' ? p.credentialId : null)
+
 // ── Status ──────────────────────────────────────────────────────────────────────────────────────────────────
 
-export async function mfaStatus({ sql: db }: Pick<ServiceDeps, 'sql'>, userId: string) {
+export async function mfaStatus({ sql: db }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext) {
+  const { userId } = ctx.principal
   const [totp, passkeys, left, factors] = await Promise.all([
     findTotp(db, userId), countWebAuthnCredentials(db, userId), countRecoveryCodesLeft(db, userId), secondFactorsOf(db, userId),
   ])
@@ -60,7 +67,8 @@ export async function mfaStatus({ sql: db }: Pick<ServiceDeps, 'sql'>, userId: s
 
 // ── TOTP ────────────────────────────────────────────────────────────────────────────────────────────────────
 
-export async function startTotpEnrolment({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, userId: string) {
+export async function startTotpEnrolment({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext) {
+  const { userId } = ctx.principal
   const secrets = keys.secrets
   const user = await userOf(db, userId)
   const secret = newTotpSecret()
@@ -93,8 +101,10 @@ function newRecoveryCode(): string {
 
 const spendRecovery = (db: Db, userId: string, code: string) => spendRecoveryCode(db, userId, sha256(normaliseRecoveryCode(code)))
 
-/** `sessionId`: the session enrolling; a code of the new authenticator proves the factor there too. */
-export async function verifyTotpEnrolment({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, userId: string, code: string, sessionId: string | null) {
+/** A code of the new authenticator proves the factor in the session enrolling it too. */
+export async function verifyTotpEnrolment({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, code: string) {
+  const { userId } = ctx.principal
+  const sessionId = sessionOf(ctx.principal)
   const secrets = keys.secrets
   const totp = await findTotp(sql, userId)
   if (totp?.status !== 'pending') throw new ApiError('BAD_REQUEST', 'No TOTP enrolment is in progress; start one with POST /v1/users/me/mfa/totp')
@@ -103,23 +113,35 @@ export async function verifyTotpEnrolment({ sql, keys }: Pick<ServiceDeps, 'sql'
     if (!(await spendTotpCode(tx, secrets, userId, code, true))) throw invalidCode('body.code', 'This code is not the current one of the authenticator being enrolled')
     await replaceRecoveryCodes(tx, userId, codes.map((c) => sha256(normaliseRecoveryCode(c))))
     if (sessionId) await markSessionSecondFactor(tx, sessionId, userId)
+    await recordAudit(tx, ctx, { action: 'user.totp_enrolled', target: { type: 'user', id: userId }, details: { recoveryCodes: RECOVERY_CODE_COUNT } })
     return { recoveryCodes: codes }
   })
 }
 
-/** Removing an active factor takes a current code or a recovery code; a pending enrolment is simply dropped. */
-export async function removeTotp({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, userId: string, reauthenticationCode: string | undefined) {
+/** Removing an active factor takes a current code or a recovery code; a pending enrolment is simply dropped (it
+ *  was never a factor, so nothing is recorded). A wrong code is recorded as a refused removal: a stolen session
+ *  trying to strip the second factor is what the owner wants to see. */
+export async function removeTotp({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, reauthenticationCode: string | undefined) {
+  const { userId } = ctx.principal
   const secrets = keys.secrets
   const totp = await findTotp(sql, userId)
-  if (totp?.status === 'active') {
+  const active = totp?.status === 'active'
+  const method = reauthenticationCode && /^\d{6}$/.test(reauthenticationCode) ? 'totp' : 'recovery_code'
+  if (active) {
     const path = 'body.reauthenticationCode'
     if (!reauthenticationCode) throw invalidCode(path, 'A current TOTP code or an unused recovery code is required to remove TOTP')
-    const ok = await withinFailureBudget(sql, userId, () => /^\d{6}$/.test(reauthenticationCode)
+    const ok = await withinFailureBudget(sql, userId, () => method === 'totp'
       ? spendTotpCode(sql, secrets, userId, reauthenticationCode)
       : spendRecovery(sql, userId, reauthenticationCode))
-    if (!ok) throw invalidCode(path, 'This is neither a current TOTP code nor an unused recovery code')
+    if (!ok) {
+      await recordAudit(sql, ctx, { action: 'user.totp_removed', target: { type: 'user', id: userId }, outcome: 'failure', reason: 'invalid_code', details: { method } })
+      throw invalidCode(path, 'This is neither a current TOTP code nor an unused recovery code')
+    }
   }
-  await sql.begin((tx) => deleteTotp(tx, userId))
+  await sql.begin(async (tx) => {
+    await deleteTotp(tx, userId)
+    if (active) await recordAudit(tx, ctx, { action: 'user.totp_removed', target: { type: 'user', id: userId }, details: { method } })
+  })
   return { removed: true as const }
 }
 
@@ -130,28 +152,45 @@ export const toCredentialDto = (r: WebAuthnCredentialRow): WebAuthnCredential =>
   createdAt: r.created_at.toISOString(), lastUsedAt: r.last_used_at?.toISOString() ?? null,
 })
 
-export async function passkeyRegistrationOptions({ sql: db, config }: Pick<ServiceDeps, 'sql' | 'config'>, userId: string) {
-  const user = await userOf(db, userId)
+export async function passkeyRegistrationOptions({ sql: db, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext) {
+  const user = await userOf(db, ctx.principal.userId)
   return registrationOptions(db, config, { id: user.id, email: user.email, displayName: user.display_name })
 }
 
-export async function registerPasskey({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, userId: string, input: { name?: string; response: unknown }, sessionId: string | null) {
-  const credential = await registerCredential(sql, config, userId, input.response as RegistrationResponseJSON, input.name ?? null)
-  if (sessionId) await markSessionSecondFactor(sql, sessionId, userId)
+/** The registration is verified (and its challenge spent, even when it fails) before the transaction that stores
+ *  the passkey, marks the session's factor and records it. */
+export async function registerPasskey({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, input: { name?: string; response: unknown }) {
+  const { userId } = ctx.principal
+  const sessionId = sessionOf(ctx.principal)
+  const verified = await verifyRegistration(sql, config, userId, input.response as RegistrationResponseJSON)
+  const credential = await sql.begin(async (tx) => {
+    const row = await storeCredential(tx, userId, verified, input.name ?? null)
+    if (sessionId) await markSessionSecondFactor(tx, sessionId, userId)
+    await recordAudit(tx, ctx, {
+      action: 'user.passkey_added', target: { type: 'passkey', id: row.id }, details: { name: row.name, deviceType: row.device_type, backedUp: row.backed_up },
+    })
+    return row
+  })
   return toCredentialDto(credential)
 }
 
-export async function listPasskeys({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, userId: string, params: PageParams) {
+export async function listPasskeys({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, params: PageParams) {
+  const { userId } = ctx.principal
   const pageKey = keys.page
   const binding = { route: 'GET /users/me/webauthn/credentials', scope: `user:${userId}`, filters: {} }
   const p = await paginate(pageKey, binding, params, (after, limit) => listWebAuthnCredentials(db, userId, after, limit), createdCursorOf)
   return mapPage(p, toCredentialDto)
 }
 
-export async function removePasskey({ sql }: Pick<ServiceDeps, 'sql'>, userId: string, id: string) {
-  if (!isUuid(id) || !(await deleteWebAuthnCredential(sql, userId, id))) {
-    throw new ApiError('RESOURCE_NOT_FOUND', 'You have no passkey with this id')
-  }
+export async function removePasskey({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
+  const { userId } = ctx.principal
+  const notFound = () => new ApiError('RESOURCE_NOT_FOUND', 'You have no passkey with this id')
+  if (!isUuid(id)) throw notFound()
+  await sql.begin(async (tx) => {
+    const removed = await deleteWebAuthnCredential(tx, userId, id)
+    if (!removed) throw notFound()
+    await recordAudit(tx, ctx, { action: 'user.passkey_removed', target: { type: 'passkey', id }, details: { name: removed.name } })
+  })
   return { removed: true as const }
 }
 

@@ -40,7 +40,12 @@ export async function registrationOptions(db: Db, config: WebAuthnConfig, user: 
   return options
 }
 
-export async function registerCredential(db: Db, config: WebAuthnConfig, userId: string, response: RegistrationResponseJSON, name: string | null): Promise<WebAuthnCredentialRow> {
+/** What a verified registration stores. */
+export type VerifiedRegistration = Omit<Parameters<typeof insertWebAuthnCredential>[1], 'userId' | 'name'>
+
+/** Spends the registration's challenge and verifies it; the caller stores the result (storeCredential) in its own
+ *  transaction, so a failed verification still burns the challenge. */
+export async function verifyRegistration(db: Db, config: WebAuthnConfig, userId: string, response: RegistrationResponseJSON): Promise<VerifiedRegistration> {
   const challenge = signedChallenge(response.response.clientDataJSON, 'body.response.response.clientDataJSON')
   if (!(await takeWebAuthnChallenge(db, challenge, 'registration', userId))) {
     throw invalid('body.response', 'This registration answers no live challenge of yours; request new registration options')
@@ -56,11 +61,15 @@ export async function registerCredential(db: Db, config: WebAuthnConfig, userId:
   }
   if (!verified.verified) throw invalid('body.response', 'The passkey registration could not be verified')
   const info = verified.registrationInfo
-  const row = await insertWebAuthnCredential(db, {
-    userId, credentialId: info.credential.id, publicKey: info.credential.publicKey, signCount: info.credential.counter,
+  return {
+    credentialId: info.credential.id, publicKey: info.credential.publicKey, signCount: info.credential.counter,
     transports: info.credential.transports ?? response.response.transports ?? [], deviceType: info.credentialDeviceType,
-    backedUp: info.credentialBackedUp, name,
-  })
+    backedUp: info.credentialBackedUp,
+  }
+}
+
+export async function storeCredential(tx: Db, userId: string, verified: VerifiedRegistration, name: string | null): Promise<WebAuthnCredentialRow> {
+  const row = await insertWebAuthnCredential(tx, { ...verified, userId, name })
   if (!row) throw invalid('body.response', 'This passkey is already registered')
   return row
 }

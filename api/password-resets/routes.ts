@@ -9,8 +9,8 @@ import { adminRequestPasswordReset, confirmPasswordReset, requestPasswordReset }
 export const passwordResetsRoutes = (deps: AppDeps) =>
   new Elysia({ tags: ['Registration and password reset'] })
     .use(httpConventions(deps))
-      .post('/password-resets', async ({ request, body, set }) => {
-      const { background } = await requestPasswordReset(deps, body.email)
+    .post('/password-resets', async ({ request, ctx, body, set }) => {
+      const { background } = await requestPasswordReset(deps, ctx, body.email)
       background.catch((err) => deps.log.error('password reset mail failed', { err }))
       set.status = 202
       return ok(request, { accepted: true as const })
@@ -19,8 +19,8 @@ export const passwordResetsRoutes = (deps: AppDeps) =>
       response: { 202: envelope(PasswordResetRequestedDto) },
       detail: { summary: 'Mail a single-use reset link and code (15 minutes) if the address has an account; always 202' },
     })
-    .post('/password-resets/confirmations', async ({ request, body, set }) => {
-      const result = await confirmPasswordReset(deps, body)
+    .post('/password-resets/confirmations', async ({ request, ctx, body, set }) => {
+      const result = await confirmPasswordReset(deps, ctx, body)
       set.status = 201
       return ok(request, result)
     }, {
@@ -28,8 +28,8 @@ export const passwordResetsRoutes = (deps: AppDeps) =>
       response: { 201: envelope(PasswordResetConfirmationResponseDto) },
       detail: { summary: 'Set a new password with the link token or the email and code; ends every session of the account' },
     })
-    .post('/users/:userId/password-reset-requests', async ({ request, principal, params, set }) => {
-      const result = await adminRequestPasswordReset(deps, principal, params.userId)
+    .post('/users/:userId/password-reset-requests', async ({ request, ctx, params, set }) => {
+      const result = await adminRequestPasswordReset(deps, ctx, params.userId)
       set.status = 202
       return ok(request, result)
     }, {

@@ -2,7 +2,9 @@ import { hmac, safeEqual, sha256 } from '../platform/crypto'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError, type ErrorCode } from '../platform/errors'
 import { isUuid } from '../platform/ids'
+import { detachedContext, type RequestContext } from '../identity/context'
 import { currentMembership, type Principal } from '../identity/service'
+import { recordAudit } from '../audit/service'
 import { enqueueMail } from '../mail/service'
 import { findMembershipOf } from '../memberships/queries'
 import { revokeOtherSessions } from '../sessions/queries'
@@ -25,34 +27,42 @@ async function claimSlot({ sql, keys }: Deps, email: string): Promise<void> {
   }
 }
 
-async function mailReset(deps: Deps, user: UserRow, tenantId: string | null): Promise<void> {
+/** Issues the grant, records the request and queues the mail in one transaction. `tenantId`: the tenant of the
+ *  administrator who asked for it (they are the actor then); null for the user's own request. */
+async function mailReset(deps: Deps, ctx: RequestContext<Principal | null>, user: UserRow, tenantId: string | null): Promise<void> {
   const mail = await deps.sql.begin(async (tx) => {
     const grant = await issueGrant(tx, deps, { userId: user.id, kind: 'reset', ttlSeconds: RESET_MINUTES * 60 })
+    await recordAudit(tx, ctx, {
+      action: 'user.password_reset_requested', subjectUserId: user.id, target: { type: 'user', id: user.id },
+      details: tenantId ? { via: 'administrator', tenantId } : { via: 'self_service' },
+    })
     return enqueueMail(tx, { to: user.email, tenantId, template: 'passwordReset', data: { link: grant.link, code: grant.code!, minutes: RESET_MINUTES } }, deps.keys.secrets)
   })
   await deps.mail.dispatch([mail])
 }
 
 /** POST /password-resets. The caller learns nothing: after the throttle (the same for every address) it answers
- *  at once, and the lookup and mail happen in `background`, so a known address costs the caller no extra time. */
-export async function requestPasswordReset(deps: Deps, email: string): Promise<{ background: Promise<void> }> {
+ *  at once, and the lookup, entry and mail happen in `background`, so a known address costs the caller no extra
+ *  time. An unknown address records nothing (an entry would be a trace of the address). */
+export async function requestPasswordReset(deps: Deps, ctx: RequestContext<null>, email: string): Promise<{ background: Promise<void> }> {
   await claimSlot(deps, email)
+  const later = detachedContext(ctx)
   const background = (async () => {
     const user = await findUserByEmail(deps.sql, email)
-    if (user && user.status !== 'disabled') await mailReset(deps, user, null)
+    if (user && user.status !== 'disabled') await mailReset(deps, later, user, null)
   })()
   return { background }
 }
 
 /** POST /users/{userId}/password-reset-requests: only for members of the caller's tenant; anyone else is 404. */
-export async function adminRequestPasswordReset(deps: Deps, principal: Principal, userId: string) {
-  const { tenantId } = currentMembership(principal)
+export async function adminRequestPasswordReset(deps: Deps, ctx: RequestContext, userId: string) {
+  const { tenantId } = currentMembership(ctx.principal)
   const notFound = () => new ApiError('RESOURCE_NOT_FOUND', 'No member of this tenant has that id')
   if (!isUuid(userId) || !(await findMembershipOf(deps.sql, tenantId, userId))) throw notFound()
   const user = await findUserById(deps.sql, userId)
   if (!user || user.status === 'disabled') throw notFound()
   await claimSlot(deps, user.email)
-  await mailReset(deps, user, tenantId)
+  await mailReset(deps, ctx, user, tenantId)
   return { userId, requested: true as const }
 }
 
@@ -77,8 +87,9 @@ async function grantFromCode({ sql, keys }: Deps, email: string, code: string): 
 }
 
 /** POST /password-resets/confirmations: by link token or by email and code. Sets the password (it also completes
- *  an activation) and ends every session of the user, in one transaction. */
-export async function confirmPasswordReset(deps: Deps, input: { token?: string; email?: string; code?: string; newPassword: string }) {
+ *  an activation), ends every session of the user and records it, in one transaction. Whoever holds the grant
+ *  proved they read the account's mail: the entry names the user as its actor. */
+export async function confirmPasswordReset(deps: Deps, ctx: RequestContext<null>, input: { token?: string; email?: string; code?: string; newPassword: string }) {
   const { sql } = deps
   const grant = input.token ? await grantFromToken(deps, input.token) : await grantFromCode(deps, input.email!, input.code!)
   const invalidCode: ErrorCode = input.token ? 'PASSWORD_RESET_TOKEN_INVALID' : 'PASSWORD_RESET_CODE_INVALID'
@@ -89,6 +100,10 @@ export async function confirmPasswordReset(deps: Deps, input: { token?: string; 
     if (!(await consumeReset(tx, grant.id, user.id))) throw new ApiError(invalidCode, 'This reset grant was already used')
     await applyNewPassword(tx, user.id, hash)
     const sessionsEnded = await revokeOtherSessions(tx, user.id, null)
+    await recordAudit(tx, ctx, {
+      action: 'user.password_reset_completed', actorUserId: user.id, target: { type: 'user', id: user.id },
+      details: { grant: grant.kind, with: input.token ? 'link' : 'code', sessionsEnded },
+    })
     return { passwordReset: true as const, sessionsEnded }
   })
 }

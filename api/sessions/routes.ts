@@ -12,23 +12,23 @@ import { endSession, invalidateAllSessions, invalidateOtherSessions, listSession
 export const sessionsRoutes = (deps: AppDeps) =>
   new Elysia({ tags: ['Sessions'] })
     .use(httpConventions(deps))
-    .delete('/sessions/current', async ({ principal, set }) => {
-      if (principal.credential === 'session') await endSession(deps, principal.credentialId, principal.userId)
+    .delete('/sessions/current', async ({ ctx, set }) => {
+      await endSession(deps, ctx)
       set.status = 204
       set.headers['set-cookie'] = clearedSessionCookie(deps.config)
     }, {
       auth: 'user', errors: ['A400s', 'A409s'],
       detail: { summary: 'Sign out of this session', responses: { 204: { description: 'Signed out; the session cookie is cleared' } } },
     })
-    .delete('/sessions/:sessionId', async ({ principal, params, set }) => {
-      await revokeOwnSession(deps, principal, params.sessionId)
+    .delete('/sessions/:sessionId', async ({ ctx, params, set }) => {
+      await revokeOwnSession(deps, ctx, params.sessionId)
       set.status = 204
     }, {
       auth: 'tenant:read', idempotent: 'user', errors: ['A400s', 'A404', 'A409s'], params: z.object({ sessionId: z.string() }),
       detail: { summary: 'Sign out one other session of yours', responses: { 204: { description: 'That session is ended' } } },
     })
-    .post('/sessions/bulk-invalidation-requests', async ({ request, principal, set }) => {
-      const result = await invalidateAllSessions(deps, principal)
+    .post('/sessions/bulk-invalidation-requests', async ({ request, principal, ctx, set }) => {
+      const result = await invalidateAllSessions(deps, ctx)
       set.status = 201
       if (principal.credential === 'session') set.headers['set-cookie'] = clearedSessionCookie(deps.config)
       return ok(request, result)
@@ -36,11 +36,11 @@ export const sessionsRoutes = (deps: AppDeps) =>
       auth: 'tenant:read', idempotent: 'user', errors: ['A400s', 'A409s'], response: { 201: envelope(SessionInvalidateAllResponseDto) },
       detail: { summary: 'Sign out every session of yours, this one included' },
     })
-    .get('/users/me/sessions', async ({ request, principal, query }) => page(request, await listSessions(deps, principal, query)), {
+    .get('/users/me/sessions', async ({ request, ctx, query }) => page(request, await listSessions(deps, ctx, query)), {
       auth: 'tenant:read', errors: ['A400p'], query: PageQuery, response: { 200: listEnvelope(CurrentUserSessionDto) },
       detail: { summary: "The signed-in user's live sessions, newest first", tags: ['Accounts'] },
     })
-    .post('/users/me/other-session-invalidation-requests', async ({ request, principal }) => ok(request, await invalidateOtherSessions(deps, principal)), {
+    .post('/users/me/other-session-invalidation-requests', async ({ request, ctx }) => ok(request, await invalidateOtherSessions(deps, ctx)), {
       auth: 'tenant:read', idempotent: 'user', errors: ['A400', 'A409'], response: { 200: envelope(InvalidateOtherSessionsResponseDto) },
       detail: { summary: 'Sign out every other session of yours (all of them when called with a PAT)', tags: ['Accounts'] },
     })

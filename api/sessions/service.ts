@@ -3,13 +3,18 @@ import { ApiError } from '../platform/errors'
 import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
+import type { RequestContext } from '../identity/context'
 import type { Principal } from '../identity/service'
+import { recordAudit } from '../audit/service'
 import { listLiveSessions, revokeOtherSessions, revokeSession } from './queries'
 
 type Deps = Pick<ServiceDeps, 'sql'>
 
+const currentSessionOf = (p: Principal) => (p.credential === 'session' ? p.credentialId : null)
+
 /** The caller's live sessions, newest first; the one making the request is marked current. */
-export async function listSessions({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, params: PageParams) {
+export async function listSessions({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, params: PageParams) {
+  const { principal } = ctx
   const pageKey = keys.page
   const current = currentSessionOf(principal)
   const binding = { route: 'GET /users/me/sessions', scope: `user:${principal.userId}`, filters: {} }
@@ -25,29 +30,44 @@ export async function listSessions({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 
   }))
 }
 
-export async function endSession({ sql }: Deps, sessionId: string, userId: string): Promise<void> {
-  await revokeSession(sql, sessionId, userId)
+/** Ends one session of the caller and records it, together; false when it was not a live session of theirs. */
+async function endOne({ sql }: Deps, ctx: RequestContext, sessionId: string): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    if (!(await revokeSession(tx, sessionId, ctx.principal.userId))) return false
+    await recordAudit(tx, ctx, { action: 'session.ended', target: { type: 'session', id: sessionId }, details: { current: sessionId === currentSessionOf(ctx.principal) } })
+    return true
+  })
 }
 
-const currentSessionOf = (p: Principal) => (p.credential === 'session' ? p.credentialId : null)
+/** DELETE /sessions/current: signs this session out; a PAT has no session to end. */
+export async function endSession(deps: Deps, ctx: RequestContext): Promise<void> {
+  const current = currentSessionOf(ctx.principal)
+  if (current) await endOne(deps, ctx, current)
+}
 
 /** DELETE /sessions/{id}: signs out one other device of the caller. Another user's session, an unknown id and
  *  an already ended one are all SESSION_NOT_FOUND, so ids of other users cannot be probed. */
-export async function revokeOwnSession({ sql: db }: Deps, principal: Principal, sessionId: string): Promise<void> {
-  if (sessionId === currentSessionOf(principal)) {
+export async function revokeOwnSession(deps: Deps, ctx: RequestContext, sessionId: string): Promise<void> {
+  if (sessionId === currentSessionOf(ctx.principal)) {
     throw new ApiError('CURRENT_SESSION_NOT_REVOCABLE', 'This is the session making the request: sign out with DELETE /v1/sessions/current')
   }
-  if (!isUuid(sessionId) || !(await revokeSession(db, sessionId, principal.userId))) {
+  if (!isUuid(sessionId) || !(await endOne(deps, ctx, sessionId))) {
     throw new ApiError('SESSION_NOT_FOUND', 'You have no live session with this id')
   }
 }
 
-/** Ends every session of the caller but the one making the request (all of them for a PAT). */
-export async function invalidateOtherSessions({ sql }: Deps, principal: Principal) {
-  return { invalidated: await revokeOtherSessions(sql, principal.userId, currentSessionOf(principal)) }
+/** Ends the sessions of the caller but `keep` and records how many, together. */
+async function endAllBut({ sql }: Deps, ctx: RequestContext, keep: string | null, action: 'session.others_ended' | 'session.all_ended') {
+  const { userId } = ctx.principal
+  return sql.begin(async (tx) => {
+    const count = await revokeOtherSessions(tx, userId, keep)
+    await recordAudit(tx, ctx, { action, target: { type: 'user', id: userId }, details: { count } })
+    return { invalidated: count }
+  })
 }
 
+/** Ends every session of the caller but the one making the request (all of them for a PAT). */
+export const invalidateOtherSessions = (deps: Deps, ctx: RequestContext) => endAllBut(deps, ctx, currentSessionOf(ctx.principal), 'session.others_ended')
+
 /** Ends every session of the caller, this one included ("sign out everywhere"). */
-export async function invalidateAllSessions({ sql }: Deps, principal: Principal) {
-  return { invalidated: await revokeOtherSessions(sql, principal.userId, null) }
-}
+export const invalidateAllSessions = (deps: Deps, ctx: RequestContext) => endAllBut(deps, ctx, null, 'session.all_ended')

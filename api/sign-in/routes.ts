@@ -31,8 +31,8 @@ export const signInRoutes = (deps: AppDeps) => {
     .use(httpConventions(deps))
     .post('/sessions', async ({ body, request, ctx, set }) => {
       const { user, membershipId, session } = 'assertion' in body
-        ? await signInWithPasskey(deps, body.assertion, ctx)
-        : await signInWithPassword(deps, body, ctx)
+        ? await signInWithPasskey(deps, ctx, body.assertion)
+        : await signInWithPassword(deps, ctx, body)
       set.status = 201
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
       return ok(request, await sessionEnvelope(deps, user.id, membershipId, session))
@@ -40,8 +40,8 @@ export const signInRoutes = (deps: AppDeps) => {
       public: true, errors: ['A400s', 'A409s', 'U401'], body: CreateSessionBodyDto, response: { 201: AuthSessionEnvelopeSwaggerDto },
       detail: { summary: 'Sign in with email and password, or with a passkey assertion (see POST /sessions/passkey-challenges)' },
     })
-    .post('/sessions/mfa-challenges/confirmations', async ({ request, body, set }) => {
-      const { userId, membershipId } = await confirmChallenge(deps, body)
+    .post('/sessions/mfa-challenges/confirmations', async ({ request, ctx, body, set }) => {
+      const { userId, membershipId } = await confirmChallenge(deps, ctx, body)
       set.status = 201
       return ok(request, (await describeMe(deps, userId, membershipId)).me)
     }, {
@@ -56,8 +56,8 @@ export const signInRoutes = (deps: AppDeps) => {
       public: true, errors: ['A400s', 'A409s'], response: { 201: envelope(PasskeySignInOptionsDto) },
       detail: { summary: 'Options for a passwordless sign-in: pass the assertion to POST /sessions as {assertion}', tags: ['Multi-factor and passkeys'] },
     })
-    .post('/sessions/current-membership-switches', async ({ request, principal, body, set }) => {
-      const membershipId = await switchCurrentMembership(deps, principal, body.membershipId)
+    .post('/sessions/current-membership-switches', async ({ request, principal, ctx, body, set }) => {
+      const membershipId = await switchCurrentMembership(deps, ctx, body.membershipId)
       set.status = 201
       return ok(request, (await describeMe(deps, principal.userId, membershipId)).me)
     }, {
@@ -79,8 +79,8 @@ export const signInRoutes = (deps: AppDeps) => {
         responses: { 302: { description: "To the identity provider; sets the state cookie", headers: { location: { schema: { type: 'string' } } } } },
       },
     })
-    .post('/users/me/sso-identities/link-requests', async ({ request, principal, body, set }) => {
-      const start = await startSsoLink(deps, principal, body, callbackUrl(request))
+    .post('/users/me/sso-identities/link-requests', async ({ request, ctx, body, set }) => {
+      const start = await startSsoLink(deps, ctx, body, callbackUrl(request))
       set.status = 201
       set.headers['set-cookie'] = stateCookie(start.state, start.stateTtlSeconds)
       set.headers['cache-control'] = 'no-store'
@@ -91,7 +91,7 @@ export const signInRoutes = (deps: AppDeps) => {
     })
     .get('/auth/sso/callback', async ({ request, ctx }) => {
       const url = new URL(`${callbackUrl(request)}${new URL(request.url).search}`)
-      const { session, returnTo } = await finishSsoSignIn(deps, url, readCookie(request.headers.get('cookie'), SSO_STATE_COOKIE), ctx)
+      const { session, returnTo } = await finishSsoSignIn(deps, ctx, url, readCookie(request.headers.get('cookie'), SSO_STATE_COOKIE))
       const headers = new Headers({ location: returnTo ?? AFTER_SIGN_IN, 'cache-control': 'no-store' })
       headers.append('set-cookie', sessionCookie(deps.config, session.token, session.expiresAt))
       headers.append('set-cookie', stateCookie('', 0))

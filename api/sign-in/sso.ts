@@ -10,13 +10,13 @@ import { ApiError } from '../platform/errors'
 import { guardedFetchApi } from '../platform/outbound/fetch'
 import { outboundPolicyOf } from '../platform/outbound/policy'
 import type { Role } from '../identity/permissions'
-import type { Principal } from '../identity/service'
+import type { RequestContext } from '../identity/context'
 import { ensureMembership } from '../memberships/queries'
 import { findSsoConnection, insertLoginState, takeLoginState, type SsoConnectionRow } from '../sso/queries'
 import { findUserById } from '../users/queries'
 import { claimAccount } from './sso-claim'
 import { tenantVerdict } from './policy'
-import { startSession, type SessionContext } from './session-start'
+import { openAuditedSession } from './service'
 
 export const SSO_STATE_COOKIE = 'rcp_sso_state'
 const STATE_TTL_SECONDS = 600
@@ -77,7 +77,8 @@ export const LINK_REAUTHENTICATION_SECONDS = 5 * 60
 
 /** Linking is a state change the signed-in user asks for explicitly (never a GET a foreign site can trigger with the
  *  ambient cookie), from a session that authenticated within LINK_REAUTHENTICATION_SECONDS. */
-export async function startSsoLink(deps: SsoDeps, principal: Principal, input: { connectionId: string; returnTo?: string }, redirectUri: string) {
+export async function startSsoLink(deps: SsoDeps, ctx: RequestContext, input: { connectionId: string; returnTo?: string }, redirectUri: string) {
+  const { principal } = ctx
   const auth = principal.authentication
   if (principal.credential !== 'session' || !auth) throw new ApiError('BAD_REQUEST', 'Only a signed-in session can link a single sign-on identity')
   if (Date.now() - auth.authenticatedAt.getTime() > LINK_REAUTHENTICATION_SECONDS * 1000) {
@@ -87,7 +88,7 @@ export async function startSsoLink(deps: SsoDeps, principal: Principal, input: {
 }
 
 /** `callbackUrl` is the full URL the provider redirected to; `cookieState` the state cookie of this browser. */
-export async function finishSsoSignIn(deps: SsoDeps, callbackUrl: URL, cookieState: string | undefined, ctx: SessionContext) {
+export async function finishSsoSignIn(deps: SsoDeps, ctx: RequestContext<null>, callbackUrl: URL, cookieState: string | undefined) {
   const state = callbackUrl.searchParams.get('state')
   if (!state || state !== cookieState) throw new ApiError('OAUTH_STATE_INVALID', 'The sign-in state is missing or belongs to another browser; start again')
   const pending = await takeLoginState(deps.sql, sha256(state))
@@ -125,7 +126,7 @@ export async function finishSsoSignIn(deps: SsoDeps, callbackUrl: URL, cookieSta
     if (user.status === 'activation_required') throw new ApiError('OAUTH_ACCOUNT_LINK_REQUIRED', 'This account awaits activation: follow the invitation mail first')
     const membershipId = await ensureMembership(tx, c.tenant_id, userId, c.default_role as Role)
     // The provider authenticated the user: its sign-in stands in for our second factor, in this tenant only.
-    const session = await startSession(tx, deps, userId, membershipId, ctx, { method: 'sso', ssoConnectionId: c.id, secondFactorVerified: true })
+    const session = await openAuditedSession(tx, deps, ctx, userId, membershipId, { method: 'sso', ssoConnectionId: c.id, secondFactorVerified: true })
     return { session, returnTo: pending.return_to }
   })
 }

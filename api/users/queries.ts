@@ -33,6 +33,12 @@ export async function findUserByEmail(db: Db, email: string): Promise<UserRow | 
   return row
 }
 
+/** The row, locked until the transaction ends: what an update in it replaces. */
+export async function lockUser(db: Db, id: string): Promise<UserRow | undefined> {
+  const [row] = await db<UserRow[]>`select * from users where id = ${id} for update`
+  return row
+}
+
 /** The version comparison sits in the UPDATE itself, so a stale If-Match can never write. */
 export async function updateUserProfile(db: Db, id: string, expectedVersion: number | null, displayName: string | null | undefined): Promise<UserRow | undefined> {
   const [row] = await db<UserRow[]>`

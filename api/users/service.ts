@@ -2,14 +2,16 @@ import { staleVersion } from '../platform/etag'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
+import type { RequestContext } from '../identity/context'
 import { checkPasswordPolicy, hashPassword, verifyPassword } from '../identity/passwords'
 import type { Principal } from '../identity/service'
 import type { SignInThrottle } from '../identity/sign-in-throttle'
+import { changesBetween, recordAudit } from '../audit/service'
 import { passwordMinLengthFor } from '../auth-policy/service'
 import { listUserMemberships, type MembershipViewRow } from '../memberships/queries'
 import { clearSessionsPasswordChange, revokeOtherSessions } from '../sessions/queries'
 import type { AuthMe, UserDto } from './model'
-import { findUserById, recentPasswordHashes, recordPasswordHistory, setUserPassword, updateUserProfile, type UserRow } from './queries'
+import { findUserById, lockUser, recentPasswordHashes, recordPasswordHistory, setUserPassword, updateUserProfile, type UserRow } from './queries'
 
 type Deps = Pick<ServiceDeps, 'sql'>
 
@@ -40,10 +42,22 @@ export async function describeMe({ sql }: Deps, userId: string, currentMembershi
   }
 }
 
-export async function updateMe({ sql }: Deps, userId: string, expectedVersion: number | null, displayName: string | null | undefined) {
-  const row = await updateUserProfile(sql, userId, expectedVersion, displayName)
-  if (!row) throw staleVersion()
-  return row
+/** GET /users/me: the caller, in the membership the credential sits in. */
+export const describeCurrentUser = (deps: Deps, ctx: RequestContext) => describeMe(deps, ctx.principal.userId, ctx.principal.membership?.id ?? null)
+
+/** The profile as an entry's changes name it (API names; none of it secret). */
+const profileOf = (u: UserRow) => ({ displayName: u.display_name })
+
+export async function updateMe({ sql }: Deps, ctx: RequestContext, expectedVersion: number | null, displayName: string | null | undefined) {
+  return sql.begin(async (tx) => {
+    // Read under the row lock, so `before` is the value this update replaces, not one a concurrent edit already moved.
+    const before = await lockUser(tx, ctx.principal.userId)
+    const row = before && (await updateUserProfile(tx, before.id, expectedVersion, displayName))
+    if (!row) throw staleVersion()
+    const changes = changesBetween(profileOf(before), profileOf(row), ['displayName'])
+    if (changes) await recordAudit(tx, ctx, { action: 'user.profile_updated', target: { type: 'user', id: row.id }, changes })
+    return row
+  })
 }
 
 /** Policy (the strictest of the user's tenants) and reuse checks, then the hash: everything slow happens before
@@ -81,29 +95,37 @@ function requireFreshSession(p: Principal): void {
 }
 
 /** Guesses of currentPassword are sign-in failures of the account (README "Sign-in throttling"): a stolen
- *  session cannot brute-force the password behind it. */
-async function checkCurrentPassword(throttle: SignInThrottle, user: UserRow, given: string | undefined, ip: string): Promise<void> {
+ *  session cannot brute-force the password behind it. A wrong guess is recorded (with the pool: the 400 that
+ *  follows must not take it back). */
+async function checkCurrentPassword({ sql, signInThrottle: throttle }: Deps & { signInThrottle: SignInThrottle }, ctx: RequestContext, user: UserRow, given: string | undefined): Promise<void> {
   if (!given) throw new ApiError('CURRENT_PASSWORD_REQUIRED', 'currentPassword is required to change the password')
+  const ip = ctx.ip ?? 'unknown'
   await throttle.admit(user.email, ip)
   if (!(await verifyPassword(given, user.password_hash))) {
     throttle.failed(user.email, ip)
+    await recordAudit(sql, ctx, { action: 'user.password_changed', target: { type: 'user', id: user.id }, outcome: 'failure', reason: 'invalid_credentials' })
     throw new ApiError('CURRENT_PASSWORD_INVALID', 'currentPassword is not the current password')
   }
   throttle.succeeded(user.email)
 }
 
 /** PATCH /users/me/password: the current password proves it is the user; optionally ends the other sessions. */
-export async function changePassword({ sql, signInThrottle }: Deps & { signInThrottle: SignInThrottle }, principal: Principal,
-  input: { currentPassword?: string; newPassword: string; endOtherSessions?: boolean }, ip: string | null) {
+export async function changePassword(deps: Deps & { signInThrottle: SignInThrottle }, ctx: RequestContext,
+  input: { currentPassword?: string; newPassword: string; endOtherSessions?: boolean }) {
+  const { sql } = deps
+  const { principal } = ctx
   const user = await findUserById(sql, principal.userId)
   if (!user) throw new ApiError('UNAUTHORIZED', 'The account behind this credential no longer exists')
-  if (user.password_hash) await checkCurrentPassword(signInThrottle, user, input.currentPassword, ip ?? 'unknown')
+  if (user.password_hash) await checkCurrentPassword(deps, ctx, user, input.currentPassword)
   else requireFreshSession(principal)
   const hash = await prepareNewPassword(sql, user, input.newPassword)
   return sql.begin(async (tx) => {
     await applyNewPassword(tx, user.id, hash)
     const keep = principal.credential === 'session' ? principal.credentialId : null
     const otherSessionsEnded = input.endOtherSessions ? await revokeOtherSessions(tx, user.id, keep) : 0
+    await recordAudit(tx, ctx, {
+      action: 'user.password_changed', target: { type: 'user', id: user.id }, details: { firstPassword: !user.password_hash, otherSessionsEnded },
+    })
     return { passwordChanged: true as const, otherSessionsEnded }
   })
 }

@@ -17,6 +17,10 @@ async function registerPasskey(client: Client, name = 'laptop') {
   return { key, credential: res.json.data }
 }
 
+/** The user's audit entries of one action, oldest first. */
+const entries = (userId: string, action: string) => api.sql<{ actor_id: string | null; target_id: string | null; outcome: string; reason: string | null; details: Record<string, unknown> }[]>`
+  select actor_id, target_id, outcome, reason, details from audit_log where subject_user_id = ${userId} and action = ${action} order by seq`
+
 async function passkeyOptions() {
   const res = await new Client(api.url).post('/sessions/passkey-challenges')
   expect(res.status).toBe(201)
@@ -38,6 +42,9 @@ describe('passkey registration', () => {
     const created = await client.post('/users/me/webauthn/registrations', { name: 'laptop', response })
     expect(created.status).toBe(201)
     expect(created.json.data).toMatchObject({ name: 'laptop', credentialId: key.id, transports: ['internal'], lastUsedAt: null })
+    expect([...await entries(userId, 'user.passkey_added')]).toEqual([
+      { actor_id: userId, target_id: created.json.data.id, outcome: 'success', reason: null, details: { name: 'laptop', deviceType: 'singleDevice', backedUp: false } },
+    ])
     // The challenge is spent: the same response cannot register again.
     const replay = await client.post('/users/me/webauthn/registrations', { response })
     expect(replay.json).toMatchObject({ code: 'VALIDATION_ERROR' })
@@ -101,7 +108,7 @@ describe('passkey list and removal', () => {
   })
 
   test('removal answers removed: true; unknown, malformed or someone else’s id is 404 RESOURCE_NOT_FOUND', async () => {
-    const { client } = await signedUpUser(api.url)
+    const { client, userId } = await signedUpUser(api.url)
     const other = await signedUpUser(api.url)
     const { credential } = await registerPasskey(client)
     const theirs = await other.client.delete(`/users/me/webauthn/credentials/${credential.id}`)
@@ -113,12 +120,14 @@ describe('passkey list and removal', () => {
     expect(removed.json.data).toEqual({ removed: true })
     expect((await client.delete(`/users/me/webauthn/credentials/${credential.id}`)).status).toBe(404)
     expect((await client.get('/users/me/webauthn/credentials')).json.data).toEqual([])
+    // Recorded once, for the removal that happened; the refused ones changed nothing.
+    expect((await entries(userId, 'user.passkey_removed')).map((e) => [e.actor_id, e.target_id, e.details])).toEqual([[userId, credential.id, { name: 'laptop' }]])
   })
 })
 
 describe('passwordless sign-in', () => {
   test('a verified assertion over a fresh challenge opens an ungated session', async () => {
-    const { client, email } = await signedUpUser(api.url)
+    const { client, email, userId } = await signedUpUser(api.url)
     const { key } = await registerPasskey(client)
     const options = await passkeyOptions()
     expect(options).toMatchObject({ rpId: 'localhost', userVerification: 'required' })
@@ -127,6 +136,8 @@ describe('passwordless sign-in', () => {
     expect(res.status).toBe(201)
     expect(res.json.data.user.email).toBe(email)
     expect(res.json.data.session).toMatchObject({ state: 'active', mfaChallenge: null })
+    expect((await entries(userId, 'user.signed_in')).find((e) => e.target_id === res.json.data.session.id))
+      .toMatchObject({ actor_id: userId, outcome: 'success', details: { method: 'passkey', state: 'active' } })
     expect(res.headers.get('set-cookie')).toContain('rcp_session=')
     expect((await browser.get('/users/me')).status).toBe(200)
     const listed = (await client.get('/users/me/webauthn/credentials')).json.data[0]
@@ -134,7 +145,7 @@ describe('passwordless sign-in', () => {
   })
 
   test('replayed, counter-regressed, unverified, foreign-origin and unknown assertions are 401 UNAUTHORIZED', async () => {
-    const { client } = await signedUpUser(api.url)
+    const { client, userId } = await signedUpUser(api.url)
     const { key } = await registerPasskey(client)
     const options = await passkeyOptions()
     const good = key.assert(options.challenge)
@@ -151,6 +162,9 @@ describe('passwordless sign-in', () => {
       const res = await new Client(api.url).post('/sessions', { assertion })
       expect({ i, status: res.status, code: res.json.code }).toEqual({ i, status: 401, code: 'UNAUTHORIZED' })
     }
+    // Each refusal naming this user's passkey is a failure in their activity; the unknown authenticator's names no one.
+    const failures = await entries(userId, 'user.sign_in_failed')
+    expect(failures.map((f) => [f.actor_id, f.outcome, f.reason, f.details])).toEqual(Array(5).fill([null, 'failure', 'invalid_credentials', { method: 'passkey' }]))
     // The counter check did not move the stored counter: the next honest use still works.
     expect((await new Client(api.url).post('/sessions', { assertion: key.assert((await passkeyOptions()).challenge, { counter: 10 }) })).status).toBe(201)
     expect((await new Client(api.url).post('/sessions', { email: 'x@example.test', assertion: good })).json.code).toBe('VALIDATION_ERROR')
@@ -169,6 +183,7 @@ describe('passkey sign-in and the tenant policy', () => {
     const refused = await new Client(api.url).post('/sessions', { assertion: key.assert((await passkeyOptions()).challenge) })
     expect(refused.status).toBe(401)
     expect(refused.json.code).toBe('UNAUTHORIZED')
+    expect((await entries(owner.userId, 'user.sign_in_failed')).map((f) => [f.reason, f.details])).toEqual([['method_not_allowed', { method: 'passkey' }]])
     await api.sql`update tenant_auth_policies set allowed_sign_in_methods = ${['password', 'passkey']} where tenant_id = ${owner.tenantId}`
     const admitted = await new Client(api.url).post('/sessions', { assertion: key.assert((await passkeyOptions()).challenge) })
     expect(admitted.status).toBe(201)

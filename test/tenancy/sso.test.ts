@@ -81,6 +81,10 @@ describe('OIDC sign-in', () => {
     expect(again.status).toBe(303)
     const [{ n }] = (await api.sql`select count(*)::int as n from memberships m join users u on u.id = m.user_id where lower(u.email) = ${email}`) as unknown as [{ n: number }]
     expect(n).toBe(1)
+    // Both sign-ins are in the account's trail (never the tenant's), naming the method and the connection.
+    const signIns = await api.sql<{ tenant_id: string | null; details: { method: string; ssoConnectionId: string } }[]>`
+      select tenant_id, details from audit_log where subject_user_id = ${me.json.data.user.id} and action = 'user.signed_in' order by seq`
+    expect(signIns.map((r) => [r.tenant_id, r.details.method, r.details.ssoConnectionId])).toEqual([[null, 'sso', c.id], [null, 'sso', c.id]])
   })
 
   // Issue 12 changed the second half: linking starts from an explicit POST (CSRF header) of a recently
