@@ -16,7 +16,7 @@ export const apiKeysRoutes = (deps: AppDeps) =>
       response: { 201: envelope(CreateApiKeyResponseDto) },
       detail: { summary: 'Create a personal access token; the token is in this response only' },
     })
-    .get('/api-keys', async ({ request, principal, query }) => page(request, await listKeys(deps, principal, query)), {
+    .get('/api-keys', async ({ request, ctx, query }) => page(request, await listKeys(deps, ctx, query)), {
       auth: ['apikey:read', 'apikey:manage'], errors: ['A400p'], query: ListApiKeysQuery, response: { 200: listEnvelope(ApiKeySummaryDto) },
       detail: { summary: 'Personal access tokens of this tenant, newest first: yours (scope=self) or everyone\'s (scope=tenant, apikey:manage)' },
     })
@@ -28,7 +28,7 @@ export const apiKeysRoutes = (deps: AppDeps) =>
       auth: 'apikey:write', errors: ['A400', 'A404', 'A409'], response: { 200: envelope(ApiKeySummaryDto) },
       detail: { summary: 'Revoke a token (yours, or anyone\'s with apikey:manage); answers its summary' },
     })
-    .get('/tokens/self', ({ request, principal }) => ok(request, describeCredential(principal)), {
+    .get('/tokens/self', ({ request, ctx }) => ok(request, describeCredential(ctx)), {
       auth: 'user', errors: ['A400'], response: { 200: envelope(TokenSelfDto) },
       detail: { summary: 'Describe the presenting credential' },
     })

@@ -61,7 +61,7 @@ export async function createApiKey({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Reque
   return { apiKey: toApiKeySummary(row), token }
 }
 
-export const describeCredential = (p: Principal) => ({
+export const describeCredential = ({ principal: p }: RequestContext) => ({
   tenantId: p.membership?.tenantId ?? null,
   userId: p.userId,
   credentialClass: p.credential,
@@ -76,7 +76,7 @@ export const describeCredential = (p: Principal) => ({
 const keyNotFound = () => new ApiError('NOT_FOUND', 'No API key with this id in the current tenant')
 
 /** Revoked and expired keys stay listed (with revokedAt / expiresAt) so administrators can audit them. */
-export async function listKeys({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, principal: Principal, q: PageParams & { scope: 'self' | 'tenant' }) {
+export async function listKeys({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, { principal }: RequestContext, q: PageParams & { scope: 'self' | 'tenant' }) {
   const membership = currentMembership(principal)
   if (q.scope === 'tenant') requirePermission(principal, ['apikey:manage'])
   const scope = q.scope === 'tenant' ? `tenant:${membership.tenantId}` : `tenant:${membership.tenantId}:user:${principal.userId}`

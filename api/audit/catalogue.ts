@@ -71,3 +71,11 @@ export const auditCatalogue = {
 export type AuditAction = keyof typeof auditCatalogue
 export const auditActions = Object.keys(auditCatalogue) as AuditAction[]
 export const isAccountAction = (action: AuditAction) => auditCatalogue[action].scope === 'account'
+
+/** The README's table of actions, generated here so the two cannot drift (test/audit/catalogue.test.ts). */
+export const auditCatalogueMarkdown = (): string =>
+  ['| action | log | target | meaning |', '|---|---|---|---|',
+    ...auditActions.map((k) => {
+      const e = auditCatalogue[k]
+      return `| \`${k}\` | ${e.scope} | ${e.target ?? ''} | ${e.summary.replace(/\|/g, '\\|')} |`
+    })].join('\n')

@@ -4,7 +4,9 @@ import type { Db } from '../platform/db'
 import { ApiError } from '../platform/errors'
 import { domainOfEmail } from '../platform/email'
 import { domainVerifiedFor } from '../domains/service'
-import { findIdentityUser, linkIdentity, type SsoConnectionRow } from '../sso/queries'
+import type { RequestContext } from '../identity/context'
+import { findIdentityUser, type SsoConnectionRow } from '../sso/queries'
+import { linkSsoIdentity } from '../sso/service'
 import { findUserByEmail, insertPasswordlessUser } from '../users/queries'
 
 export interface Assertion {
@@ -23,7 +25,7 @@ const linkRequired = (why: string) => new ApiError('OAUTH_ACCOUNT_LINK_REQUIRED'
  *  - an existing account by email only when this connection created it, or when the tenant has verified the
  *    email's domain and the provider says email_verified: true; never an account awaiting activation;
  *  - otherwise a new account, just in time, only for a provider-verified address. */
-export async function claimAccount(tx: Db, c: SsoConnectionRow, a: Assertion, linkUserId: string | null): Promise<string> {
+export async function claimAccount(tx: Db, ctx: RequestContext<null>, c: SsoConnectionRow, a: Assertion, linkUserId: string | null): Promise<string> {
   const linked = await findIdentityUser(tx, c.id, a.subject)
   if (linked) {
     if (linkUserId && linked !== linkUserId) throw linkRequired('This identity is already linked to another account')
@@ -46,6 +48,6 @@ export async function claimAccount(tx: Db, c: SsoConnectionRow, a: Assertion, li
     if (!created) throw linkRequired('This address has an account: sign in with it, then link single sign-on from your account')
     userId = created
   }
-  await linkIdentity(tx, c.id, a.subject, userId)
+  await linkSsoIdentity(tx, ctx, c, a.subject, userId) // recorded as user.sso_identity_linked when the link is new
   return userId
 }

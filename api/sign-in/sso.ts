@@ -120,7 +120,7 @@ export async function finishSsoSignIn(deps: SsoDeps, ctx: RequestContext<null>, 
   if ((await tenantVerdict(deps.sql, deps, c.tenant_id, facts)) !== 'admitted') throw notConfigured('This organisation does not take single sign-on sign-ins')
 
   return deps.sql.begin(async (tx) => {
-    const userId = await claimAccount(tx, c, assertion, pending.link_user_id)
+    const userId = await claimAccount(tx, ctx, c, assertion, pending.link_user_id)
     const user = await findUserById(tx, userId)
     if (!user || user.status === 'disabled') throw new ApiError('OAUTH_EXCHANGE_FAILED', 'This account is disabled')
     if (user.status === 'activation_required') throw new ApiError('OAUTH_ACCOUNT_LINK_REQUIRED', 'This account awaits activation: follow the invitation mail first')

@@ -85,6 +85,11 @@ describe('OIDC sign-in', () => {
     const signIns = await api.sql<{ tenant_id: string | null; details: { method: string; ssoConnectionId: string } }[]>`
       select tenant_id, details from audit_log where subject_user_id = ${me.json.data.user.id} and action = 'user.signed_in' order by seq`
     expect(signIns.map((r) => [r.tenant_id, r.details.method, r.details.ssoConnectionId])).toEqual([[null, 'sso', c.id], [null, 'sso', c.id]])
+    // The identity was linked once, by the first sign-in, in the same transaction as the link.
+    const links = await api.sql<{ target_id: string; details: { connectionId: string } }[]>`
+      select target_id, details from audit_log where subject_user_id = ${me.json.data.user.id} and action = 'user.sso_identity_linked'`
+    const [identity] = await api.sql<{ id: string }[]>`select id from sso_identities where connection_id = ${c.id} and user_id = ${me.json.data.user.id}`
+    expect(links.map((r) => [r.target_id, r.details.connectionId])).toEqual([[identity!.id, c.id]])
   })
 
   // Issue 12 changed the second half: linking starts from an explicit POST (CSRF header) of a recently
