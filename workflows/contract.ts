@@ -23,6 +23,8 @@ export function taskQueues(config: PrefixConfig) {
     packages: `${prefix}-packages`,
     // Webhook deliveries (workflows/webhooks.ts): thousands of slow receivers must not hold up anything else.
     webhooks: `${prefix}-webhooks`,
+    // Audit log exports stream millions of rows into S3 for minutes: a backlog of them must not hold up anything else.
+    audit: `${prefix}-audit`,
   } as const
 }
 
