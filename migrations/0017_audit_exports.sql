@@ -27,3 +27,8 @@ create table audit_exports (
   check ((status = 'succeeded') = (sha256 is not null and bytes is not null and object_key is not null))
 );
 create index audit_exports_tenant_idx on audit_exports (tenant_id, created_at desc, id desc);
+
+-- The retention purges of the housekeeping workflow walk these, oldest first, a batch at a time (audit_log has its
+-- own time index). Dispatched events only: an undispatched one is still owed to the dispatcher.
+create index events_dispatched_time_idx on events (occurred_at) where dispatched_at is not null;
+create index webhook_messages_created_idx on webhook_messages (created_at);

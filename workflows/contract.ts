@@ -48,13 +48,17 @@ export const ErrorType = {
 } as const
 
 export interface HousekeepingInput {
-  /** Rows deleted per statement; bounded so a huge backlog never holds a long lock. */
+  /** Rows deleted per statement; bounded so a huge backlog never holds a long lock. Unset, the retention purges use
+   *  the worker's RETENTION_PURGE_BATCH and the others HOUSEKEEPING_DEFAULT_BATCH_SIZE. */
   batchSize?: number
 }
 
 export interface HousekeepingResult {
   idempotencyKeysPurged: number
   sessionsPurged: number
+  auditEntriesPurged: number
+  webhookMessagesPurged: number
+  eventsPurged: number
 }
 
 export const HOUSEKEEPING_DEFAULT_BATCH_SIZE = 5000
