@@ -124,6 +124,11 @@ describe('an export', () => {
     const tooLong = await client.post('/tenants/current/audit-log/exports', { from: '2020-01-01T00:00:00Z', to: inAnHour() })
     expect(tooLong.json.code).toBe('AUDIT_LOG_WINDOW_TOO_LARGE')
     expect((await client.post('/tenants/current/audit-log/exports', {})).json.code).toBe('AUDIT_LOG_TIME_RANGE_REQUIRED')
+    // Year 0 is a valid RFC 3339 time and JS Date, but no Postgres one: refused as invalid, not a server error.
+    const yearZero = { from: '0000-01-01T00:00:00Z', to: '0000-02-01T00:00:00Z' }
+    expect((await client.post('/tenants/current/audit-log/exports', yearZero)).json.code).toBe('AUDIT_LOG_INVALID_TIME_RANGE')
+    expect((await client.get(`/tenants/current/audit-log?from=${yearZero.from}&to=${yearZero.to}`)).json.code).toBe('AUDIT_LOG_INVALID_TIME_RANGE')
+    expect((await client.post('/tenants/current/audit-log/verifications', { ...yearZero, from: '0001-01-01T00:00:00+01:00' })).json.code).toBe('AUDIT_LOG_INVALID_TIME_RANGE')
   })
 
   test('a tenant without storage is told so, and nothing is recorded', async () => {
