@@ -1,6 +1,9 @@
 import { ApplicationFailure, Context } from '@temporalio/activity'
+import { purgeAuditEntries } from '../api/audit/queries'
+import { purgeDispatchedEvents } from '../api/events/queries'
 import { deleteExpiredKeys } from '../api/idempotency/queries'
 import { deleteDeadSessions } from '../api/sessions/queries'
+import { purgeOldMessages } from '../api/webhook-deliveries/queries'
 import type { ActivityDeps } from './index'
 import { ErrorType, HOUSEKEEPING_DEFAULT_BATCH_SIZE } from '../workflows/contract'
 
@@ -32,20 +35,43 @@ async function purgeInBatches(deleteBatch: () => Promise<number>, batchSize: num
 
 const runOf = () => ({ workflowId: Context.current().info.workflowExecution?.workflowId })
 
-export function housekeepingActivities({ sql, log }: ActivityDeps) {
+const DAY_MS = 86_400_000
+const daysAgo = (days: number) => new Date(Date.now() - days * DAY_MS)
+
+export function housekeepingActivities({ sql, config, log }: ActivityDeps) {
+  async function purge(what: string, batchSize: number, deleteBatch: (limit: number) => Promise<number>): Promise<number> {
+    const limit = checkBatchSize(batchSize)
+    const purged = await purgeInBatches(() => deleteBatch(limit), limit)
+    log.info(`purged ${what}`, { purged, ...runOf() })
+    return purged
+  }
+
   return {
-    async purgeExpiredIdempotencyKeys(batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE): Promise<number> {
-      const limit = checkBatchSize(batchSize)
-      const purged = await purgeInBatches(() => deleteExpiredKeys(sql, limit), limit)
-      log.info('purged expired idempotency keys', { purged, ...runOf() })
-      return purged
+    purgeExpiredIdempotencyKeys: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
+      purge('expired idempotency keys', batchSize, (limit) => deleteExpiredKeys(sql, limit)),
+
+    purgeExpiredSessions: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
+      purge('expired sessions', batchSize, (limit) => deleteDeadSessions(sql, limit, REVOKED_SESSION_RETENTION)),
+
+    // The retention periods (api/platform/config.ts). Each cut-off is fixed once per run, so a purge that takes long
+    // does not chase rows that age while it runs.
+
+    /** Audit entries past AUDIT_RETENTION_DAYS, whatever their tenant (entries outlive a deleted tenant until then). */
+    purgeExpiredAuditEntries(batchSize: number = config.RETENTION_PURGE_BATCH) {
+      const before = daysAgo(config.AUDIT_RETENTION_DAYS)
+      return purge('expired audit entries', batchSize, (limit) => purgeAuditEntries(sql, before, limit))
     },
 
-    async purgeExpiredSessions(batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE): Promise<number> {
-      const limit = checkBatchSize(batchSize)
-      const purged = await purgeInBatches(() => deleteDeadSessions(sql, limit, REVOKED_SESSION_RETENTION), limit)
-      log.info('purged expired sessions', { purged, ...runOf() })
-      return purged
+    /** Webhook messages (and their attempts) past WEBHOOK_MESSAGES_RETENTION_DAYS. */
+    purgeExpiredWebhookMessages(batchSize: number = config.RETENTION_PURGE_BATCH) {
+      const before = daysAgo(config.WEBHOOK_MESSAGES_RETENTION_DAYS)
+      return purge('expired webhook messages', batchSize, (limit) => purgeOldMessages(sql, before, limit))
+    },
+
+    /** Dispatched events past EVENTS_RETENTION_DAYS that no kept webhook message needs. */
+    purgeExpiredEvents(batchSize: number = config.RETENTION_PURGE_BATCH) {
+      const before = daysAgo(config.EVENTS_RETENTION_DAYS)
+      return purge('expired events', batchSize, (limit) => purgeDispatchedEvents(sql, before, limit))
     },
   }
 }

@@ -9,6 +9,7 @@ import { mailActivities } from './mail'
 import { modelValidationActivities } from './model-validation'
 import { edgePackageActivities } from './edge-package/activities'
 import { webhookDeliveryActivities } from './webhook-delivery'
+import { auditExportActivities } from './audit-export'
 
 /** The services' own container (the worker builds it in worker/deps.ts), so an activity hands a domain service
  *  exactly what the API would. */
@@ -30,13 +31,14 @@ export const activitySets = {
   models: (deps: ActivityDeps) => modelValidationActivities(withComponent(deps, 'models')),
   packages: (deps: ActivityDeps) => edgePackageActivities(withComponent(deps, 'edge-packages')),
   webhooks: (deps: ActivityDeps) => webhookDeliveryActivities(withComponent(deps, 'webhooks')),
+  audit: (deps: ActivityDeps) => auditExportActivities(withComponent(deps, 'audit')),
 }
 
 /** Every activity: the type the workflows proxy (`import type`), and one set for a test or benchmark to call. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...activitySets.housekeeping(deps), ...activitySets.storage(deps), ...activitySets.mail(deps), ...activitySets.models(deps),
-    ...activitySets.packages(deps), ...activitySets.webhooks(deps),
+    ...activitySets.packages(deps), ...activitySets.webhooks(deps), ...activitySets.audit(deps),
   }
 }
 

@@ -33,4 +33,6 @@ export const taskQueueTable: readonly TaskQueue[] = [
   { queue: 'packages', workflowsPath: workflowsModule('edge-package'), activities: activitySets.packages, schedules: () => [] },
   // Webhook deliveries wait on tenants' receivers, thousands at a time; nothing else may queue behind them.
   { queue: 'webhooks', workflowsPath: workflowsModule('webhooks'), activities: activitySets.webhooks, schedules: () => [] },
+  // Audit exports stream a tenant's whole trail into S3; a backlog of them must not hold up anything else.
+  { queue: 'audit', workflowsPath: workflowsModule('audit-export'), activities: activitySets.audit, schedules: () => [] },
 ]

@@ -23,6 +23,8 @@ export function taskQueues(config: PrefixConfig) {
     packages: `${prefix}-packages`,
     // Webhook deliveries (workflows/webhooks.ts): thousands of slow receivers must not hold up anything else.
     webhooks: `${prefix}-webhooks`,
+    // Audit log exports stream millions of rows into S3 for minutes: a backlog of them must not hold up anything else.
+    audit: `${prefix}-audit`,
   } as const
 }
 
@@ -46,13 +48,17 @@ export const ErrorType = {
 } as const
 
 export interface HousekeepingInput {
-  /** Rows deleted per statement; bounded so a huge backlog never holds a long lock. */
+  /** Rows deleted per statement; bounded so a huge backlog never holds a long lock. Unset, the retention purges use
+   *  the worker's RETENTION_PURGE_BATCH and the others HOUSEKEEPING_DEFAULT_BATCH_SIZE. */
   batchSize?: number
 }
 
 export interface HousekeepingResult {
   idempotencyKeysPurged: number
   sessionsPurged: number
+  auditEntriesPurged: number
+  webhookMessagesPurged: number
+  eventsPurged: number
 }
 
 export const HOUSEKEEPING_DEFAULT_BATCH_SIZE = 5000

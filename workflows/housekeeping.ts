@@ -3,7 +3,9 @@ import { log, proxyActivities } from '@temporalio/workflow'
 import type { createActivities } from '../activities'
 import { ErrorType, HOUSEKEEPING_DEFAULT_BATCH_SIZE, type HousekeepingInput, type HousekeepingResult } from './contract'
 
-const { purgeExpiredIdempotencyKeys, purgeExpiredSessions } = proxyActivities<ReturnType<typeof createActivities>>({
+const {
+  purgeExpiredIdempotencyKeys, purgeExpiredSessions, purgeExpiredAuditEntries, purgeExpiredWebhookMessages, purgeExpiredEvents,
+} = proxyActivities<ReturnType<typeof createActivities>>({
   // A purge of a large backlog is many short batches; heartbeats, not the overall timeout, detect a dead worker.
   startToCloseTimeout: '15 minutes',
   heartbeatTimeout: '1 minute',
@@ -17,14 +19,19 @@ const { purgeExpiredIdempotencyKeys, purgeExpiredSessions } = proxyActivities<Re
   },
 })
 
-/** Purges expired idempotency keys and dead sessions. Scheduled by the worker (worker/schedules.ts). */
+/** Purges expired idempotency keys and dead sessions, and what has outlived its retention period: audit entries,
+ *  webhook messages with their attempts, dispatched events. Scheduled by the worker (worker/schedules.ts). The
+ *  retention purges take their batch size from the worker's configuration unless the input names one. */
 export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promise<HousekeepingResult> {
   const batchSize = input.batchSize ?? HOUSEKEEPING_DEFAULT_BATCH_SIZE
-  // Independent tables: purge them concurrently.
-  const [idempotencyKeysPurged, sessionsPurged] = await Promise.all([
+  // Independent tables: purge them concurrently. Messages before events: an event stays while a message needs it.
+  const [idempotencyKeysPurged, sessionsPurged, auditEntriesPurged, [webhookMessagesPurged, eventsPurged]] = await Promise.all([
     purgeExpiredIdempotencyKeys(batchSize),
     purgeExpiredSessions(batchSize),
+    purgeExpiredAuditEntries(input.batchSize),
+    purgeExpiredWebhookMessages(input.batchSize).then(async (messages) => [messages, await purgeExpiredEvents(input.batchSize)] as const),
   ])
-  log.info('housekeeping done', { idempotencyKeysPurged, sessionsPurged })
-  return { idempotencyKeysPurged, sessionsPurged }
+  const result = { idempotencyKeysPurged, sessionsPurged, auditEntriesPurged, webhookMessagesPurged, eventsPurged }
+  log.info('housekeeping done', result)
+  return result
 }

@@ -26,7 +26,8 @@ type Entry = PackFile | { path: string; object: PlannedObject; mode: number }
 
 const FIXED = { mtime: new Date(0), uid: 0, gid: 0, uname: 'root', gname: 'root' } as const
 
-class Counter extends Transform {
+/** Passes bytes through, counting them and hashing them (SHA-256) on the way. */
+export class Counter extends Transform {
   readonly hash = createHash('sha256')
   bytes = 0
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: () => void) {

@@ -37,3 +37,25 @@ export const SecurityActivityQuery = PageQuery
 
 export const AuditActionDto = z.object({ action: z.enum(auditActions as [string, ...string[]]), scope: z.enum(['account', 'tenant']), target: z.string().nullable(), summary: z.string() })
   .meta({ id: 'AuditActionDto' })
+
+export const AuditExportParams = z.object({ exportId: z.string() })
+
+export const AuditExportDto = z.object({
+  id: z.uuid(),
+  status: z.enum(['queued', 'running', 'succeeded', 'failed']),
+  from: z.iso.datetime(),
+  to: z.iso.datetime(),
+  entriesWritten: z.number().int().nonnegative().describe('Entries written so far; when succeeded, the entries in the file'),
+  bytes: z.number().int().nonnegative().nullable().describe('Size of the gzip file, once written'),
+  sha256: z.string().nullable().describe('SHA-256 of the gzip file (hex), once written'),
+  chainHead: z.object({ seq: z.number().int().nonnegative(), hash: z.string().nullable() }).nullable()
+    .describe("The chain's head when the export was cut; the file's trailer line repeats it"),
+  error: z.string().nullable(),
+  workflowId: z.string(),
+  download: z.object({ url: z.string(), expiresAt: z.iso.datetime() }).nullable()
+    .describe('A presigned GET of the gzip NDJSON file, valid 15 minutes from this answer; null until the export succeeded'),
+  createdAt: z.iso.datetime(),
+  finishedAt: z.iso.datetime().nullable(),
+}).meta({ id: 'AuditExportDto' })
+
+export type AuditExport = z.infer<typeof AuditExportDto>

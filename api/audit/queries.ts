@@ -115,6 +115,33 @@ export async function countTenantAudit(db: Db, tenantId: string, from: Date, to:
   return row!.n
 }
 
+/** The span of one tenant's entries in [from, to) up to `lastSeq` (the head an export is cut at), by sequence
+ *  number. Time follows sequence within a chain, so the span is the window's entries; lo is null when it is empty. */
+export async function exportSpan(db: Db, tenantId: string, from: Date, to: Date, lastSeq: number): Promise<{ lo: number | null; hi: number | null }> {
+  const [row] = await db<{ lo: number | null; hi: number | null }[]>`
+    select min(seq) as lo, max(seq) as hi from audit_log
+     where tenant_id = ${tenantId} and occurred_at >= ${from} and occurred_at < ${to} and seq <= ${lastSeq}`
+  return row!
+}
+
+export type ExportRow = AuditRow & { occurred_at_micros: number; prev_hash: Buffer | null }
+
+/** The export's batch: the window's entries numbered in (afterSeq, afterSeq + size], in sequence order, each with
+ *  its time in microseconds (as audit_canonical has it) and its predecessor's hash. The row numbered afterSeq is
+ *  read too, so the first entry of a batch has its predecessor; a missing one (a gap) leaves prev_hash null. */
+export async function exportBatch(db: Db, tenantId: string, from: Date, to: Date, afterSeq: number, size: number): Promise<ExportRow[]> {
+  return db<ExportRow[]>`
+    select * from (
+      select a.*, (extract(epoch from a.occurred_at) * 1000000)::bigint as occurred_at_micros,
+             case when lag(a.seq) over w = a.seq - 1 then lag(a.hash) over w end as prev_hash
+        from audit_log a
+       where a.chain = ${tenantId} and a.seq between ${afterSeq} and ${afterSeq + size}
+      window w as (order by a.seq)
+    ) s
+     where s.seq > ${afterSeq} and s.occurred_at >= ${from} and s.occurred_at < ${to}
+     order by s.seq`
+}
+
 /** The retention purge: entries older than `before`, in batches, the only delete the table's trigger admits. */
 export async function purgeAuditEntries(sql: Sql, before: Date, batch: number): Promise<number> {
   return sql.begin(async (tx) => {

@@ -2,7 +2,8 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../http/deps'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
-import { AuditEntryDto, AuditTimeRangeBodyDto, AuditVerificationDto, ListAuditLogQuery, SecurityActivityQuery } from './model'
+import { getAuditExport, startAuditExport } from '../audit-exports/service'
+import { AuditEntryDto, AuditExportDto, AuditExportParams, AuditTimeRangeBodyDto, AuditVerificationDto, ListAuditLogQuery, SecurityActivityQuery } from './model'
 import { listSecurityActivity, listTenantAuditLog, verifyTenantAuditLog } from './service'
 
 /** The audit trail's readers. Nothing here writes an entry or can alter one: entries are written only by the
@@ -17,6 +18,19 @@ export const auditRoutes = (deps: AppDeps) =>
     .post('/tenants/current/audit-log/verifications', async ({ request, ctx, body }) => ok(request, await verifyTenantAuditLog(deps, ctx, body)), {
       auth: 'tenant:manage', errors: ['T400'], body: AuditTimeRangeBodyDto, response: { 200: envelope(AuditVerificationDto) },
       detail: { summary: "Recompute the tenant's hash chain over a window: how many entries were verified and the first broken sequence number, if any" },
+    })
+    // The storage conditions (STORAGE_NOT_READY, ...) are only in S400, so the export declares both sets (and T409 for
+    // IDEMPOTENCY_CONFLICT).
+    .post('/tenants/current/audit-log/exports', async ({ request, ctx, body, set }) => {
+      set.status = 201
+      return ok(request, await startAuditExport(deps, ctx, body))
+    }, {
+      auth: 'tenant:manage', idempotent: true, errors: ['T400', 'S400', 'T409'], body: AuditTimeRangeBodyDto, response: { 201: envelope(AuditExportDto) },
+      detail: { summary: "Export the tenant's trail over a window (up to the retention period) as gzip NDJSON into its export bucket; follow the job with GET" },
+    })
+    .get('/tenants/current/audit-log/exports/:exportId', async ({ request, ctx, params }) => ok(request, await getAuditExport(deps, ctx, params.exportId)), {
+      auth: 'tenant:manage', errors: ['T400', 'T404'], params: AuditExportParams, response: { 200: envelope(AuditExportDto) },
+      detail: { summary: 'An export job: its progress, the SHA-256 and chain head of its file, and when done a download link valid 15 minutes' },
     })
     .get('/users/me/security-activity', async ({ request, ctx, query }) => page(request, await listSecurityActivity(deps, ctx, query)), {
       auth: 'user', errors: ['A400p'], query: SecurityActivityQuery, response: { 200: listEnvelope(AuditEntryDto) },

@@ -106,6 +106,8 @@ export const toAuditEntry = (r: AuditRow) => ({
 
 const DAY_MS = 86_400_000
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i
+/** Postgres holds no time before year 1 (there is no year 0), though the RFC 3339 pattern and a JS Date admit one. */
+const EARLIEST = Date.parse('0001-01-01T00:00:00Z')
 
 /** The window every audit read names: both ends required, parsable, in order, and no longer than the maximum. */
 export function timeRange(config: Pick<Config, 'AUDIT_LOG_MAX_WINDOW_DAYS'>, q: { from?: string; to?: string }, maxDays = config.AUDIT_LOG_MAX_WINDOW_DAYS) {
@@ -114,7 +116,7 @@ export function timeRange(config: Pick<Config, 'AUDIT_LOG_MAX_WINDOW_DAYS'>, q: 
   }
   const from = RFC3339.test(q.from) ? new Date(q.from) : null
   const to = RFC3339.test(q.to) ? new Date(q.to) : null
-  if (!from || !to || Number.isNaN(from.getTime()) || Number.isNaN(to.getTime()) || from.getTime() >= to.getTime()) {
+  if (!from || !to || Number.isNaN(from.getTime()) || Number.isNaN(to.getTime()) || from.getTime() < EARLIEST || from.getTime() >= to.getTime()) {
     throw new ApiError('AUDIT_LOG_INVALID_TIME_RANGE', 'from and to must be RFC 3339 times with from before to')
   }
   if (to.getTime() - from.getTime() > maxDays * DAY_MS) {

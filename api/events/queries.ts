@@ -33,3 +33,17 @@ export async function claimUndispatchedEvents(tx: Db, limit: number): Promise<Ev
 export async function markEventsDispatched(tx: Db, ids: string[]): Promise<void> {
   if (ids.length > 0) await tx`update events set dispatched_at = now() where id = any(${ids}::uuid[])`
 }
+
+/** The retention purge, one batch: dispatched events that occurred before `before`, oldest first. An event a webhook
+ *  message still points at stays until that message is purged (its data is what a redelivery sends, and deleting
+ *  it would take the message with it, by the foreign key, before the message's own period ends). */
+export async function purgeDispatchedEvents(db: Db, before: Date, batch: number): Promise<number> {
+  const rows = await db`
+    delete from events where id in (
+      select e.id from events e
+       where e.dispatched_at is not null and e.occurred_at < ${before}
+         and not exists (select 1 from webhook_messages m where m.event_id = e.id)
+       order by e.occurred_at limit ${batch})
+    returning 1`
+  return rows.length
+}

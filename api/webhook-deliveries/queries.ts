@@ -148,3 +148,17 @@ export async function claimRedeliveries(db: Db, f: { tenantId: string; endpointI
        and (${f.failedSince ?? null}::timestamptz is null or (status = 'failed' and created_at >= ${f.failedSince ?? null}))
     returning ${db.unsafe(MESSAGE)}`
 }
+
+/** The retention purge, one batch: finished messages with no delivery activity since `before` (created and last
+ *  attempted before it), oldest first; their attempts go with them (the foreign key cascades). A pending message is
+ *  a delivery under way (a redelivery of an old one, say) and stays. Run before the events purge, which keeps an
+ *  event as long as a message points at it. */
+export async function purgeOldMessages(db: Db, before: Date, batch: number): Promise<number> {
+  const rows = await db`
+    delete from webhook_messages where id in (
+      select id from webhook_messages
+       where created_at < ${before} and coalesce(last_attempt_at, created_at) < ${before} and status <> 'pending'
+       order by created_at limit ${batch})
+    returning 1`
+  return rows.length
+}

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { ScheduleOverlapPolicy, WorkflowFailedError } from '@temporalio/client'
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common'
+import { recordAudit } from '../../api/audit/service'
+import { systemContext } from '../../api/identity/context'
 import { loadConfig, type Config } from '../../api/platform/config'
 import { createDb, type Sql } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
@@ -80,6 +82,28 @@ async function remaining(s: Awaited<ReturnType<typeof seed>>) {
   return { sessions: sessions.map((r) => r.id).sort(), keys: keys.map((r) => r.key).sort() }
 }
 
+/** One row past each retention period: an audit entry, and a dispatched event whose finished webhook message (with
+ *  an attempt) is past its own. The event is due only once the message is gone, so the count shows the order. */
+async function seedRetention(sql: Sql, config: Config) {
+  const days = (n: number) => new Date(Date.now() - (n + 1) * 86_400_000)
+  const [tenant] = await sql<{ id: string }[]>`insert into tenants (name, slug) values ('housekeeping', ${`hk-${crypto.randomUUID()}`}) returning id`
+  const entry = await recordAudit(sql, systemContext('test/housekeeping'), { action: 'storage.provisioned', tenantId: tenant!.id })
+  await sql.begin(async (tx) => {
+    await tx`set local session_replication_role = replica`
+    await tx`update audit_log set occurred_at = ${days(config.AUDIT_RETENTION_DAYS)} where id = ${entry.id}`
+  })
+  const [endpoint] = await sql<{ id: string }[]>`
+    insert into webhook_endpoints (tenant_id, url, events, secret_sealed) values (${tenant!.id}, 'https://hooks.example.test/hk', '{audit.entry}', '\\x00') returning id`
+  const [event] = await sql<{ id: string }[]>`
+    insert into events (tenant_id, type, data, occurred_at, dispatched_at)
+    values (${tenant!.id}, 'audit.entry', '{}', ${days(config.EVENTS_RETENTION_DAYS)}, ${days(config.EVENTS_RETENTION_DAYS)}) returning id`
+  const at = days(config.WEBHOOK_MESSAGES_RETENTION_DAYS)
+  const [message] = await sql<{ id: string }[]>`
+    insert into webhook_messages (tenant_id, endpoint_id, event_id, event_type, status, created_at, last_attempt_at)
+    values (${tenant!.id}, ${endpoint!.id}, ${event!.id}, 'audit.entry', 'succeeded', ${at}, ${at}) returning id`
+  await sql`insert into webhook_attempts (message_id, endpoint_id, attempted_at, succeeded, duration_ms) values (${message!.id}, ${endpoint!.id}, ${at}, true, 5)`
+}
+
 describe('housekeeping', () => {
   test('the worker keeps a schedule matching the configuration', async () => {
     const handle = t.client.schedule.getHandle(housekeepingScheduleId(t.config))
@@ -92,6 +116,7 @@ describe('housekeeping', () => {
 
   test('a triggered scheduled run purges exactly the expired rows and is visible by id and tenant', async () => {
     const s = await seed(own.sql)
+    await seedRetention(own.sql, own.config)
     expect(await ensureSchedule(t.client, housekeepingSchedule(own.config), createLogger('silent'))).toBe('created')
     const handle = t.client.schedule.getHandle(housekeepingScheduleId(own.config))
     await handle.pause('only the trigger below may start a run')
@@ -103,8 +128,9 @@ describe('housekeeping', () => {
       (await handle.describe()).info.recentActions.find((a) => !seen.has(a.action.workflow.workflowId))?.action.workflow)
     const run = t.client.workflow.getHandle<() => Promise<HousekeepingResult>>(started.workflowId, started.firstExecutionRunId)
     const result = await run.result()
-    // The worker's own database holds only what seed() wrote: one expired key, an expired and a long-revoked session.
-    expect(result).toEqual({ idempotencyKeysPurged: 1, sessionsPurged: 2 })
+    // The worker's own database holds only what seed() wrote: one expired key, an expired and a long-revoked session;
+    // and seedRetention()'s entry, message (with its attempt) and event.
+    expect(result).toEqual({ idempotencyKeysPurged: 1, sessionsPurged: 2, auditEntriesPurged: 1, webhookMessagesPurged: 1, eventsPurged: 1 })
 
     expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys })
 
@@ -133,7 +159,7 @@ describe('housekeeping', () => {
       typedSearchAttributes: [{ key: TENANT_ID, value: SYSTEM_TENANT }],
       workflowExecutionTimeout: '1 minute',
     })
-    expect(await handle.result()).toEqual({ idempotencyKeysPurged: 7, sessionsPurged: 14 })
+    expect(await handle.result()).toEqual({ idempotencyKeysPurged: 7, sessionsPurged: 14, auditEntriesPurged: 0, webhookMessagesPurged: 0, eventsPurged: 0 })
     expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys })
   })
 
