@@ -8,8 +8,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity'
 import { exportTrailer, auditExportObjectKey, toExportLine } from '../api/audit-exports/service'
 import { findAuditExport, markAuditExportFailed, markAuditExportRunning, markAuditExportSucceeded, recordAuditExportProgress } from '../api/audit/export-queries'
 import { chainHead, exportBatch, exportSpan } from '../api/audit/queries'
-import { ApiError } from '../api/platform/errors'
-import { readyBuckets } from '../api/storage/service'
+import { bucketReadiness } from '../api/storage/service'
 import { AuditErrorType, type AuditExportFile, type AuditExportPlan, type ExportAuditLogInput } from '../workflows/contract-audit'
 import { Counter } from './edge-package/archive'
 import { abortIncompleteUploads, MultipartSink } from './edge-package/multipart'
@@ -46,10 +45,9 @@ export function auditExportActivities(deps: ActivityDeps) {
       const { tenantId, exportId } = input
       const job = await findAuditExport(deps.sql, tenantId, exportId)
       if (!job || !['queued', 'running'].includes(job.status)) throw permanent(AuditErrorType.exportNotFound, `Audit export ${exportId} is gone or finished`)
-      const buckets = await readyBuckets(deps.sql, tenantId).catch((err) => {
-        throw err instanceof ApiError ? permanent(AuditErrorType.exportBucketMissing, err.message) : err
-      })
-      const bucket = buckets.find((b) => b.kind === 'export')!
+      const readiness = await bucketReadiness(deps.sql, tenantId)
+      if (!('buckets' in readiness)) throw permanent(AuditErrorType.exportBucketMissing, readiness.message)
+      const bucket = readiness.buckets.find((b) => b.kind === 'export')!
       const head = (await chainHead(deps.sql, tenantId)) ?? { seq: 0, hash: null }
       const plan: AuditExportPlan = {
         tenantId, exportId, from: job.from_at.toISOString(), to: job.to_at.toISOString(), regionId: bucket.region_id, bucket: bucket.name,

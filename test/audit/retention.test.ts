@@ -20,7 +20,7 @@ function inActivity<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /** Housekeeping's activities with small batches, so every purge below takes several. */
-const activities = () => createActivities({ sql: api.sql, config: { ...api.deps.config, RETENTION_PURGE_BATCH: 2 }, log: api.deps.log })
+const activities = () => createActivities({ ...api.deps, config: { ...api.deps.config, RETENTION_PURGE_BATCH: 2 } })
 
 /** Moves entries back in time, behind the append-only trigger (as only a test with the replica role can). */
 async function age(ids: string[], days: number) {

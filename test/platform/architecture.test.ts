@@ -211,3 +211,37 @@ describe('table ownership', () => {
     for (const [table, by] of writers) expect({ table, writers: by.length === 1 ? 'one' : by }).toEqual({ table, writers: 'one' })
   })
 })
+
+describe('the request context, one way', () => {
+  // Services learn who acts and from where from the RequestContext the auth macros hand the route (api/identity/
+  // context.ts); nothing else may work it out again from the request.
+  const domainFiles = sources.filter((s) => /^api\/[^/]+\//.test(s.file) && !/^api\/(http|platform|identity|credentials)\//.test(s.file))
+
+  test('only api/http/request-state.ts reads the client address or the user agent of a request', async () => {
+    for (const { file } of sources.filter((s) => s.file.startsWith('api/'))) {
+      const src = await Bun.file(join(ROOT, file)).text()
+      const reads = /requestIP\(|headers\.get\(\s*['"]user-agent['"]\s*\)|x-forwarded-for/i.test(src)
+      expect({ file, reads }).toEqual({ file, reads: reads && file === 'api/http/request-state.ts' })
+    }
+  })
+
+  test('no service entry point takes the principal alone: it takes ctx (a helper inside a transaction may take a principal)', async () => {
+    const offenders: string[] = []
+    for (const { file } of domainFiles.filter((s) => !isRoutes(s.file))) {
+      const src = await Bun.file(join(ROOT, file)).text()
+      for (const m of src.matchAll(/export\s+(?:async\s+)?function\s+(\w+)\s*(?:<[^>]*>)?\(([^)]*)\)|export\s+const\s+(\w+)\s*=\s*(?:async\s*)?\(([^)]*)\)\s*=>/g)) {
+        const params = m[2] ?? m[4] ?? ''
+        const insideTransaction = /^\s*(tx|db)\s*:\s*Db\b/.test(params)
+        if (/:\s*Principal\b/.test(params) && !insideTransaction) offenders.push(`${file}: ${m[1] ?? m[3]}`)
+      }
+    }
+    expect(offenders).toEqual([])
+  })
+
+  test('routes hand services the context, never the principal', async () => {
+    for (const { file } of domainFiles.filter((s) => isRoutes(s.file))) {
+      const src = await Bun.file(join(ROOT, file)).text()
+      expect({ file, passesPrincipal: /\(deps,\s*principal\s*[,)]/.test(src) }).toEqual({ file, passesPrincipal: false })
+    }
+  })
+})

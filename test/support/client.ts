@@ -1,3 +1,5 @@
+import { collectCookie, collectSecrets } from './secrets'
+
 /** A tiny HTTP client that keeps a session cookie and its CSRF token, as a browser would. */
 export class Client {
   cookie?: string
@@ -23,10 +25,13 @@ export class Client {
     })
     const setCookie = res.headers.get('set-cookie')
     if (setCookie) this.cookie = setCookie.split(';')[0]
+    collectCookie(setCookie)
+    collectSecrets(opts.body)
     const text = await res.text()
     let json: any = undefined
     try { json = text ? JSON.parse(text) : undefined } catch { /* not JSON: keep the text */ }
     if (json?.data?.session?.csrfToken) this.csrf = json.data.session.csrfToken
+    collectSecrets(json)
     return { status: res.status, headers: res.headers, text, json }
   }
 

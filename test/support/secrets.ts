@@ -1,0 +1,34 @@
+// Every secret the suite's flows create or send, collected as the test client sees them, so the end of the run can
+// search the whole audit trail for them (test/support/preload.ts). A secret is what a field of that name holds, a
+// session cookie, or a presigned URL; short values (TOTP codes) are left to the per-flow tests, where a 6-digit
+// string cannot match by chance inside an unrelated hash.
+const SECRET_FIELDS = new Set([
+  'token', 'secret', 'password', 'newPassword', 'currentPassword', 'initialPassword', 'clientSecret', 'csrfToken',
+  'recoveryCodes', 'reauthenticationCode', 'otpauthUri', 'otpauthUrl', 'downloadUrl', 'previousSecret',
+])
+const MIN_LENGTH = 10
+
+export const seenSecrets = new Set<string>()
+
+const keep = (v: unknown) => {
+  if (typeof v === 'string' && v.length >= MIN_LENGTH) seenSecrets.add(v)
+}
+
+/** Walks a request or response body and keeps what secret-named fields hold, and every presigned URL. */
+export function collectSecrets(value: unknown, field?: string): void {
+  if (typeof value === 'string') {
+    if ((field && SECRET_FIELDS.has(field)) || value.includes('X-Amz-Signature=')) keep(value)
+    return
+  }
+  if (Array.isArray(value)) {
+    for (const v of value) collectSecrets(v, field)
+    return
+  }
+  if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) collectSecrets(v, k)
+}
+
+/** The token of a `Set-Cookie` header (a session cookie is a bearer secret). */
+export function collectCookie(setCookie: string | null): void {
+  const value = setCookie?.split(';')[0]?.split('=').slice(1).join('=')
+  if (value) keep(decodeURIComponent(value))
+}
