@@ -1,19 +1,40 @@
 // Bare argon2id: how many password verifications a second this machine's cores do, with the parameters the API
-// uses (api/identity/passwords.ts), `concurrency` at a time on Bun's thread pool. Prints one JSON line.
+// uses (api/identity/passwords.ts), `concurrency` at a time on Bun's thread pool. Run as a script it prints one JSON
+// line; every sign-in benchmark (bench/sign-in.ts, bench/audit.ts) measures it through `argon2Baseline`, in a
+// process of its own so the runner's work does not share its event loop.
 // Usage: bun bench/argon2-baseline.ts <seconds> <concurrency>
+import { join } from 'node:path'
 import { hashPassword } from '../api/identity/passwords'
+import type { Harness, Measure } from './harness'
 
-const seconds = Number(process.argv[2] ?? 5)
-const concurrency = Number(process.argv[3] ?? 32)
-const password = 'correct horse battery staple'
-const hash = await hashPassword(password)
-let done = 0
-const deadline = performance.now() + seconds * 1000
-const start = performance.now()
-await Promise.all(Array.from({ length: concurrency }, async () => {
-  while (performance.now() < deadline) {
-    if (!(await Bun.password.verify(password, hash))) throw new Error('verify failed')
-    done++
-  }
-}))
-console.log(JSON.stringify({ verifies: done, perSecond: done / ((performance.now() - start) / 1000) }))
+export const ARGON2 = 'bare argon2id verifications'
+
+/** The baseline of a password sign-in row: this file as its own process, for the harness's duration, at
+ *  --connections verifications in flight. */
+export const argon2Baseline = (h: Harness): Measure => ({
+  name: ARGON2,
+  async run() {
+    const cmd = [process.execPath, import.meta.path, String(h.settings.duration), String(h.settings.connections)]
+    const proc = Bun.spawn(cmd, { cwd: join(import.meta.dir, '..'), stdout: 'pipe' })
+    const out = await new Response(proc.stdout).text()
+    if ((await proc.exited) !== 0) throw new Error(`argon2 baseline failed: ${out}`)
+    return { rate: (JSON.parse(out.trim().split('\n').at(-1)!) as { perSecond: number }).perSecond }
+  },
+})
+
+if (import.meta.main) {
+  const seconds = Number(process.argv[2] ?? 5)
+  const concurrency = Number(process.argv[3] ?? 32)
+  const password = 'correct horse battery staple'
+  const hash = await hashPassword(password)
+  let done = 0
+  const deadline = performance.now() + seconds * 1000
+  const start = performance.now()
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (performance.now() < deadline) {
+      if (!(await Bun.password.verify(password, hash))) throw new Error('verify failed')
+      done++
+    }
+  }))
+  console.log(JSON.stringify({ verifies: done, perSecond: done / ((performance.now() - start) / 1000) }))
+}

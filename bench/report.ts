@@ -32,12 +32,14 @@ function judge(results: Result[]) {
     const ratios = Object.fromEntries(baselines.map((b) => [b.measure.name, s.rate && rateOf.get(b.measure.name) ? s.rate / rateOf.get(b.measure.name)! : undefined]))
     const m = r.measure
     const of = m.targetOf ?? baselines[0]?.measure.name
-    const judged = !r.baseline && (m.target !== undefined || m.maxP50Ms !== undefined || m.maxP99Ms !== undefined)
+    const judged = !r.baseline && (m.target !== undefined || m.minRate !== undefined || m.maxP50Ms !== undefined || m.maxP99Ms !== undefined)
     const pass = judged && s.rate !== undefined
-      ? (m.target === undefined || (ratios[of!] ?? 0) >= m.target) && (s.p50Ms ?? 0) <= (m.maxP50Ms ?? Infinity) && (s.p99Ms ?? 0) <= (m.maxP99Ms ?? Infinity)
+      ? (m.target === undefined || (ratios[of!] ?? 0) >= m.target) && s.rate >= (m.minRate ?? 0) &&
+        (s.p50Ms ?? 0) <= (m.maxP50Ms ?? Infinity) && (s.p99Ms ?? 0) <= (m.maxP99Ms ?? Infinity)
       : undefined
     const goal = [
       m.target === undefined ? '' : `≥ ${(m.target * 100).toFixed(0)}% of baseline ${baselines.findIndex((b) => b.measure.name === of) + 1}`,
+      m.minRate === undefined ? '' : `≥ ${m.minRate.toLocaleString('en-US')}/s`,
       m.maxP50Ms === undefined ? '' : `p50 ≤ ${m.maxP50Ms} ms`, m.maxP99Ms === undefined ? '' : `p99 ≤ ${m.maxP99Ms} ms`,
     ].filter(Boolean).join(', ')
     return { name: m.name, baseline: r.baseline, ...s, samples: r.samples, ratios, goal: goal || undefined, pass, error: r.error }
@@ -63,6 +65,7 @@ export function printTable(results: Result[]) {
   for (const l of lines.slice(1)) console.log(show(l))
   console.log('\nbaselines are the median of their samples, measured before and after the rows; rows the median of their rounds, p99 the worst')
   for (const r of judged) {
+    for (const n of new Set(r.samples.map((s) => s.note).filter(Boolean))) console.log(`note: ${r.name}: ${n}`)
     for (const w of new Set(r.samples.map((s) => s.warning).filter(Boolean))) console.log(`warning: ${r.name}: ${w}`)
     const rates = r.samples.map((s) => s.rate)
     if (r.baseline && r.rate && rates.length > 1 && (Math.max(...rates) - Math.min(...rates)) / r.rate > 0.1) {

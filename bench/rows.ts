@@ -9,22 +9,30 @@ import type { BenchContext, HttpRow, Reply } from './harness'
 export const appHello: HttpRow = { name: 'GET /bench/hello-elysia (the app\'s Elysia, global hooks only)', method: 'GET', path: '/bench/hello-elysia' }
 export const bunHello: HttpRow = { name: 'GET /bench/hello (Bun native, the app\'s server)', method: 'GET', path: '/bench/hello' }
 
-const unique = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`
+export const unique = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`
 const SIGN_IN = { email: `bench-signin-${unique()}@example.test`, password: 'correct horse battery staple' }
 
 /** A fresh user who owns a fresh tenant, and a personal access token in it — all through the public API. */
 const patHeaders = async (ctx: BenchContext) => (await patIn(ctx, ['tenant:read'])).headers
 
-async function patIn(ctx: BenchContext, scopes: string[]): Promise<{ headers: Record<string, string>; tenantId: string }> {
-  const must = (r: Reply, status: number, what: string) => {
-    if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.json)}`)
-    return r
-  }
+export function must(r: Reply, status: number, what: string): Reply {
+  if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.json)}`)
+  return r
+}
+
+/** A fresh user, signed in, who owns a fresh tenant (the session's current one): its cookie and CSRF headers. */
+export async function ownerIn(ctx: BenchContext): Promise<{ session: Record<string, string>; tenantId: string }> {
   const reg = must(await ctx.call('POST', '/v1/users', { body: { email: `bench-${unique()}@example.test`, password: 'correct horse battery staple' } }), 201, 'register')
   const session = { cookie: reg.headers.get('set-cookie')!.split(';')[0]!, 'x-csrf-token': reg.json.data.session.csrfToken as string }
   const tenant = must(await ctx.call('POST', '/v1/tenants', { headers: session, body: { name: 'Bench tenant', slug: `bench-${unique()}` } }), 201, 'create tenant')
+  return { session, tenantId: tenant.json.data.tenant.id }
+}
+
+/** The owner of a fresh tenant's personal access token with `scopes`, as an authorization header. */
+export async function patIn(ctx: BenchContext, scopes: string[]): Promise<{ headers: Record<string, string>; tenantId: string }> {
+  const { session, tenantId } = await ownerIn(ctx)
   const pat = must(await ctx.call('POST', '/v1/api-keys', { headers: session, body: { name: 'bench', scopes } }), 201, 'create PAT')
-  return { headers: { authorization: `Bearer ${pat.json.data.token}` }, tenantId: tenant.json.data.tenant.id }
+  return { headers: { authorization: `Bearer ${pat.json.data.token}` }, tenantId }
 }
 
 /** An owner's tenant:manage PAT in a tenant of 100,000 members (users and memberships by generate_series; a fifth
