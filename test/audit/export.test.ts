@@ -102,7 +102,9 @@ describe('an export', () => {
     // The workflow is findable by its readable id and the tenant, on the audit queue.
     const t = await connectTemporal()
     try {
-      const run = await t.client.workflow.getHandle(auditExportWorkflowId(owner.tenantId, id)).describe()
+      const handle = t.client.workflow.getHandle(auditExportWorkflowId(owner.tenantId, id))
+      await handle.result() // the job row says succeeded once its last activity ran, a moment before the workflow ends
+      const run = await handle.describe()
       expect(run.status.name).toBe('COMPLETED')
       expect(run.taskQueue).toBe(taskQueues(api.deps.config).audit)
       expect(run.typedSearchAttributes.get(TENANT_ID)).toBe(owner.tenantId)
