@@ -1,7 +1,8 @@
 // The one way anything is written to the audit trail. The entry goes into the caller's transaction, so it exists
-// exactly when the change it describes committed; a tenant entry is also published as an `audit.entry` event in
-// the same transaction, which carries it to the tenant's webhook endpoints (a SIEM receives the trail without
-// polling). Who acted and from where comes from the context alone.
+// exactly when the change it describes committed; audit_append (migrations/0016) also writes a tenant entry's
+// `audit.entry` event in the same statement, which carries it to the tenant's webhook endpoints (a SIEM receives the
+// trail without polling; test/audit/resources.test.ts holds the event to the catalogue's schema and to what the API
+// shows). Who acted and from where comes from the context alone.
 import { randomUUID } from 'node:crypto'
 import type { Config } from '../platform/config'
 import type { Db } from '../platform/db'
@@ -10,7 +11,6 @@ import { ApiError } from '../platform/errors'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import type { ActingContext, RequestContext } from '../identity/context'
 import { currentMembership } from '../identity/service'
-import { publishEvent } from '../events/service'
 import { auditActions, auditCatalogue, isAccountAction, type AuditAction } from './catalogue'
 import {
   appendAuditEntry, auditCursorOf, chainHead, listSubjectAudit, listTenantAudit, verifyChain, type AuditRow, type NewAuditRow,
@@ -69,7 +69,6 @@ export async function recordAudit(tx: Db, ctx: ActingContext, e: AuditEntryInput
     changes: e.changes ?? null,
     details: e.details ?? null,
   })
-  if (row.tenant_id) await publishEvent(tx, row.tenant_id, 'audit.entry', toAuditEntry(row))
   return row
 }
 

@@ -2,6 +2,7 @@
 // hash-chained so an edit made behind the API is located, and invisible to everyone but the tenant's managers.
 import { describe, expect, test } from 'bun:test'
 import { recordAudit } from '../../api/audit/service'
+import { eventCatalogue } from '../../api/events/catalogue'
 import { systemContext } from '../../api/identity/context'
 import { useApi } from '../support/api'
 import { patFor, tenantOwner } from '../support/fixtures'
@@ -53,6 +54,10 @@ describe('recording', () => {
     const [event] = await api.sql<{ data: { action: string; target: { id: string } } }[]>`
       select data from events where tenant_id = ${owner.tenantId} and type = 'audit.entry' and data->'target'->>'id' = ${id}`
     expect(event?.data).toMatchObject({ action: 'api_key.created', target: { id } })
+    // audit_append writes the event in SQL: it must still be what the catalogue promises, and what the API shows.
+    expect(eventCatalogue['audit.entry'].data.safeParse(event!.data).error).toBeUndefined()
+    const shown = await owner.client.get(`/tenants/current/audit-log?${window()}&targetId=${id}`)
+    expect(event!.data).toEqual(shown.json.data[0])
   })
 })
 
