@@ -1,15 +1,18 @@
 -- The audit trail (issue 18). One row per security-relevant change, written by api/audit in the same transaction
 -- as the change. Rows are append-only and hash-chained per chain: a tenant's id for tenant entries, the user's id
 -- for account-level ones, 'anonymous' for failures that name no known account. A chain's head row is the only
--- lock an append takes, so unrelated tenants never wait for each other.
+-- lock an append takes, so unrelated tenants never wait for each other; and it is taken at commit (a deferred
+-- trigger seals the transaction's entries), so it is held for the commit alone, never across a round trip to the
+-- API: a busy tenant's changes queue on it only as long as the server needs to seal and commit.
 --
 -- tenant_id and subject_user_id carry no foreign key on purpose: entries outlive the tenant or account they
 -- describe until the retention purge removes them.
 create table audit_log (
   id              uuid primary key,
   chain           text not null,
-  seq             bigint not null,
-  hash            bytea not null,
+  -- Null only inside the writing transaction, until the seal at commit numbers and hashes the entry.
+  seq             bigint,
+  hash            bytea,
   occurred_at     timestamptz not null,
   tenant_id       uuid,
   subject_user_id uuid,
@@ -67,40 +70,62 @@ create function audit_entry_json(a audit_log) returns jsonb language sql immutab
     'changes', a.changes, 'details', a.details, 'hash', encode(a.hash, 'hex'))
 $$;
 
--- Appends one entry: takes its chain's head row lock, numbers and hashes the entry, moves the head, and (for a
--- tenant entry) writes its audit.entry event to the outbox. The actor's label (an email, a token's name) is read
--- here, as it is at this moment. One statement does it all: the head's lock is held for one round trip less, which
--- is what bounds a busy tenant's appends per second.
+-- Appends one entry, unsealed: the actor's label (an email, a token's name) is read here, as it is at this moment.
 create function audit_append(e audit_log) returns audit_log language plpgsql as $$
-declare
-  prev bytea;
-  last bigint;
 begin
-  insert into audit_chain_heads (chain, seq, hash) values (e.chain, 0, null::bytea) on conflict (chain) do nothing;
-  select seq, hash into last, prev from audit_chain_heads where chain = e.chain for update;
   if e.actor_label is null and e.actor_type = 'api_key' and e.credential_id is not null then
     select name into e.actor_label from api_keys where id = e.credential_id;
   end if;
   if e.actor_label is null and e.actor_type in ('user', 'api_key') and e.actor_id is not null then
     select email into e.actor_label from users where id = e.actor_id::uuid;
   end if;
+  e.seq := null;
+  e.hash := null;
+  e.occurred_at := clock_timestamp();
+  insert into audit_log select e.*;
+  return e;
+end $$;
+
+-- Seals an entry as its transaction commits: takes its chain's head row lock, numbers it, stamps the time, hashes
+-- it, moves the head, and (for a tenant entry) writes its audit.entry event to the outbox, in the same transaction.
+-- Entries of one transaction are sealed in the order they were written; rows that arrive numbered (restored or
+-- seeded with the triggers off) are left as they are.
+create function audit_seal() returns trigger language plpgsql as $$
+declare
+  prev bytea;
+  last bigint;
+  e audit_log;
+begin
+  if new.seq is not null then
+    return null;
+  end if;
+  insert into audit_chain_heads (chain, seq, hash) values (new.chain, 0, null::bytea) on conflict (chain) do nothing;
+  select seq, hash into last, prev from audit_chain_heads where chain = new.chain for update;
+  e := new;
   e.seq := last + 1;
   e.occurred_at := clock_timestamp();
   e.hash := audit_link(prev, e);
-  insert into audit_log select e.*;
+  update audit_log set seq = e.seq, hash = e.hash, occurred_at = e.occurred_at where id = e.id;
   update audit_chain_heads set seq = e.seq, hash = e.hash where chain = e.chain;
   if e.tenant_id is not null then
     insert into events (tenant_id, type, data) values (e.tenant_id, 'audit.entry', audit_entry_json(e));
   end if;
-  return e;
+  return null;
 end $$;
+create constraint trigger audit_log_seal after insert on audit_log deferrable initially deferred
+  for each row execute function audit_seal();
 
--- Append-only: no UPDATE, no DELETE, no TRUNCATE, except the retention purge, which says so in its own
--- transaction (set local rcp.audit_purge = 'on'; api/audit/queries purgeAuditEntries).
+-- Append-only: no UPDATE, no DELETE, no TRUNCATE, except the seal of an entry not yet sealed (its number, hash
+-- and time, nothing else) and the retention purge, which says so in its own transaction (set local
+-- rcp.audit_purge = 'on'; api/audit/queries purgeAuditEntries).
 create function audit_log_append_only() returns trigger language plpgsql as $$
 begin
   if tg_op = 'DELETE' and current_setting('rcp.audit_purge', true) = 'on' then
     return old;
+  end if;
+  if tg_op = 'UPDATE' and old.seq is null and new.seq is not null and new.hash is not null
+     and (to_jsonb(old) - 'seq' - 'hash' - 'occurred_at') = (to_jsonb(new) - 'seq' - 'hash' - 'occurred_at') then
+    return new;
   end if;
   raise exception 'audit_log is append-only (% refused)', tg_op using errcode = 'insufficient_privilege';
 end $$;

@@ -12,6 +12,7 @@ import { currentMembership } from '../identity/service'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { isUuid } from '../platform/ids'
+import { regionsFromConfig } from '../storage/regions'
 import { s3For } from '../storage/s3'
 import { readyBuckets, regionOf } from '../storage/service'
 import { taskQueues, TENANT_ID } from '../../workflows/contract'
@@ -27,9 +28,11 @@ const iso = (d: Date | null) => d?.toISOString() ?? null
 
 async function toAuditExportDto(config: ServiceDeps['config'], r: AuditExportRow): Promise<AuditExport> {
   let download: AuditExport['download'] = null
-  if (r.status === 'succeeded' && r.region_id && r.bucket && r.object_key) {
+  // A region taken out of the configuration since leaves the job readable, without a link.
+  const region = r.region_id ? regionsFromConfig(config).find((g) => g.id === r.region_id && g.accessKey && g.secretKey) : undefined
+  if (r.status === 'succeeded' && region && r.bucket && r.object_key) {
     const now = new Date()
-    const url = await s3For(regionOf(config, r.region_id)).presignedGetObject(r.bucket, r.object_key, AUDIT_EXPORT_URL_SECONDS, {}, now)
+    const url = await s3For(region).presignedGetObject(r.bucket, r.object_key, AUDIT_EXPORT_URL_SECONDS, {}, now)
     download = { url, expiresAt: new Date(now.getTime() + AUDIT_EXPORT_URL_SECONDS * 1000).toISOString() }
   }
   return {

@@ -28,11 +28,12 @@ export interface AuditRow {
 
 export type NewAuditRow = Omit<AuditRow, 'seq' | 'hash' | 'occurred_at'>
 
-/** Appends in the caller's transaction: the chain's head row stays locked until it ends, so entries of one chain
- *  are numbered in commit order and a rollback takes the entry (and the head's move) with it. */
-export async function appendAuditEntry(db: Db, row: NewAuditRow): Promise<AuditRow> {
-  const [entry] = await db<AuditRow[]>`select * from audit_append(jsonb_populate_record(null::audit_log, ${db.json(row as never)}))`
-  return entry!
+/** Appends in the caller's transaction, unsealed: the deferred seal (migrations/0016 audit_seal) numbers and hashes
+ *  it as that transaction commits, so entries of one chain are numbered in commit order, and a rollback takes the
+ *  entry with it and leaves the chain as it was. */
+export async function appendAuditEntry(db: Db, row: NewAuditRow): Promise<{ id: string }> {
+  await db`select 1 from audit_append(jsonb_populate_record(null::audit_log, ${db.json(row as never)}))`
+  return { id: row.id }
 }
 
 export interface AuditCursor { at: string; id: string }

@@ -47,12 +47,13 @@ function actorOf(ctx: ActingContext, actorUserId: string | undefined): Pick<NewA
   return { actor_type: 'anonymous', actor_id: null, actor_label: null, credential_id: null }
 }
 
-/** Records one entry in `tx` (the change's own transaction; a failure that changes nothing passes the pool). */
-export async function recordAudit(tx: Db, ctx: ActingContext, e: AuditEntryInput): Promise<AuditRow> {
+/** Records one entry in `tx` (the change's own transaction; a failure that changes nothing passes the pool). It is
+ *  numbered and hashed when that transaction commits. */
+export async function recordAudit(tx: Db, ctx: ActingContext, e: AuditEntryInput): Promise<{ id: string }> {
   const actor = actorOf(ctx, e.actorUserId)
   const tenantId = isAccountAction(e.action) ? null : (e.tenantId ?? null)
   const subject = e.subjectUserId ?? (isAccountAction(e.action) ? actor.actor_id && actor.actor_type !== 'system' ? actor.actor_id : null : null)
-  const row = await appendAuditEntry(tx, {
+  return appendAuditEntry(tx, {
     id: randomUUID(),
     chain: tenantId ?? subject ?? 'anonymous',
     tenant_id: tenantId,
@@ -69,7 +70,6 @@ export async function recordAudit(tx: Db, ctx: ActingContext, e: AuditEntryInput
     changes: e.changes ?? null,
     details: e.details ?? null,
   })
-  return row
 }
 
 /** Only the fields whose values differ, as { field: { before, after } }; null when nothing changed. */
