@@ -2,17 +2,16 @@
 -- as the change. Rows are append-only and hash-chained per chain: a tenant's id for tenant entries, the user's id
 -- for account-level ones, 'anonymous' for failures that name no known account. A chain's head row is the only
 -- lock an append takes, so unrelated tenants never wait for each other; and it is taken at commit (a deferred
--- trigger seals the transaction's entries), so it is held for the commit alone, never across a round trip to the
--- API: a busy tenant's changes queue on it only as long as the server needs to seal and commit.
+-- trigger seals the transaction's entries out of audit_pending), so it is held for the commit alone, never across a
+-- round trip to the API: a busy tenant's changes queue on it only as long as the server needs to seal and commit.
 --
 -- tenant_id and subject_user_id carry no foreign key on purpose: entries outlive the tenant or account they
 -- describe until the retention purge removes them.
 create table audit_log (
   id              uuid primary key,
   chain           text not null,
-  -- Null only inside the writing transaction, until the seal at commit numbers and hashes the entry.
-  seq             bigint,
-  hash            bytea,
+  seq             bigint not null,
+  hash            bytea not null,
   occurred_at     timestamptz not null,
   tenant_id       uuid,
   subject_user_id uuid,
@@ -41,6 +40,11 @@ create table audit_chain_heads (
   seq   bigint not null,
   hash  bytea
 );
+
+-- Entries on their way in: audit_append writes them here, and the seal moves each into audit_log, numbered and
+-- hashed, as its transaction commits. Unlogged: a row here never outlives its transaction, so a crash loses nothing.
+create unlogged table audit_pending (like audit_log including defaults);
+alter table audit_pending alter column seq drop not null, alter column hash drop not null, add primary key (id);
 
 -- The canonical form an entry's hash covers: a JSON array of every column but the hash, in this order, as
 -- PostgreSQL's jsonb renders it (", " between items, object keys ordered by length then bytes), the time as
@@ -82,50 +86,46 @@ begin
   e.seq := null;
   e.hash := null;
   e.occurred_at := clock_timestamp();
-  insert into audit_log select e.*;
+  insert into audit_pending select e.*;
   return e;
 end $$;
 
 -- Seals an entry as its transaction commits: takes its chain's head row lock, numbers it, stamps the time, hashes
--- it, moves the head, and (for a tenant entry) writes its audit.entry event to the outbox, in the same transaction.
--- Entries of one transaction are sealed in the order they were written; rows that arrive numbered (restored or
--- seeded with the triggers off) are left as they are.
+-- it, writes it to audit_log, moves the head, and (for a tenant entry, when the tenant has an enabled endpoint
+-- subscribed to audit.entry) writes its audit.entry event to the outbox, all in that transaction. Entries of one
+-- transaction are sealed in the order they were written.
 create function audit_seal() returns trigger language plpgsql as $$
 declare
   prev bytea;
   last bigint;
   e audit_log;
 begin
-  if new.seq is not null then
-    return null;
-  end if;
   insert into audit_chain_heads (chain, seq, hash) values (new.chain, 0, null::bytea) on conflict (chain) do nothing;
   select seq, hash into last, prev from audit_chain_heads where chain = new.chain for update;
-  e := new;
+  select (new).* into e;
   e.seq := last + 1;
   e.occurred_at := clock_timestamp();
   e.hash := audit_link(prev, e);
-  update audit_log set seq = e.seq, hash = e.hash, occurred_at = e.occurred_at where id = e.id;
+  insert into audit_log select e.*;
+  delete from audit_pending where id = e.id;
   update audit_chain_heads set seq = e.seq, hash = e.hash where chain = e.chain;
-  if e.tenant_id is not null then
+  -- Only for a tenant that has an endpoint to carry it (the dispatcher's own rule): the trail's stream costs nothing
+  -- to the tenants that do not take it.
+  if e.tenant_id is not null and exists (
+    select 1 from webhook_endpoints where tenant_id = e.tenant_id and enabled and events @> array['audit.entry']) then
     insert into events (tenant_id, type, data) values (e.tenant_id, 'audit.entry', audit_entry_json(e));
   end if;
   return null;
 end $$;
-create constraint trigger audit_log_seal after insert on audit_log deferrable initially deferred
+create constraint trigger audit_pending_seal after insert on audit_pending deferrable initially deferred
   for each row execute function audit_seal();
 
--- Append-only: no UPDATE, no DELETE, no TRUNCATE, except the seal of an entry not yet sealed (its number, hash
--- and time, nothing else) and the retention purge, which says so in its own transaction (set local
--- rcp.audit_purge = 'on'; api/audit/queries purgeAuditEntries).
+-- Append-only: no UPDATE, no DELETE, no TRUNCATE, except the retention purge, which says so in its own
+-- transaction (set local rcp.audit_purge = 'on'; api/audit/queries purgeAuditEntries).
 create function audit_log_append_only() returns trigger language plpgsql as $$
 begin
   if tg_op = 'DELETE' and current_setting('rcp.audit_purge', true) = 'on' then
     return old;
-  end if;
-  if tg_op = 'UPDATE' and old.seq is null and new.seq is not null and new.hash is not null
-     and (to_jsonb(old) - 'seq' - 'hash' - 'occurred_at') = (to_jsonb(new) - 'seq' - 'hash' - 'occurred_at') then
-    return new;
   end if;
   raise exception 'audit_log is append-only (% refused)', tg_op using errcode = 'insufficient_privilege';
 end $$;

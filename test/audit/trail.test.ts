@@ -48,11 +48,16 @@ describe('recording', () => {
     expect(rows.length).toBe(0)
   })
 
-  test('each tenant entry is also an audit.entry event in the outbox, for the tenant\'s webhook endpoints', async () => {
+  test('a tenant entry is an audit.entry event in the outbox once the tenant has an endpoint subscribed to it', async () => {
     const owner = await tenantOwner(api.url)
+    const eventOf = (targetId: string) => api.sql<{ data: { action: string; target: { id: string } } }[]>`
+      select data from events where tenant_id = ${owner.tenantId} and type = 'audit.entry' and data->'target'->>'id' = ${targetId}`
+    const before = await patFor(owner.client, ['model:read'])
+    expect(await eventOf(before.id)).toEqual([]) // nobody takes the stream: nothing is queued for nobody
+    await api.sql`
+      insert into webhook_endpoints (tenant_id, url, events, secret_sealed) values (${owner.tenantId}, 'https://siem.example.test/', '{audit.entry}', '\\x00')`
     const { id } = await patFor(owner.client, ['model:read'])
-    const [event] = await api.sql<{ data: { action: string; target: { id: string } } }[]>`
-      select data from events where tenant_id = ${owner.tenantId} and type = 'audit.entry' and data->'target'->>'id' = ${id}`
+    const [event] = await eventOf(id)
     expect(event?.data).toMatchObject({ action: 'api_key.created', target: { id } })
     // audit_append writes the event in SQL: it must still be what the catalogue promises, and what the API shows.
     expect(eventCatalogue['audit.entry'].data.safeParse(event!.data).error).toBeUndefined()
