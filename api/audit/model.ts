@@ -1,7 +1,6 @@
 import { z } from 'zod'
 import { eventCatalogue } from '../events/catalogue'
 import { PageQuery } from '../platform/pagination'
-import { auditActions } from './catalogue'
 
 /** An entry as every reader sees it: the API, the export's lines and the `audit.entry` event are one shape. */
 export const AuditEntryDto = eventCatalogue['audit.entry'].data.meta({ id: 'AuditEntryDto' })
@@ -35,8 +34,6 @@ export const AuditVerificationDto = z.object({
 
 export const SecurityActivityQuery = PageQuery
 
-export const AuditActionDto = z.object({ action: z.enum(auditActions as [string, ...string[]]), scope: z.enum(['account', 'tenant']), target: z.string().nullable(), summary: z.string() })
-  .meta({ id: 'AuditActionDto' })
 
 export const AuditExportParams = z.object({ exportId: z.string() })
 

@@ -152,7 +152,7 @@ export async function verifyTenantAuditLog({ sql, config }: Pick<ServiceDeps, 's
 
 /** The actions a user's own security activity shows: every account action, and the tenant actions about their
  *  credentials (their tokens created or revoked, their account provisioned). */
-export const SECURITY_ACTIVITY_ACTIONS: readonly AuditAction[] = [
+const SECURITY_ACTIVITY_ACTIONS: readonly AuditAction[] = [
   ...auditActions.filter(isAccountAction), 'user.provisioned', 'api_key.created', 'api_key.revoked', 'api_key.revoked_by_admin', 'api_key.member_keys_revoked',
 ]
 
