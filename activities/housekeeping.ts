@@ -38,7 +38,7 @@ const runOf = () => ({ workflowId: Context.current().info.workflowExecution?.wor
 const DAY_MS = 86_400_000
 const daysAgo = (days: number) => new Date(Date.now() - days * DAY_MS)
 
-export function housekeepingActivities({ sql, config, log }: ActivityDeps) {
+export function housekeepingActivities({ sql, config, log }: Pick<ActivityDeps, 'sql' | 'config' | 'log'>) {
   async function purge(what: string, batchSize: number, deleteBatch: (limit: number) => Promise<number>): Promise<number> {
     const limit = checkBatchSize(batchSize)
     const purged = await purgeInBatches(() => deleteBatch(limit), limit)

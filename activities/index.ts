@@ -10,10 +10,13 @@ import { modelValidationActivities } from './model-validation'
 import { edgePackageActivities } from './edge-package/activities'
 import { webhookDeliveryActivities } from './webhook-delivery'
 import { auditExportActivities } from './audit-export'
+import type { ActivityMetrics } from './metrics'
 
 /** The services' own container (the worker builds it in worker/deps.ts), so an activity hands a domain service
  *  exactly what the API would. */
 export interface ActivityDeps extends ServiceDeps {
+  /** What the activities report to the worker's metrics (worker/metrics.ts). */
+  activityMetrics: ActivityMetrics
   /** Name resolution for outbound requests; the system's unless a test injects one (DNS rebinding). */
   resolve?: Resolver
 }

@@ -9,7 +9,7 @@ import type { ActivityDeps } from './index'
 
 const undeliverable = (message: string) => ApplicationFailure.create({ type: MailErrorType.undeliverable, message, nonRetryable: true })
 
-export function mailActivities({ sql, config, log, keys }: ActivityDeps) {
+export function mailActivities({ sql, config, log, keys, activityMetrics }: ActivityDeps) {
   const secrets = keys.secrets
   // One pooled SMTP transport per worker process.
   const transport = nodemailer.createTransport(config.SMTP_URL, { from: config.MAIL_FROM })
@@ -24,12 +24,14 @@ export function mailActivities({ sql, config, log, keys }: ActivityDeps) {
       const mail = renderMail(row.template, openMailData(secrets, row.sealed_data))
       await transport.sendMail({ from: config.MAIL_FROM, to: row.recipient, subject: mail.subject, text: mail.text, html: mail.html })
       await markOutboxSent(sql, outboxId)
+      activityMetrics.mail('sent')
       log.info('mail sent', { outboxId, template: row.template, tenantId: row.tenant_id })
       return 'sent'
     },
 
     async markOutboxMailFailed(outboxId: string, error: string): Promise<void> {
       await markOutboxFailed(sql, outboxId, error)
+      activityMetrics.mail('failed')
       log.warn('mail given up', { outboxId, error })
     },
 

@@ -91,6 +91,7 @@ export function webhookDeliveryActivities(deps: ActivityDeps) {
         await markMessageFailed(tx, message.id)
         return { result: 'stopped', reason: 'failing' }
       })
+      deps.activityMetrics.webhookAttempt(judged.outcome.result === 'paced' ? 'failed' : judged.outcome.result, input.attempt)
       log.debug('webhook attempt', { messageId: message.id, endpointId: endpoint.id, attempt: input.attempt, status: record.responseStatus, errorClass: record.errorClass, durationMs })
       if (outcome.result === 'stopped') log.warn('webhook endpoint stops receiving', { endpointId: endpoint.id, tenantId: input.tenantId, reason: outcome.reason })
       return outcome

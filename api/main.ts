@@ -2,6 +2,7 @@ import { buildApp } from './app'
 import { dependencyProbes } from './health/probes'
 import { createDeps } from './http/deps'
 import { loadConfig } from './platform/config'
+import { serveMetrics } from './platform/metrics'
 import { createDb } from './platform/db'
 import { createLogger } from './platform/log'
 
@@ -14,6 +15,7 @@ deps.lastUsed.start()
 await deps.credentialFeed.start()
 const app = buildApp(deps).listen({ hostname: config.HOST, port: config.PORT })
 log.info('api listening', { url: `http://${config.HOST}:${app.server?.port}` })
+const metrics = config.METRICS ? serveMetrics(deps.metrics.registry, { host: config.METRICS_HOST, port: config.METRICS_PORT, log }) : null
 
 let stopping = false
 async function shutdown(signal: string) {
@@ -21,6 +23,7 @@ async function shutdown(signal: string) {
   stopping = true
   log.info('api stopping', { signal })
   await app.stop()
+  await metrics?.stop()
   await deps.lastUsed.stop()
   await deps.credentialFeed.stop()
   await deps.temporal.close()

@@ -180,7 +180,7 @@ export async function benchmark(
     async api(databaseUrl, o = {}) {
       const part = nth('api')
       const url = await serve(part, [process.execPath, ...(o.args ?? []), 'api/main.ts'], {
-        DATABASE_URL: databaseUrl, SECRET_KEY: newSecretKey(), HOST: '127.0.0.1', LOG_LEVEL: 'warn', BENCH_HELLO: 'true',
+        DATABASE_URL: databaseUrl, SECRET_KEY: newSecretKey(), HOST: '127.0.0.1', LOG_LEVEL: 'warn', BENCH_HELLO: 'true', METRICS_PORT: String(await freePort()),
         RATE_LIMIT_PRINCIPAL_PER_MINUTE: '100000000', RATE_LIMIT_TENANT_PER_MINUTE: '100000000', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
         ...o.env,
       }, '/healthz')

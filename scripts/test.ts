@@ -91,10 +91,14 @@ async function timed<T>(name: string, p: Promise<T>): Promise<T> {
   return value
 }
 
+/** The scrape listeners of the processes this run starts (README "Metrics"), on free ports like the servers. */
+let scrapePorts: Record<string, string> = {}
+
 async function startServers() {
   const ports: number[] = []
-  for (let i = 0; i < 7; i++) ports.push(await freePort())
-  const [pgPort, temporalPort, uiPort, httpPort, metricsPort, minioPort, consolePort] = ports as [number, number, number, number, number, number, number]
+  for (let i = 0; i < 10; i++) ports.push(await freePort())
+  const [pgPort, temporalPort, uiPort, httpPort, metricsPort, minioPort, consolePort, apiMetrics, workerMetrics, sdkMetrics] = ports as [number, number, number, number, number, number, number, number, number, number]
+  scrapePorts = { METRICS_PORT: String(apiMetrics), WORKER_METRICS_PORT: String(workerMetrics), TEMPORAL_METRICS_PORT: String(sdkMetrics) }
   return startTogether({
     pg: timed('postgres', startPostgres({
       dataDir: join(dataDir, 'postgres'), port: pgPort, database: `rcp_test_${process.pid}_${Date.now().toString(36)}`,
@@ -151,6 +155,7 @@ async function main(): Promise<number> {
     WEBHOOK_DISPATCHER: 'false',
     RCP_CACHE_DIR: CACHE_DIR,
     RCP_TEST_DATA_DIR: dataDir,
+    ...scrapePorts,
   }
   if (existsSync(join(REPO_ROOT, 'worker', 'main.ts'))) {
     worker = spawnChild('worker', { cmd: [process.execPath, 'worker/main.ts'], env, logFile: join(logs, 'worker.log') })

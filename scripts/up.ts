@@ -33,11 +33,15 @@ const ports = {
   minioConsole: port('RCP_MINIO_CONSOLE_PORT', 9001),
   smtp: port('RCP_SMTP_PORT', 1025),
   mail: port('RCP_MAIL_HTTP_PORT', 1080),
+  apiMetrics: port('METRICS_PORT', 9464),
+  workerMetrics: port('WORKER_METRICS_PORT', 9465),
+  temporalSdkMetrics: port('TEMPORAL_METRICS_PORT', 9466),
 }
 const portEnv: Record<keyof typeof ports, string> = {
   api: 'PORT', postgres: 'RCP_POSTGRES_PORT', temporal: 'RCP_TEMPORAL_PORT', temporalUi: 'RCP_TEMPORAL_UI_PORT',
   temporalHttp: 'RCP_TEMPORAL_HTTP_PORT', minio: 'RCP_MINIO_PORT', minioConsole: 'RCP_MINIO_CONSOLE_PORT',
   smtp: 'RCP_SMTP_PORT', mail: 'RCP_MAIL_HTTP_PORT',
+  apiMetrics: 'METRICS_PORT', workerMetrics: 'WORKER_METRICS_PORT', temporalSdkMetrics: 'TEMPORAL_METRICS_PORT',
 }
 
 const dataDir = process.env.RCP_DATA_DIR || join(homedir(), '.local', 'share', 'rcp')
@@ -136,6 +140,9 @@ async function main(): Promise<void> {
     S3_SECRET_KEY: s.minio.secretKey,
     SMTP_URL: s.mail.smtpUrl,
     SECRET_KEY: secretKey(),
+    METRICS_PORT: String(ports.apiMetrics),
+    WORKER_METRICS_PORT: String(ports.workerMetrics),
+    TEMPORAL_METRICS_PORT: String(ports.temporalSdkMetrics),
     // A local OpenID Provider (or webhook receiver) on this machine is reachable in development; production never sets it.
     OUTBOUND_ALLOW_PRIVATE_CIDRS: process.env.OUTBOUND_ALLOW_PRIVATE_CIDRS ?? LOOPBACK_CIDRS,
   }
@@ -152,6 +159,7 @@ async function main(): Promise<void> {
     ['API', api],
     ['OpenAPI docs', `${api}/v1/docs`],
     ['OpenAPI JSON', `${api}/v1/openapi.json`],
+    ['Metrics', `http://127.0.0.1:${ports.apiMetrics}/metrics (API)  http://127.0.0.1:${ports.workerMetrics}/metrics (worker)`],
     ['Temporal UI', s.temporal.uiUrl],
     ['MinIO console', `${s.minio.consoleUrl}  (user ${s.minio.accessKey}, password ${s.minio.secretKey})`],
     ['Mail inbox', `${s.mail.httpUrl}  (SMTP ${s.mail.smtpUrl})`],

@@ -3,12 +3,19 @@
 import { MailDispatcher } from '../api/mail/service'
 import type { Config } from '../api/platform/config'
 import type { Sql } from '../api/platform/db'
-import { deriveKeys, type ServiceDeps } from '../api/platform/deps'
+import { deriveKeys } from '../api/platform/deps'
 import type { Logger } from '../api/platform/log'
 import { TemporalClient } from '../api/platform/temporal'
+import type { ActivityDeps } from '../activities'
+import { createWorkerMetrics, type WorkerMetrics } from './metrics'
+
+export type WorkerDeps = Omit<ActivityDeps, 'resolve'> & { activityMetrics: WorkerMetrics }
 
 /** close() its `temporal` with the worker; it connects only if an activity starts a workflow. */
-export function createWorkerDeps(config: Config, sql: Sql, log: Logger): ServiceDeps {
+export function createWorkerDeps(config: Config, sql: Sql, log: Logger): WorkerDeps {
   const temporal = new TemporalClient(config)
-  return { config, sql, log, keys: deriveKeys(config.SECRET_KEY), temporal, mail: new MailDispatcher(temporal, config, log.child({ component: 'mail' })) }
+  return {
+    config, sql, log, keys: deriveKeys(config.SECRET_KEY), temporal, mail: new MailDispatcher(temporal, config, log.child({ component: 'mail' })),
+    activityMetrics: createWorkerMetrics(sql),
+  }
 }

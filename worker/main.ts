@@ -6,7 +6,7 @@ import { startWorker } from './run'
 const config = loadConfig()
 const log = createLogger(config.LOG_LEVEL, { service: 'worker' })
 
-const running = await startWorker(config, { log }).catch((err) => {
+const running = await startWorker(config, { log, metrics: config.METRICS }).catch((err) => {
   // The SDK wraps the server's reason (say, an unregistered search attribute) in `cause`.
   log.error('worker failed to start', { err, cause: err instanceof Error ? err.cause : undefined })
   process.exit(1)

@@ -7,6 +7,7 @@ import { bundleWorkflowCode, IllegalStateError, NativeConnection, Runtime, Worke
 import type { Config } from '../api/platform/config'
 import { createDb, type Sql } from '../api/platform/db'
 import { createLogger, type Logger } from '../api/platform/log'
+import { serveMetrics } from '../api/platform/metrics'
 import type { Resolver } from '../api/platform/outbound/policy'
 import { taskQueues } from '../workflows/contract'
 import { createWorkerDeps } from './deps'
@@ -25,12 +26,17 @@ export interface StartWorkerOptions {
   schedules?: boolean
   /** Outbound name resolution for activities (tests of DNS rebinding); the system's by default. */
   resolve?: Resolver
+  /** Serve the Prometheus scrape endpoint (README "Metrics"): the production entry point does, tests choose. The
+   *  Temporal SDK's exporter is per process, so only the first worker of a process can have it. */
+  metrics?: boolean
 }
 
 export interface RunningWorker {
   /** One per row of worker/queues.ts. */
   workers: Record<TaskQueue['queue'], Worker>
   client: Client
+  /** The scrape URL when `metrics` was asked for. */
+  metricsUrl?: string
   /** Settles once the worker has stopped and its resources are released; rejects if the worker failed. */
   done: Promise<void>
   shutdown(): Promise<void>
@@ -56,14 +62,17 @@ function temporalLogger(log: Logger, opts: { quietInfo?: boolean } = {}): Tempor
 }
 
 let runtimeReady = false
-function installRuntime(log: Logger) {
+function installRuntime(log: Logger, prometheus?: string) {
   if (runtimeReady) return
   try {
     Runtime.install({
       logger: temporalLogger(log.child({ component: 'temporal-sdk' })),
       // The embedding process decides how signals stop the worker (worker/main.ts), not the SDK.
       shutdownSignals: [],
-      telemetryOptions: { logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } } },
+      telemetryOptions: {
+        logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } },
+        ...(prometheus ? { metrics: { prometheus: { bindAddress: prometheus, countersTotalSuffix: true } } } : {}),
+      },
     })
   } catch (err) {
     // The Runtime is a per-process singleton; a host that installed its own keeps it.
@@ -91,7 +100,8 @@ type QueueKey = TaskQueue['queue']
 export async function startWorker(config: Config, opts: StartWorkerOptions = {}): Promise<RunningWorker> {
   const t0 = performance.now()
   const log = opts.log ?? createLogger(config.LOG_LEVEL, { service: 'worker' })
-  installRuntime(log)
+  const sdkMetrics = opts.metrics ? `${config.METRICS_HOST}:${config.TEMPORAL_METRICS_PORT}` : undefined
+  installRuntime(log, sdkMetrics)
   const ownSql = !opts.sql
   const sql = opts.sql ?? createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX })
   const deps = createWorkerDeps(config, sql, log)
@@ -130,8 +140,13 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
   const all = Object.values(workers)
   const client = new Client({ connection: conn, namespace: config.TEMPORAL_NAMESPACE })
   let dispatcher: WebhookDispatcher | undefined
+  const scrape = opts.metrics ? serveMetrics(deps.activityMetrics.registry, {
+    host: config.METRICS_HOST, port: config.WORKER_METRICS_PORT, log,
+    extra: () => fetch(`http://${sdkMetrics}/metrics`).then((r) => r.text()),
+  }) : undefined
   const done = Promise.all(all.map((w) => w.run())).then(() => {}).finally(async () => {
     await dispatcher?.stop()
+    await scrape?.stop()
     await release(conn)
   })
   // Marks the rejection as handled until the caller awaits `done`, so a worker failing during the schedule
@@ -166,5 +181,5 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
     bundleMs: Math.round(bundleMs), startMs: Math.round(performance.now() - t0),
     runtime: process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`,
   })
-  return { workers, client, done, shutdown }
+  return { workers, client, done, shutdown, metricsUrl: scrape?.url }
 }

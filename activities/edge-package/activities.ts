@@ -34,6 +34,7 @@ export function edgePackageActivities(deps: ActivityDeps) {
       if (aborted > 0) deps.log.info('edge package build resumes after an interrupted upload', { packageId: plan.packageId, attempt: ctx.info.attempt, aborted })
       const bytesTotal = plan.objects.reduce((n, o) => n + o.sizeBytes, 0)
       let last = 0
+      const started = performance.now()
       const artifact = await writeArchive({
         s3, plan, signingKey: signingPrivateKey(deps.config), runtime: runtimeFilesFor(plan.manifest),
         onProgress: (bytesDone) => {
@@ -43,6 +44,7 @@ export function edgePackageActivities(deps: ActivityDeps) {
           recordProgress(deps.sql, plan.tenantId, plan.packageId, bytesDone).catch((err) => deps.log.warn('edge package progress not recorded', { error: String(err) }))
         },
       })
+      deps.activityMetrics.packageBuild('ready', (performance.now() - started) / 1000, artifact.sizeBytes)
       deps.log.info('edge package archived', { packageId: plan.packageId, attempt: ctx.info.attempt, sha256: artifact.sha256, sizeBytes: artifact.sizeBytes })
       return artifact
     },
@@ -60,14 +62,16 @@ export function edgePackageActivities(deps: ActivityDeps) {
     },
 
     async failEdgePackageBuild(tenantId: string, packageId: string, reason: string): Promise<void> {
-      await deps.sql.begin(async (tx) => {
+      const failed = await deps.sql.begin(async (tx) => {
         const row = await markFailed(tx, tenantId, packageId, reason)
-        if (!row) return
+        if (!row) return false
         await publishEvent(tx, tenantId, 'edge_package.failed', {
           packageId: row.id, modelVersionId: row.model_version_id, embodimentProfileId: row.embodiment_profile_id,
           targetArch: row.target_arch, mode: row.mode, reason: reason.slice(0, 1000),
         })
+        return true
       })
+      if (failed) deps.activityMetrics.packageBuild('failed')
     },
   }
 }

@@ -32,7 +32,7 @@ export const requestOf = (p: PackageRow) => ({
   wireProtocols: p.wire_protocols, useFakeTransport: p.use_fake_transport,
 })
 
-export async function planEdgePackage(deps: ActivityDeps, tenantId: string, packageId: string): Promise<EdgePackagePlan> {
+export async function planEdgePackage(deps: Omit<ActivityDeps, 'activityMetrics'>, tenantId: string, packageId: string): Promise<EdgePackagePlan> {
   const pkg = await findPackage(deps.sql, tenantId, packageId)
   if (!pkg) throw permanent(EdgePackageErrorType.packageNotFound, `Edge package ${packageId} does not exist`)
   const { version, profile } = await loadSources(deps.sql, tenantId, pkg.model_version_id, pkg.embodiment_profile_id)

@@ -35,7 +35,7 @@ export class CredentialCache<V> {
   private confirmedAt = -Infinity
   /** When the current LISTEN took effect: heartbeats sent earlier prove nothing about it. */
   private feedSince = Infinity
-  readonly stats = { hits: 0, fenced: 0 }
+  readonly stats = { hits: 0, misses: 0, fenced: 0 }
 
   constructor(readonly options: CredentialCacheOptions, readonly now: () => number = () => performance.now()) {}
 
@@ -63,14 +63,19 @@ export class CredentialCache<V> {
 
   get(key: string): V | undefined {
     const entry = this.entries.get(key)
-    if (!entry) return undefined
+    if (!entry) {
+      this.stats.misses++
+      return undefined
+    }
     const now = this.now()
     if (!this.liveAt(now)) {
       this.stats.fenced++
+      this.stats.misses++
       return undefined
     }
     if (now - entry.filledAt >= this.options.ttlMs) {
       this.entries.delete(key)
+      this.stats.misses++
       return undefined
     }
     this.stats.hits++

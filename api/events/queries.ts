@@ -30,6 +30,13 @@ export async function claimUndispatchedEvents(tx: Db, limit: number): Promise<Ev
      where dispatched_at is null order by occurred_at, id limit ${limit} for update skip locked`
 }
 
+/** The dispatcher's lag for the worker's metrics: across tenants, since it measures the dispatcher, not a tenant. */
+export async function oldestUndispatchedAgeSeconds(db: Db): Promise<number> {
+  const [row] = await db<{ age: number | null }[]>`
+    select extract(epoch from now() - min(occurred_at))::float8 as age from events where dispatched_at is null`
+  return Math.max(0, row?.age ?? 0)
+}
+
 export async function markEventsDispatched(tx: Db, ids: string[]): Promise<void> {
   if (ids.length > 0) await tx`update events set dispatched_at = now() where id = any(${ids}::uuid[])`
 }

@@ -3,7 +3,7 @@ import type { Config } from '../platform/config'
 import { problemResponse } from './problem'
 import { initState } from './request-state'
 
-type Arrival = { request: Request; set: { headers: Record<string, unknown> } }
+type Arrival = { request: Request; set: { headers: Record<string, unknown>; status?: number | string } }
 
 /** The one hook every request pays for, so it does only what every response needs: its request id (echoed on
  *  every response, errors included) and the refusal of a declared body over the limit before any byte is read;
@@ -18,6 +18,7 @@ export function arrivalHook(config: Pick<Config, 'MAX_BODY_BYTES'>, serverOf: ()
     set.headers['x-request-id'] = st.requestId
     const length = request.headers.get('content-length')
     if (length === null || !(Number(length) > max)) return undefined
+    set.status = 400
     const refusal = problemResponse({ status: 400, code: 'BAD_REQUEST', message: `Request body exceeds ${max} bytes`, requestId: st.requestId })
     return refusal
   }

@@ -1,5 +1,5 @@
 import type { Principal } from '../identity/service'
-import { ApiError, rateLimited } from '../platform/errors'
+import { ApiError, rateLimited, type RateBudget } from '../platform/errors'
 import type { AppDeps } from './deps'
 import type { RequestState } from './request-state'
 
@@ -9,9 +9,9 @@ const WINDOW_SECONDS = 60
  *  and its tenant's. */
 export function requestBudgets(deps: Pick<AppDeps, 'config' | 'limiter'>) {
   const { config, limiter } = deps
-  const spend = (kind: string, id: string, perMinute: number) => {
+  const spend = (kind: RateBudget, id: string, perMinute: number) => {
     const retryAfter = limiter.admit(kind, id, perMinute)
-    if (retryAfter > 0) throw rateLimited('Request budget exceeded', { limit: perMinute, windowSeconds: WINDOW_SECONDS, retryAfter })
+    if (retryAfter > 0) throw rateLimited('Request budget exceeded', { budget: kind, limit: perMinute, windowSeconds: WINDOW_SECONDS, retryAfter })
   }
   const anonymous = (st: RequestState): void => spend('ip', st.ip, config.RATE_LIMIT_ANONYMOUS_PER_MINUTE)
   return {

@@ -9,6 +9,7 @@ import { LastUsedRecorder } from '../credentials/last-used'
 import type { PatEntry } from '../credentials/service'
 import { MailDispatcher } from '../mail/service'
 import { SignInThrottle } from '../identity/sign-in-throttle'
+import { createApiMetrics, type ApiMetrics } from './metrics'
 import { RateLimiter } from './rate-limit'
 
 /** Everything a route or hook needs, built once per process and passed down explicitly; services receive it as
@@ -22,6 +23,8 @@ export interface AppDeps extends ServiceDeps {
   limiter: RateLimiter
   mail: MailDispatcher
   signInThrottle: SignInThrottle
+  /** The process's Prometheus metrics (served by api/main.ts on its own listener). */
+  metrics: ApiMetrics
   /** Dependency probes for /readyz; each resolves true when the dependency answers. */
   probes: Record<string, () => Promise<boolean>>
 }
@@ -31,8 +34,11 @@ export function createDeps(config: Config, sql: Sql, log: Logger, probes: AppDep
   const pats = new CredentialCache<PatEntry>({
     fenceMs: config.CREDENTIAL_CACHE_FENCE_MS, ttlMs: config.CREDENTIAL_CACHE_TTL_SECONDS * 1000, maxEntries: config.CREDENTIAL_CACHE_MAX_ENTRIES,
   })
+  const metrics = createApiMetrics()
+  metrics.watchCache(pats)
   return {
     pats,
+    metrics,
     credentialFeed: new CredentialFeed(config.DATABASE_URL, pats, log.child({ component: 'credential-feed' })),
     temporal,
     config,

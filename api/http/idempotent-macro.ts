@@ -31,7 +31,7 @@ const KEY_PARAMETERS = { tenant: [keyParameter('tenant (per user without a tenan
 /** `idempotent`: a request with an Idempotency-Key claims it before the handler runs, and its exact response is
  *  stored before it is sent; a repeat replays that. 'user' scopes keys to the caller instead of the tenant, for
  *  operations on the caller's own account (two members reusing a key never see each other's answer). Only these routes pay for the response hook. */
-export function idempotentMacro(deps: Pick<AppDeps, 'sql' | 'config' | 'keys'>) {
+export function idempotentMacro(deps: Pick<AppDeps, 'sql' | 'config' | 'keys' | 'metrics'>) {
   const { config } = deps
   const storeAndSend = async (scope: string, key: string, res: Response): Promise<Response> => {
     const { status, sealed } = await sealResponse(deps.keys.idempotency, res)
@@ -44,7 +44,7 @@ export function idempotentMacro(deps: Pick<AppDeps, 'sql' | 'config' | 'keys'>) 
       const key = parseIdempotencyKey(request.headers.get(IDEMPOTENCY_HEADER))
       if (key) stateOf(request).idempotency = { key }
     },
-    async beforeHandle({ request, body, route }: { request: Request; body: unknown; route: string }) {
+    async beforeHandle({ request, body, route, set }: { request: Request; body: unknown; route: string; set: SetContext }) {
       const st = stateOf(request)
       const idem = st.idempotency
       if (!idem) return
@@ -63,7 +63,10 @@ export function idempotentMacro(deps: Pick<AppDeps, 'sql' | 'config' | 'keys'>) 
           : 'This Idempotency-Key was already used with a different request')
       }
       idem.replayed = true
-      return replayResponse(deps.keys.idempotency, result.sealed, st.requestId)
+      deps.metrics.idempotency('replayed')
+      const replay = replayResponse(deps.keys.idempotency, result.sealed, st.requestId)
+      set.status = replay.status
+      return replay
     },
     // Runs for errors too, so a failure is stored and replayed like any other answer.
     mapResponse({ request, responseValue, set }: { request: Request; responseValue: unknown; set: SetContext }) {

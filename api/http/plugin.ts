@@ -33,16 +33,18 @@ function buildConventions(deps: AppDeps, instance: number) {
   const { config, log } = deps
   let server: Server<unknown> | null = null
   const budgets = requestBudgets(deps)
-  // The access log is a hook every response would pay for, so it exists only when it would write.
+  // The access log and the metrics are hooks every response would pay for, so each exists only when it is on.
   const logged = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'info'
+  const metrics = config.METRICS ? deps.metrics : undefined
   const plugin = new Elysia({ name: 'http-conventions', seed: instance })
     // The client address needs the server; taking it from each request's context would make Elysia define a
     // `server` property on every context.
-    .onStart(({ server: started }) => { server = started as Server<unknown> | null })
-    .onRequest(sync(arrivalHook(config, () => server, logged)))
-    .onError({ as: 'global' }, sync(problemMapping(log, config.NODE_ENV !== 'production', (path) => routeTables.get(deps)?.allowed(path) ?? [])))
+    .onStart(({ server: started }) => { server = started as Server<unknown> | null; metrics?.attach(server) })
+    .onRequest(sync(arrivalHook(config, () => server, logged || !!metrics)))
+    .onError({ as: 'global' }, sync(problemMapping(log, config.NODE_ENV !== 'production', (path) => routeTables.get(deps)?.allowed(path) ?? [], metrics)))
     .macro({ errors: errorsMacro(config), ...authMacros(deps, budgets), idempotent: idempotentMacro(deps) })
     .as('global')
   if (logged) plugin.onAfterResponse({ as: 'global' }, accessLog(log))
+  if (metrics) plugin.onAfterResponse({ as: 'global' }, metrics.observe)
   return plugin
 }

@@ -14,13 +14,23 @@ function validationErrors(error: unknown): { path: string; message: string }[] {
 
 const INTERNAL = [500, 'INTERNAL_ERROR', 'The server failed to handle this request'] as const
 
-type Failure = { request: Request; code: unknown; error: unknown }
+type Failure = { request: Request; code: unknown; error: unknown; set: { status?: number | string } }
+
+/** What the problem mapping reports to the metrics (api/http/metrics.ts). */
+export interface FailureCounts {
+  rateLimited(budget: string): void
+  authFailed(reason: string): void
+  idempotency(outcome: 'conflict'): void
+}
+
+// Refusals of the credential itself; a 403 for a missing permission is not an authentication failure.
+const AUTH_FAILURES = new Set(['UNAUTHORIZED', 'CSRF_INVALID'])
 
 /** Every failure becomes problem+json, and a code outside the route's declared error sets is logged (and, outside
  *  production, answered as a 500 so tests catch it). Written so Elysia does not take it for async (see arrival.ts):
  *  an async error hook would make every route's handler async. */
-export function problemMapping(log: Logger, strictErrorSets: boolean, allowedMethods: (pathname: string) => string[]) {
-  return function toProblem({ request, code, error }: Failure): Response {
+export function problemMapping(log: Logger, strictErrorSets: boolean, allowedMethods: (pathname: string) => string[], counts?: FailureCounts) {
+  return function toProblem({ request, code, error, set }: Failure): Response {
     const st = stateOf(request)
     let status: number, errCode: string, message: string
     let extra: ApiError['extra'] = {}
@@ -49,6 +59,13 @@ export function problemMapping(log: Logger, strictErrorSets: boolean, allowedMet
     if (st.allowedCodes && !st.allowedCodes.has(errCode)) {
       log.error('route raised a code outside its declared error sets', { requestId: st.requestId, problem: errCode })
       if (strictErrorSets) [status, errCode, message] = INTERNAL
+    }
+    // The after-response hooks (access log, metrics) read the status here: Elysia does not take it from the Response.
+    set.status = status
+    if (counts) {
+      if (status === 429) counts.rateLimited(extra.budget ?? 'other')
+      else if (status === 401 || AUTH_FAILURES.has(errCode)) counts.authFailed(errCode)
+      else if (errCode === 'IDEMPOTENCY_CONFLICT') counts.idempotency('conflict')
     }
     const problem = problemResponse({ status, code: errCode, message, requestId: st.requestId, errors: extra.errors, headers: extra.headers })
     return problem

@@ -45,7 +45,7 @@ export class SignInThrottle {
     ]
     const locked = checks.find((c) => c.retryAfter !== undefined)
     if (locked) {
-      throw rateLimited('Too many failed sign-ins', { limit: locked.limit, windowSeconds: WINDOW_MS / 1000, retryAfter: locked.retryAfter! })
+      throw rateLimited('Too many failed sign-ins', { budget: 'sign_in', limit: locked.limit, windowSeconds: WINDOW_MS / 1000, retryAfter: locked.retryAfter! })
     }
     const delayMs = Math.max(...checks.map((c) => c.delayMs))
     if (delayMs > 0) await Bun.sleep(delayMs)

@@ -34,7 +34,7 @@ async function withinFailureBudget(sql: Sql, userId: string, check: () => Promis
   const reserved = await reserveMfaFailureSlot(sql, userId, MFA_FAILURE_BUDGET, MFA_FAILURE_WINDOW_SECONDS)
   if ('retryAfter' in reserved) {
     const { retryAfter } = reserved
-    throw rateLimited('Too many wrong second-factor answers', { limit: MFA_FAILURE_BUDGET, windowSeconds: MFA_FAILURE_WINDOW_SECONDS, retryAfter })
+    throw rateLimited('Too many wrong second-factor answers', { budget: 'second_factor', limit: MFA_FAILURE_BUDGET, windowSeconds: MFA_FAILURE_WINDOW_SECONDS, retryAfter })
   }
   const ok = await check()
   if (ok) await releaseMfaFailureSlot(sql, reserved.slot)

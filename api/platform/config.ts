@@ -17,6 +17,12 @@ export const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   HOST: z.string().default('127.0.0.1'),
   PORT: int(3000),
+  // Prometheus scrape listeners, off the public port (README "Metrics"); port 0 picks a free one.
+  METRICS: z.stringbool().default(true),
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  METRICS_PORT: int(9464),
+  WORKER_METRICS_PORT: int(9465),
+  TEMPORAL_METRICS_PORT: int(9466),
   PUBLIC_URL: z.string().url().optional(),
   DATABASE_URL: z.string().min(1),
   DATABASE_POOL_MAX: int(10),

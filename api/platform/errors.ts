@@ -119,7 +119,7 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; budget?: RateBudget } = {},
   ) {
     super(message)
     this.name = 'ApiError'
@@ -127,10 +127,14 @@ export class ApiError extends Error {
   }
 }
 
+/** Which budget ran out: named on the refusal so the rate-limit metric can say so. */
+export type RateBudget = 'ip' | 'user' | 'tenant' | 'sign_in' | 'second_factor'
+
 /** 429 RATE_LIMITED with Retry-After and the RateLimit headers of the budget that ran out (one shape for the
  *  request budgets, sign-in throttling and second-factor attempts). */
-export function rateLimited(what: string, b: { limit: number; windowSeconds: number; retryAfter: number }): ApiError {
+export function rateLimited(what: string, b: { budget: RateBudget; limit: number; windowSeconds: number; retryAfter: number }): ApiError {
   return new ApiError('RATE_LIMITED', `${what}; retry in ${b.retryAfter} s`, {
+    budget: b.budget,
     headers: {
       'retry-after': String(b.retryAfter),
       'ratelimit-limit': String(b.limit),

@@ -7,6 +7,7 @@ import { createActivities } from '../../activities'
 import { verifyChain } from '../../api/audit/queries'
 import { recordAudit } from '../../api/audit/service'
 import { systemContext } from '../../api/identity/context'
+import { createWorkerMetrics } from '../../worker/metrics'
 import { useApi } from '../support/api'
 import { patFor, tenantOwner } from '../support/fixtures'
 
@@ -20,7 +21,7 @@ function inActivity<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /** Housekeeping's activities with small batches, so every purge below takes several. */
-const activities = () => createActivities({ ...api.deps, config: { ...api.deps.config, RETENTION_PURGE_BATCH: 2 } })
+const activities = () => createActivities({ ...api.deps, activityMetrics: createWorkerMetrics(api.deps.sql), config: { ...api.deps.config, RETENTION_PURGE_BATCH: 2 } })
 
 /** Moves entries back in time, behind the append-only trigger (as only a test with the replica role can). */
 async function age(ids: string[], days: number) {

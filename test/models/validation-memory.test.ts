@@ -50,7 +50,7 @@ describe('validation memory', () => {
   // The first validations grow the heap to its working size; after that, five times the bytes must not move the peak.
   test('a 320 MiB checkpoint validates within 64 MiB of the peak memory a 64 MiB one needed', async () => {
     worker = spawnChild('models-worker', {
-      cmd: [process.execPath, 'worker/main.ts'], env: { ...process.env, TEMPORAL_TASK_QUEUE_PREFIX: prefix, LOG_LEVEL: 'info' },
+      cmd: [process.execPath, 'worker/main.ts'], env: { ...process.env, TEMPORAL_TASK_QUEUE_PREFIX: prefix, LOG_LEVEL: 'info', METRICS: 'false' }, // the runner's worker holds the scrape ports
       logFile: join(logDir, 'worker.log'), stopSignal: 'SIGKILL',
     })
     const t = await modelTenant(env.api.url)

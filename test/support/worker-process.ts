@@ -15,7 +15,9 @@ export function killableWorkers(tag: string, settings: Record<string, string>) {
     /** SIGKILL is its stop signal: it ends without any chance to clean up. */
     start(name: string): Child {
       const child = spawnChild(name, {
-        cmd: [process.execPath, 'worker/main.ts'], env: { ...process.env, ...settings, LOG_LEVEL: 'info' },
+        cmd: [process.execPath, 'worker/main.ts'],
+        // The runner's worker holds the scrape ports; these extra workers serve none.
+        env: { ...process.env, ...settings, LOG_LEVEL: 'info', METRICS: 'false' },
         logFile: join(logDir, `${name}.log`), stopSignal: 'SIGKILL',
       })
       workers.push(child)

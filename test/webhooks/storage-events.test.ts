@@ -3,6 +3,7 @@
 import { describe, expect, test } from 'bun:test'
 import { storageReconcileActivities } from '../../activities/storage-reconcile'
 import { bucketNameFor } from '../../api/storage/s3'
+import { createWorkerMetrics } from '../../worker/metrics'
 import type { Client } from '../support/client'
 import { tenantOwner } from '../support/fixtures'
 import { bucketsIn, jobDone, jobWithTerminatedWorkflow, localS3, provisionedTenant, upload, useApiAndTemporal } from '../storage/helpers'
@@ -68,7 +69,7 @@ describe('storage_reconciliation.completed', () => {
     const tenant = await provisionedTenant(env.api.url)
     const [job] = await env.api.sql<{ id: string }[]>`
       insert into storage_reconciliation_jobs (tenant_id, status, dry_run, objects_scanned) values (${tenant.tenantId}, 'running', false, 7) returning id`
-    const activities = storageReconcileActivities(env.api.deps)
+    const activities = storageReconcileActivities({ ...env.api.deps, activityMetrics: createWorkerMetrics(env.api.sql) })
     await activities.failReconciliation(tenant.tenantId, job!.id, 'STORAGE_RECONCILIATION_PROVIDER_UNAVAILABLE', 'The storage region cannot be reached')
     // A retried activity finds the job ended already: nothing more is published.
     await activities.failReconciliation(tenant.tenantId, job!.id, 'STORAGE_RECONCILIATION_PROVIDER_UNAVAILABLE', 'again')
