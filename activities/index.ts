@@ -10,6 +10,7 @@ import { modelValidationActivities } from './model-validation'
 import { edgePackageActivities } from './edge-package/activities'
 import { webhookDeliveryActivities } from './webhook-delivery'
 import { auditExportActivities } from './audit-export'
+import { resealActivities } from './reseal'
 import type { ActivityMetrics } from './metrics'
 
 /** The services' own container (the worker builds it in worker/deps.ts), so an activity hands a domain service
@@ -35,13 +36,14 @@ export const activitySets = {
   packages: (deps: ActivityDeps) => edgePackageActivities(withComponent(deps, 'edge-packages')),
   webhooks: (deps: ActivityDeps) => webhookDeliveryActivities(withComponent(deps, 'webhooks')),
   audit: (deps: ActivityDeps) => auditExportActivities(withComponent(deps, 'audit')),
+  keys: (deps: ActivityDeps) => resealActivities(withComponent(deps, 'keys')),
 }
 
 /** Every activity: the type the workflows proxy (`import type`), and one set for a test or benchmark to call. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...activitySets.housekeeping(deps), ...activitySets.storage(deps), ...activitySets.mail(deps), ...activitySets.models(deps),
-    ...activitySets.packages(deps), ...activitySets.webhooks(deps), ...activitySets.audit(deps),
+    ...activitySets.packages(deps), ...activitySets.webhooks(deps), ...activitySets.audit(deps), ...activitySets.keys(deps),
   }
 }
 

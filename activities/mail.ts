@@ -10,7 +10,6 @@ import type { ActivityDeps } from './index'
 const undeliverable = (message: string) => ApplicationFailure.create({ type: MailErrorType.undeliverable, message, nonRetryable: true })
 
 export function mailActivities({ sql, config, log, keys, activityMetrics }: ActivityDeps) {
-  const secrets = keys.secrets
   // One pooled SMTP transport per worker process.
   const transport = nodemailer.createTransport(config.SMTP_URL, { from: config.MAIL_FROM })
   return {
@@ -21,7 +20,7 @@ export function mailActivities({ sql, config, log, keys, activityMetrics }: Acti
       if (row.sent_at) return 'already_sent'
       if (row.failed_at || !row.sealed_data) throw undeliverable(`outbox row ${outboxId} was given up`)
       if (!isMailTemplate(row.template)) throw undeliverable(`unknown mail template ${row.template}`)
-      const mail = renderMail(row.template, openMailData(secrets, row.sealed_data))
+      const mail = renderMail(row.template, openMailData(keys, row.sealed_data))
       await transport.sendMail({ from: config.MAIL_FROM, to: row.recipient, subject: mail.subject, text: mail.text, html: mail.html })
       await markOutboxSent(sql, outboxId)
       activityMetrics.mail('sent')

@@ -12,9 +12,8 @@ import { join } from 'node:path'
 import { NativeConnection, Worker } from '@temporalio/worker'
 import { publishEvent } from '../api/events/service'
 import { loadConfig } from '../api/platform/config'
-import { secretsAtRestKey } from '../api/platform/crypto'
 import { createDb } from '../api/platform/db'
-import type { ServiceDeps } from '../api/platform/deps'
+import { deriveKeys } from '../api/platform/deps'
 import { createLogger } from '../api/platform/log'
 import { insertEndpoint } from '../api/webhook-endpoints/queries'
 import { newSigningSecret, sealSecret } from '../api/webhook-endpoints/secrets'
@@ -61,7 +60,7 @@ await benchmark('webhooks', { events: { type: 'string' }, 'latency-events': { ty
   const receivers = await Promise.all(Array.from({ length: ENDPOINTS }, () => new Receiver(certs).start()))
   h.own({ stop: async () => { for (const r of receivers) await r.stop() } })
   const [tenant] = await sql<{ id: string }[]>`insert into tenants (name, slug) values ('bench', ${`bench-${Date.now()}`}) returning id`
-  const deps = { keys: { secrets: secretsAtRestKey(config.SECRET_KEY) } as ServiceDeps['keys'] }
+  const deps = { keys: deriveKeys(config.SECRET_KEY) }
   for (const r of receivers) {
     await insertEndpoint(sql, {
       tenantId: tenant!.id, url: r.url(), events: ['training_job.completed'], description: 'bench', rateLimitPerSecond: null,

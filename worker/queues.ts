@@ -35,4 +35,6 @@ export const taskQueueTable: readonly TaskQueue[] = [
   { queue: 'webhooks', workflowsPath: workflowsModule('webhooks'), activities: activitySets.webhooks, schedules: () => [] },
   // Audit exports stream a tenant's whole trail into S3; a backlog of them must not hold up anything else.
   { queue: 'audit', workflowsPath: workflowsModule('audit-export'), activities: activitySets.audit, schedules: () => [] },
+  // The re-seal after a key rotation: rare, and it must not wait behind anything.
+  { queue: 'keys', workflowsPath: workflowsModule('reseal'), activities: activitySets.keys, schedules: () => [] },
 ]

@@ -25,6 +25,8 @@ export function taskQueues(config: PrefixConfig) {
     webhooks: `${prefix}-webhooks`,
     // Audit log exports stream millions of rows into S3 for minutes: a backlog of them must not hold up anything else.
     audit: `${prefix}-audit`,
+    // The re-seal after a key rotation (workflows/reseal.ts): rare, and never behind a backlog of anything else.
+    keys: `${prefix}-keys`,
   } as const
 }
 

@@ -82,7 +82,7 @@ export async function listKeys({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'key
   const scope = q.scope === 'tenant' ? `tenant:${membership.tenantId}` : `tenant:${membership.tenantId}:user:${principal.userId}`
   const binding = { route: 'GET /api-keys', scope, filters: { scope: q.scope } }
   const filter = { tenantId: membership.tenantId, userId: q.scope === 'self' ? principal.userId : undefined }
-  const p = await paginate(keys.page, binding, q, (after, limit) => listApiKeys(db, filter, after, limit), createdCursorOf)
+  const p = await paginate(keys, binding, q, (after, limit) => listApiKeys(db, filter, after, limit), createdCursorOf)
   return mapPage(p, toApiKeySummary)
 }
 

@@ -134,7 +134,7 @@ export async function listTenantAuditLog({ sql, keys, config }: Pick<ServiceDeps
     tenantId, from, to, actorId: q.actorId, actionPrefix: q.action, targetType: q.targetType, targetId: q.targetId, outcome: q.outcome,
   }
   const binding = { route: 'GET /tenants/current/audit-log', scope: `tenant:${tenantId}`, filters: { ...filter, from: from.toISOString(), to: to.toISOString() } }
-  const p = await paginate(keys.page, binding, q, (after, limit) => listTenantAudit(sql, filter, after, limit), auditCursorOf)
+  const p = await paginate(keys, binding, q, (after, limit) => listTenantAudit(sql, filter, after, limit), auditCursorOf)
   return mapPage(p, toAuditEntry)
 }
 
@@ -159,6 +159,6 @@ const SECURITY_ACTIVITY_ACTIONS: readonly AuditAction[] = [
 export async function listSecurityActivity({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams) {
   const userId = ctx.principal.userId
   const binding = { route: 'GET /users/me/security-activity', scope: `user:${userId}`, filters: {} }
-  const p = await paginate(keys.page, binding, q, (after, limit) => listSubjectAudit(sql, userId, SECURITY_ACTIVITY_ACTIONS, after, limit), auditCursorOf)
+  const p = await paginate(keys, binding, q, (after, limit) => listSubjectAudit(sql, userId, SECURITY_ACTIVITY_ACTIONS, after, limit), auditCursorOf)
   return mapPage(p, toAuditEntry)
 }

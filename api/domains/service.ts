@@ -40,7 +40,7 @@ export async function addDomain({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestC
 export async function listDomains({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, { principal }: RequestContext, q: PageParams) {
   const { tenantId } = currentMembership(principal)
   const binding = { route: 'GET /tenants/current/domains', scope: `tenant:${tenantId}`, filters: {} }
-  const p = await paginate(keys.page, binding, q, (after, limit) => listTenantDomains(sql, tenantId, after, limit), createdCursorOf)
+  const p = await paginate(keys, binding, q, (after, limit) => listTenantDomains(sql, tenantId, after, limit), createdCursorOf)
   return mapPage(p, toTenantDomainDto)
 }
 

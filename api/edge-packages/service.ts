@@ -98,7 +98,7 @@ export async function getPackage(deps: Pick<ServiceDeps, 'sql' | 'config'>, ctx:
 export async function listTenantPackages(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, ctx: RequestContext, q: PageParams & { modelVersionId?: string; status?: PackageStatus }) {
   const { tenantId } = currentMembership(ctx.principal)
   const binding = { route: 'GET /edge-inference-packages', scope: `tenant:${tenantId}`, filters: { modelVersionId: q.modelVersionId, status: q.status } }
-  const p = await paginate(deps.keys.page, binding, q, (after, limit) => listPackages(deps.sql, tenantId, q, after, limit), createdCursorOf)
+  const p = await paginate(deps.keys, binding, q, (after, limit) => listPackages(deps.sql, tenantId, q, after, limit), createdCursorOf)
   const items = await Promise.all(p.items.map(packageViews(deps, tenantId)))
   return { ...p, items }
 }
@@ -127,5 +127,5 @@ export async function listPackageRuns({ sql, keys }: Pick<ServiceDeps, 'sql' | '
   const { tenantId } = currentMembership(ctx.principal)
   await ownPackage({ sql }, tenantId, packageId)
   const binding = { route: 'GET /edge-inference-packages/{id}/runs', scope: `tenant:${tenantId}`, filters: { packageId } }
-  return mapPage(await paginate(keys.page, binding, q, (after, limit) => listRuns(sql, tenantId, packageId, after, limit), createdCursorOf), toRunDto)
+  return mapPage(await paginate(keys, binding, q, (after, limit) => listRuns(sql, tenantId, packageId, after, limit), createdCursorOf), toRunDto)
 }

@@ -5,6 +5,7 @@
 import { createHash, createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto'
 import type { Config } from '../platform/config'
 import { deriveKey } from '../platform/crypto'
+import { secretKeyList } from '../platform/keyring'
 
 type SigningConfig = Pick<Config, 'SECRET_KEY' | 'PACKAGE_SIGNING_KEY' | 'PACKAGE_SIGNING_PREVIOUS_PUBLIC_KEYS'>
 
@@ -33,14 +34,18 @@ function describe(key: KeyObject, current: boolean): PublicSigningKey {
 
 export function signingPrivateKey(config: SigningConfig): KeyObject {
   if (config.PACKAGE_SIGNING_KEY) return createPrivateKey(config.PACKAGE_SIGNING_KEY)
-  const seed = deriveKey(config.SECRET_KEY, 'package-signing')
-  return createPrivateKey({ key: Buffer.concat([PKCS8_ED25519, seed]), format: 'der', type: 'pkcs8' })
+  return derivedSigningKey(secretKeyList(config.SECRET_KEY)[0]!)
 }
+
+const derivedSigningKey = (secretKey: string) =>
+  createPrivateKey({ key: Buffer.concat([PKCS8_ED25519, deriveKey(secretKey, 'package-signing')]), format: 'der', type: 'pkcs8' })
 
 /** The current key and, for rotation, the previous public keys (PEM blocks or raw base64, comma-separated). */
 export function publicSigningKeys(config: SigningConfig): PublicSigningKey[] {
   const current = describe(createPublicKey(signingPrivateKey(config)), true)
-  const previous = previousKeys(config.PACKAGE_SIGNING_PREVIOUS_PUBLIC_KEYS).map((k) => describe(k, false))
+  // Without PACKAGE_SIGNING_KEY, the earlier keys of SECRET_KEY's ring derived earlier signing keys: still listed.
+  const derived = config.PACKAGE_SIGNING_KEY ? [] : secretKeyList(config.SECRET_KEY).slice(1).map((k) => createPublicKey(derivedSigningKey(k)))
+  const previous = [...derived, ...previousKeys(config.PACKAGE_SIGNING_PREVIOUS_PUBLIC_KEYS)].map((k) => describe(k, false))
   return [current, ...previous.filter((k) => k.keyId !== current.keyId)]
 }
 

@@ -64,7 +64,7 @@ export async function getProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Request
 export async function listProfiles({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams) {
   const { tenantId } = currentMembership(ctx.principal)
   const binding = { route: 'GET /embodiment-profiles', scope: `tenant:${tenantId}`, filters: {} }
-  const p = await paginate(keys.page, binding, q, (after, limit) => listEmbodimentProfiles(sql, tenantId, after, limit), createdCursorOf)
+  const p = await paginate(keys, binding, q, (after, limit) => listEmbodimentProfiles(sql, tenantId, after, limit), createdCursorOf)
   return mapPage(p, toEmbodimentProfile)
 }
 

@@ -1,7 +1,6 @@
-import { safeEqual } from '../platform/crypto'
 import { ApiError } from '../platform/errors'
 import type { Permission } from '../identity/permissions'
-import { csrfTokenFor } from '../identity/tokens'
+import { csrfTokenMatches } from '../identity/tokens'
 import { resolvePrincipal } from '../credentials/service'
 import { requireActiveMembership, requirePermission, requireSecondFactor, type Principal } from '../identity/service'
 import type { AppDeps } from './deps'
@@ -79,9 +78,7 @@ export function authenticate(deps: AppDeps, request: Request, a: Admission): Pri
 
 function admit(deps: AppDeps, request: Request, a: Admission, principal: Principal): Principal {
   if (principal.viaCookie && !SAFE_METHODS.has(request.method)) {
-    const sent = request.headers.get(CSRF_HEADER) ?? ''
-    const expected = csrfTokenFor(deps.keys.csrf, principal.credentialId)
-    if (!safeEqual(Buffer.from(sent), Buffer.from(expected))) {
+    if (!csrfTokenMatches(deps.keys, principal.credentialId, request.headers.get(CSRF_HEADER) ?? '')) {
       throw new ApiError('CSRF_INVALID', `Cookie-authenticated ${request.method} requests need the ${CSRF_HEADER} header of this session`)
     }
   }

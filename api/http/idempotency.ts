@@ -1,4 +1,5 @@
-import { decryptSecret, encryptSecret, sha256Hex } from '../platform/crypto'
+import { sha256Hex } from '../platform/crypto'
+import { open, seal, type DerivedKeys } from '../platform/keyring'
 import { ApiError } from '../platform/errors'
 import type { Principal } from '../identity/service'
 
@@ -37,15 +38,15 @@ export const requestHash = (method: string, path: string, body: unknown): string
 // Stored responses may carry a session cookie or a one-time secret, so they are sealed at rest.
 const REPLAYED_HEADERS = ['content-type', 'etag', 'location', 'set-cookie', 'retry-after']
 
-export async function sealResponse(key: Buffer, res: Response): Promise<{ status: number; sealed: Buffer }> {
+export async function sealResponse(keys: DerivedKeys, res: Response): Promise<{ status: number; sealed: Buffer }> {
   const headers: [string, string][] = []
   res.headers.forEach((v, k) => { if (REPLAYED_HEADERS.includes(k)) headers.push([k, v]) })
   const body = Buffer.from(await res.clone().arrayBuffer()).toString('base64')
-  return { status: res.status, sealed: encryptSecret(key, JSON.stringify({ s: res.status, h: headers, b: body })) }
+  return { status: res.status, sealed: seal(keys, 'idempotency', JSON.stringify({ s: res.status, h: headers, b: body })) }
 }
 
-export function replayResponse(key: Buffer, sealed: Buffer, requestId: string): Response {
-  const { s, h, b } = JSON.parse(decryptSecret(key, sealed)) as { s: number; h: [string, string][]; b: string }
+export function replayResponse(keys: DerivedKeys, sealed: Buffer, requestId: string): Response {
+  const { s, h, b } = JSON.parse(open(keys, 'idempotency', sealed)) as { s: number; h: [string, string][]; b: string }
   const headers = new Headers(h)
   headers.set('x-request-id', requestId)
   headers.set('idempotent-replayed', 'true')

@@ -34,7 +34,7 @@ const KEY_PARAMETERS = { tenant: [keyParameter('tenant (per user without a tenan
 export function idempotentMacro(deps: Pick<AppDeps, 'sql' | 'config' | 'keys' | 'metrics'>) {
   const { config } = deps
   const storeAndSend = async (scope: string, key: string, res: Response): Promise<Response> => {
-    const { status, sealed } = await sealResponse(deps.keys.idempotency, res)
+    const { status, sealed } = await sealResponse(deps.keys, res)
     await completeKey(deps.sql, { scope, key, status, sealed })
     return res
   }
@@ -64,7 +64,7 @@ export function idempotentMacro(deps: Pick<AppDeps, 'sql' | 'config' | 'keys' | 
       }
       idem.replayed = true
       deps.metrics.idempotency('replayed')
-      const replay = replayResponse(deps.keys.idempotency, result.sealed, st.requestId)
+      const replay = replayResponse(deps.keys, result.sealed, st.requestId)
       set.status = replay.status
       return replay
     },

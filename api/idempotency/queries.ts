@@ -1,4 +1,5 @@
 import type { Db } from '../platform/db'
+import type { SealedColumn } from '../platform/keyring'
 
 export type ClaimResult =
   | { kind: 'claimed' }
@@ -41,4 +42,23 @@ export async function deleteExpiredKeys(db: Db, limit: number): Promise<number> 
     delete from idempotency_keys where (scope, key) in (
       select scope, key from idempotency_keys where expires_at < now() limit ${limit} for update skip locked)`
   return result.count
+}
+
+/** Stored responses (they may carry a session cookie or a one-time secret), for the re-seal (api/keys). The key is
+ *  (scope, key); the cursor is both, JSON-encoded. */
+export const idempotentResponses: SealedColumn = {
+  name: 'idempotency_keys.response_body',
+  purpose: 'idempotency',
+  batch: async (db, after, limit) => {
+    const [scope, key] = after ? (JSON.parse(after) as [string, string]) : [null, null]
+    const rows = await db<{ scope: string; key: string; sealed: Buffer }[]>`
+      select scope, key, response_body as sealed from idempotency_keys
+       where response_body is not null and (${scope}::text is null or (scope, key) > (${scope}, ${key}))
+       order by scope, key limit ${limit}`
+    return rows.map((r) => ({ id: JSON.stringify([r.scope, r.key]), sealed: r.sealed }))
+  },
+  replace: async (db, id, from, to) => {
+    const [scope, key] = JSON.parse(id) as [string, string]
+    return (await db`update idempotency_keys set response_body = ${to} where scope = ${scope} and key = ${key} and response_body = ${from}`).count === 1
+  },
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { hmac, sha256 } from '../platform/crypto'
+import { hmac, safeEqual, sha256 } from '../platform/crypto'
+import type { DerivedKeys } from '../platform/keyring'
 
 // Credential formats. Only SHA-256 digests are stored; the prefixes let secret scanners and our own
 // auth plugin tell a PAT from a session token without a lookup.
@@ -57,3 +58,8 @@ export function newSessionToken(): { token: string; hash: Buffer } {
 
 /** The CSRF token is a MAC of the session id: bound to one session, nothing extra to store. */
 export const csrfTokenFor = (key: Buffer, sessionId: string): string => hmac(key, sessionId).toString('base64url')
+
+/** Whether `sent` is the session's CSRF token under any key of the ring: one issued before a rotation stays valid
+ *  until its key leaves SECRET_KEY. */
+export const csrfTokenMatches = (keys: DerivedKeys, sessionId: string, sent: string): boolean =>
+  keys.ring.some((k) => safeEqual(Buffer.from(sent), Buffer.from(csrfTokenFor(k.csrf, sessionId))))

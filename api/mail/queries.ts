@@ -1,4 +1,5 @@
 import type { Db } from '../platform/db'
+import type { SealedColumn } from '../platform/keyring'
 
 export interface OutboxRow {
   id: string
@@ -40,4 +41,15 @@ export async function listStaleOutbox(db: Db, olderThanSeconds: number, limit: n
     select id, tenant_id from mail_outbox
      where sent_at is null and failed_at is null and created_at < now() - make_interval(secs => ${olderThanSeconds})
      order by created_at limit ${limit}`
+}
+
+/** Template data of mail not yet sent, for the re-seal (api/keys). */
+export const outboxData: SealedColumn = {
+  name: 'mail_outbox.sealed_data',
+  purpose: 'secrets',
+  batch: (db, after, limit) => db<{ id: string; sealed: Buffer }[]>`
+    select id::text as id, sealed_data as sealed from mail_outbox
+     where sealed_data is not null and (${after}::uuid is null or id > ${after}::uuid) order by id limit ${limit}`,
+  replace: async (db, id, from, to) =>
+    (await db`update mail_outbox set sealed_data = ${to} where id = ${id} and sealed_data = ${from}`).count === 1,
 }

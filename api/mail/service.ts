@@ -2,7 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client'
 import { SYSTEM_TENANT, taskQueues, TENANT_ID } from '../../workflows/contract'
 import { MailWorkflowType, mailWorkflowId, type SendMailInput } from '../../workflows/contract-mail'
 import type { Config } from '../platform/config'
-import { decryptSecret, encryptSecret } from '../platform/crypto'
+import { open, seal, type DerivedKeys } from '../platform/keyring'
 import type { Db } from '../platform/db'
 import type { Logger } from '../platform/log'
 import type { TemporalClient } from '../platform/temporal'
@@ -24,13 +24,13 @@ export interface QueuedMail {
 /** Writes the outbox row in the caller's transaction, so the mail exists exactly when the change that caused it
  *  commits. The data is sealed with the secrets key: it may hold a reset code. After commit, hand the result to
  *  `MailDispatcher.dispatch`; if that never happens (a crash), the mail sweep starts it a minute later. */
-export async function enqueueMail<T extends MailTemplate>(tx: Db, mail: OutgoingMail<T>, secretsKey: Buffer): Promise<QueuedMail> {
-  const sealedData = encryptSecret(secretsKey, JSON.stringify(mail.data))
+export async function enqueueMail<T extends MailTemplate>(tx: Db, mail: OutgoingMail<T>, keys: DerivedKeys): Promise<QueuedMail> {
+  const sealedData = seal(keys, 'secrets', JSON.stringify(mail.data))
   const { id } = await insertOutbox(tx, { tenantId: mail.tenantId ?? null, to: mail.to, template: mail.template, sealedData })
   return { id, tenantId: mail.tenantId ?? null }
 }
 
-export const openMailData = (secretsKey: Buffer, sealed: Uint8Array): unknown => JSON.parse(decryptSecret(secretsKey, sealed))
+export const openMailData = (keys: DerivedKeys, sealed: Uint8Array): unknown => JSON.parse(open(keys, 'secrets', sealed))
 
 /** Starts `sendMailWorkflow` (id mail/<outboxId>) for committed outbox rows. Failures are logged, never thrown:
  *  the row is committed, and the sweep schedule re-kicks unsent rows, so the caller's request has succeeded. */

@@ -24,7 +24,6 @@ export const toMembershipDto = (m: MemberRow) => ({
 /** One page of the current tenant's memberships and the total count of the whole query. The page token is bound
  *  to the tenant and to every filter and sort, so it cannot be replayed against another query. */
 export async function listMemberships({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, { principal }: RequestContext, query: ListMembershipsQuery) {
-  const pageKey = keys.page
   const { tenantId } = currentMembership(principal)
   const { pageSize, pageToken, ...rest } = query
   const sortBy = rest.sortBy ?? 'createdAt'
@@ -33,7 +32,7 @@ export async function listMemberships({ sql: db, keys }: Pick<ServiceDeps, 'sql'
   const filter = { tenantId, status: rest.status, role: rest.role, q: rest.q }
   const fetch = (after: MemberCursor | null, limit: number) => listMembers(db, filter, { sortBy, desc, after, limit })
   const [p, totalCount] = await Promise.all([
-    paginate(pageKey, binding, { pageSize, pageToken }, fetch, (r) => ({ k: r.sort_key, id: r.id })),
+    paginate(keys, binding, { pageSize, pageToken }, fetch, (r) => ({ k: r.sort_key, id: r.id })),
     countMembers(db, filter),
   ])
   return { ...mapPage(p, toMembershipDto), totalCount }

@@ -1,4 +1,5 @@
 import type { Db, Sql } from '../platform/db'
+import type { SealedColumn } from '../platform/keyring'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 
 export interface TotpRow {
@@ -229,4 +230,15 @@ export async function reserveMfaFailureSlot(sql: Sql, userId: string, budget: nu
 /** A right answer is no failure: its slot is given back. */
 export async function releaseMfaFailureSlot(db: Db, slot: string): Promise<void> {
   await db`delete from mfa_failures where id = ${slot}::bigint`
+}
+
+/** TOTP seeds, for the re-seal (api/keys). */
+export const totpSecrets: SealedColumn = {
+  name: 'totp_factors.secret_sealed',
+  purpose: 'secrets',
+  batch: (db, after, limit) => db<{ id: string; sealed: Buffer }[]>`
+    select user_id::text as id, secret_sealed as sealed from totp_factors
+     where ${after}::uuid is null or user_id > ${after}::uuid order by user_id limit ${limit}`,
+  replace: async (db, id, from, to) =>
+    (await db`update totp_factors set secret_sealed = ${to} where user_id = ${id} and secret_sealed = ${from}`).count === 1,
 }

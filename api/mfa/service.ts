@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
-import { decryptSecret, encryptSecret, sha256 } from '../platform/crypto'
+import { sha256 } from '../platform/crypto'
+import { open, seal, type DerivedKeys } from '../platform/keyring'
 import type { Db, Sql } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError, rateLimited } from '../platform/errors'
@@ -69,10 +70,9 @@ export async function mfaStatus({ sql: db }: Pick<ServiceDeps, 'sql'>, ctx: Requ
 
 export async function startTotpEnrolment({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext) {
   const { userId } = ctx.principal
-  const secrets = keys.secrets
   const user = await userOf(db, userId)
   const secret = newTotpSecret()
-  if (!(await upsertPendingTotp(db, userId, encryptSecret(secrets, secret)))) {
+  if (!(await upsertPendingTotp(db, userId, seal(keys, 'secrets', secret)))) {
     throw new ApiError('BAD_REQUEST', 'TOTP is already active; remove it (DELETE /v1/users/me/mfa/totp) before enrolling a new authenticator')
   }
   const otpauthUri = totpUri(secret, user.email)
@@ -81,10 +81,10 @@ export async function startTotpEnrolment({ sql: db, keys }: Pick<ServiceDeps, 's
 
 /** Whether `code` is a current TOTP code of the user's active factor (or, with `activate`, its pending one); the
  *  step it belongs to is recorded in the same statement that accepts it, so the code never works again. */
-async function spendTotpCode(db: Db, secrets: Buffer, userId: string, code: string, activate = false): Promise<boolean> {
+async function spendTotpCode(db: Db, keys: DerivedKeys, userId: string, code: string, activate = false): Promise<boolean> {
   const totp = await findTotp(db, userId)
   if (!totp || totp.status !== (activate ? 'pending' : 'active')) return false
-  const step = await acceptedTotpStep(decryptSecret(secrets, totp.secret_sealed), code, totp.last_used_step === null ? null : Number(totp.last_used_step))
+  const step = await acceptedTotpStep(open(keys, 'secrets', totp.secret_sealed), code, totp.last_used_step === null ? null : Number(totp.last_used_step))
   return step !== null && (await useTotpStep(db, userId, step, activate))
 }
 
@@ -105,12 +105,11 @@ const spendRecovery = (db: Db, userId: string, code: string) => spendRecoveryCod
 export async function verifyTotpEnrolment({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, code: string) {
   const { userId } = ctx.principal
   const sessionId = sessionOf(ctx.principal)
-  const secrets = keys.secrets
   const totp = await findTotp(sql, userId)
   if (totp?.status !== 'pending') throw new ApiError('BAD_REQUEST', 'No TOTP enrolment is in progress; start one with POST /v1/users/me/mfa/totp')
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode)
   return sql.begin(async (tx) => {
-    if (!(await spendTotpCode(tx, secrets, userId, code, true))) throw invalidCode('body.code', 'This code is not the current one of the authenticator being enrolled')
+    if (!(await spendTotpCode(tx, keys, userId, code, true))) throw invalidCode('body.code', 'This code is not the current one of the authenticator being enrolled')
     await replaceRecoveryCodes(tx, userId, codes.map((c) => sha256(normaliseRecoveryCode(c))))
     if (sessionId) await markSessionSecondFactor(tx, sessionId, userId)
     await recordAudit(tx, ctx, { action: 'user.totp_enrolled', target: { type: 'user', id: userId }, details: { recoveryCodes: RECOVERY_CODE_COUNT } })
@@ -123,7 +122,6 @@ export async function verifyTotpEnrolment({ sql, keys }: Pick<ServiceDeps, 'sql'
  *  trying to strip the second factor is what the owner wants to see. */
 export async function removeTotp({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, reauthenticationCode: string | undefined) {
   const { userId } = ctx.principal
-  const secrets = keys.secrets
   const totp = await findTotp(sql, userId)
   const active = totp?.status === 'active'
   const method = reauthenticationCode && /^\d{6}$/.test(reauthenticationCode) ? 'totp' : 'recovery_code'
@@ -131,7 +129,7 @@ export async function removeTotp({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'
     const path = 'body.reauthenticationCode'
     if (!reauthenticationCode) throw invalidCode(path, 'A current TOTP code or an unused recovery code is required to remove TOTP')
     const ok = await withinFailureBudget(sql, userId, () => method === 'totp'
-      ? spendTotpCode(sql, secrets, userId, reauthenticationCode)
+      ? spendTotpCode(sql, keys, userId, reauthenticationCode)
       : spendRecovery(sql, userId, reauthenticationCode))
     if (!ok) {
       await recordAudit(sql, ctx, { action: 'user.totp_removed', target: { type: 'user', id: userId }, outcome: 'failure', reason: 'invalid_code', details: { method } })
@@ -176,9 +174,8 @@ export async function registerPasskey({ sql, config }: Pick<ServiceDeps, 'sql' |
 
 export async function listPasskeys({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, params: PageParams) {
   const { userId } = ctx.principal
-  const pageKey = keys.page
   const binding = { route: 'GET /users/me/webauthn/credentials', scope: `user:${userId}`, filters: {} }
-  const p = await paginate(pageKey, binding, params, (after, limit) => listWebAuthnCredentials(db, userId, after, limit), createdCursorOf)
+  const p = await paginate(keys, binding, params, (after, limit) => listWebAuthnCredentials(db, userId, after, limit), createdCursorOf)
   return mapPage(p, toCredentialDto)
 }
 
@@ -204,7 +201,7 @@ export async function checkSecondFactor(deps: Pick<ServiceDeps, 'sql' | 'config'
   const { sql } = deps
   return withinFailureBudget(sql, userId, async () => {
     if (answer.method !== 'webauthn') {
-      return answer.method === 'totp' ? spendTotpCode(sql, deps.keys.secrets, userId, answer.code) : spendRecovery(sql, userId, answer.code)
+      return answer.method === 'totp' ? spendTotpCode(sql, deps.keys, userId, answer.code) : spendRecovery(sql, userId, answer.code)
     }
     const assertion = answer.assertion as AuthenticationResponseJSON
     return webauthnChallenge !== null

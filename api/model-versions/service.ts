@@ -57,7 +57,7 @@ export async function listVersions({ sql, keys }: Pick<ServiceDeps, 'sql' | 'key
   const { tenantId } = currentMembership(ctx.principal)
   const filters = { status: q.status, format: q.format }
   const binding = { route: 'GET /model-versions', scope: `tenant:${tenantId}`, filters }
-  const p = await paginate(keys.page, binding, q, (after, limit) => listModelVersions(sql, tenantId, filters, after, limit), createdCursorOf)
+  const p = await paginate(keys, binding, q, (after, limit) => listModelVersions(sql, tenantId, filters, after, limit), createdCursorOf)
   return mapPage(p, toModelVersion)
 }
 

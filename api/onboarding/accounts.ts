@@ -73,12 +73,12 @@ export async function provisionUser(deps: Pick<ServiceDeps, 'sql' | 'config' | '
     let mail: QueuedMail
     if (initialPassword && passwordHash) {
       await recordPasswordHistory(tx, user.id, passwordHash, PASSWORD_HISTORY)
-      mail = await enqueueMail(tx, { to: user.email, tenantId, template: 'initialPassword', data: { password: initialPassword, tenantName } }, keys.secrets)
+      mail = await enqueueMail(tx, { to: user.email, tenantId, template: 'initialPassword', data: { password: initialPassword, tenantName } }, keys)
     } else {
       const grant = await issueGrant(tx, deps, { userId: user.id, kind: 'activation', ttlSeconds: ACTIVATION_DAYS * 86_400 })
       mail = await enqueueMail(tx, {
         to: user.email, tenantId, template: 'accountActivation', data: { link: grant.link, tenantName, days: ACTIVATION_DAYS },
-      }, keys.secrets)
+      }, keys)
     }
     return { user, membership: member, mail }
   })

@@ -63,7 +63,7 @@ export async function inviteToTenant(deps: Deps, ctx: RequestContext, input: { e
     const mail = await enqueueMail(tx, {
       to: input.email, tenantId: actor.tenantId, template: 'tenantInvitation',
       data: { link, tenantName: await findTenantName(tx, actor.tenantId), role: input.role, days: TENANT_INVITATION_DAYS },
-    }, deps.keys.secrets)
+    }, deps.keys)
     return { row, mail }
   })
   await deps.mail.dispatch([mail])
@@ -74,7 +74,7 @@ export async function listInvitations({ sql: db, keys }: Pick<ServiceDeps, 'sql'
   const { tenantId } = currentMembership(principal)
   const status = q.status ?? 'pending'
   const binding = { route: 'GET /tenant-invitations', scope: `tenant:${tenantId}`, filters: { status } }
-  const p = await paginate(keys.page, binding, q, (after, limit) => listTenantInvitations(db, tenantId, status, after, limit), createdCursorOf)
+  const p = await paginate(keys, binding, q, (after, limit) => listTenantInvitations(db, tenantId, status, after, limit), createdCursorOf)
   return mapPage(p, toInvitationDto)
 }
 
@@ -170,7 +170,7 @@ export async function inviteToRegister(deps: Deps, _ctx: RequestContext<null>, e
   const { row, mail } = await deps.sql.begin(async (tx) => {
     if (await findUserByEmail(tx, email)) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
     const row = await insertRegistrationInvitation(tx, { email, tokenHash: sha256(token), days: REGISTRATION_INVITATION_DAYS })
-    const mail = await enqueueMail(tx, { to: email, template: 'registrationInvitation', data: { link, days: REGISTRATION_INVITATION_DAYS } }, deps.keys.secrets)
+    const mail = await enqueueMail(tx, { to: email, template: 'registrationInvitation', data: { link, days: REGISTRATION_INVITATION_DAYS } }, deps.keys)
     return { row, mail }
   })
   await deps.mail.dispatch([mail])

@@ -36,7 +36,7 @@ async function mailReset(deps: Deps, ctx: RequestContext<Principal | null>, user
       action: 'user.password_reset_requested', subjectUserId: user.id, target: { type: 'user', id: user.id },
       details: tenantId ? { via: 'administrator', tenantId } : { via: 'self_service' },
     })
-    return enqueueMail(tx, { to: user.email, tenantId, template: 'passwordReset', data: { link: grant.link, code: grant.code!, minutes: RESET_MINUTES } }, deps.keys.secrets)
+    return enqueueMail(tx, { to: user.email, tenantId, template: 'passwordReset', data: { link: grant.link, code: grant.code!, minutes: RESET_MINUTES } }, deps.keys)
   })
   await deps.mail.dispatch([mail])
 }
@@ -80,7 +80,9 @@ async function grantFromCode({ sql, keys }: Deps, email: string, code: string): 
   const user = await findUserByEmail(sql, email)
   const grant = user ? await findLatestCodeReset(sql, user.id) : undefined
   if (!grant?.code_hash || !(await reserveResetAttempt(sql, grant.id, MAX_CODE_ATTEMPTS))) throw invalid()
-  if (!safeEqual(codeDigest(keys.secrets, grant.id, code), Buffer.from(grant.code_hash))) throw invalid()
+  // Any key of the ring: a code mailed before a rotation still works for its few minutes.
+  const stored = Buffer.from(grant.code_hash)
+  if (!keys.ring.some((k) => safeEqual(codeDigest(k.secrets, grant.id, code), stored))) throw invalid()
   await releaseResetAttempt(sql, grant.id)
   if (isExpired(grant)) throw new ApiError('PASSWORD_RESET_CODE_EXPIRED', 'This reset code has expired; request a new one')
   return grant

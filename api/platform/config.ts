@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs'
 import { z } from 'zod'
+import { secretKeyList } from './keyring'
 import { parseCidr } from './outbound/addresses'
 
 // One schema for every process (API, worker, scripts). Each variable is documented in the README table.
@@ -37,10 +38,13 @@ export const ConfigSchema = z.object({
   STORAGE_REGIONS: z.string().default('[]'),
   SMTP_URL: z.string().default('smtp://127.0.0.1:1025'),
   MAIL_FROM: z.string().default('Robot Control Plane <no-reply@rcp.localhost>'),
-  // 32 bytes, base64: HMAC key for page tokens and CSRF, and the key for secrets encrypted at rest.
+  // The keyring (api/platform/keyring.ts): keys of 32 bytes, base64, comma-separated, the first current. Every
+  // other key is derived from them per purpose.
   SECRET_KEY: z
     .string()
-    .refine((v) => Buffer.from(v, 'base64').length === 32, 'SECRET_KEY must be 32 bytes, base64-encoded'),
+    .refine((v) => secretKeyList(v).length > 0 && secretKeyList(v).every((k) => Buffer.from(k, 'base64').length === 32),
+      'SECRET_KEY must be one or more keys of 32 bytes, base64-encoded, comma-separated (the first is current)')
+    .refine((v) => new Set(secretKeyList(v)).size === secretKeyList(v).length, 'SECRET_KEY lists a key twice'),
   MAX_BODY_BYTES: int(1024 * 1024),
   RATE_LIMIT_PRINCIPAL_PER_MINUTE: int(600),
   RATE_LIMIT_TENANT_PER_MINUTE: int(3000),

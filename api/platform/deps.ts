@@ -1,24 +1,10 @@
 import type { Config } from './config'
-import { deriveKey, secretsAtRestKey } from './crypto'
 import type { Sql } from './db'
+import type { DerivedKeys } from './keyring'
 import type { Logger } from './log'
 import type { TemporalClient } from './temporal'
 
-/** Keys derived from SECRET_KEY, one per purpose (deriveKey). */
-export interface DerivedKeys {
-  page: Buffer
-  csrf: Buffer
-  idempotency: Buffer
-  secrets: Buffer
-}
-
-/** The keys of both processes: the API and the worker derive the same ones, so either opens what the other sealed. */
-export const deriveKeys = (secretKey: string): DerivedKeys => ({
-  page: deriveKey(secretKey, 'page-token'),
-  csrf: deriveKey(secretKey, 'csrf'),
-  idempotency: deriveKey(secretKey, 'idempotency-response'),
-  secrets: secretsAtRestKey(secretKey),
-})
+export { deriveKeys, type DerivedKeys } from './keyring'
 
 /** Starts the send of committed mail outbox rows (api/mail's MailDispatcher). */
 export interface MailSender {

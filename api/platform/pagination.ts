@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { hmac, safeEqual, sha256Hex } from './crypto'
+import { hmac, sha256Hex } from './crypto'
+import { macMatches, type DerivedKeys } from './keyring'
 import { ApiError } from './errors'
 
 export const PAGE_SIZE_DEFAULT = 25
@@ -32,18 +33,19 @@ const fingerprint = (b: PageBinding): string => {
   return sha256Hex(JSON.stringify([b.route, b.scope, filters])).slice(0, 32)
 }
 
-// Token: base64url(JSON {q, c}) "." base64url(HMAC). Opaque to clients, tamper-evident, bound to the query.
-export function pageTokenFor<C>(key: Buffer, binding: PageBinding, cursor: C): string {
+// Token: base64url(JSON {q, c}) "." base64url(HMAC). Opaque to clients, tamper-evident, bound to the query. Signed
+// with the current key; one signed with an earlier key of the ring still opens until that key is removed.
+export function pageTokenFor<C>(keys: DerivedKeys, binding: PageBinding, cursor: C): string {
   const payload = Buffer.from(JSON.stringify({ q: fingerprint(binding), c: cursor })).toString('base64url')
-  return `${payload}.${hmac(key, payload).toString('base64url')}`
+  return `${payload}.${hmac(keys.page, payload).toString('base64url')}`
 }
 
-export function openPage<C>(key: Buffer, binding: PageBinding, pageSize: number | undefined, pageToken: string | undefined): PageRequest<C> {
+export function openPage<C>(keys: DerivedKeys, binding: PageBinding, pageSize: number | undefined, pageToken: string | undefined): PageRequest<C> {
   const size = pageSize ?? PAGE_SIZE_DEFAULT
   if (size > PAGE_SIZE_MAX) throw new ApiError('PAGE_SIZE_TOO_LARGE', `pageSize must be at most ${PAGE_SIZE_MAX}`)
   if (pageToken === undefined) return { size, after: null }
   const [payload, mac, extra] = pageToken.split('.')
-  if (!payload || !mac || extra !== undefined || !safeEqual(Buffer.from(mac, 'base64url'), hmac(key, payload))) {
+  if (!payload || !mac || extra !== undefined || !macMatches(keys, 'page', payload, Buffer.from(mac, 'base64url'))) {
     throw new ApiError('PAGE_TOKEN_INVALID', 'pageToken is not a token this API issued')
   }
   let decoded: { q?: unknown; c?: unknown }
@@ -59,10 +61,10 @@ export function openPage<C>(key: Buffer, binding: PageBinding, pageSize: number 
 }
 
 /** Given rows fetched with LIMIT size+1, returns the page and the token for the next one (if any). */
-function closePage<R, C>(key: Buffer, binding: PageBinding, rows: R[], size: number, cursorOf: (row: R) => C) {
+function closePage<R, C>(keys: DerivedKeys, binding: PageBinding, rows: R[], size: number, cursorOf: (row: R) => C) {
   const items = rows.slice(0, size)
   const last = items[items.length - 1]
-  const nextPageToken = rows.length > size && last !== undefined ? pageTokenFor(key, binding, cursorOf(last)) : undefined
+  const nextPageToken = rows.length > size && last !== undefined ? pageTokenFor(keys, binding, cursorOf(last)) : undefined
   return { items, nextPageToken }
 }
 
@@ -81,12 +83,12 @@ export interface Page<T> {
 /** The one way a list is paged: opens the token against its binding, fetches one row more than the page (to learn
  *  whether another follows) after the token's cursor, and seals the next token from the last row shown. */
 export async function paginate<C, R>(
-  key: Buffer, binding: PageBinding, params: PageParams,
+  keys: DerivedKeys, binding: PageBinding, params: PageParams,
   fetch: (after: C | null, limit: number) => Promise<R[]>, cursorOf: (row: R) => C,
 ): Promise<Page<R>> {
-  const req = openPage<C>(key, binding, params.pageSize, params.pageToken)
+  const req = openPage<C>(keys, binding, params.pageSize, params.pageToken)
   const rows = await fetch(req.after, req.size + 1)
-  return { ...closePage(key, binding, rows, req.size, cursorOf), pageSize: req.size }
+  return { ...closePage(keys, binding, rows, req.size, cursorOf), pageSize: req.size }
 }
 
 /** The same page with its rows shown another way (as DTOs, say). */

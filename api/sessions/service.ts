@@ -15,10 +15,9 @@ const currentSessionOf = (p: Principal) => (p.credential === 'session' ? p.crede
 /** The caller's live sessions, newest first; the one making the request is marked current. */
 export async function listSessions({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, params: PageParams) {
   const { principal } = ctx
-  const pageKey = keys.page
   const current = currentSessionOf(principal)
   const binding = { route: 'GET /users/me/sessions', scope: `user:${principal.userId}`, filters: {} }
-  const p = await paginate(pageKey, binding, params, (after, limit) => listLiveSessions(db, principal.userId, after, limit), createdCursorOf)
+  const p = await paginate(keys, binding, params, (after, limit) => listLiveSessions(db, principal.userId, after, limit), createdCursorOf)
   return mapPage(p, (r) => ({
     id: r.id,
     current: r.id === current,

@@ -2,7 +2,8 @@
 // provider → callback (code exchange, ID token checks) → account, just-in-time membership and a session.
 import * as oidc from 'openid-client'
 import type { Config } from '../platform/config'
-import { decryptSecret, sha256 } from '../platform/crypto'
+import { sha256 } from '../platform/crypto'
+import { open } from '../platform/keyring'
 import type { ServiceDeps } from '../platform/deps'
 import { domainOfEmail } from '../platform/email'
 import { isUuid } from '../platform/ids'
@@ -44,7 +45,7 @@ function providerFailed(deps: SsoDeps, c: SsoConnectionRow, step: string, err: u
 
 async function discover(deps: SsoDeps, c: SsoConnectionRow): Promise<oidc.Configuration> {
   const issuer = new URL(c.issuer)
-  const secret = decryptSecret(deps.keys.secrets, c.client_secret_sealed)
+  const secret = open(deps.keys, 'secrets', c.client_secret_sealed)
   try {
     return await oidc.discovery(issuer, c.client_id, secret, oidc.ClientSecretBasic(secret), discoveryOptions(deps.config, issuer))
   } catch (err) {

@@ -1,4 +1,5 @@
 import type { Db } from '../platform/db'
+import type { SealedColumn } from '../platform/keyring'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 
 export interface SsoConnectionRow {
@@ -132,4 +133,15 @@ export async function deleteUserIdentity(db: Db, userId: string, id: string): Pr
     with gone as (delete from sso_identities where user_id = ${userId} and id = ${id} returning *)
     select ${db.unsafe(IDENTITY_COLUMNS)} from gone i join sso_connections c on c.id = i.connection_id`
   return row
+}
+
+/** SSO client secrets, for the re-seal (api/keys). Not a change of the connection: its version stays. */
+export const ssoClientSecrets: SealedColumn = {
+  name: 'sso_connections.client_secret_sealed',
+  purpose: 'secrets',
+  batch: (db, after, limit) => db<{ id: string; sealed: Buffer }[]>`
+    select id::text as id, client_secret_sealed as sealed from sso_connections
+     where ${after}::uuid is null or id > ${after}::uuid order by id limit ${limit}`,
+  replace: async (db, id, from, to) =>
+    (await db`update sso_connections set client_secret_sealed = ${to} where id = ${id} and client_secret_sealed = ${from}`).count === 1,
 }

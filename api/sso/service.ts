@@ -1,6 +1,6 @@
 import { staleVersion } from '../platform/etag'
 import { publicBase, type Config } from '../platform/config'
-import { decryptSecret, encryptSecret } from '../platform/crypto'
+import { open, seal } from '../platform/keyring'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
@@ -38,7 +38,7 @@ export async function createConnection({ sql, keys }: Pick<ServiceDeps, 'sql' | 
   return sql.begin(async (tx) => {
     const row = await insertSsoConnection(tx, {
       tenantId, name: input.name ?? new URL(input.issuer).host, issuer: trimIssuer(input.issuer),
-      clientId: input.clientId, sealedSecret: encryptSecret(keys.secrets, input.clientSecret), emailDomains: [...new Set(input.emailDomains)],
+      clientId: input.clientId, sealedSecret: seal(keys, 'secrets', input.clientSecret), emailDomains: [...new Set(input.emailDomains)],
       defaultRole: input.defaultRole, enabled: input.enabled,
     })
     await recordAudit(tx, ctx, { action: 'sso_connection.created', tenantId, target: { type: 'sso_connection', id: row.id }, details: auditedFields(row) })
@@ -47,10 +47,9 @@ export async function createConnection({ sql, keys }: Pick<ServiceDeps, 'sql' | 
 }
 
 export async function listConnections({ sql: db, config, keys }: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, { principal }: RequestContext, q: PageParams) {
-  const pageKey = keys.page
   const { tenantId } = currentMembership(principal)
   const binding = { route: 'GET /tenants/current/sso-connections', scope: `tenant:${tenantId}`, filters: {} }
-  const p = await paginate(pageKey, binding, q, (after, limit) => listSsoConnections(db, tenantId, after, limit), createdCursorOf)
+  const p = await paginate(keys, binding, q, (after, limit) => listSsoConnections(db, tenantId, after, limit), createdCursorOf)
   return mapPage(p, toSsoConnectionDto(config))
 }
 
@@ -74,12 +73,12 @@ export async function updateConnection({ sql, keys }: Pick<ServiceDeps, 'sql' | 
     const before = await tenantConnection(tx, tenantId, id)
     const row = await updateSsoConnection(tx, tenantId, id, expectedVersion, {
       ...input, issuer: input.issuer === undefined ? undefined : trimIssuer(input.issuer),
-      sealedSecret: input.clientSecret === undefined ? undefined : encryptSecret(keys.secrets, input.clientSecret),
+      sealedSecret: input.clientSecret === undefined ? undefined : seal(keys, 'secrets', input.clientSecret),
       emailDomains: input.emailDomains === undefined ? undefined : [...new Set(input.emailDomains)],
     })
     if (!row) throw staleVersion()
     const changes = changesBetween(auditedFields(before), auditedFields(row), AUDITED_FIELDS)
-    const secretChanged = input.clientSecret !== undefined && decryptSecret(keys.secrets, before.client_secret_sealed) !== input.clientSecret
+    const secretChanged = input.clientSecret !== undefined && open(keys, 'secrets', before.client_secret_sealed) !== input.clientSecret
     if (changes || secretChanged) {
       await recordAudit(tx, ctx, {
         action: 'sso_connection.updated', tenantId, target: { type: 'sso_connection', id: row.id }, changes,
@@ -97,7 +96,7 @@ export const toSsoIdentityDto = (r: SsoIdentityRow) => ({
 /** The caller's own linked identities, across tenants (they are the user's, not a tenant's). */
 export async function listMyIdentities({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, { principal }: RequestContext, q: PageParams) {
   const binding = { route: 'GET /users/me/sso-identities', scope: `user:${principal.userId}`, filters: {} }
-  const p = await paginate(keys.page, binding, q, (after, limit) => listUserIdentities(sql, principal.userId, after, limit), createdCursorOf)
+  const p = await paginate(keys, binding, q, (after, limit) => listUserIdentities(sql, principal.userId, after, limit), createdCursorOf)
   return mapPage(p, toSsoIdentityDto)
 }
 

@@ -106,7 +106,7 @@ export async function createReconciliationJob(deps: StorageDeps, ctx: RequestCon
 export async function listReconciliationJobs({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { status?: JobStatus }) {
   const { tenantId } = currentMembership(ctx.principal)
   const binding = { route: 'GET /tenants/current/storage-reconciliation-jobs', scope: `tenant:${tenantId}`, filters: { status: q.status } }
-  const p = await paginate(keys.page, binding, q, (after, limit) => listJobs(sql, tenantId, q.status, after, limit), createdCursorOf)
+  const p = await paginate(keys, binding, q, (after, limit) => listJobs(sql, tenantId, q.status, after, limit), createdCursorOf)
   return mapPage(p, toJobSummary)
 }
 

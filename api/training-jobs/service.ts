@@ -39,7 +39,7 @@ export async function getTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Req
 export async function listJobs({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { status?: TrainingJobStatus }) {
   const { tenantId } = currentMembership(ctx.principal)
   const binding = { route: 'GET /training-jobs', scope: `tenant:${tenantId}`, filters: { status: q.status } }
-  const p = await paginate(keys.page, binding, q, (after, limit) => listTrainingJobs(sql, tenantId, q.status, after, limit), createdCursorOf)
+  const p = await paginate(keys, binding, q, (after, limit) => listTrainingJobs(sql, tenantId, q.status, after, limit), createdCursorOf)
   return mapPage(p, toTrainingJob)
 }
 

@@ -49,7 +49,7 @@ export async function listEndpointMessages(deps: Pick<ServiceDeps, 'sql' | 'keys
   const endpoint = await endpointOf(deps, ctx, endpointId)
   const binding = { route: 'GET /webhook-endpoints/{id}/messages', scope: `tenant:${endpoint.tenant_id}:endpoint:${endpoint.id}`, filters: { status: q.status } }
   const filter = { tenantId: endpoint.tenant_id, endpointId: endpoint.id, status: q.status }
-  const p = await paginate(deps.keys.page, binding, q, (after, limit) => listMessages(deps.sql, filter, after, limit), createdCursorOf)
+  const p = await paginate(deps.keys, binding, q, (after, limit) => listMessages(deps.sql, filter, after, limit), createdCursorOf)
   return mapPage(p, toMessageDto)
 }
 

@@ -1,4 +1,5 @@
 import type { Db } from '../platform/db'
+import type { SealedColumn } from '../platform/keyring'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 
 export type DisabledReason = 'gone' | 'failing' | 'manual'
@@ -118,3 +119,15 @@ export async function deleteEndpoint(db: Db, tenantId: string, id: string, expec
     returning 1`
   return rows.length > 0
 }
+
+/** Signing secrets, current and previous, for the re-seal (api/keys). Not a change of the endpoint: its version
+ *  stays. */
+export const endpointSecrets: SealedColumn[] = (['secret_sealed', 'previous_secret_sealed'] as const).map((column) => ({
+  name: `webhook_endpoints.${column}`,
+  purpose: 'secrets',
+  batch: (db: Db, after: string | null, limit: number) => db<{ id: string; sealed: Buffer }[]>`
+    select id::text as id, ${db(column)} as sealed from webhook_endpoints
+     where ${db(column)} is not null and (${after}::uuid is null or id > ${after}::uuid) order by id limit ${limit}`,
+  replace: async (db: Db, id: string, from: Buffer, to: Buffer) =>
+    (await db`update webhook_endpoints set ${db(column)} = ${to} where id = ${id} and ${db(column)} = ${from}`).count === 1,
+}))

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { recordAudit } from '../audit/service'
 import { publishEvent } from '../events/service'
 import type { SystemContext } from '../identity/context'
-import { decryptSecret, encryptSecret } from '../platform/crypto'
+import { open, seal } from '../platform/keyring'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { markEndpointDisabled, type WebhookEndpointRow } from './queries'
@@ -12,14 +12,14 @@ import { markEndpointDisabled, type WebhookEndpointRow } from './queries'
 /** Standard Webhooks format: `whsec_` + base64 of the key bytes (32 random bytes, 256 bits, as HMAC-SHA256 wants). */
 export const newSigningSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`
 
-export const sealSecret = (keys: ServiceDeps['keys'], secret: string): Buffer => encryptSecret(keys.secrets, secret)
+export const sealSecret = (keys: ServiceDeps['keys'], secret: string): Buffer => seal(keys, 'secrets', secret)
 
 /** The raw secrets (`whsec_…`) a delivery is signed with at `now`: the current one first, then the one before the
  *  last rotation while its overlap lasts. Each yields one `v1,` signature, so receivers on either secret verify. */
 export function signingSecrets(deps: Pick<ServiceDeps, 'keys'>, row: Pick<WebhookEndpointRow, 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>, now: Date): string[] {
-  const current = decryptSecret(deps.keys.secrets, row.secret_sealed)
+  const current = open(deps.keys, 'secrets', row.secret_sealed)
   const previousLive = row.previous_secret_sealed && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > now.getTime()
-  return previousLive ? [current, decryptSecret(deps.keys.secrets, row.previous_secret_sealed!)] : [current]
+  return previousLive ? [current, open(deps.keys, 'secrets', row.previous_secret_sealed!)] : [current]
 }
 
 /** Takes an enabled endpoint out of service for a delivery reason (410 Gone, or failing too long), announces it

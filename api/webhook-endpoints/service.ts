@@ -70,7 +70,7 @@ export async function listWebhookEndpoints({ sql, keys }: Pick<ServiceDeps, 'sql
   const { tenantId } = currentMembership(ctx.principal)
   const enabled = q.enabled === undefined ? undefined : q.enabled === 'true'
   const binding = { route: 'GET /webhook-endpoints', scope: `tenant:${tenantId}`, filters: { enabled } }
-  const p = await paginate(keys.page, binding, q, (after, limit) => listEndpoints(sql, tenantId, enabled, after, limit), createdCursorOf)
+  const p = await paginate(keys, binding, q, (after, limit) => listEndpoints(sql, tenantId, enabled, after, limit), createdCursorOf)
   return mapPage(p, toWebhookEndpointDto)
 }
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import nodemailer from 'nodemailer'
 import { SMTPServer } from 'smtp-server'
 import { loadConfig } from '../../api/platform/config'
-import { deriveKey } from '../../api/platform/crypto'
+import { deriveKeys } from '../../api/platform/deps'
 import { createDb, type Sql } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
 import { enqueueMail, MailDispatcher } from '../../api/mail/service'
@@ -56,7 +56,7 @@ describe('mail delivery retries', () => {
   test('a temporary SMTP refusal is retried until the message is accepted, then the row is marked sent', async () => {
     const to = `retry-${crypto.randomUUID()}@example.test`
     const queued = await sql.begin((tx) => enqueueMail(tx, { to, template: 'initialPassword', data: { password: 'x', tenantName: 'Retry Co' } },
-      deriveKey(config.SECRET_KEY, 'secrets-at-rest')))
+      deriveKeys(config.SECRET_KEY)))
     const temporal = new TemporalClient(config)
     const dispatcher = new MailDispatcher(temporal, config, createLogger('silent'))
     try {

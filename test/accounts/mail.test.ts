@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { deriveKey } from '../../api/platform/crypto'
+import { deriveKeys, type DerivedKeys } from '../../api/platform/deps'
 import { createDb, type Sql } from '../../api/platform/db'
 import { enqueueMail } from '../../api/mail/service'
 import { TENANT_ID } from '../../workflows/contract'
@@ -12,11 +12,11 @@ import { mailTo } from './helpers'
 let t: TestTemporal
 let api: TestApi
 let sql: Sql
-let key: Buffer
+let key: DerivedKeys
 beforeAll(async () => {
   ;[t, api] = await Promise.all([connectTemporal(), startApi()])
   sql = createDb(t.config.DATABASE_URL, { max: 2 })
-  key = deriveKey(t.config.SECRET_KEY, 'secrets-at-rest')
+  key = deriveKeys(t.config.SECRET_KEY)
 })
 afterAll(async () => {
   await sql.end({ timeout: 5 })

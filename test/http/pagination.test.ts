@@ -64,7 +64,7 @@ describe('keyset pagination with opaque tokens', () => {
   })
 
   test('a token used with different filters is PAGE_TOKEN_QUERY_MISMATCH', () => {
-    const key = api.deps.keys.page
+    const key = api.deps.keys
     const binding = { route: 'GET /x', scope: 'tenant:1', filters: { status: 'active', q: 'ada' } }
     const token = pageTokenFor(key, binding, { id: 'x' })
     expect(openPage(key, { ...binding, filters: { q: 'ada', status: 'active' } }, 10, token).after).toEqual({ id: 'x' })

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { acceptedTotpStep, totpCode } from '../../api/mfa/totp'
-import { decryptSecret } from '../../api/platform/crypto'
+import { open } from '../../api/platform/keyring'
 import { useApi } from '../support/api'
 import { Client } from '../support/client'
 import { patFor, signedUpUser, tenantOwner } from '../support/fixtures'
@@ -286,7 +286,7 @@ describe('secrets at rest', () => {
     }
     expect(dump).toContain(userId)
     const [sealed] = await api.sql`select secret_sealed from totp_factors where user_id = ${userId}`
-    expect(decryptSecret(api.deps.keys.secrets, sealed!.secret_sealed)).toBe(secret) // sealed, and only the key opens it
+    expect(open(api.deps.keys, 'secrets', sealed!.secret_sealed)).toBe(secret) // sealed, and only the key opens it
     const rawSecret = Buffer.from(base32Decode(secret))
     for (const needle of [secret, secret.toLowerCase(), rawSecret.toString('hex'), rawSecret.toString('base64'), ...recoveryCodes, ...recoveryCodes.map((c) => c.replaceAll('-', ''))]) {
       expect(dump.includes(needle)).toBe(false)
