@@ -2,6 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity'
 import { purgeAuditEntries } from '../api/audit/queries'
 import { purgeDispatchedEvents } from '../api/events/queries'
 import { deleteExpiredKeys } from '../api/idempotency/queries'
+import { purgeIdleBudgets } from '../api/rate-budgets/queries'
 import { deleteDeadSessions } from '../api/sessions/queries'
 import { purgeOldMessages } from '../api/webhook-deliveries/queries'
 import type { ActivityDeps } from './index'
@@ -49,6 +50,10 @@ export function housekeepingActivities({ sql, config, log }: Pick<ActivityDeps, 
   return {
     purgeExpiredIdempotencyKeys: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
       purge('expired idempotency keys', batchSize, (limit) => deleteExpiredKeys(sql, limit)),
+
+    /** Shared request buckets idle for a minute (full again, so deleting them changes nothing). */
+    purgeIdleRateBudgets: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
+      purge('idle rate budgets', batchSize, (limit) => purgeIdleBudgets(sql, limit)),
 
     purgeExpiredSessions: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
       purge('expired sessions', batchSize, (limit) => deleteDeadSessions(sql, limit, REVOKED_SESSION_RETENTION)),

@@ -61,6 +61,8 @@ export interface HousekeepingResult {
   auditEntriesPurged: number
   webhookMessagesPurged: number
   eventsPurged: number
+  /** Absent from runs that started before the purge existed. */
+  rateBudgetsPurged?: number
 }
 
 export const HOUSEKEEPING_DEFAULT_BATCH_SIZE = 5000

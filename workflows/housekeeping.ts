@@ -1,10 +1,10 @@
-import { log, proxyActivities } from '@temporalio/workflow'
+import { log, patched, proxyActivities } from '@temporalio/workflow'
 // Type-only: activity code (Postgres, Node APIs) must never be bundled into the workflow sandbox.
 import type { createActivities } from '../activities'
 import { ErrorType, HOUSEKEEPING_DEFAULT_BATCH_SIZE, type HousekeepingInput, type HousekeepingResult } from './contract'
 
 const {
-  purgeExpiredIdempotencyKeys, purgeExpiredSessions, purgeExpiredAuditEntries, purgeExpiredWebhookMessages, purgeExpiredEvents,
+  purgeExpiredIdempotencyKeys, purgeExpiredSessions, purgeExpiredAuditEntries, purgeExpiredWebhookMessages, purgeExpiredEvents, purgeIdleRateBudgets,
 } = proxyActivities<ReturnType<typeof createActivities>>({
   // A purge of a large backlog is many short batches; heartbeats, not the overall timeout, detect a dead worker.
   startToCloseTimeout: '15 minutes',
@@ -31,7 +31,9 @@ export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promi
     purgeExpiredAuditEntries(input.batchSize),
     purgeExpiredWebhookMessages(input.batchSize).then(async (messages) => [messages, await purgeExpiredEvents(input.batchSize)] as const),
   ])
-  const result = { idempotencyKeysPurged, sessionsPurged, auditEntriesPurged, webhookMessagesPurged, eventsPurged }
+  // Patched: a run that started before this purge existed replays without it.
+  const rateBudgetsPurged = patched('purge-idle-rate-budgets') ? await purgeIdleRateBudgets(batchSize) : undefined
+  const result = { idempotencyKeysPurged, sessionsPurged, auditEntriesPurged, webhookMessagesPurged, eventsPurged, rateBudgetsPurged }
   log.info('housekeeping done', result)
   return result
 }

@@ -41,9 +41,14 @@ export function authMacros(deps: AppDeps, budgets: RequestBudgets) {
     } catch (err) {
       return failed(err)
     }
-    if (resolved instanceof Promise) return resolved.then((p) => { budgets.admitted(st, p); return admittedIn(st) }, failed)
-    budgets.admitted(st, resolved)
-    return admittedIn(st)
+    if (resolved instanceof Promise) return resolved.then((p) => admit(st, p), failed)
+    return admit(st, resolved)
+  }
+
+  // Synchronous while the replica holds a lease of the caller's budgets; a promise when one is renewed.
+  function admit(st: RequestState, p: Principal): Resolved<Principal> | Promise<Resolved<Principal>> {
+    const spent = budgets.admitted(st, p)
+    return spent ? spent.then(() => admittedIn(st)) : admittedIn(st)
   }
 
   return {

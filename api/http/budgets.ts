@@ -1,17 +1,29 @@
 import type { Principal } from '../identity/service'
 import { ApiError, rateLimited, type RateBudget } from '../platform/errors'
+import type { Admission } from '../rate-budgets/service'
 import type { AppDeps } from './deps'
 import type { RequestState } from './request-state'
 
 const WINDOW_SECONDS = 60
 
 /** The request budgets (README "Rate budgets"): an anonymous caller spends its address's, a signed-in one its own
- *  and its tenant's. */
-export function requestBudgets(deps: Pick<AppDeps, 'config' | 'limiter'>) {
-  const { config, limiter } = deps
-  const spend = (kind: RateBudget, id: string, perMinute: number) => {
-    const retryAfter = limiter.admit(kind, id, perMinute)
+ *  and its tenant's. The signed-in budgets are shared by every replica when `sharedBudgets` is set; an address's is
+ *  the replica's own. */
+export function requestBudgets(deps: Pick<AppDeps, 'config' | 'limiter' | 'sharedBudgets'>) {
+  const { config, limiter, sharedBudgets } = deps
+  const refuse = (kind: RateBudget, perMinute: number, retryAfter: number) => {
     if (retryAfter > 0) throw rateLimited('Request budget exceeded', { budget: kind, limit: perMinute, windowSeconds: WINDOW_SECONDS, retryAfter })
+  }
+  const spend = (kind: RateBudget, id: string, perMinute: number) => refuse(kind, perMinute, limiter.admit(kind, id, perMinute))
+  const admit = (kind: RateBudget, id: string, perMinute: number): Admission =>
+    sharedBudgets ? sharedBudgets.admit(kind, id, perMinute) : limiter.admit(kind, id, perMinute)
+  /** The tenant's budget after the user's; a promise only if a lease had to be renewed. */
+  const tenant = (p: Principal): void | Promise<void> => {
+    if (!p.membership) return
+    const perMinute = config.RATE_LIMIT_TENANT_PER_MINUTE
+    const spent = admit('tenant', p.membership.tenantId, perMinute)
+    if (typeof spent === 'number') return refuse('tenant', perMinute, spent)
+    return spent.then((retryAfter) => refuse('tenant', perMinute, retryAfter))
   }
   const anonymous = (st: RequestState): void => spend('ip', st.ip, config.RATE_LIMIT_ANONYMOUS_PER_MINUTE)
   return {
@@ -21,11 +33,14 @@ export function requestBudgets(deps: Pick<AppDeps, 'config' | 'limiter'>) {
       if (err instanceof ApiError && err.status === 401) anonymous(st)
       return err
     },
-    admitted(st: RequestState, p: Principal): Principal {
+    /** Spends the caller's and its tenant's budgets (throws RATE_LIMITED); a promise only if a lease was renewed. */
+    admitted(st: RequestState, p: Principal): void | Promise<void> {
       st.principal = p
-      spend('user', p.userId, config.RATE_LIMIT_PRINCIPAL_PER_MINUTE)
-      if (p.membership) spend('tenant', p.membership.tenantId, config.RATE_LIMIT_TENANT_PER_MINUTE)
-      return p
+      const perMinute = config.RATE_LIMIT_PRINCIPAL_PER_MINUTE
+      const spent = admit('user', p.userId, perMinute)
+      if (typeof spent !== 'number') return spent.then((retryAfter) => { refuse('user', perMinute, retryAfter); return tenant(p) })
+      refuse('user', perMinute, spent)
+      return tenant(p)
     },
   }
 }

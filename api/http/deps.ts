@@ -10,6 +10,7 @@ import type { PatEntry } from '../credentials/service'
 import { MailDispatcher } from '../mail/service'
 import { SignInThrottle } from '../identity/sign-in-throttle'
 import { createApiMetrics, type ApiMetrics } from './metrics'
+import { SharedBudgets } from '../rate-budgets/service'
 import { RateLimiter } from './rate-limit'
 
 /** Everything a route or hook needs, built once per process and passed down explicitly; services receive it as
@@ -21,6 +22,8 @@ export interface AppDeps extends ServiceDeps {
   /** Keeps `pats` fresh; start() and stop() with the process. */
   credentialFeed: CredentialFeed
   limiter: RateLimiter
+  /** The signed-in budgets every replica shares (RATE_BUDGETS_SHARED); null keeps them per replica. */
+  sharedBudgets: SharedBudgets | null
   mail: MailDispatcher
   signInThrottle: SignInThrottle
   /** The process's Prometheus metrics (served by api/main.ts on its own listener). */
@@ -34,6 +37,7 @@ export function createDeps(config: Config, sql: Sql, log: Logger, probes: AppDep
   const pats = new CredentialCache<PatEntry>({
     fenceMs: config.CREDENTIAL_CACHE_FENCE_MS, ttlMs: config.CREDENTIAL_CACHE_TTL_SECONDS * 1000, maxEntries: config.CREDENTIAL_CACHE_MAX_ENTRIES,
   })
+  const limiter = new RateLimiter()
   const metrics = createApiMetrics()
   metrics.watchCache(pats)
   return {
@@ -45,7 +49,8 @@ export function createDeps(config: Config, sql: Sql, log: Logger, probes: AppDep
     sql,
     log,
     lastUsed: new LastUsedRecorder(sql, log, config.PAT_LAST_USED_FLUSH_SECONDS * 1000),
-    limiter: new RateLimiter(),
+    limiter,
+    sharedBudgets: config.RATE_BUDGETS_SHARED ? new SharedBudgets(sql, log.child({ component: 'rate-budgets' }), (k, id, n) => limiter.admit(k, id, n)) : null,
     mail: new MailDispatcher(temporal, config, log.child({ component: 'mail' })),
     signInThrottle: new SignInThrottle(config),
     keys: deriveKeys(config.SECRET_KEY),

@@ -48,6 +48,8 @@ export const ConfigSchema = z.object({
   MAX_BODY_BYTES: int(1024 * 1024),
   RATE_LIMIT_PRINCIPAL_PER_MINUTE: int(600),
   RATE_LIMIT_TENANT_PER_MINUTE: int(3000),
+  // The user and tenant budgets hold across replicas through Postgres (api/rate-budgets); false: per replica.
+  RATE_BUDGETS_SHARED: z.stringbool().default(true),
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: int(120),
   IDEMPOTENCY_TTL_HOURS: int(24),
   // Defaults for tenants whose auth policy does not set them.

@@ -61,17 +61,22 @@ async function seed(sql: Sql, expiredPerKind = 1) {
     insert into idempotency_keys (scope, key, request_hash, state, expires_at)
     values (${`housekeeping-test:${run}`}, ${name}, 'h', 'completed', now() + ${expiresIn}::interval)`
 
+  // A shared request bucket untouched for a minute is full again: purged; one in use stays.
+  const budget = (id: string, at: string) => sql`
+    insert into rate_budgets (kind, id, tokens, at) values ('user', ${`${run}-${id}`}, 1, now() + ${at}::interval)`
   const expired = { sessions: [] as string[], keys: [] as string[] }
   for (let i = 0; i < expiredPerKind; i++) {
     expired.sessions.push(await session('-1 hour', null), await session('1 day', '-8 days'))
     await key(`expired-${i}`, '-1 minute')
     expired.keys.push(`expired-${i}`)
+    await budget(`idle-${i}`, '-2 minutes')
   }
   const live = {
     sessions: [await session('1 day', null), await session('1 day', '-1 day')],
     keys: ['live'],
   }
   await key('live', '1 hour')
+  await budget('busy', '-5 seconds')
   return { sql, run, userId: user!.id, expired, live }
 }
 
@@ -79,7 +84,8 @@ async function remaining(s: Awaited<ReturnType<typeof seed>>) {
   const { sql } = s
   const sessions = await sql<{ id: string }[]>`select id from sessions where user_id = ${s.userId}`
   const keys = await sql<{ key: string }[]>`select key from idempotency_keys where scope = ${`housekeeping-test:${s.run}`}`
-  return { sessions: sessions.map((r) => r.id).sort(), keys: keys.map((r) => r.key).sort() }
+  const budgets = await sql<{ id: string }[]>`select id from rate_budgets where id like ${`${s.run}-%`}`
+  return { sessions: sessions.map((r) => r.id).sort(), keys: keys.map((r) => r.key).sort(), budgets: budgets.map((r) => r.id) }
 }
 
 /** One row past each retention period: an audit entry, and a dispatched event whose finished webhook message (with
@@ -130,9 +136,9 @@ describe('housekeeping', () => {
     const result = await run.result()
     // The worker's own database holds only what seed() wrote: one expired key, an expired and a long-revoked session;
     // and seedRetention()'s entry, message (with its attempt) and event.
-    expect(result).toEqual({ idempotencyKeysPurged: 1, sessionsPurged: 2, auditEntriesPurged: 1, webhookMessagesPurged: 1, eventsPurged: 1 })
+    expect(result).toEqual({ idempotencyKeysPurged: 1, sessionsPurged: 2, auditEntriesPurged: 1, webhookMessagesPurged: 1, eventsPurged: 1, rateBudgetsPurged: 1 })
 
-    expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys })
+    expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys, budgets: [`${s.run}-busy`] })
 
     expect(started.workflowId.startsWith(workflowIds.housekeeping(own.config))).toBe(true)
     const execution = await run.describe()
@@ -159,8 +165,8 @@ describe('housekeeping', () => {
       typedSearchAttributes: [{ key: TENANT_ID, value: SYSTEM_TENANT }],
       workflowExecutionTimeout: '1 minute',
     })
-    expect(await handle.result()).toEqual({ idempotencyKeysPurged: 7, sessionsPurged: 14, auditEntriesPurged: 0, webhookMessagesPurged: 0, eventsPurged: 0 })
-    expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys })
+    expect(await handle.result()).toEqual({ idempotencyKeysPurged: 7, sessionsPurged: 14, auditEntriesPurged: 0, webhookMessagesPurged: 0, eventsPurged: 0, rateBudgetsPurged: 7 })
+    expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys, budgets: [`${s.run}-busy`] })
   })
 
   test('an invalid argument fails at once instead of being retried', async () => {
