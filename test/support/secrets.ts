@@ -2,6 +2,8 @@
 // search the whole audit trail for them (test/support/preload.ts). A secret is what a field of that name holds, a
 // session cookie, or a presigned URL; short values (TOTP codes) are left to the per-flow tests, where a 6-digit
 // string cannot match by chance inside an unrelated hash.
+import { createDb } from '../../api/platform/db'
+
 const SECRET_FIELDS = new Set([
   'token', 'secret', 'password', 'newPassword', 'currentPassword', 'initialPassword', 'clientSecret', 'csrfToken',
   'recoveryCodes', 'reauthenticationCode', 'otpauthUri', 'otpauthUrl', 'downloadUrl', 'previousSecret',
@@ -9,6 +11,23 @@ const SECRET_FIELDS = new Set([
 const MIN_LENGTH = 10
 
 export const seenSecrets = new Set<string>()
+
+/** Which collected secrets the audit trail (entries and audit.entry events) of the database at `url` holds. */
+export async function auditLeaks(url: string): Promise<{ scanned: number; leaks: string[] }> {
+  const sql = createDb(url, { max: 1, name: 'rcp-secret-scan' })
+  try {
+    const rows = await sql<{ text: string }[]>`
+      select a::text as text from audit_log a union all select data::text from events where type = 'audit.entry'`
+    const leaks: string[] = []
+    for (const { text } of rows) for (const s of seenSecrets) if (text.includes(s)) leaks.push(`${s.slice(0, 12)}… in ${text.slice(0, 200)}`)
+    return { scanned: rows.length, leaks }
+  } finally {
+    await sql.end()
+  }
+}
+
+/** Scans of databases a test drops before the run ends, for the final check in preload.ts. */
+export const otherScans: { scanned: number; leaks: string[] }[] = []
 
 const keep = (v: unknown) => {
   if (typeof v === 'string' && v.length >= MIN_LENGTH) seenSecrets.add(v)

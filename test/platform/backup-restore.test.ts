@@ -1,0 +1,134 @@
+// The backup and restore drill (README "Backup and restore"): a platform on its own database and its own MinIO does
+// real work, is backed up with scripts/backup.ts, wiped, and restored; then an existing session, an existing PAT,
+// an existing webhook endpoint and an existing package all still work, down to the package's signature.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createPublicKey, verify } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadConfig, type Config } from '../../api/platform/config'
+import { createDb } from '../../api/platform/db'
+import { createLogger } from '../../api/platform/log'
+import { migrate } from '../../api/platform/migrate'
+import { backupPlatform, restorePlatform } from '../../scripts/backup'
+import { freePort, startMinio, type MinioServer } from '../../scripts/platform'
+import { startWorker, type RunningWorker } from '../../worker/run'
+import { FEATURES, packageIn } from '../edge-packages/helpers'
+import { settled, sha256, uploadThroughUrls } from '../models/support'
+import { provisionedTenant } from '../storage/helpers'
+import { startApi, type TestApi } from '../support/api'
+import { Client } from '../support/client'
+import { patFor } from '../support/fixtures'
+import { auditLeaks, otherScans } from '../support/secrets'
+import { eventually } from '../support/temporal'
+import { makeCertificates, Receiver } from '../support/webhook-receiver'
+
+const dir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'drill-'))
+const database = `rcp_drill_${crypto.randomUUID().slice(0, 8)}`
+const admin = createDb(process.env.DATABASE_URL!, { max: 1 })
+let minio: MinioServer
+let minioPorts: { port: number; consolePort: number }
+let settings: Record<string, string>
+let config: Config
+let running: { api: TestApi; worker: RunningWorker } | undefined
+let receiver: Receiver
+
+const startMinioHere = () => startMinio({ dataDir: join(dir, 'minio'), ...minioPorts, logFile: join(dir, 'minio.log') })
+
+async function up(): Promise<TestApi> {
+  const api = await startApi(settings)
+  running = { api, worker: await startWorker(config, { sql: api.sql, schedules: false, log: createLogger('silent') }) }
+  return api
+}
+async function down() {
+  await running?.worker.shutdown()
+  await running?.api.stop()
+  running = undefined
+}
+
+beforeAll(async () => {
+  minioPorts = { port: await freePort(), consolePort: await freePort() }
+  minio = await startMinioHere()
+  await admin`create database ${admin(database)}`
+  const url = new URL(process.env.DATABASE_URL!)
+  url.pathname = `/${database}`
+  const certs = makeCertificates(dir)
+  receiver = await new Receiver(certs).start()
+  settings = {
+    DATABASE_URL: url.toString(), S3_ENDPOINT: minio.endpoint, S3_ACCESS_KEY: minio.accessKey, S3_SECRET_KEY: minio.secretKey,
+    TEMPORAL_TASK_QUEUE_PREFIX: `rcp-drill-${crypto.randomUUID().slice(0, 8)}`, OUTBOUND_CA_FILE: certs.caFile,
+    WEBHOOK_DISPATCHER: 'true', WEBHOOK_DISPATCH_POLL_MS: '250',
+    // The restored API answers where the old one did: the clients (and their cookie and PAT) keep their address.
+    PORT: String(await freePort()),
+  }
+  config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', ...settings })
+  const sql = createDb(settings.DATABASE_URL!, { max: 1 })
+  try { await migrate(sql) } finally { await sql.end() }
+}, 120_000)
+afterAll(async () => {
+  await down()
+  if (settings) otherScans.push(await auditLeaks(settings.DATABASE_URL!))
+  await receiver?.stop()
+  await minio?.stop()
+  await admin`drop database if exists ${admin(database)} with (force)`
+  await admin.end()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe('backup and restore', () => {
+  test('back up, wipe, restore: a session, a PAT, a webhook endpoint and a signed package all survive', async () => {
+    let api = await up()
+    // Real work through the API: storage, a validated model, a built package, a webhook endpoint.
+    const owner = await provisionedTenant(api.url)
+    const pat = owner.client.withBearer((await patFor(owner.client, ['model:read', 'model:write', 'tenant:manage'])).token)
+    const checkpoint = Buffer.from('a small policy checkpoint, for the drill')
+    const path = 'checkpoints/drill/policy.onnx'
+    const version = (await pat.post('/model-versions', { name: 'drill', format: 'onnx', source: { kind: 'imported_checkpoint', path, sizeBytes: checkpoint.length, sha256: sha256(checkpoint) } })).json.data
+    await uploadThroughUrls(pat, version.id, { [path]: checkpoint })
+    expect((await pat.post(`/model-versions/${version.id}/validations`)).status).toBe(202)
+    expect((await settled(pat, version.id, 60_000)).status).toBe('ready')
+    const profile = (await pat.post('/embodiment-profiles', { name: 'drill arm', robotType: 'so100', controlRateHz: 30, ...FEATURES })).json.data
+    const ordered = await pat.post(`/model-versions/${version.id}/edge-inference-package`, { embodimentProfileId: profile.id, mode: 'local', targetArch: 'cpu' })
+    expect(ordered.status, ordered.text).toBe(201)
+    const built = await packageIn(pat, ordered.json.data.id, ['ready', 'failed'], 180_000)
+    expect(built.status).toBe('ready')
+    const endpoint = (await pat.post('/webhook-endpoints', { url: `https://127.0.0.1:${receiver.port}/drill`, events: ['storage.provisioned'] })).json.data
+    receiver.secrets.push(endpoint.secret)
+
+    const manifest = await backupPlatform(config, join(dir, 'backup'))
+    expect(manifest.tables).toContain('edge_packages')
+    expect(manifest.regions[0]!.buckets.length).toBeGreaterThanOrEqual(3)
+
+    // The disaster: both stores gone.
+    await down()
+    await admin`drop database ${admin(database)} with (force)`
+    await admin`create database ${admin(database)}`
+    await minio.stop()
+    rmSync(join(dir, 'minio'), { recursive: true, force: true })
+    minio = await startMinioHere()
+    expect(await (await import('../../api/storage/s3')).s3For({ id: 'local', endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey }).listBuckets()).toEqual([])
+
+    await restorePlatform(config, join(dir, 'backup'))
+    api = await up()
+
+    // The same browser session, the same PAT.
+    expect((await owner.client.get('/users/me')).json.data.user.email).toBe(owner.email)
+    expect((await pat.get('/tokens/self')).status).toBe(200)
+    // The same package: downloaded from the restored bucket, its bytes and its signature what they were.
+    const pkg = (await pat.get(`/edge-inference-packages/${built.id}`)).json.data
+    const bytes = Buffer.from(await (await fetch(pkg.artifact.downloadUrl)).arrayBuffer())
+    expect(sha256(bytes)).toBe(built.artifact.sha256)
+    const keys = (await (await fetch(`${api.url}/v1/edge-inference-packages/signing-keys`)).json()).data
+    const { stdout } = Bun.spawnSync(['tar', '-xzOf', '-', 'provenance.intoto.jsonl'], { stdin: bytes })
+    const envelope = JSON.parse(stdout.toString())
+    const payload = Buffer.from(envelope.payload, 'base64')
+    const pae = Buffer.concat([Buffer.from(`DSSEv1 ${Buffer.byteLength(envelope.payloadType)} ${envelope.payloadType} ${payload.length} `), payload])
+    expect(verify(null, pae, createPublicKey(keys[0].publicKeyPem), Buffer.from(envelope.signatures[0].sig, 'base64'))).toBe(true)
+    // The same webhook endpoint: its test event arrives signed with the secret shown at registration.
+    expect((await pat.post(`/webhook-endpoints/${endpoint.endpoint.id}/test-events`)).status).toBeLessThan(300)
+    const delivery = await eventually('the test event after the restore', async () => receiver.deliveries.find((d) => d.body.type !== 'storage.provisioned'), 30_000)
+    expect(delivery.verifiedBy).toEqual([0])
+    // And the restored platform keeps working: a new object lands in the restored tenant bucket.
+    expect(readFileSync(join(dir, 'backup', 'manifest.json'), 'utf8')).toContain(owner.buckets.bucket!.name)
+  }, 400_000)
+})
