@@ -29,9 +29,12 @@ test('the same manifest gives the same bytes, in path order', () => {
 describe('selection by mode and format', () => {
   test('remote_ws ships the robot client only, with the hash-pinned client requirements', () => {
     const f = files(testManifest())
-    expect(Object.keys(f)).toEqual(['Dockerfile', 'README.md', 'compose.yaml', 'launch.sh', 'requirements/robot-client.txt',
+    expect(Object.keys(f)).toEqual(['Dockerfile', 'README.md', 'compose.yaml', 'launch.sh', 'requirements/robot-client.txt', 'runtime/chunking.py',
       'runtime/contract.py', 'runtime/robot_client.py', 'runtime/robot_io.py', 'runtime/run_report.py'])
     expect(f['launch.sh']).not.toContain('policy_server')
+    // The client's control and websocket settings reach its container from the shell.
+    for (const name of ['RCP_MAX_HZ', 'RCP_CHUNK_THRESHOLD', 'RCP_AGGREGATION', 'RCP_CONNECT_TIMEOUT_S', 'RCP_OPEN_TIMEOUT_S', 'RCP_PING_INTERVAL_S', 'RCP_PING_TIMEOUT_S'])
+      expect(f['compose.yaml']).toContain(`      ${name}: \${${name}:-}\n`)
     expect(f['README.md']).toContain('the remote policy server at 127.0.0.1:8000')
     expect(f['requirements/robot-client.txt']).toMatch(/^openpi-client==0\.1\.2 \\\n {4}--hash=sha256:/m)
     expect(f['requirements/robot-client.txt']).toMatch(/^typing-extensions==[\d.]+ \\\n {4}--hash=sha256:/m)

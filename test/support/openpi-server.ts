@@ -63,6 +63,8 @@ export interface OpenpiServerOptions {
   horizon?: number | null
   /** Answer every observation with this error text frame instead of actions. */
   failWith?: string
+  /** Answer each observation this many ms late (a slow policy). */
+  delayMs?: number
 }
 
 export interface OpenpiTestServer {
@@ -72,7 +74,8 @@ export interface OpenpiTestServer {
   stop(): void
 }
 
-/** Action value i of step s: deterministic, so a test can predict what the robot client received. */
+/** Action value i (flat index into the chunk) of request s: deterministic, so a test can tell which request and
+ *  which action of its chunk the robot client applied. */
 export const actionValue = (step: number, i: number) => step + i / 1000
 
 export function startOpenpiServer(options: OpenpiServerOptions): OpenpiTestServer {
@@ -101,7 +104,8 @@ export function startOpenpiServer(options: OpenpiServerOptions): OpenpiTestServe
           const action = new Map<string, unknown>(
             options.actions.map((f) => [f.name, packArray(f.dtype, horizon === null ? f.shape : [horizon, ...f.shape], (i) => actionValue(step, i))]),
           )
-          ws.send(encodeFrame(action))
+          if (options.delayMs) setTimeout(() => ws.readyState === 1 && ws.send(encodeFrame(action)), options.delayMs)
+          else ws.send(encodeFrame(action))
         } catch (error) {
           ws.send(`Error in test policy server: ${(error as Error).message}`)
           ws.close(1011, 'Internal server error')

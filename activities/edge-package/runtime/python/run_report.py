@@ -1,4 +1,5 @@
-"""Latency statistics and the run report the client POSTs when it stops (api/edge-packages/manifest.ts RunReport)."""
+"""Control-loop statistics and the run report the client POSTs when it stops (api/edge-packages/manifest.ts
+RunReport)."""
 
 import json
 import logging
@@ -18,6 +19,19 @@ def latency(samples_ms):
     if not samples_ms:
         return None
     return {"p50": percentile(samples_ms, 50), "p99": percentile(samples_ms, 99)}
+
+
+def control(controller):
+    """The report's control-loop fields; a run that never reached the loop (no server, a bad setting) has none."""
+    if controller is None:
+        return {"latencyMs": None, "inferences": 0, "underruns": 0, "queueDepth": None, "loopJitterMs": None}
+    stats, depths = controller.stats, controller.stats.depths
+    jitter = stats.jitter_ms(controller.period) if controller.period else []
+    return {
+        "latencyMs": latency(stats.round_trips_ms), "inferences": stats.inferences, "underruns": stats.underruns,
+        "queueDepth": {"max": max(depths), "mean": round(sum(depths) / len(depths), 3)} if depths else None,
+        "loopJitterMs": {"p99": percentile(jitter, 99)} if jitter else None,
+    }
 
 
 def post_report(manifest, report):
