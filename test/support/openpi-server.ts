@@ -71,6 +71,8 @@ export interface OpenpiTestServer {
   port: number
   /** Every observation received, decoded. */
   observations: Record<string, NdArray>[]
+  /** The close code of every connection that ended (1000: the client closed it; 1006: it went away without). */
+  closes: number[]
   stop(): void
 }
 
@@ -80,6 +82,7 @@ export const actionValue = (step: number, i: number) => step + i / 1000
 
 export function startOpenpiServer(options: OpenpiServerOptions): OpenpiTestServer {
   const observations: Record<string, NdArray>[] = []
+  const closes: number[] = []
   const horizon = options.horizon === undefined ? 4 : options.horizon
   const server = Bun.serve({
     port: 0,
@@ -91,6 +94,9 @@ export function startOpenpiServer(options: OpenpiServerOptions): OpenpiTestServe
     websocket: {
       open(ws) {
         ws.send(encodeFrame({ server: 'rcp-test-openpi', actions: options.actions.map((f) => f.name) }))
+      },
+      close(_, code) {
+        closes.push(code)
       },
       // An exception escaping a Bun websocket handler ends the process: every failure becomes an error frame.
       message(ws, message) {
@@ -113,7 +119,7 @@ export function startOpenpiServer(options: OpenpiServerOptions): OpenpiTestServe
       },
     },
   })
-  return { port: server.port as number, observations, stop: () => void server.stop(true) }
+  return { port: server.port as number, observations, closes, stop: () => void server.stop(true) }
 }
 
 export interface OpenpiTestClient {

@@ -88,6 +88,13 @@ class Policy(websocket_client_policy.WebsocketClientPolicy):
             conn.close()
             raise
 
+    def close(self):
+        """A closing handshake, so the server sees a run end rather than a dropped connection."""
+        try:
+            self._ws.close()
+        except Exception as error:  # noqa: BLE001 - the run is over either way
+            log.warning("closing the policy connection: %s", error)
+
 
 class Robot:
     """Observations in, actions out: the synthetic ones of fake transport, or robot_io.py."""
@@ -151,6 +158,7 @@ def checked(policy, features):
 
 def run(manifest, robot, argv, on_controller):
     """Returns (exit reason, violations, message)."""
+    policy = None
     try:
         s = settings(argv, manifest)
         host, port = policy_address(manifest)
@@ -173,6 +181,9 @@ def run(manifest, robot, argv, on_controller):
         return "server_error", [], " ".join(str(e).split())[:500]
     except KeyboardInterrupt:
         return "interrupted", [], "interrupted"
+    finally:
+        if policy is not None:
+            policy.close()
 
 
 def main(argv):
