@@ -29,7 +29,7 @@ import os
 import pathlib
 import sys
 import time
-from typing import Any, List
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import websockets
@@ -48,7 +48,7 @@ EXIT = {"completed": 0, "contract_violation": 2, "server_error": 3, "connection_
 
 
 class Parser(argparse.ArgumentParser):
-    def error(self, message):  # argparse would exit 2, the contract-violation code
+    def error(self, message: str) -> Any:  # argparse would exit 2, the contract-violation code
         raise chunking.SettingError(message)
 
 
@@ -73,11 +73,11 @@ class Policy(websocket_client_policy.WebsocketClientPolicy):
     """openpi-client's websocket policy with the launch's timeouts: its own connect takes websockets' defaults and
     waits for the metadata frame forever."""
 
-    def __init__(self, host, port, s):
+    def __init__(self, host: str, port: int, s: argparse.Namespace) -> None:
         self._settings = s
         super().__init__(host=host, port=port)
 
-    def _wait_for_server(self):
+    def _wait_for_server(self) -> Tuple[websockets.sync.client.ClientConnection, Dict]:
         s = self._settings
         conn = websockets.sync.client.connect(
             self._uri, compression=None, max_size=None, open_timeout=s.open_timeout_s,
@@ -88,7 +88,7 @@ class Policy(websocket_client_policy.WebsocketClientPolicy):
             conn.close()
             raise
 
-    def close(self):
+    def close(self) -> None:
         """A closing handshake, so the server sees a run end rather than a dropped connection."""
         try:
             self._ws.close()
@@ -99,23 +99,23 @@ class Policy(websocket_client_policy.WebsocketClientPolicy):
 class Robot:
     """Observations in, actions out: the synthetic ones of fake transport, or robot_io.py."""
 
-    def __init__(self, manifest):
+    def __init__(self, manifest: dict) -> None:
         self.obs_features = manifest["embodiment"]["observationFeatures"]
         self.action_features = manifest["embodiment"]["actionFeatures"]
         self.fake = manifest["useFakeTransport"]
         self.rng = np.random.default_rng(int(os.environ.get("RCP_SEED", "0")))
-        self.steps_done, self.observations = 0, {}
+        self.steps_done, self.observations = 0, {}  # type: int, Dict[int, Dict[str, np.ndarray]]
         out = os.environ.get("RCP_ACTIONS_OUT")
         self.out = open(out, "w") if out else None  # noqa: SIM115 - written through the whole run, closed in main()
 
-    def observe(self, step):
+    def observe(self, step: int) -> Dict[str, np.ndarray]:
         obs = (contract.synthetic_observation(self.obs_features, self.rng) if self.fake
                else robot_io.read_observation(self.obs_features))
         if self.out:
             self.observations[step] = obs
         return obs
 
-    def apply(self, action, step, origin):
+    def apply(self, action: chunking.Action, step: int, origin: int) -> None:
         if self.out:
             line = {"step": step, "observationStep": origin, "action": {k: v.tolist() for k, v in action.items()},
                     "observation": {k: np.asarray(v).tolist() for k, v in self.observations[origin].items()}}
@@ -126,7 +126,7 @@ class Robot:
         self.steps_done += 1
 
 
-def policy_address(manifest):
+def policy_address(manifest: dict) -> Tuple[str, int]:
     if manifest["mode"] == "remote_ws":
         return manifest["remotePolicy"]["host"], manifest["remotePolicy"]["port"]
     # RCP_PORT moves the package's own server (onnx_policy_server.py reads it too): the client must follow it.
@@ -134,7 +134,7 @@ def policy_address(manifest):
     return "localhost", port
 
 
-def connect(host, port, s):
+def connect(host: str, port: int, s: argparse.Namespace) -> Policy:
     """Retries a server that refuses or is slow to open (it may still be loading) until the connect timeout."""
     deadline = time.monotonic() + s.connect_timeout_s
     while True:
@@ -146,8 +146,8 @@ def connect(host, port, s):
             time.sleep(0.5)
 
 
-def checked(policy, features):
-    def infer(obs):
+def checked(policy: Policy, features: List[dict]) -> Callable[[Dict], Dict]:
+    def infer(obs: Dict) -> Dict:
         chunk = policy.infer(obs)
         violations = contract.check_action(chunk, features)
         if violations:
@@ -156,9 +156,10 @@ def checked(policy, features):
     return infer
 
 
-def run(manifest, robot, argv, on_controller):
+def run(manifest: dict, robot: Robot, argv: List[str],
+        on_controller: Callable[[chunking.ChunkedController], None]) -> Tuple[str, List[dict], str]:
     """Returns (exit reason, violations, message)."""
-    policy = None
+    policy: Optional[Policy] = None
     try:
         s = settings(argv, manifest)
         host, port = policy_address(manifest)
@@ -186,12 +187,12 @@ def run(manifest, robot, argv, on_controller):
             policy.close()
 
 
-def main(argv):
+def main(argv: List[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     here = pathlib.Path(__file__).resolve().parent
     manifest = json.loads(pathlib.Path(os.environ.get("RCP_MANIFEST", here.parent / "manifest.json")).read_text())
     started = datetime.datetime.now(datetime.timezone.utc).isoformat()
-    robot, controllers = Robot(manifest), []
+    robot, controllers = Robot(manifest), []  # type: Robot, List[chunking.ChunkedController]
     reason, violations, message = run(manifest, robot, argv, controllers.append)
     if robot.out:
         robot.out.close()
