@@ -3,14 +3,14 @@
 // requirements), the package's chunked controller (runtime/python/chunking.py) against a fake in-process transport
 // that answers a chunk after --latency-ms, and in the same rounds the baseline: a bare loop on the same schedule that
 // only sleeps (the timer's ceiling on this machine). Also the client before chunked control: one blocking request per
-// step. Rate is ticks/s (the control rate held), p99 the loop's jitter (how far a tick interval strays from the period),
+// step. Rate is ticks/s (the control rate held), p50/p99 the loop's jitter (how far a tick interval strays from the period),
 // noted with inference requests per step and underruns. Results in bench/results/robot-loop.json.
 import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { pythonVenv } from '../test/support/python-venv'
 import { benchmark, ROOT, type Sample } from './harness'
 
-interface Loop { ticksPerSecond: number; jitterP99Ms: number; requestsPerStep: number; underruns: number }
+interface Loop { ticksPerSecond: number; jitterP50Ms: number; jitterP99Ms: number; requestsPerStep: number; underruns: number }
 
 await benchmark('robot-loop', { hz: { type: 'string' }, steps: { type: 'string' }, chunk: { type: 'string' }, 'latency-ms': { type: 'string' } }, async (h) => {
   const python = await pythonVenv(join(ROOT, 'activities/edge-package/runtime/requirements/robot-client.txt'))
@@ -19,7 +19,7 @@ await benchmark('robot-loop', { hz: { type: 'string' }, steps: { type: 'string' 
   const loop = (mode: string): Loop => JSON.parse(execFileSync(python, [join(ROOT, 'bench/robot-loop.py'), mode, ...args], { encoding: 'utf8' }).trim())
   let bare: Loop | undefined
   const sample = (l: Loop, against?: Loop): Sample => ({
-    rate: l.ticksPerSecond, p99Ms: l.jitterP99Ms,
+    rate: l.ticksPerSecond, p50Ms: l.jitterP50Ms, p99Ms: l.jitterP99Ms,
     note: `${l.requestsPerStep.toFixed(3)} requests/step, ${l.underruns} underruns, jitter p99 ${l.jitterP99Ms.toFixed(2)} ms` +
       (against ? ` (${(l.jitterP99Ms / against.jitterP99Ms).toFixed(2)}× the bare loop's ${against.jitterP99Ms.toFixed(2)} ms just before)` : ''),
   })
