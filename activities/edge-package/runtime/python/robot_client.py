@@ -11,8 +11,9 @@ Settings (flag, or environment variable; an empty variable means the default):
   --connect-timeout-s RCP_CONNECT_TIMEOUT_S  keep retrying the policy server this long (default 60)
   --open-timeout-s RCP_OPEN_TIMEOUT_S      one attempt's TCP connect + websocket handshake + metadata (default 10)
   --ping-interval-s RCP_PING_INTERVAL_S    websocket keepalive ping period (default 20; 0 = no keepalive)
-  --ping-timeout-s RCP_PING_TIMEOUT_S      drop the connection when a ping is not answered in time (default 20; 0 =
-                                           never)
+  --ping-timeout-s RCP_PING_TIMEOUT_S      drop the connection when a ping goes unanswered this long (default 300:
+                                           openpi's server answers none while it compiles on its first request;
+                                           0 = never)
 Also: RCP_MANIFEST (default ../manifest.json), RCP_API_BASE / RCP_TOKEN (run report), RCP_SEED (synthetic
 observations, default 0), RCP_PORT (local mode: the port of the policy server beside it, default the manifest's
 openpi-ws port), RCP_ACTIONS_OUT (a file that receives one JSON line per step: the action and the observation its
@@ -63,7 +64,7 @@ def settings(argv: List[str], manifest: dict) -> argparse.Namespace:
     option("--connect-timeout-s", "RCP_CONNECT_TIMEOUT_S", 60, type=float)
     option("--open-timeout-s", "RCP_OPEN_TIMEOUT_S", 10, type=float)
     option("--ping-interval-s", "RCP_PING_INTERVAL_S", 20, type=float)
-    option("--ping-timeout-s", "RCP_PING_TIMEOUT_S", 20, type=float)
+    option("--ping-timeout-s", "RCP_PING_TIMEOUT_S", 300, type=float)
     s = parser.parse_args(argv)
     chunking.validate(s.chunk_threshold, s.aggregation)
     return s
