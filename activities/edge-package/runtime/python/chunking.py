@@ -26,8 +26,10 @@ AGGREGATIONS: Dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 def split_chunk(chunk: Dict[str, Any], features: List[dict]) -> List[Action]:
     """The chunk's actions in order. A feature answered with its bare shape is one action (H = 1); H is the shortest
     leading dimension among the features; keys the profile does not name are dropped."""
-    values = {f["name"]: np.asarray(chunk[f["name"]]) for f in features}
-    stacked = {f["name"]: (v if v.ndim == len(f["shape"]) + 1 else v[np.newaxis]) for f, v in zip(features, values.values())}
+    stacked = {}
+    for f in features:
+        value = np.asarray(chunk[f["name"]])
+        stacked[f["name"]] = value if value.ndim == len(f["shape"]) + 1 else value[np.newaxis]
     horizon = min(v.shape[0] for v in stacked.values())
     return [{name: v[i] for name, v in stacked.items()} for i in range(horizon)]
 
