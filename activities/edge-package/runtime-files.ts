@@ -18,7 +18,7 @@ export interface RuntimeFile {
 }
 
 const ASSETS = join(import.meta.dir, 'runtime')
-const OPENPI_CLIENT = ['contract.py', 'robot_client.py', 'robot_io.py', 'run_report.py']
+const OPENPI_CLIENT = ['chunking.py', 'contract.py', 'robot_client.py', 'robot_io.py', 'run_report.py']
 const EXECUTABLE = 0o755
 const REGULAR = 0o644
 

@@ -45,9 +45,18 @@ export interface PackageManifest {
 /** Body of POST /v1/edge-inference-packages/{id}/runs as the robot-side client sends it. */
 export interface RunReport {
   stepsDone: number
-  /** Round trip of one action request, observation sent → action chunk received; null when no step finished. */
+  /** Round trip of one chunk request, observation sent → action chunk received; null when no chunk came back. */
   latencyMs: { p50: number; p99: number } | null
   contractViolations: number
+  /** Action chunks requested: one per chunk, not one per step. Reports of packages built before chunked control
+   *  carry none of these four. */
+  inferences?: number
+  /** Ticks whose action had not arrived in time: the robot held its last action. */
+  underruns?: number
+  /** Actions queued at each tick, before its action is taken; null when no tick ran. */
+  queueDepth?: { max: number; mean: number } | null
+  /** How far tick intervals strayed from the control period; null when unthrottled or fewer than two ticks. */
+  loopJitterMs?: { p99: number } | null
   /** completed | contract_violation | server_error | connection_lost | not_runnable (real transport not wired) | interrupted */
   exitReason: string
   /** First violations, for the package page: feature name, what the profile expects, what came back. */

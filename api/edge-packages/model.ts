@@ -76,6 +76,12 @@ export const EdgePackageRunReportDto = z.strictObject({
   stepsDone: z.number().int().min(0).max(1_000_000_000),
   latencyMs: z.strictObject({ p50: z.number().min(0).max(86_400_000), p99: z.number().min(0).max(86_400_000) }).nullable(),
   contractViolations: z.number().int().min(0).max(1_000_000_000),
+  inferences: z.number().int().min(0).max(1_000_000_000).optional().describe('Action chunks requested (one per chunk, not per step)'),
+  underruns: z.number().int().min(0).max(1_000_000_000).optional().describe('Ticks whose action came too late: the robot held its last action'),
+  queueDepth: z.strictObject({ max: z.number().int().min(0).max(1_000_000_000), mean: z.number().min(0).max(1_000_000_000) }).nullable().optional()
+    .describe('Actions queued at each tick; null when no tick ran'),
+  loopJitterMs: z.strictObject({ p99: z.number().min(0).max(86_400_000) }).nullable().optional()
+    .describe('Deviation of tick intervals from the control period; null when unthrottled'),
   exitReason: z.enum(['completed', 'contract_violation', 'server_error', 'connection_lost', 'not_runnable', 'interrupted'])
     .describe("not_runnable: the package's real transport is not wired (runtime/robot_io.py), so no step ran"),
   violations: z.array(z.strictObject({ feature: z.string().max(200), expected: z.string().max(500), got: z.string().max(500) })).max(20),
@@ -83,7 +89,11 @@ export const EdgePackageRunReportDto = z.strictObject({
   finishedAt: iso,
 }).meta({ id: 'EdgePackageRunReportDto' })
 
-export const EdgePackageRunDto = EdgePackageRunReportDto.safeExtend({
+export const EdgePackageRunDto = EdgePackageRunReportDto.extend({
+  inferences: z.number().int().nullable().describe('null: reported by a package built before chunked control'),
+  underruns: z.number().int().nullable(),
+  queueDepth: z.object({ max: z.number().int(), mean: z.number() }).nullable(),
+  loopJitterMs: z.object({ p99: z.number() }).nullable(),
   id: z.uuid(), packageId: z.uuid(), reportedBy: z.uuid().describe('The user whose token reported it'), createdAt: z.iso.datetime(),
   startedAt: z.iso.datetime(), finishedAt: z.iso.datetime(),
 }).meta({ id: 'EdgePackageRunDto' })

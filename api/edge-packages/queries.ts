@@ -110,6 +110,11 @@ export interface RunRow {
   latency_p50_ms: number | null
   latency_p99_ms: number | null
   contract_violations: number
+  inferences: number | null
+  underruns: number | null
+  queue_depth_max: number | null
+  queue_depth_mean: number | null
+  loop_jitter_p99_ms: number | null
   exit_reason: string
   violations: RunReport['violations']
   started_at: Date
@@ -119,15 +124,17 @@ export interface RunRow {
   cursor_at: string
 }
 
-const RUN_COLUMNS = `id, package_id, steps_done, latency_p50_ms, latency_p99_ms, contract_violations, exit_reason, violations,
-  started_at, finished_at, reported_by, created_at, ${CURSOR_AT}`
+const RUN_COLUMNS = `id, package_id, steps_done, latency_p50_ms, latency_p99_ms, contract_violations, inferences, underruns,
+  queue_depth_max, queue_depth_mean, loop_jitter_p99_ms, exit_reason, violations, started_at, finished_at, reported_by, created_at, ${CURSOR_AT}`
 
 export async function insertRun(db: Db, tenantId: string, packageId: string, reportedBy: string, r: RunReport) {
   const [row] = await db<RunRow[]>`
-    insert into edge_package_runs (tenant_id, package_id, steps_done, latency_p50_ms, latency_p99_ms, contract_violations, exit_reason,
-                                   violations, started_at, finished_at, reported_by)
+    insert into edge_package_runs (tenant_id, package_id, steps_done, latency_p50_ms, latency_p99_ms, contract_violations, inferences,
+                                   underruns, queue_depth_max, queue_depth_mean, loop_jitter_p99_ms, exit_reason, violations,
+                                   started_at, finished_at, reported_by)
     values (${tenantId}, ${packageId}, ${r.stepsDone}, ${r.latencyMs?.p50 ?? null}, ${r.latencyMs?.p99 ?? null}, ${r.contractViolations},
-            ${r.exitReason}, ${db.json(r.violations as never)}, ${r.startedAt}, ${r.finishedAt}, ${reportedBy})
+            ${r.inferences ?? null}, ${r.underruns ?? null}, ${r.queueDepth?.max ?? null}, ${r.queueDepth?.mean ?? null},
+            ${r.loopJitterMs?.p99 ?? null}, ${r.exitReason}, ${db.json(r.violations as never)}, ${r.startedAt}, ${r.finishedAt}, ${reportedBy})
     returning ${db.unsafe(RUN_COLUMNS)}`
   return row!
 }

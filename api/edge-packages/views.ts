@@ -43,6 +43,8 @@ export function packageViews({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'
 export const toRunDto = (r: RunRow) => ({
   id: r.id, packageId: r.package_id, stepsDone: r.steps_done,
   latencyMs: r.latency_p50_ms === null ? null : { p50: r.latency_p50_ms, p99: r.latency_p99_ms ?? r.latency_p50_ms },
-  contractViolations: r.contract_violations, exitReason: r.exit_reason as 'completed', violations: r.violations,
+  contractViolations: r.contract_violations, inferences: r.inferences, underruns: r.underruns,
+  queueDepth: r.queue_depth_max === null ? null : { max: r.queue_depth_max, mean: r.queue_depth_mean ?? 0 },
+  loopJitterMs: r.loop_jitter_p99_ms === null ? null : { p99: r.loop_jitter_p99_ms }, exitReason: r.exit_reason as 'completed', violations: r.violations,
   startedAt: r.started_at.toISOString(), finishedAt: r.finished_at.toISOString(), reportedBy: r.reported_by, createdAt: r.created_at.toISOString(),
 })

@@ -64,7 +64,7 @@ describe('a built package', () => {
     const names = listing.map((l) => l.split(' ').at(-1))
     expect(names).toEqual([
       'Dockerfile', 'README.md', 'compose.yaml', 'launch.sh', 'manifest.json', 'model/config/norm.json', 'model/policy.onnx',
-      'requirements/robot-client.txt', 'runtime/contract.py', 'runtime/robot_client.py', 'runtime/robot_io.py', 'runtime/run_report.py',
+      'requirements/robot-client.txt', 'runtime/chunking.py', 'runtime/contract.py', 'runtime/robot_client.py', 'runtime/robot_io.py', 'runtime/run_report.py',
       'provenance.intoto.jsonl', 'SHA256SUMS',
     ])
 
@@ -145,7 +145,11 @@ describe('a built package', () => {
     const report = { stepsDone: 5, latencyMs: { p50: 12.5, p99: 40 }, contractViolations: 0, exitReason: 'completed', violations: [], startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:00:05Z' }
     const res = await t.models.post(`/edge-inference-packages/${pkg.id}/runs`, report)
     expect(res.status).toBe(201)
-    expect(res.json.data).toMatchObject({ packageId: pkg.id, stepsDone: 5, latencyMs: { p50: 12.5, p99: 40 }, exitReason: 'completed' })
+    // A package built before chunked control reports no control-loop fields: they read null.
+    expect(res.json.data).toMatchObject({
+      packageId: pkg.id, stepsDone: 5, latencyMs: { p50: 12.5, p99: 40 }, exitReason: 'completed',
+      inferences: null, underruns: null, queueDepth: null, loopJitterMs: null,
+    })
     const list = await t.models.get(`/edge-inference-packages/${pkg.id}/runs`)
     expect(list.json.data.map((r: { id: string }) => r.id)).toEqual([res.json.data.id])
     const [event] = await env.api.sql<{ data: Record<string, unknown> }[]>`select data from events where tenant_id = ${t.tenantId} and type = 'run.finished'`
@@ -156,5 +160,24 @@ describe('a built package', () => {
     const { patFor } = await import('../support/fixtures')
     const reader = t.client.withBearer((await patFor(t.client, ['model:read'])).token)
     expect((await reader.post(`/edge-inference-packages/${pkg.id}/runs`, report)).status).toBe(403)
+  }, 120_000)
+
+  test("runs carry the control loop's figures: inferences, underruns, queue depth, jitter p99; another tenant sees none", async () => {
+    const { t, pkg } = await readyPackage()
+    const control = { inferences: 12, underruns: 3, queueDepth: { max: 50, mean: 31.25 }, loopJitterMs: { p99: 1.75 } }
+    const report = { stepsDone: 300, latencyMs: { p50: 80, p99: 140 }, contractViolations: 0, exitReason: 'completed', violations: [], ...control, startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:00:06Z' }
+    const res = await t.models.post(`/edge-inference-packages/${pkg.id}/runs`, report)
+    expect(res.status).toBe(201)
+    expect(res.json.data).toMatchObject(control)
+    const list = await t.models.get(`/edge-inference-packages/${pkg.id}/runs`)
+    expect(list.json.data[0]).toMatchObject({ id: res.json.data.id, ...control })
+    for (const bad of [{ underruns: -1 }, { inferences: 1.5 }, { queueDepth: { max: 2 } }, { loopJitterMs: { p99: -3 } }, { queueDepth: { max: 1, mean: 1, min: 0 } }]) {
+      const refused = await t.models.post(`/edge-inference-packages/${pkg.id}/runs`, { ...report, ...bad })
+      expect([refused.status, refused.json.code]).toEqual([400, 'VALIDATION_ERROR'])
+    }
+    const other = await modelTenant(env.api.url)
+    expect((await other.models.get(`/edge-inference-packages/${pkg.id}/runs`)).status).toBe(404)
+    expect((await other.models.post(`/edge-inference-packages/${pkg.id}/runs`, report)).status).toBe(404)
+    expect((await t.models.get(`/edge-inference-packages/${pkg.id}/runs`)).json.data).toHaveLength(1)
   }, 120_000)
 })

@@ -165,12 +165,14 @@ describe('an edge package ordered through the API really runs', () => {
     })
     const python = await packagePython(root, 'requirements/robot-client.txt', requirements.robotClient)
     const out = join(root, '..', 'actions.jsonl')
-    const run = await launchPackage(root, python, { RCP_API_BASE: env.api.url, RCP_TOKEN: robotToken, RCP_ACTIONS_OUT: out })
+    // The next chunk is asked for once the queue is empty, so the steps each chunk drives are known.
+    const run = await launchPackage(root, python, { RCP_API_BASE: env.api.url, RCP_TOKEN: robotToken, RCP_ACTIONS_OUT: out, RCP_CHUNK_THRESHOLD: '0' })
     noTraceback(run.stderr)
     expect(run.code).toBe(0)
 
-    // The policy saw `steps` observations shaped by the profile; the robot got the chunks the policy sent.
-    expect(policy.observations).toHaveLength(steps)
+    // The policy saw one observation per chunk of 4, shaped by the profile; the robot got each action of each chunk
+    // once, in order.
+    expect(policy.observations).toHaveLength(steps / 4)
     for (const obs of policy.observations) {
       expect(obs['observation/image']).toMatchObject({ dtype: '|u1', shape: [8, 8, 3] })
       expect(obs['observation/state']).toMatchObject({ dtype: '<f4', shape: [7] })
@@ -178,17 +180,17 @@ describe('an edge package ordered through the API really runs', () => {
     const lines = actionLines(out)
     expect(lines).toHaveLength(steps)
     lines.forEach((line, step) => {
-      const chunk = line.action.actions as number[][]
-      expect(chunk).toHaveLength(4)
-      chunk.forEach((row, h) => {
-        expect(row).toHaveLength(7)
-        row.forEach((v, i) => expect(v).toBeCloseTo(actionValue(step, h * 7 + i), 4))
-      })
+      const action = line.action.actions as number[]
+      expect(action).toHaveLength(7)
+      action.forEach((v, i) => expect(v).toBeCloseTo(actionValue(Math.floor(step / 4), (step % 4) * 7 + i), 4))
     })
 
     const { runs, events } = await runsOf(t, pkg.id)
     expect(runs).toHaveLength(1)
-    expect(runs[0]).toMatchObject({ packageId: pkg.id, stepsDone: steps, contractViolations: 0, exitReason: 'completed', violations: [] })
+    expect(runs[0]).toMatchObject({
+      packageId: pkg.id, stepsDone: steps, contractViolations: 0, exitReason: 'completed', violations: [],
+      inferences: steps / 4, underruns: 0, queueDepth: { max: 4, mean: 2.5 }, loopJitterMs: null,
+    })
     const latency = runs[0]!.latencyMs as { p50: number; p99: number }
     expect(latency.p50).toBeGreaterThan(0)
     expect(latency.p99).toBeGreaterThanOrEqual(latency.p50)

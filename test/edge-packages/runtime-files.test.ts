@@ -1,7 +1,7 @@
 // runtimeFiles(manifest): deterministic, chosen by mode / format / arch / wire protocols, ports from the manifest,
 // LeRobot's pickle transport kept off public ports; the launchers are valid bash.
 import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, rmSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { imageLines, targetArchs, type TargetArch } from '../../api/edge-packages/image-lines'
 import type { PackageManifest } from '../../api/edge-packages/manifest'
@@ -29,9 +29,21 @@ test('the same manifest gives the same bytes, in path order', () => {
 describe('selection by mode and format', () => {
   test('remote_ws ships the robot client only, with the hash-pinned client requirements', () => {
     const f = files(testManifest())
-    expect(Object.keys(f)).toEqual(['Dockerfile', 'README.md', 'compose.yaml', 'launch.sh', 'requirements/robot-client.txt',
+    expect(Object.keys(f)).toEqual(['Dockerfile', 'README.md', 'compose.yaml', 'launch.sh', 'requirements/robot-client.txt', 'runtime/chunking.py',
       'runtime/contract.py', 'runtime/robot_client.py', 'runtime/robot_io.py', 'runtime/run_report.py'])
     expect(f['launch.sh']).not.toContain('policy_server')
+    // Every setting the client takes (robot_client.py's settings()) reaches its container from the shell and is
+    // named, with its flag, in the package's README, the client's docstring and this repository's README.
+    const settings = [...f['runtime/robot_client.py']!.matchAll(/option\("(--[a-z-]+)", "(RCP_[A-Z_]+)"/g)].map((m) => ({ flag: m[1]!, name: m[2]! }))
+    expect(settings.map((o) => o.name)).toEqual(['RCP_MAX_HZ', 'RCP_CHUNK_THRESHOLD', 'RCP_AGGREGATION', 'RCP_CONNECT_TIMEOUT_S', 'RCP_OPEN_TIMEOUT_S', 'RCP_PING_INTERVAL_S', 'RCP_PING_TIMEOUT_S'])
+    const readme = readFileSync(join(import.meta.dir, '..', '..', 'README.md'), 'utf8')
+    for (const { flag, name } of settings) {
+      expect(f['compose.yaml']).toContain(`      ${name}: \${${name}:-}\n`)
+      expect(f['README.md']).toContain(name)
+      expect(f['runtime/robot_client.py']).toContain(`  ${flag} ${name} `)
+      expect(readme).toContain(`\`${name}\``)
+      expect(readme).toContain(`\`${flag}\``)
+    }
     expect(f['README.md']).toContain('the remote policy server at 127.0.0.1:8000')
     expect(f['requirements/robot-client.txt']).toMatch(/^openpi-client==0\.1\.2 \\\n {4}--hash=sha256:/m)
     expect(f['requirements/robot-client.txt']).toMatch(/^typing-extensions==[\d.]+ \\\n {4}--hash=sha256:/m)

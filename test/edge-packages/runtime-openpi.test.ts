@@ -7,8 +7,9 @@ import { join } from 'node:path'
 import type { PackageManifest } from '../../api/edge-packages/manifest'
 import type { Feature } from '../../api/embodiment-profiles/model'
 import { actionValue, connectOpenpi, encodeFrame, startOpenpiServer, type OpenpiTestServer } from '../support/openpi-server'
-import { freePort, launchPackage, requirements, startRunReceiver, testManifest, writePackageDir, type RunReceiver } from '../support/edge-package'
+import { freePort, launchPackage, requirements, runProcess, startRunReceiver, testManifest, writePackageDir, type RunReceiver } from '../support/edge-package'
 import { pythonVenv } from '../support/python-venv'
+import { startSlowProxy } from '../support/slow-proxy'
 
 let python: string
 let receiver: RunReceiver
@@ -43,29 +44,42 @@ function server(answers: Feature[], horizon?: number | null) {
   return s
 }
 
+/** Which request of the test server and which action of its chunk a step applied (see actionValue). */
+function origin(action: number[]) {
+  const request = Math.floor(action[0]! + 1e-4)
+  return { request, index: Math.round((action[0]! - request) * 1000) / 7 }
+}
+
 describe('remote_ws + openpi-ws robot client, fake transport', () => {
-  test('drives `steps` profile-shaped observations, checks every action chunk and reports the run', async () => {
+  test('drives `steps` profile-shaped observations, one request per chunk, each action once in order, and reports the run', async () => {
     const policy = server(actions)
-    const run = await runAgainst(policy)
+    const run = await runAgainst(policy, { RCP_CHUNK_THRESHOLD: '0' })
     expect(run.stderr).not.toContain('Traceback')
     expect(run.code).toBe(0)
-    expect(policy.observations).toHaveLength(12)
+    expect(policy.observations).toHaveLength(3) // 12 steps, chunks of 4, asked for once the queue is empty
     for (const obs of policy.observations) {
       expect(obs['observation/image']).toMatchObject({ dtype: '|u1', shape: [8, 8, 3] })
       expect(obs['observation/state']).toMatchObject({ dtype: '<f4', shape: [7] })
       expect(obs['observation/state']!.data.byteLength).toBe(28)
     }
     const lines = readFileSync(run.out, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
-    expect(lines).toHaveLength(12)
-    expect(lines[5].action.actions).toHaveLength(4) // the chunk's leading horizon dimension
-    expect(lines[5].action.actions[2][3]).toBeCloseTo(actionValue(5, 2 * 7 + 3), 5)
+    expect(lines.map((l) => l.step)).toEqual([...Array(12).keys()])
+    lines.forEach(({ step, observationStep, action }) => {
+      expect(observationStep).toBe(step - (step % 4))
+      expect(action.actions).toHaveLength(7) // one action of the chunk, not the chunk
+      action.actions.forEach((v: number, i: number) => expect(v).toBeCloseTo(actionValue(Math.floor(step / 4), (step % 4) * 7 + i), 5))
+    })
     expect(run.reports).toHaveLength(1)
     const [report] = run.reports
     expect(report!.path).toBe(`/v1/edge-inference-packages/${manifest.packageId}/runs`)
     expect(report!.authorization).toBe('Bearer robot-token-1')
-    expect(report!.body).toMatchObject({ stepsDone: 12, contractViolations: 0, exitReason: 'completed', violations: [] })
+    expect(report!.body).toMatchObject({
+      stepsDone: 12, contractViolations: 0, exitReason: 'completed', violations: [],
+      inferences: 3, underruns: 0, queueDepth: { max: 4, mean: 2.5 }, loopJitterMs: null, // unthrottled: no period to stray from
+    })
     expect(report!.body.latencyMs!.p50).toBeGreaterThan(0)
     expect(report!.body.latencyMs!.p99).toBeGreaterThanOrEqual(report!.body.latencyMs!.p50)
+    expect(policy.closes).toEqual([1000]) // the client ends its connection with a closing handshake
   })
 
   test('an action without the chunk dimension conforms too', async () => {
@@ -81,6 +95,120 @@ describe('remote_ws + openpi-ws robot client, fake transport', () => {
     const unreachable = await runAgainst(server(actions), { RCP_API_BASE: 'http://127.0.0.1:9' }, 2)
     expect(unreachable.code).toBe(0)
     expect(unreachable.stderr).toContain('run report not sent')
+  })
+})
+
+describe('chunked control at the control rate', () => {
+  test('chunks of 10 at 50 Hz: the next chunk is asked for while half of one is queued, the newest chunk wins, in order', async () => {
+    const policy = server(actions, 10)
+    const run = await runAgainst(policy, { RCP_MAX_HZ: '50' }, 40)
+    expect(run.code).toBe(0)
+    const lines = readFileSync(run.out, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    expect(lines.map((l) => l.step)).toEqual([...Array(40).keys()])
+    // Every step plays the action of its step from the newest chunk: request numbers never go back, and within one
+    // chunk the index advances by one per step from the step its observation was taken at.
+    // (A chunk later than its 100 ms of slack on a busy machine makes holds: each repeats the step before, counted.)
+    let previous = -1
+    const held = lines.filter((l, i) => i > 0 && JSON.stringify(l.action) === JSON.stringify(lines[i - 1].action))
+    for (const { step, observationStep, action } of lines.filter((l) => !held.includes(l))) {
+      const { request, index } = origin(action.actions)
+      expect(request).toBeGreaterThanOrEqual(previous)
+      expect(index).toBe(step - observationStep)
+      action.actions.forEach((v: number, i: number) => expect(v).toBeCloseTo(actionValue(request, index * 7 + i), 5))
+      previous = request
+    }
+    expect(policy.observations.length).toBeLessThanOrEqual(40 / 5 + 1) // one request per 5 steps at threshold 0.5
+    const report = run.reports[0]!.body
+    expect(report).toMatchObject({ stepsDone: 40, exitReason: 'completed', inferences: policy.observations.length, underruns: held.length })
+    expect(report.queueDepth!.max).toBe(10)
+    expect(report.queueDepth!.mean).toBeGreaterThan(4)
+    expect(report.loopJitterMs!.p99).toBeGreaterThanOrEqual(0)
+  })
+
+  test('weighted aggregation blends the overlap: 0.3 * queued + 0.7 * newest', async () => {
+    const policy = server(actions, 10)
+    const run = await runAgainst(policy, { RCP_MAX_HZ: '50', RCP_AGGREGATION: 'weighted' }, 12)
+    expect(run.code).toBe(0)
+    const lines = readFileSync(run.out, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    // The second chunk (request 1) came back while steps 5..9 of the first were queued: those are blends.
+    const blended = lines.filter((l) => l.observationStep > 0 && l.step < 10)
+    expect(blended.length).toBeGreaterThan(0)
+    for (const { step, observationStep, action } of blended)
+      expect(action.actions[0]).toBeCloseTo(0.3 * actionValue(0, step * 7) + 0.7 * actionValue(1, (step - observationStep) * 7), 4)
+  })
+
+  test('a policy slower than a chunk lasts: underruns are counted, the last action is held, the run completes', async () => {
+    const policy = startOpenpiServer({ actions, horizon: 4, delayMs: 150 }) // a chunk of 4 lasts 80 ms at 50 Hz
+    servers.push(policy)
+    const run = await runAgainst(policy, { RCP_MAX_HZ: '50' }, 30)
+    expect(run.stderr).not.toContain('Traceback')
+    expect(run.code).toBe(0)
+    const lines = readFileSync(run.out, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    expect(lines).toHaveLength(30)
+    const report = run.reports[0]!.body
+    expect(report.underruns).toBeGreaterThan(0)
+    expect(report).toMatchObject({ stepsDone: 30, exitReason: 'completed' })
+    expect(report.inferences).toBeLessThan(30)
+    // A held step repeats the previous step's action exactly; a step from a chunk never does.
+    const held = lines.filter((l, i) => i > 0 && JSON.stringify(l.action) === JSON.stringify(lines[i - 1].action))
+    expect(held).toHaveLength(report.underruns!)
+  })
+
+  test('settings are flags too when the client is run directly; an unknown flag or a bad value is refused: exit 5 with the reason', async () => {
+    const policy = server(actions)
+    const dir = writePackageDir(testManifest({ steps: 12, remotePolicy: { host: '127.0.0.1', port: policy.port } }))
+    dirs.push(dir)
+    const client = (...flags: string[]) =>
+      runProcess([python, 'runtime/robot_client.py', ...flags], { cwd: dir, env: { RCP_MANIFEST: join(dir, 'manifest.json'), RCP_API_BASE: receiver.url } })
+    const direct = await client('--max-hz', '0', '--chunk-threshold', '0')
+    expect(direct.code).toBe(0)
+    expect(policy.observations).toHaveLength(3)
+    const unknown = await client('--chunk-treshold', '0')
+    expect(unknown.code).toBe(5)
+    expect(unknown.stderr.trim().split('\n').at(-1)).toBe('unrecognized arguments: --chunk-treshold 0')
+    const run = await runAgainst(server(actions), { RCP_AGGREGATION: 'median' }, 2)
+    expect(run.code).toBe(5)
+    expect(run.stderr.trim().split('\n').at(-1)).toBe('aggregation must be one of replace, weighted, got median')
+    const threshold = await runAgainst(server(actions), { RCP_CHUNK_THRESHOLD: '1.5' }, 2)
+    expect(threshold.code).toBe(5)
+    expect(threshold.stderr).toContain('chunk threshold must be within [0, 1], got 1.5')
+  })
+})
+
+describe('websocket timeouts of a slow policy server', () => {
+  test('a server that accepts but opens 2 s late: survived with RCP_OPEN_TIMEOUT_S=5, dropped with 0.5', async () => {
+    const policy = server(actions)
+    const patient = startSlowProxy(policy.port, { openAfterMs: 2000 })
+    let hasty: ReturnType<typeof startSlowProxy> | undefined
+    try {
+      const ok = await runAgainst(patient, { RCP_OPEN_TIMEOUT_S: '5', RCP_CONNECT_TIMEOUT_S: '1' }, 3)
+      expect(ok.code).toBe(0)
+      hasty = startSlowProxy(policy.port, { openAfterMs: 20_000 }) // the client gives up long before
+      const dropped = await runAgainst(hasty, { RCP_OPEN_TIMEOUT_S: '0.5', RCP_CONNECT_TIMEOUT_S: '1' }, 3)
+      expect(dropped.code).toBe(4)
+      expect(dropped.stderr.trim().split('\n').at(-1)).toBe('policy server unreachable: timed out while waiting for handshake response')
+    } finally {
+      patient.stop()
+      hasty?.stop()
+    }
+  })
+
+  test('a server silent for 1.5 s on its first request: keepalive 0.2/0.3 s drops it, keepalive off waits it out', async () => {
+    const policy = server(actions)
+    const silentOnce = () => startSlowProxy(policy.port, { freezeMs: 1500 })
+    const strict = silentOnce()
+    const lenient = silentOnce()
+    try {
+      const dropped = await runAgainst(strict, { RCP_PING_INTERVAL_S: '0.2', RCP_PING_TIMEOUT_S: '0.3' }, 3)
+      expect(dropped.code).toBe(4)
+      expect(dropped.stderr).toContain('connection to the policy server lost')
+      expect(dropped.stderr).toContain('keepalive ping timeout')
+      const waited = await runAgainst(lenient, { RCP_PING_INTERVAL_S: '0' }, 3)
+      expect(waited.code).toBe(0)
+    } finally {
+      strict.stop()
+      lenient.stop()
+    }
   })
 })
 

@@ -63,20 +63,26 @@ export interface OpenpiServerOptions {
   horizon?: number | null
   /** Answer every observation with this error text frame instead of actions. */
   failWith?: string
+  /** Answer each observation this many ms late (a slow policy). */
+  delayMs?: number
 }
 
 export interface OpenpiTestServer {
   port: number
   /** Every observation received, decoded. */
   observations: Record<string, NdArray>[]
+  /** The close code of every connection that ended (1000: the client closed it; 1006: it went away without). */
+  closes: number[]
   stop(): void
 }
 
-/** Action value i of step s: deterministic, so a test can predict what the robot client received. */
+/** Action value i (flat index into the chunk) of request s: deterministic, so a test can tell which request and
+ *  which action of its chunk the robot client applied. */
 export const actionValue = (step: number, i: number) => step + i / 1000
 
 export function startOpenpiServer(options: OpenpiServerOptions): OpenpiTestServer {
   const observations: Record<string, NdArray>[] = []
+  const closes: number[] = []
   const horizon = options.horizon === undefined ? 4 : options.horizon
   const server = Bun.serve({
     port: 0,
@@ -88,6 +94,9 @@ export function startOpenpiServer(options: OpenpiServerOptions): OpenpiTestServe
     websocket: {
       open(ws) {
         ws.send(encodeFrame({ server: 'rcp-test-openpi', actions: options.actions.map((f) => f.name) }))
+      },
+      close(_, code) {
+        closes.push(code)
       },
       // An exception escaping a Bun websocket handler ends the process: every failure becomes an error frame.
       message(ws, message) {
@@ -101,7 +110,8 @@ export function startOpenpiServer(options: OpenpiServerOptions): OpenpiTestServe
           const action = new Map<string, unknown>(
             options.actions.map((f) => [f.name, packArray(f.dtype, horizon === null ? f.shape : [horizon, ...f.shape], (i) => actionValue(step, i))]),
           )
-          ws.send(encodeFrame(action))
+          if (options.delayMs) setTimeout(() => ws.readyState === 1 && ws.send(encodeFrame(action)), options.delayMs)
+          else ws.send(encodeFrame(action))
         } catch (error) {
           ws.send(`Error in test policy server: ${(error as Error).message}`)
           ws.close(1011, 'Internal server error')
@@ -109,7 +119,7 @@ export function startOpenpiServer(options: OpenpiServerOptions): OpenpiTestServe
       },
     },
   })
-  return { port: server.port as number, observations, stop: () => void server.stop(true) }
+  return { port: server.port as number, observations, closes, stop: () => void server.stop(true) }
 }
 
 export interface OpenpiTestClient {

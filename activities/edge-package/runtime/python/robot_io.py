@@ -11,5 +11,6 @@ def read_observation(features):
 
 
 def apply_action(action, features):
-    """Send one action chunk to the robot: {feature name: array of shape [H, *shape] or shape}."""
+    """Send one action to the robot, once per control tick: {feature name: array of the feature's shape}. A tick whose
+    action came too late repeats the previous one: for position targets, the robot holds still."""
     raise NotImplementedError("real transport not wired: fill in runtime/robot_io.py apply_action()")
