@@ -24,7 +24,11 @@ interface Link {
 export function startSlowProxy(target: number, options: SlowProxyOptions): SlowProxy {
   const opensAt = Date.now() + (options.openAfterMs ?? 0)
   const upstreams: Socket<undefined>[] = []
+  const timers = new Set<ReturnType<typeof setTimeout>>()
+  let stopped = false
   const open = async (client: Socket<Link>) => {
+    if (stopped) return
+    // The server may be gone by now (the test ended): the client sees its connection close, as it would for real.
     const upstream = await Bun.connect({
       hostname: '127.0.0.1',
       port: target,
@@ -35,7 +39,9 @@ export function startSlowProxy(target: number, options: SlowProxyOptions): SlowP
         },
         close: () => void client.end(),
       },
-    })
+    }).catch(() => null)
+    if (!upstream) return void client.end()
+    if (stopped) return void upstream.end()
     upstreams.push(upstream)
     client.data.upstream = upstream
     for (const bytes of client.data.toServer) upstream.write(bytes)
@@ -54,7 +60,11 @@ export function startSlowProxy(target: number, options: SlowProxyOptions): SlowP
     socket: {
       open(client) {
         client.data = { writes: 0, toServer: [], toClient: null, upstream: null }
-        setTimeout(() => void open(client), Math.max(0, opensAt - Date.now()))
+        const timer = setTimeout(() => {
+          timers.delete(timer)
+          void open(client)
+        }, Math.max(0, opensAt - Date.now()))
+        timers.add(timer)
       },
       data(client, bytes) {
         client.data.writes++
@@ -70,6 +80,8 @@ export function startSlowProxy(target: number, options: SlowProxyOptions): SlowP
   return {
     port: server.port,
     stop: () => {
+      stopped = true
+      for (const t of timers) clearTimeout(t)
       server.stop(true)
       for (const u of upstreams) u.end()
     },
