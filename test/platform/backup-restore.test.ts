@@ -10,7 +10,6 @@ import { loadConfig, type Config } from '../../api/platform/config'
 import { createDb } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
 import { migrate } from '../../api/platform/migrate'
-import { backupPlatform, restorePlatform } from '../../scripts/backup'
 import { freePort, startMinio, type MinioServer } from '../../scripts/platform'
 import { startWorker, type RunningWorker } from '../../worker/run'
 import { FEATURES, packageIn } from '../edge-packages/helpers'
@@ -34,6 +33,14 @@ let running: { api: TestApi; worker: RunningWorker } | undefined
 let receiver: Receiver
 
 const startMinioHere = () => startMinio({ dataDir: join(dir, 'minio'), ...minioPorts, logFile: join(dir, 'minio.log') })
+
+/** `bun scripts/backup.ts <verb> <dir>` as the README runs it, with the platform's environment. */
+async function command(verb: 'backup' | 'restore'): Promise<string> {
+  const run = Bun.spawn([process.execPath, 'scripts/backup.ts', verb, join(dir, 'backup')], { env: { ...process.env, ...settings }, stdout: 'pipe', stderr: 'pipe' })
+  const [stdout, stderr, exitCode] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited])
+  if (exitCode !== 0) throw new Error(`backup.ts ${verb} exited ${exitCode}: ${stderr}`)
+  return stdout
+}
 
 async function up(): Promise<TestApi> {
   const api = await startApi(settings)
@@ -95,7 +102,8 @@ describe('backup and restore', () => {
     const endpoint = (await pat.post('/webhook-endpoints', { url: `https://127.0.0.1:${receiver.port}/drill`, events: ['storage.provisioned'] })).json.data
     receiver.secrets.push(endpoint.secret)
 
-    const manifest = await backupPlatform(config, join(dir, 'backup'))
+    expect(await command('backup')).toMatch(/^backed up \d+ tables and \d+ buckets/)
+    const manifest = JSON.parse(readFileSync(join(dir, 'backup', 'manifest.json'), 'utf8'))
     expect(manifest.tables).toContain('edge_packages')
     expect(manifest.regions[0]!.buckets.length).toBeGreaterThanOrEqual(3)
 
@@ -108,7 +116,7 @@ describe('backup and restore', () => {
     minio = await startMinioHere()
     expect(await (await import('../../api/storage/s3')).s3For({ id: 'local', endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey }).listBuckets()).toEqual([])
 
-    await restorePlatform(config, join(dir, 'backup'))
+    expect(await command('restore')).toContain('restored')
     api = await up()
 
     // The same browser session, the same PAT.
