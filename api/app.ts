@@ -4,6 +4,7 @@ import type { AppDeps } from './http/deps'
 import { openapiRoutes } from './http/openapi'
 import { httpConventions, publishRoutes } from './http/plugin'
 import { accountRoutes } from './account/routes'
+import { docsRoutes } from './docs/routes'
 import { apiKeysRoutes } from './api-keys/routes'
 import { onboardingRoutes } from './onboarding/routes'
 import { membershipsRoutes } from './memberships/routes'
@@ -53,6 +54,7 @@ export function buildApp(deps: AppDeps) {
       .use(webhookEndpointsRoutes(deps)).use(edgePackagesRoutes(deps)).use(webhookDeliveriesRoutes(deps))
       .use(auditRoutes(deps)))
     .use(accountRoutes(deps))
+    .use(docsRoutes())
   if (deps.config.BENCH_HELLO) elysiaHello(app as unknown as Elysia)
   publishRoutes(deps, app.routes)
   return app

@@ -1,0 +1,60 @@
+// Guards every console test page carries: a request to any other origin is refused and recorded, dialogs and
+// script errors (a CSP refusal is one) are recorded; axe-core runs in the page; screenshots go to a gitignored folder.
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { expect } from 'bun:test'
+import type { Browser, Page } from 'playwright-core'
+
+const ROOT = join(import.meta.dir, '..', '..')
+const AXE = await Bun.file(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js')).text()
+export const SCREENSHOTS = join(ROOT, 'test-results', 'console')
+
+export interface GuardedPage {
+  page: Page
+  /** URLs outside the origin the page tried to reach. */
+  foreign: string[]
+  dialogs: string[]
+  errors: string[]
+  close(): Promise<void>
+}
+
+export async function guardedPage(browser: Browser, origin: string): Promise<GuardedPage> {
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  const g: GuardedPage = { page, foreign: [], dialogs: [], errors: [], close: () => context.close() }
+  await page.route('**', (route) => {
+    const url = route.request().url()
+    if (new URL(url).origin === origin) return route.continue()
+    g.foreign.push(url)
+    return route.abort('blockedbyclient')
+  })
+  page.on('dialog', (d) => { g.dialogs.push(d.message()); void d.dismiss() })
+  page.on('pageerror', (e) => g.errors.push(e.message))
+  page.on('console', (m) => { if (m.type() === 'error' && !isExpectedFailure(m.text())) g.errors.push(m.text()) })
+  return g
+}
+
+/** The browser logs every non-2xx fetch as a console error; the pages show those problems themselves (tested). */
+const isExpectedFailure = (text: string) => /^Failed to load resource: the server responded with a status of (4\d\d)/.test(text)
+
+/** Nothing left the origin, no dialog opened, no script failed (or was refused by the CSP). */
+export function expectClean(g: GuardedPage) {
+  expect({ foreign: g.foreign, dialogs: g.dialogs, errors: g.errors }).toEqual({ foreign: [], dialogs: [], errors: [] })
+}
+
+/** axe-core over the page as it is; returns the serious and critical violations (ids and the first targets). Injected
+ *  through the DevTools protocol (page.evaluate), which the page's CSP does not govern, so the CSP stays on. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE)
+  const found = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown[] }[] }[] }> } }).axe
+    const r = await axe.run(document, { resultTypes: ['violations'] })
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)) }))
+  })
+  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.targets.join(' ')}`)
+}
+
+export async function screenshot(page: Page, name: string) {
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
+}
