@@ -2,8 +2,11 @@
 // script errors (a CSP refusal is one) are recorded; axe-core runs in the page; screenshots go to a gitignored folder.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { expect } from 'bun:test'
+import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
+import { localhostOrigin, startApi, type TestApi } from '../support/api'
+import { launchChromium } from '../support/chromium'
+import { PASSWORD } from '../support/fixtures'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const AXE = await Bun.file(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js')).text()
@@ -58,3 +61,44 @@ export async function screenshot(page: Page, name: string) {
   mkdirSync(SCREENSHOTS, { recursive: true })
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
 }
+
+/** One API on a localhost origin and one Chromium for a test file. Read the fields inside tests. */
+export function useConsole(): { api: TestApi; browser: Browser; origin: string } {
+  const env = {} as { api: TestApi; browser: Browser; origin: string }
+  beforeAll(async () => {
+    const { port, origin } = localhostOrigin()
+    const [api, browser] = await Promise.all([startApi({ PORT: String(port), PUBLIC_URL: origin }), launchChromium()])
+    Object.assign(env, { api, browser, origin })
+  }, 120_000)
+  afterAll(async () => {
+    await env.browser?.close()
+    await env.api?.stop()
+  })
+  return env
+}
+
+/** Signs in through the console's own form and waits for the signed-in shell. */
+export async function signInAs(g: GuardedPage, origin: string, email: string, password = PASSWORD) {
+  await g.page.goto(`${origin}/console`)
+  await g.page.getByLabel('Email').fill(email)
+  await g.page.getByLabel('Password').fill(password)
+  await g.page.getByRole('button', { name: 'Sign in' }).click()
+  await g.page.locator('#sign-out').waitFor({ timeout: 10_000 })
+}
+
+/** Opens a page of the console by its navigation link and waits for its heading. */
+export async function openPage(g: GuardedPage, title: string) {
+  await g.page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: title }).click()
+  await g.page.getByRole('heading', { level: 1, name: title }).waitFor({ timeout: 10_000 })
+}
+
+/** Axe, a screenshot and the clean-page check, for the page as it is now. */
+export async function auditPage(g: GuardedPage, name: string) {
+  await g.page.locator('.loading').waitFor({ state: 'detached', timeout: 10_000 })
+  expect(await g.page.locator('main').count()).toBe(1)
+  expect({ name, violations: await seriousViolations(g.page) }).toEqual({ name, violations: [] })
+  await screenshot(g.page, name)
+  expectClean(g)
+}
+
+export const HOSTILE = '<img src=x onerror=alert(1)>'

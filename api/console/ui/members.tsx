@@ -1,0 +1,228 @@
+// Members of the current tenant: server-side search, filters, paging and the total count; invite; change a member's
+// role or status with the ETag the member was read with (a concurrent change answers 412: shown, then reloaded);
+// remove (the last owner's protection is the server's 409, shown as it is); pending invitations and their revocation.
+import { useEffect, useState } from 'preact/hooks'
+import { ROLES, ROLE_PERMISSIONS, type Role } from '../../identity/permissions'
+import { api, must, withEtag } from './api'
+import type { PageProps } from './app'
+import type { components } from './api-types.gen'
+import { asProblem, type Problem, ProblemMessage } from './problem'
+import { Empty, Show, useAction, useLoad, when } from './ui'
+
+type Member = components['schemas']['CurrentTenantMembershipDto']
+type Status = NonNullable<Member['status']>
+const PAGE_SIZE = 20
+
+/** Roles the caller may grant: those carrying nothing the caller does not hold (the server checks the same). */
+const grantable = (mine: Role) => ROLES.filter((r) => ROLE_PERMISSIONS[r].every((p) => ROLE_PERMISSIONS[mine].includes(p)))
+
+function useDebounced<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value)
+  useEffect(() => {
+    const t = setTimeout(() => setSettled(value), ms)
+    return () => clearTimeout(t)
+  }, [value, ms])
+  return settled
+}
+
+export function Members({ me }: PageProps) {
+  const roles = grantable(me.currentMembership!.role)
+  const [search, setSearch] = useState('')
+  const q = useDebounced(search.trim(), 200)
+  const [status, setStatus] = useState<Status | ''>('')
+  const [role, setRole] = useState<Role | ''>('')
+  const [tokens, setTokens] = useState<string[]>([]) // the page tokens that led here: the last one is this page's
+  const [editing, setEditing] = useState<string | null>(null)
+  useEffect(() => setTokens([]), [q, status, role])
+
+  const pageToken = tokens.at(-1)
+  const [list, reloadList] = useLoad(() => must(api.GET('/v1/tenants/current/memberships', {
+    params: { query: { pageSize: PAGE_SIZE, q: q || undefined, status: status || undefined, role: role || undefined, pageToken } },
+  })), [q, status, role, pageToken])
+
+  return (
+    <>
+      <section aria-labelledby="members-title">
+        <h2 id="members-title">Members</h2>
+        <div class="filters">
+          <label for="member-search">Search by name or email</label>
+          <input id="member-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
+          <label for="member-status">Status</label>
+          <select id="member-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as Status | '')}>
+            <option value="">All but removed</option>
+            {(['active', 'disabled', 'expired', 'removed'] as const).map((s) => <option key={s} value={s}>{s}</option>)}
+          </select>
+          <label for="member-role">Role</label>
+          <select id="member-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role | '')}>
+            <option value="">Any role</option>
+            {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
+          </select>
+        </div>
+        <Show loaded={list}>
+          {(page) => (
+            <>
+              <p id="member-count" role="status">{page.meta.totalCount} {page.meta.totalCount === 1 ? 'member' : 'members'}</p>
+              {page.data.length === 0 ? <Empty>No member matches.</Empty> : (
+                <table>
+                  <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Expires</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
+                  <tbody>
+                    {page.data.map((m) => (
+                      <tr key={m.id}>
+                        <td>{m.displayName ?? '—'}</td><td>{m.email}</td><td>{m.role}</td><td>{m.status}</td><td>{when(m.expiresAt)}</td>
+                        <td>{m.status !== 'removed' && <button type="button" onClick={() => setEditing(m.id)} aria-label={`Manage ${m.email}`}>Manage</button>}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+              <div class="pager">
+                <button type="button" disabled={tokens.length === 0} onClick={() => setTokens(tokens.slice(0, -1))}>Previous page</button>
+                <button type="button" disabled={!page.nextPageToken} onClick={() => setTokens([...tokens, page.nextPageToken!])}>Next page</button>
+              </div>
+            </>
+          )}
+        </Show>
+      </section>
+      {editing && <EditMember key={editing} id={editing} roles={roles} onDone={() => { setEditing(null); reloadList() }} onChanged={reloadList} />}
+      <Invite roles={roles} />
+    </>
+  )
+}
+
+/** One member read with its ETag; every change sends it back as If-Match. */
+function EditMember({ id, roles, onDone, onChanged }: { id: string; roles: readonly Role[]; onDone: () => void; onChanged: () => void }) {
+  const [loaded, reload] = useLoad(() => withEtag(api.GET('/v1/tenants/current/memberships/{membershipId}', { params: { path: { membershipId: id } } })), [id])
+  const [action, run] = useAction()
+  const [stale, setStale] = useState<Problem | null>(null)
+
+  /** A 412: someone changed the member since it was read. Say so, and show the member as it is now. */
+  const guarded = (change: () => Promise<void>) => run(async () => {
+    setStale(null)
+    try {
+      await change()
+    } catch (err) {
+      const problem = asProblem(err)
+      if (problem.status !== 412) throw problem
+      setStale(problem)
+      reload()
+      onChanged()
+    }
+  })
+
+  return (
+    <section aria-labelledby="edit-title" class="panel">
+      <Show loaded={loaded}>
+        {({ body: { data: m }, etag }) => (
+          <>
+            <h2 id="edit-title">Manage {m.email}</h2>
+            {stale && <div class="problem" role="alert"><p><strong>{stale.message}</strong> The member changed meanwhile and is shown as it is now; make your change again.</p></div>}
+            <MemberForm key={etag} member={m} roles={roles} busy={action.busy} onClose={onDone}
+              onSave={(change) => guarded(async () => {
+                await must(api.PATCH('/v1/tenants/current/memberships/{membershipId}', { params: { path: { membershipId: id } }, headers: { 'if-match': etag }, body: change }))
+                onDone()
+              })}
+              onRemove={() => guarded(async () => {
+                await must(api.DELETE('/v1/tenants/current/memberships/{membershipId}', { params: { path: { membershipId: id } }, headers: { 'if-match': etag } }))
+                onDone()
+              })} />
+            <ProblemMessage problem={action.problem} />
+          </>
+        )}
+      </Show>
+    </section>
+  )
+}
+
+interface MemberFormProps {
+  member: Member
+  roles: readonly Role[]
+  busy: boolean
+  onSave: (change: { role: Role; status: 'active' | 'disabled' }) => void
+  onRemove: () => void
+  onClose: () => void
+}
+
+/** The member's role and status as read (remounted with each new ETag), and the removal behind a confirmation. */
+function MemberForm({ member, roles, busy, onSave, onRemove, onClose }: MemberFormProps) {
+  const [role, setRole] = useState<Role>(member.role)
+  const [status, setStatus] = useState<'active' | 'disabled'>(member.status === 'disabled' ? 'disabled' : 'active')
+  const [confirming, setConfirming] = useState(false)
+  const save = (e: Event) => {
+    e.preventDefault()
+    onSave({ role, status })
+  }
+  return (
+    <>
+      <form onSubmit={save}>
+        <label for="edit-role">Role</label>
+        <select id="edit-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
+          {[...new Set([member.role, ...roles])].map((r) => <option key={r} value={r}>{r}</option>)}
+        </select>
+        <label for="edit-status">Status</label>
+        <select id="edit-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as 'active' | 'disabled')}>
+          <option value="active">active</option>
+          <option value="disabled">disabled</option>
+        </select>
+        <button type="submit" disabled={busy}>Save</button>
+        <button type="button" onClick={onClose}>Close</button>
+      </form>
+      {confirming ? (
+        <p>Remove {member.email} from this tenant? Their sessions leave it and their keys for it are revoked.{' '}
+          <button type="button" class="danger" onClick={onRemove} disabled={busy}>Confirm removal</button>{' '}
+          <button type="button" onClick={() => setConfirming(false)}>Keep</button></p>
+      ) : <p><button type="button" class="danger" onClick={() => setConfirming(true)}>Remove member</button></p>}
+    </>
+  )
+}
+
+function Invite({ roles }: { roles: readonly Role[] }) {
+  const [action, run] = useAction()
+  const [pending, reload] = useLoad(() => must(api.GET('/v1/tenant-invitations', { params: { query: { pageSize: 50 } } })), [])
+  const [sent, setSent] = useState('')
+  const [role, setRole] = useState<Role>(roles.includes('viewer') ? 'viewer' : roles[0]!)
+
+  const invite = (e: Event) => {
+    e.preventDefault()
+    const form = e.currentTarget as HTMLFormElement
+    const data = new FormData(form)
+    return run(async () => {
+      const { data: inv } = await must(api.POST('/v1/tenant-invitations', { body: { email: String(data.get('email')), role } }))
+      setSent(`Invitation sent to ${inv.email}.`)
+      form.reset()
+      reload()
+    })
+  }
+  const revoke = (id: string) => run(async () => {
+    await must(api.DELETE('/v1/tenant-invitations/{invitationId}', { params: { path: { invitationId: id } } }))
+    setSent('')
+    reload()
+  })
+
+  return (
+    <section aria-labelledby="invite-title">
+      <h2 id="invite-title">Invite a member</h2>
+      <form onSubmit={invite}>
+        <label for="invite-email">Email</label>
+        <input id="invite-email" name="email" type="email" required maxLength={254} />
+        <label for="invite-role">Role</label>
+        <select id="invite-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
+          {roles.map((r) => <option key={r} value={r}>{r}</option>)}
+        </select>
+        <button type="submit" disabled={action.busy}>Send invitation</button>
+      </form>
+      {sent && <p role="status" class="ok">{sent}</p>}
+      <ProblemMessage problem={action.problem} />
+      <h3>Pending invitations</h3>
+      <Show loaded={pending}>
+        {(page) => page.data.length === 0 ? <Empty>No pending invitation.</Empty> : (
+          <ul id="invitations">
+            {page.data.map((i) => (
+              <li key={i.id}>{i.email} as {i.role}, until {when(i.expiresAt)}{' '}
+                <button type="button" onClick={() => revoke(i.id)} aria-label={`Revoke the invitation of ${i.email}`}>Revoke</button></li>
+            ))}
+          </ul>
+        )}
+      </Show>
+    </section>
+  )
+}

@@ -1,0 +1,74 @@
+// Sign in with a password, then the second factor when the account has one. Passkeys, registration and password
+// resets live on the account page of this origin (/account), which shares this tab's session.
+import { useState } from 'preact/hooks'
+import { api, csrf, must } from './api'
+import type { components } from './api-types.gen'
+import { ProblemMessage } from './problem'
+import { useAction } from './ui'
+
+type Challenge = components['schemas']['MfaChallengeDto']
+
+export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+  const [challenge, setChallenge] = useState<Challenge | null>(null)
+  const [mustEnrol, setMustEnrol] = useState(false)
+  const [action, run] = useAction()
+
+  const signIn = (e: Event) => {
+    e.preventDefault()
+    const form = new FormData(e.currentTarget as HTMLFormElement)
+    return run(async () => {
+      const { data } = await must(api.POST('/v1/sessions', { body: { email: String(form.get('email')), password: String(form.get('password')) } }))
+      csrf.set(data.session.csrfToken)
+      if (data.session.state === 'mfa_required' && data.session.mfaChallenge) setChallenge(data.session.mfaChallenge)
+      else if (data.session.state === 'mfa_enrolment_required') setMustEnrol(true)
+      else onSignedIn()
+    })
+  }
+
+  const confirm = (e: Event) => {
+    e.preventDefault()
+    const code = String(new FormData(e.currentTarget as HTMLFormElement).get('code')).trim()
+    return run(async () => {
+      const answer = /^\d{6}$/.test(code) ? { method: 'totp' as const, code } : { method: 'recovery_code' as const, code }
+      await must(api.POST('/v1/sessions/mfa-challenges/confirmations', { body: { challengeId: challenge!.id, ...answer } }))
+      onSignedIn()
+    })
+  }
+
+  return (
+    <main class="narrow">
+      <h1>Robot Control Plane console</h1>
+      {mustEnrol ? (
+        <section aria-labelledby="enrol-title">
+          <h2 id="enrol-title">A second factor is required</h2>
+          <p>Your organisation requires a second factor. Enrol an authenticator app or a passkey on <a href="/account">your account page</a>, then come back.</p>
+        </section>
+      ) : challenge ? (
+        <section aria-labelledby="challenge-title">
+          <h2 id="challenge-title">Second factor</h2>
+          {challenge.methods.some((m) => m === 'totp' || m === 'recovery_code') ? (
+            <form onSubmit={confirm}>
+              <label for="mfa-code">Code from your authenticator app, or a recovery code</label>
+              <input id="mfa-code" name="code" autocomplete="one-time-code" required />
+              <button type="submit" disabled={action.busy}>Confirm</button>
+            </form>
+          ) : <p>This account answers with a passkey: continue on <a href="/account">your account page</a>.</p>}
+          <ProblemMessage problem={action.problem} />
+        </section>
+      ) : (
+        <section aria-labelledby="sign-in-title">
+          <h2 id="sign-in-title">Sign in</h2>
+          <form onSubmit={signIn}>
+            <label for="email">Email</label>
+            <input id="email" name="email" type="email" autocomplete="username" required />
+            <label for="password">Password</label>
+            <input id="password" name="password" type="password" autocomplete="current-password" required />
+            <button type="submit" disabled={action.busy}>Sign in</button>
+          </form>
+          <ProblemMessage problem={action.problem} />
+          <p>Passkey, new account or forgotten password: <a href="/account">your account page</a>.</p>
+        </section>
+      )}
+    </main>
+  )
+}

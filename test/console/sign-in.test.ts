@@ -1,0 +1,100 @@
+// The console's sign-in (password, then the second factor when the account has one) and its tenants page (create,
+// switch), in Chromium against the real platform. Hostile tenant names render as text.
+import { describe, expect, test } from 'bun:test'
+import { Client } from '../support/client'
+import { PASSWORD, signedUpUser, tenantOwner, uniqueSlug } from '../support/fixtures'
+import { codeAt, enrolTotp } from '../mfa/helpers'
+import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, useConsole } from './browser'
+
+const env = useConsole()
+
+describe('console: sign in and tenants', () => {
+  test('a wrong password shows the problem the server answered; the right one opens the console', async () => {
+    const owner = await tenantOwner(env.api.url)
+    const g = await guardedPage(env.browser, env.origin)
+    try {
+      await g.page.goto(`${env.origin}/console`)
+      await g.page.getByRole('heading', { name: 'Sign in' }).waitFor()
+      await auditPage(g, 'sign-in')
+      await g.page.getByLabel('Email').fill(owner.email)
+      await g.page.getByLabel('Password').fill('not the password at all')
+      await g.page.getByRole('button', { name: 'Sign in' }).click()
+      const alert = g.page.getByRole('alert')
+      await alert.waitFor()
+      const answer = await new Client(env.api.url).post('/sessions', { email: owner.email, password: 'not the password at all' })
+      expect(await alert.textContent()).toContain(answer.json.message)
+      expect(await alert.textContent()).toContain(answer.json.code)
+
+      await signInAs(g, env.origin, owner.email)
+      expect(await g.page.locator('#current-tenant').textContent()).toBe('Test tenant')
+      expectClean(g)
+    } finally {
+      await g.close()
+    }
+  })
+
+  test('an account with TOTP answers the second factor before the console opens', async () => {
+    const owner = await tenantOwner(env.api.url)
+    const { secret } = await enrolTotp(owner.client)
+    const g = await guardedPage(env.browser, env.origin)
+    try {
+      await g.page.goto(`${env.origin}/console`)
+      await g.page.getByLabel('Email').fill(owner.email)
+      await g.page.getByLabel('Password').fill(PASSWORD)
+      await g.page.getByRole('button', { name: 'Sign in' }).click()
+      await g.page.getByRole('heading', { name: 'Second factor' }).waitFor()
+      await auditPage(g, 'second-factor')
+      await g.page.getByLabel(/Code from your authenticator app/).fill(await codeAt(secret))
+      await g.page.getByRole('button', { name: 'Confirm' }).click()
+      await g.page.locator('#sign-out').waitFor()
+      expectClean(g)
+    } finally {
+      await g.close()
+    }
+  })
+
+  test('a user without a tenant creates one (a hostile name renders as text), then switches between tenants', async () => {
+    const user = await signedUpUser(env.api.url)
+    const g = await guardedPage(env.browser, env.origin)
+    try {
+      await signInAs(g, env.origin, user.email)
+      await g.page.getByRole('heading', { level: 1, name: 'Tenants' }).waitFor()
+      await g.page.getByText('You belong to no tenant yet').waitFor()
+      await auditPage(g, 'tenants-empty')
+
+      await g.page.getByLabel('Name').fill(HOSTILE)
+      await g.page.getByLabel(/^Slug/).fill(uniqueSlug())
+      await g.page.getByRole('button', { name: 'Create tenant' }).click()
+      await g.page.locator('#current-tenant', { hasText: HOSTILE }).waitFor()
+      expect(await g.page.locator('img[src="x"]').count()).toBe(0)
+
+      await g.page.getByLabel('Name').fill('Second lab')
+      await g.page.getByLabel(/^Slug/).fill(uniqueSlug())
+      await g.page.getByRole('button', { name: 'Create tenant' }).click()
+      await g.page.locator('#current-tenant', { hasText: 'Second lab' }).waitFor()
+      await g.page.getByRole('button', { name: `Switch to ${HOSTILE}` }).click()
+      await g.page.locator('#current-tenant', { hasText: HOSTILE }).waitFor()
+      const me = await user.client.get('/users/me')
+      expect(me.json.data.memberships.map((m: { tenantName: string }) => m.tenantName).sort()).toEqual([HOSTILE, 'Second lab'].sort())
+      await auditPage(g, 'tenants')
+
+      await g.page.getByRole('button', { name: 'Sign out' }).click()
+      await g.page.getByRole('heading', { name: 'Sign in' }).waitFor()
+      expectClean(g)
+    } finally {
+      await g.close()
+    }
+  })
+
+  test('the pages a role may use are offered after sign-in, and each opens', async () => {
+    const owner = await tenantOwner(env.api.url)
+    const g = await guardedPage(env.browser, env.origin)
+    try {
+      await signInAs(g, env.origin, owner.email)
+      for (const title of ['Tenants', 'Members', 'API keys', 'My account']) await openPage(g, title)
+      expectClean(g)
+    } finally {
+      await g.close()
+    }
+  })
+})
