@@ -21,8 +21,9 @@ export interface GuardedPage {
   close(): Promise<void>
 }
 
-export async function guardedPage(browser: Browser, origin: string): Promise<GuardedPage> {
+export async function guardedPage(browser: Browser, origin: string, permissions: string[] = []): Promise<GuardedPage> {
   const context = await browser.newContext()
+  if (permissions.length > 0) await context.grantPermissions(permissions, { origin })
   const page = await context.newPage()
   const g: GuardedPage = { page, foreign: [], dialogs: [], errors: [], close: () => context.close() }
   await page.route('**', (route) => {

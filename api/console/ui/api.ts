@@ -28,7 +28,7 @@ api.use(csrfHeader)
 
 interface Answer<T> { data?: T; error?: unknown; response: Response }
 
-/** The success body of a call, or a Problem (the problem+json the server answered, or the network's failure). */
+/** The success body of a call (none for a 204), or a Problem (the problem+json the server answered, or the network's failure). */
 export async function must<T>(call: Promise<Answer<T>>): Promise<T> {
   let answer: Answer<T>
   try {
@@ -36,8 +36,8 @@ export async function must<T>(call: Promise<Answer<T>>): Promise<T> {
   } catch {
     throw new Problem({ status: 0, code: 'NETWORK', message: 'The platform could not be reached. Check the connection and try again.' })
   }
-  if (!answer.response.ok || answer.data === undefined) throw Problem.from(answer.error, answer.response)
-  return answer.data
+  if (!answer.response.ok) throw Problem.from(answer.error, answer.response)
+  return answer.data as T // undefined for a 204, whose type says so
 }
 
 /** Like must, for a versioned resource: the body and its ETag, to send back as If-Match. */
