@@ -25,11 +25,11 @@ describe('console: API keys', () => {
       await page.getByLabel('model:read').check()
       await page.getByLabel(/^Expires on/).fill(expiry)
       await page.getByRole('button', { name: 'Create key' }).click()
-      const shown = page.locator('#new-token')
+      const shown = page.getByRole('region', { name: 'Your new token' }).locator('code')
       await shown.waitFor()
       const token = (await shown.textContent())!
       expect(token).toStartWith('rcp_pat_')
-      await page.getByRole('button', { name: 'Copy token' }).click()
+      await page.getByRole('button', { name: 'Copy' }).click()
       await page.getByText('Copied to the clipboard.').waitFor()
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token)
       await auditPage(g, 'api-keys-token')

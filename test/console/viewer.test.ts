@@ -42,7 +42,7 @@ describe('console: a viewer', () => {
       await page.getByLabel('Name').fill('viewer key')
       for (const scope of offered) await page.getByLabel(scope, { exact: true }).check()
       await page.getByRole('button', { name: 'Create key' }).click()
-      await page.locator('#new-token').waitFor()
+      await page.getByRole('region', { name: 'Your new token' }).waitFor()
       expect(refused).toEqual([])
       expectClean(g)
     } finally {

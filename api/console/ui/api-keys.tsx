@@ -5,7 +5,7 @@ import { PERMISSIONS, type Permission } from '../../identity/permissions'
 import { api, must } from './api'
 import type { PageProps } from './app'
 import { ProblemMessage } from './problem'
-import { Empty, Show, useAction, useLoad, when } from './ui'
+import { Empty, OnceSecret, Show, useAction, useLoad, when } from './ui'
 
 export function ApiKeys({ can }: PageProps) {
   const [scope, setScope] = useState<'self' | 'tenant'>('self')
@@ -60,7 +60,6 @@ export function ApiKeys({ can }: PageProps) {
 function CreateKey({ offered, onCreated }: { offered: Permission[]; onCreated: () => void }) {
   const [action, run] = useAction()
   const [token, setToken] = useState<string | null>(null) // held by this panel only: never stored, gone on close
-  const [copied, setCopied] = useState(false)
 
   const create = (e: Event) => {
     e.preventDefault()
@@ -76,29 +75,15 @@ function CreateKey({ offered, onCreated }: { offered: Permission[]; onCreated: (
         },
       }))
       form.reset()
-      setCopied(false)
       setToken(created.token)
       onCreated()
     })
   }
 
-  const copy = async () => {
-    await navigator.clipboard.writeText(token!)
-    setCopied(true)
-  }
-
   return (
     <section aria-labelledby="create-key-title">
       <h2 id="create-key-title">Create a key</h2>
-      {token ? (
-        <div class="secret" role="region" aria-label="Your new token">
-          <p><strong>Copy this token now: it is shown once and never again.</strong></p>
-          <p><code id="new-token">{token}</code></p>
-          <button type="button" onClick={copy}>Copy token</button>{' '}
-          <button type="button" onClick={() => setToken(null)}>Done</button>
-          {copied && <p role="status" class="ok">Copied to the clipboard.</p>}
-        </div>
-      ) : (
+      {token ? <OnceSecret label="Your new token" value={token} onDone={() => setToken(null)} /> : (
         <form onSubmit={create}>
           <label for="key-name">Name</label>
           <input id="key-name" name="name" required maxLength={100} />

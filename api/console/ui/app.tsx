@@ -11,6 +11,7 @@ import { SignIn } from './sign-in'
 import { Tenants } from './tenants'
 import { Members } from './members'
 import { ApiKeys } from './api-keys'
+import { Webhooks } from './webhooks'
 import { Account } from './account'
 
 export type Me = components['schemas']['AuthMeResponseDto']
@@ -27,6 +28,7 @@ const PAGES: PageDef[] = [
   { path: 'tenants', title: 'Tenants', needs: null, view: Tenants },
   { path: 'members', title: 'Members', needs: 'tenant:manage', view: Members },
   { path: 'api-keys', title: 'API keys', needs: 'tenant', view: ApiKeys },
+  { path: 'webhooks', title: 'Webhooks', needs: 'tenant:manage', view: Webhooks },
   { path: 'account', title: 'My account', needs: null, view: Account },
 ]
 

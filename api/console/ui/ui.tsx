@@ -49,3 +49,22 @@ export function useAction(): [{ busy: boolean; problem: Problem | null }, (actio
 }
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—')
+
+/** A secret the server answers once (a token, a signing secret): shown with a copy button until dismissed, held by
+ *  this component alone, never stored. */
+export function OnceSecret({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
+  const [copied, setCopied] = useState(false)
+  const copy = async () => {
+    await navigator.clipboard.writeText(value)
+    setCopied(true)
+  }
+  return (
+    <div class="secret" role="region" aria-label={label}>
+      <p><strong>Copy it now: it is shown once and never again.</strong></p>
+      <p><code class="once">{value}</code></p>
+      <button type="button" onClick={copy}>Copy</button>{' '}
+      <button type="button" onClick={onDone}>Done</button>
+      {copied && <p role="status" class="ok">Copied to the clipboard.</p>}
+    </div>
+  )
+}
