@@ -150,6 +150,7 @@ async function main(): Promise<void> {
 
   const rows: [string, string][] = [
     ['API', api],
+    ['Console', `${api}/console`],
     ['OpenAPI docs', `${api}/v1/docs`],
     ['OpenAPI JSON', `${api}/v1/openapi.json`],
     ['Temporal UI', s.temporal.uiUrl],

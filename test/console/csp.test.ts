@@ -1,6 +1,7 @@
 // Every HTML page this origin serves carries a strict Content-Security-Policy (no inline script, no framing), and the
 // console page names only its own hashed assets.
 import { describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
 import { LINK_PATHS } from '../../api/account/routes'
 import { useApi } from '../support/api'
 
@@ -20,6 +21,12 @@ describe('CSP on every HTML response', () => {
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/) // every script has a src: none is inline
     expect(html).not.toMatch(/\son[a-z]+=/i) // no inline handler
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//) // nothing from another origin
+  })
+
+  test("the README states the console's policy as it is sent", async () => {
+    const readme = await Bun.file(join(import.meta.dir, '..', '..', 'README.md')).text()
+    const stated = /\*\*CSP\*\*: `\/console`: `([^`]+)`/.exec(readme.replace(/\n\s+/g, ' '))?.[1]
+    expect(stated).toBe((await fetch(`${api.url}/console`)).headers.get('content-security-policy')!)
   })
 
   test('the console page names its hashed script and stylesheet, served for good with the same CSP', async () => {
