@@ -63,12 +63,13 @@ export async function screenshot(page: Page, name: string) {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
 }
 
-/** One API on a localhost origin and one Chromium for a test file. Read the fields inside tests. */
-export function useConsole(): { api: TestApi; browser: Browser; origin: string } {
+/** One API on a localhost origin (with `settings`, read when it starts) and one Chromium for a test file. Read the
+ *  fields inside tests. */
+export function useConsole(settings: () => Record<string, string> = () => ({})): { api: TestApi; browser: Browser; origin: string } {
   const env = {} as { api: TestApi; browser: Browser; origin: string }
   beforeAll(async () => {
     const { port, origin } = localhostOrigin()
-    const [api, browser] = await Promise.all([startApi({ PORT: String(port), PUBLIC_URL: origin }), launchChromium()])
+    const [api, browser] = await Promise.all([startApi({ PORT: String(port), PUBLIC_URL: origin, ...settings() }), launchChromium()])
     Object.assign(env, { api, browser, origin })
   }, 120_000)
   afterAll(async () => {

@@ -45,11 +45,14 @@ describe('console: members', () => {
 
       // A role change sends the ETag the member was read with.
       await page.getByRole('button', { name: `Manage ${hostile.email}` }).click()
+      const expiry = new Date(Date.now() + 60 * 86_400_000).toISOString().slice(0, 10)
       await page.locator('#edit-role').selectOption('admin')
+      await page.getByLabel(/^Membership expires on/).fill(expiry)
       await page.getByRole('button', { name: 'Save' }).click()
       await page.getByRole('heading', { name: /^Manage / }).waitFor({ state: 'detached' })
       const read = await owner.client.get(`/tenants/current/memberships/${hostile.membershipId}`)
       expect(read.json.data.role).toBe('admin')
+      expect(read.json.data.expiresAt.slice(0, 10)).toBe(expiry)
 
       // Someone else changes the member between the read and the save: the 412 is shown and the member reloaded.
       await page.locator('#member-role').selectOption('')

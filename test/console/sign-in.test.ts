@@ -91,7 +91,9 @@ describe('console: sign in and tenants', () => {
     const g = await guardedPage(env.browser, env.origin)
     try {
       await signInAs(g, env.origin, owner.email)
-      for (const title of ['Tenants', 'Members', 'API keys', 'My account']) await openPage(g, title)
+      const titles = ['Tenants', 'Members', 'API keys', 'Security', 'Webhooks', 'My account']
+      expect(await g.page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(titles)
+      for (const title of titles) await openPage(g, title)
       expectClean(g)
     } finally {
       await g.close()

@@ -12,6 +12,7 @@ import { Tenants } from './tenants'
 import { Members } from './members'
 import { ApiKeys } from './api-keys'
 import { Webhooks } from './webhooks'
+import { Security } from './security'
 import { Account } from './account'
 
 export type Me = components['schemas']['AuthMeResponseDto']
@@ -28,6 +29,7 @@ const PAGES: PageDef[] = [
   { path: 'tenants', title: 'Tenants', needs: null, view: Tenants },
   { path: 'members', title: 'Members', needs: 'tenant:manage', view: Members },
   { path: 'api-keys', title: 'API keys', needs: 'tenant', view: ApiKeys },
+  { path: 'security', title: 'Security', needs: 'tenant:manage', view: Security },
   { path: 'webhooks', title: 'Webhooks', needs: 'tenant:manage', view: Webhooks },
   { path: 'account', title: 'My account', needs: null, view: Account },
 ]

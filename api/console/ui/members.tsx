@@ -6,8 +6,8 @@ import { ROLES, ROLE_PERMISSIONS, type Role } from '../../identity/permissions'
 import { api, must, withEtag } from './api'
 import type { PageProps } from './app'
 import type { components } from './api-types.gen'
-import { asProblem, type Problem, ProblemMessage } from './problem'
-import { Empty, Show, useAction, useLoad, when } from './ui'
+import { ProblemMessage } from './problem'
+import { Empty, Show, StaleNotice, useAction, useLoad, useVersionedAction, when } from './ui'
 
 type Member = components['schemas']['CurrentTenantMembershipDto']
 type Status = NonNullable<Member['status']>
@@ -92,22 +92,7 @@ export function Members({ me }: PageProps) {
 /** One member read with its ETag; every change sends it back as If-Match. */
 function EditMember({ id, roles, onDone, onChanged }: { id: string; roles: readonly Role[]; onDone: () => void; onChanged: () => void }) {
   const [loaded, reload] = useLoad(() => withEtag(api.GET('/v1/tenants/current/memberships/{membershipId}', { params: { path: { membershipId: id } } })), [id])
-  const [action, run] = useAction()
-  const [stale, setStale] = useState<Problem | null>(null)
-
-  /** A 412: someone changed the member since it was read. Say so, and show the member as it is now. */
-  const guarded = (change: () => Promise<void>) => run(async () => {
-    setStale(null)
-    try {
-      await change()
-    } catch (err) {
-      const problem = asProblem(err)
-      if (problem.status !== 412) throw problem
-      setStale(problem)
-      reload()
-      onChanged()
-    }
-  })
+  const [action, guarded, stale] = useVersionedAction(() => { reload(); onChanged() })
 
   return (
     <section aria-labelledby="edit-title" class="panel">
@@ -115,7 +100,7 @@ function EditMember({ id, roles, onDone, onChanged }: { id: string; roles: reado
         {({ body: { data: m }, etag }) => (
           <>
             <h2 id="edit-title">Manage {m.email}</h2>
-            {stale && <div class="problem" role="alert"><p><strong>{stale.message}</strong> The member changed meanwhile and is shown as it is now; make your change again.</p></div>}
+            <StaleNotice problem={stale} what="member" />
             <MemberForm key={etag} member={m} roles={roles} busy={action.busy} onClose={onDone}
               onSave={(change) => guarded(async () => {
                 await must(api.PATCH('/v1/tenants/current/memberships/{membershipId}', { params: { path: { membershipId: id } }, headers: { 'if-match': etag }, body: change }))
@@ -137,7 +122,7 @@ interface MemberFormProps {
   member: Member
   roles: readonly Role[]
   busy: boolean
-  onSave: (change: { role: Role; status: 'active' | 'disabled' }) => void
+  onSave: (change: { role: Role; status: 'active' | 'disabled'; expiresAt?: string | null }) => void
   onRemove: () => void
   onClose: () => void
 }
@@ -147,9 +132,13 @@ function MemberForm({ member, roles, busy, onSave, onRemove, onClose }: MemberFo
   const [role, setRole] = useState<Role>(member.role)
   const [status, setStatus] = useState<'active' | 'disabled'>(member.status === 'disabled' ? 'disabled' : 'active')
   const [confirming, setConfirming] = useState(false)
+  const readExpiry = member.expiresAt?.slice(0, 10) ?? ''
+  const [expires, setExpires] = useState(readExpiry)
   const save = (e: Event) => {
     e.preventDefault()
-    onSave({ role, status })
+    // The expiry is sent only when changed: a date input holds no time, and re-sending would move it.
+    const expiry = expires === readExpiry ? {} : { expiresAt: expires ? new Date(`${expires}T23:59:59`).toISOString() : null }
+    onSave({ role, status, ...expiry })
   }
   return (
     <>
@@ -163,6 +152,8 @@ function MemberForm({ member, roles, busy, onSave, onRemove, onClose }: MemberFo
           <option value="active">active</option>
           <option value="disabled">disabled</option>
         </select>
+        <label for="edit-expires">Membership expires on (empty: never)</label>
+        <input id="edit-expires" type="date" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
         <button type="submit" disabled={busy}>Save</button>
         <button type="button" onClick={onClose}>Close</button>
       </form>

@@ -53,18 +53,48 @@ export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toL
 /** A secret the server answers once (a token, a signing secret): shown with a copy button until dismissed, held by
  *  this component alone, never stored. */
 export function OnceSecret({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
-  const [copied, setCopied] = useState(false)
-  const copy = async () => {
-    await navigator.clipboard.writeText(value)
-    setCopied(true)
-  }
   return (
     <div class="secret" role="region" aria-label={label}>
       <p><strong>Copy it now: it is shown once and never again.</strong></p>
       <p><code class="once">{value}</code></p>
-      <button type="button" onClick={copy}>Copy</button>{' '}
+      <CopyButton value={value} label="Copy" />{' '}
       <button type="button" onClick={onDone}>Done</button>
-      {copied && <p role="status" class="ok">Copied to the clipboard.</p>}
     </div>
+  )
+}
+
+/** An action on a resource read with its ETag. A 412 (someone changed it since) is kept apart from other problems,
+ *  and the resource reloaded so the next attempt starts from what it is now. */
+export function useVersionedAction(reload: () => void): [{ busy: boolean; problem: Problem | null }, (change: () => Promise<void>) => Promise<void>, Problem | null] {
+  const [action, run] = useAction()
+  const [stale, setStale] = useState<Problem | null>(null)
+  const guarded = useCallback((change: () => Promise<void>) => run(async () => {
+    setStale(null)
+    try {
+      await change()
+    } catch (err) {
+      const problem = asProblem(err)
+      if (problem.status !== 412) throw problem
+      setStale(problem)
+      reload()
+    }
+  }), [run, reload])
+  return [action, guarded, stale]
+}
+
+export function StaleNotice({ problem, what }: { problem: Problem | null; what: string }) {
+  if (!problem) return null
+  return <div class="problem" role="alert"><p><strong>{problem.message}</strong> The {what} changed meanwhile and is shown as it is now; make your change again.</p></div>
+}
+
+/** Copies a value a person must paste elsewhere (a secret, a DNS record, a redirect URI). `label` names what it
+ *  copies and starts with the button's visible word, so both read alike. */
+export function CopyButton({ value, label }: { value: string; label: string }) {
+  const [copied, setCopied] = useState(false)
+  return (
+    <>
+      <button type="button" aria-label={label} onClick={async () => { await navigator.clipboard.writeText(value); setCopied(true) }}>Copy</button>
+      {copied && <span role="status" class="ok"> Copied to the clipboard.</span>}
+    </>
   )
 }
