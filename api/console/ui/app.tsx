@@ -13,6 +13,8 @@ import { Members } from './members'
 import { ApiKeys } from './api-keys'
 import { Webhooks } from './webhooks'
 import { Security } from './security'
+import { Audit } from './audit'
+import { Storage } from './storage'
 import { Account } from './account'
 
 export type Me = components['schemas']['AuthMeResponseDto']
@@ -29,8 +31,10 @@ const PAGES: PageDef[] = [
   { path: 'tenants', title: 'Tenants', needs: null, view: Tenants },
   { path: 'members', title: 'Members', needs: 'tenant:manage', view: Members },
   { path: 'api-keys', title: 'API keys', needs: 'tenant', view: ApiKeys },
+  { path: 'storage', title: 'Storage', needs: 'tenant', view: Storage },
   { path: 'security', title: 'Security', needs: 'tenant:manage', view: Security },
   { path: 'webhooks', title: 'Webhooks', needs: 'tenant:manage', view: Webhooks },
+  { path: 'audit', title: 'Audit log', needs: 'tenant:manage', view: Audit },
   { path: 'account', title: 'My account', needs: null, view: Account },
 ]
 
