@@ -2,7 +2,8 @@
 // switch), in Chromium against the real platform. Hostile tenant names render as text.
 import { describe, expect, test } from 'bun:test'
 import { Client } from '../support/client'
-import { PASSWORD, signedUpUser, tenantOwner, uniqueSlug } from '../support/fixtures'
+import { PASSWORD, signedUpUser, tenantOwner, uniqueEmail, uniqueSlug } from '../support/fixtures'
+import { waitForMail } from '../support/mailbox'
 import { codeAt, enrolTotp } from '../mfa/helpers'
 import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, useConsole } from './browser'
 
@@ -61,6 +62,11 @@ describe('console: sign in and tenants', () => {
       await g.page.getByRole('heading', { level: 1, name: 'Tenants' }).waitFor()
       await g.page.getByText('You belong to no tenant yet').waitFor()
       await auditPage(g, 'tenants-empty')
+      // Without a membership the account routes would refuse: the page says so instead of offering them.
+      await openPage(g, 'My account')
+      await g.page.getByText('Create or join a tenant to change your profile').waitFor()
+      expect(await g.page.getByRole('button').allTextContents()).toEqual(['Sign out'])
+      await openPage(g, 'Tenants')
 
       await g.page.getByLabel('Name').fill(HOSTILE)
       await g.page.getByLabel(/^Slug/).fill(uniqueSlug())
@@ -99,4 +105,33 @@ describe('console: sign in and tenants', () => {
       await g.close()
     }
   })
+
+  test('create an account from the sign-in page, and ask for a reset link', async () => {
+    const email = uniqueEmail('console')
+    const g = await guardedPage(env.browser, env.origin)
+    const { page } = g
+    try {
+      await page.goto(`${env.origin}/console`)
+      await page.getByRole('button', { name: 'Create an account' }).click()
+      await page.getByRole('heading', { name: 'Create an account' }).waitFor()
+      await auditPage(g, 'register')
+      await page.getByLabel('Email').fill(email)
+      await page.getByLabel('Password').fill(PASSWORD)
+      await page.getByRole('button', { name: 'Create account' }).click()
+      await page.getByText('You belong to no tenant yet').waitFor()
+      expect((await new Client(env.api.url).post('/sessions', { email, password: PASSWORD })).status).toBe(201)
+      await page.getByRole('button', { name: 'Sign out' }).click()
+
+      const since = new Date()
+      await page.getByRole('button', { name: 'Forgot your password?' }).click()
+      await page.getByLabel('Email').fill(email)
+      await page.getByRole('button', { name: 'Send me a link' }).click()
+      await page.getByRole('status').filter({ hasText: `If ${email} has an account` }).waitFor()
+      await auditPage(g, 'forgot-password')
+      const mail = await waitForMail(email, { after: since, timeoutMs: 30_000 })
+      expect(mail.text).toContain(`${env.origin}/password-reset?token=`)
+    } finally {
+      await g.close()
+    }
+  }, 60_000)
 })

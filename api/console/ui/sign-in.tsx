@@ -1,5 +1,6 @@
-// Sign in with a password, then the second factor when the account has one. Passkeys, registration and password
-// resets live on the account page of this origin (/account), which shares this tab's session.
+// Sign in with a password, then the second factor when the account has one; create an account; ask for a password
+// reset link. Passkeys live on the account page of this origin (/account), which shares this tab's session; the
+// mailed links (reset, invitation) open its landing page.
 import { useState } from 'preact/hooks'
 import { api, csrf, must } from './api'
 import type { components } from './api-types.gen'
@@ -8,10 +9,35 @@ import { useAction } from './ui'
 
 type Challenge = components['schemas']['MfaChallengeDto']
 
+type Mode = 'sign-in' | 'register' | 'forgot'
+
 export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   const [challenge, setChallenge] = useState<Challenge | null>(null)
   const [mustEnrol, setMustEnrol] = useState(false)
+  const [mode, setMode] = useState<Mode>('sign-in')
+  const [sent, setSent] = useState('')
   const [action, run] = useAction()
+
+  const register = (e: Event) => {
+    e.preventDefault()
+    const form = new FormData(e.currentTarget as HTMLFormElement)
+    return run(async () => {
+      const { data } = await must(api.POST('/v1/users', { body: { email: String(form.get('email')), password: String(form.get('password')) } }))
+      if (!('session' in data)) throw new Error('The platform answered a provisioning result to a registration')
+      csrf.set(data.session.csrfToken)
+      onSignedIn()
+    })
+  }
+
+  const forgot = (e: Event) => {
+    e.preventDefault()
+    const email = String(new FormData(e.currentTarget as HTMLFormElement).get('email'))
+    return run(async () => {
+      await must(api.POST('/v1/password-resets', { body: { email } }))
+      setSent(`If ${email} has an account, a link to choose a new password is on its way.`)
+    })
+  }
+  const switchTo = (m: Mode) => () => { setMode(m); setSent('') }
 
   const signIn = (e: Event) => {
     e.preventDefault()
@@ -55,6 +81,31 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
           ) : <p>This account answers with a passkey: continue on <a href="/account">your account page</a>.</p>}
           <ProblemMessage problem={action.problem} />
         </section>
+      ) : mode === 'register' ? (
+        <section aria-labelledby="register-title">
+          <h2 id="register-title">Create an account</h2>
+          <form onSubmit={register}>
+            <label for="new-email">Email</label>
+            <input id="new-email" name="email" type="email" autocomplete="username" required maxLength={254} />
+            <label for="new-password">Password</label>
+            <input id="new-password" name="password" type="password" autocomplete="new-password" required />
+            <button type="submit" disabled={action.busy}>Create account</button>
+          </form>
+          <ProblemMessage problem={action.problem} />
+          <p><button type="button" class="link" onClick={switchTo('sign-in')}>I have an account: sign in</button></p>
+        </section>
+      ) : mode === 'forgot' ? (
+        <section aria-labelledby="forgot-title">
+          <h2 id="forgot-title">Forgot your password</h2>
+          <form onSubmit={forgot}>
+            <label for="reset-email">Email</label>
+            <input id="reset-email" name="email" type="email" autocomplete="username" required maxLength={254} />
+            <button type="submit" disabled={action.busy}>Send me a link</button>
+          </form>
+          {sent && <p role="status" class="ok">{sent}</p>}
+          <ProblemMessage problem={action.problem} />
+          <p><button type="button" class="link" onClick={switchTo('sign-in')}>Back to sign in</button></p>
+        </section>
       ) : (
         <section aria-labelledby="sign-in-title">
           <h2 id="sign-in-title">Sign in</h2>
@@ -66,7 +117,9 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
             <button type="submit" disabled={action.busy}>Sign in</button>
           </form>
           <ProblemMessage problem={action.problem} />
-          <p>Passkey, new account or forgotten password: <a href="/account">your account page</a>.</p>
+          <p><button type="button" class="link" onClick={switchTo('register')}>Create an account</button>{' '}
+            <button type="button" class="link" onClick={switchTo('forgot')}>Forgot your password?</button></p>
+          <p>Passkeys: <a href="/account">your account page</a>.</p>
         </section>
       )}
     </main>
