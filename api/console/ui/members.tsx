@@ -28,7 +28,7 @@ function useDebounced<T>(value: T, ms: number): T {
 export function Members({ me }: PageProps) {
   const roles = grantable(me.currentMembership!.role)
   const [search, setSearch] = useState('')
-  const q = useDebounced(search.trim(), 200)
+  const q = useDebounced(search.trim(), 150) // one request per pause in typing, not per key
   const [status, setStatus] = useState<Status | ''>('')
   const [role, setRole] = useState<Role | ''>('')
   const [tokens, setTokens] = useState<string[]>([]) // the page tokens that led here: the last one is this page's
@@ -38,7 +38,9 @@ export function Members({ me }: PageProps) {
   const pageToken = tokens.at(-1)
   const [list, reloadList] = useLoad(() => must(api.GET('/v1/tenants/current/memberships', {
     params: { query: { pageSize: PAGE_SIZE, q: q || undefined, status: status || undefined, role: role || undefined, pageToken } },
-  })), [q, status, role, pageToken])
+  })).then((page) => ({ ...page, q })), [q, status, role, pageToken])
+  // The search the rows on screen answer: until they answer the one typed, the results are marked busy.
+  const shown = list.state === 'ready' ? list.value.q : undefined
 
   return (
     <>
@@ -46,7 +48,7 @@ export function Members({ me }: PageProps) {
         <h2 id="members-title">Members</h2>
         <div class="filters">
           <label for="member-search">Search by name or email</label>
-          <input id="member-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
+          <input id="member-search" type="search" value={search} data-settled={shown} onInput={(e) => setSearch(e.currentTarget.value)} aria-controls="member-results" />
           <label for="member-status">Status</label>
           <select id="member-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as Status | '')}>
             <option value="">All but removed</option>
@@ -58,30 +60,32 @@ export function Members({ me }: PageProps) {
             {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
           </select>
         </div>
-        <Show loaded={list}>
-          {(page) => (
-            <>
-              <p id="member-count" role="status">{page.meta.totalCount} {page.meta.totalCount === 1 ? 'member' : 'members'}</p>
-              {page.data.length === 0 ? <Empty>No member matches.</Empty> : (
-                <table>
-                  <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Expires</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
-                  <tbody>
-                    {page.data.map((m) => (
-                      <tr key={m.id}>
-                        <td>{m.displayName ?? '—'}</td><td>{m.email}</td><td>{m.role}</td><td>{m.status}</td><td>{when(m.expiresAt)}</td>
-                        <td>{m.status !== 'removed' && <button type="button" onClick={() => setEditing(m.id)} aria-label={`Manage ${m.email}`}>Manage</button>}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )}
-              <div class="pager">
-                <button type="button" disabled={tokens.length === 0} onClick={() => setTokens(tokens.slice(0, -1))}>Previous page</button>
-                <button type="button" disabled={!page.nextPageToken} onClick={() => setTokens([...tokens, page.nextPageToken!])}>Next page</button>
-              </div>
-            </>
-          )}
-        </Show>
+        <div id="member-results" aria-busy={shown !== search.trim()}>
+          <Show loaded={list}>
+            {(page) => (
+              <>
+                <p id="member-count" role="status">{page.meta.totalCount} {page.meta.totalCount === 1 ? 'member' : 'members'}</p>
+                {page.data.length === 0 ? <Empty>No member matches.</Empty> : (
+                  <table>
+                    <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Expires</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
+                    <tbody>
+                      {page.data.map((m) => (
+                        <tr key={m.id}>
+                          <td>{m.displayName ?? '—'}</td><td>{m.email}</td><td>{m.role}</td><td>{m.status}</td><td>{when(m.expiresAt)}</td>
+                          <td>{m.status !== 'removed' && <button type="button" onClick={() => setEditing(m.id)} aria-label={`Manage ${m.email}`}>Manage</button>}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                )}
+                <div class="pager">
+                  <button type="button" disabled={tokens.length === 0} onClick={() => setTokens(tokens.slice(0, -1))}>Previous page</button>
+                  <button type="button" disabled={!page.nextPageToken} onClick={() => setTokens([...tokens, page.nextPageToken!])}>Next page</button>
+                </div>
+              </>
+            )}
+          </Show>
+        </div>
       </section>
       {editing && <EditMember key={editing} id={editing} roles={roles} onDone={() => { setEditing(null); reloadList() }} onChanged={reloadList} />}
       <Invite roles={roles} />
