@@ -96,7 +96,7 @@ export async function openPage(g: GuardedPage, title: string) {
 
 /** Axe, a screenshot and the clean-page check, for the page as it is now. */
 export async function auditPage(g: GuardedPage, name: string) {
-  await g.page.locator('.loading').waitFor({ state: 'detached', timeout: 10_000 })
+  await g.page.waitForFunction(() => document.querySelectorAll('.loading').length === 0, undefined, { timeout: 10_000 })
   expect(await g.page.locator('main').count()).toBe(1)
   expect({ name, violations: await seriousViolations(g.page) }).toEqual({ name, violations: [] })
   await screenshot(g.page, name)

@@ -38,7 +38,7 @@ describe('console: webhooks', () => {
       expect(secret).toStartWith('whsec_')
       receiver.secrets = [secret]
       await page.getByRole('button', { name: 'Done' }).click()
-      await page.getByRole('cell', { name: HOSTILE }).waitFor()
+      await page.getByRole('cell', { name: HOSTILE, exact: true }).waitFor()
       expect(await page.locator('img[src="x"]').count()).toBe(0)
 
       await page.getByRole('button', { name: `Open ${receiver.url()}` }).click()

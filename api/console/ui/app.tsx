@@ -15,6 +15,7 @@ import { Webhooks } from './webhooks'
 import { Security } from './security'
 import { Audit } from './audit'
 import { Storage } from './storage'
+import { Models } from './models'
 import { Account } from './account'
 
 export type Me = components['schemas']['AuthMeResponseDto']
@@ -31,6 +32,7 @@ const PAGES: PageDef[] = [
   { path: 'tenants', title: 'Tenants', needs: null, view: Tenants },
   { path: 'members', title: 'Members', needs: 'tenant:manage', view: Members },
   { path: 'api-keys', title: 'API keys', needs: 'tenant', view: ApiKeys },
+  { path: 'models', title: 'Models', needs: 'model:read', view: Models },
   { path: 'storage', title: 'Storage', needs: 'tenant', view: Storage },
   { path: 'security', title: 'Security', needs: 'tenant:manage', view: Security },
   { path: 'webhooks', title: 'Webhooks', needs: 'tenant:manage', view: Webhooks },
