@@ -5,7 +5,7 @@ import { api, must } from './api'
 import type { PageProps } from './app'
 import type { components } from './api-types.gen'
 import { ProblemMessage } from './problem'
-import { Empty, Show, useAction, useLoad, when } from './ui'
+import { Empty, Show, useAction, useLoad, usePaging, when } from './ui'
 
 type Export = components['schemas']['AuditExportDto']
 type Filters = { from: string; to: string; action: string; actorId: string; outcome: '' | 'success' | 'failure' }
@@ -16,8 +16,7 @@ const iso = (local: string) => new Date(local).toISOString()
 
 export function Audit(_: PageProps) {
   const [filters, setFilters] = useState<Filters>(() => ({ from: localInput(Date.now() - DAY), to: localInput(Date.now() + 60_000), action: '', actorId: '', outcome: '' }))
-  const [tokens, setTokens] = useState<string[]>([])
-  const pageToken = tokens.at(-1)
+  const { pageToken, pager, restart } = usePaging([])
   const span = { from: iso(filters.from), to: iso(filters.to) }
   const [list] = useLoad(() => must(api.GET('/v1/tenants/current/audit-log', {
     params: { query: { ...span, pageSize: 50, pageToken, action: filters.action || undefined, actorId: filters.actorId || undefined, outcome: filters.outcome || undefined } },
@@ -26,7 +25,7 @@ export function Audit(_: PageProps) {
   const apply = (e: Event) => {
     e.preventDefault()
     const f = new FormData(e.currentTarget as HTMLFormElement)
-    setTokens([])
+    restart()
     setFilters({ from: String(f.get('from')), to: String(f.get('to')), action: String(f.get('action')).trim(), actorId: String(f.get('actor')).trim(), outcome: f.get('outcome') as Filters['outcome'] })
   }
 
@@ -59,10 +58,7 @@ export function Audit(_: PageProps) {
                   </tbody>
                 </table>
               )}
-              <div class="pager">
-                <button type="button" disabled={tokens.length === 0} onClick={() => setTokens(tokens.slice(0, -1))}>Previous page</button>
-                <button type="button" disabled={!page.nextPageToken} onClick={() => setTokens([...tokens, page.nextPageToken!])}>Next page</button>
-              </div>
+              {pager(page.nextPageToken)}
             </>
           )}
         </Show>

@@ -7,7 +7,7 @@ import { api, must, withEtag } from './api'
 import type { PageProps } from './app'
 import type { components } from './api-types.gen'
 import { ProblemMessage } from './problem'
-import { Empty, Show, StaleNotice, useAction, useLoad, useVersionedAction, when } from './ui'
+import { Empty, Show, StaleNotice, useAction, useLoad, usePaging, useVersionedAction, when } from './ui'
 
 type Member = components['schemas']['CurrentTenantMembershipDto']
 type Status = NonNullable<Member['status']>
@@ -31,11 +31,8 @@ export function Members({ me }: PageProps) {
   const q = useDebounced(search.trim(), 150) // one request per pause in typing, not per key
   const [status, setStatus] = useState<Status | ''>('')
   const [role, setRole] = useState<Role | ''>('')
-  const [tokens, setTokens] = useState<string[]>([]) // the page tokens that led here: the last one is this page's
   const [editing, setEditing] = useState<string | null>(null)
-  useEffect(() => setTokens([]), [q, status, role])
-
-  const pageToken = tokens.at(-1)
+  const { pageToken, pager } = usePaging([q, status, role])
   const [list, reloadList] = useLoad(() => must(api.GET('/v1/tenants/current/memberships', {
     params: { query: { pageSize: PAGE_SIZE, q: q || undefined, status: status || undefined, role: role || undefined, pageToken } },
   })).then((page) => ({ ...page, q })), [q, status, role, pageToken])
@@ -78,10 +75,7 @@ export function Members({ me }: PageProps) {
                     </tbody>
                   </table>
                 )}
-                <div class="pager">
-                  <button type="button" disabled={tokens.length === 0} onClick={() => setTokens(tokens.slice(0, -1))}>Previous page</button>
-                  <button type="button" disabled={!page.nextPageToken} onClick={() => setTokens([...tokens, page.nextPageToken!])}>Next page</button>
-                </div>
+                {pager(page.nextPageToken)}
               </>
             )}
           </Show>

@@ -1,10 +1,11 @@
 // Sign in with a password, then the second factor when the account has one; create an account; ask for a password
 // reset link. Passkeys live on the account page of this origin (/account), which shares this tab's session; the
 // mailed links (reset, invitation) open its landing page.
+import type { ComponentChildren } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, csrf, must } from './api'
 import type { components } from './api-types.gen'
-import { ProblemMessage } from './problem'
+import { type Problem, ProblemMessage } from './problem'
 import { useAction } from './ui'
 
 type Challenge = components['schemas']['MfaChallengeDto']
@@ -65,13 +66,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
     <main class="narrow">
       <h1>Robot Control Plane console</h1>
       {mustEnrol ? (
-        <section aria-labelledby="enrol-title">
-          <h2 id="enrol-title">A second factor is required</h2>
+        <Step id="enrol" title="A second factor is required" problem={null}>
           <p>Your organisation requires a second factor. Enrol an authenticator app or a passkey on <a href="/account">your account page</a>, then come back.</p>
-        </section>
+        </Step>
       ) : challenge ? (
-        <section aria-labelledby="challenge-title">
-          <h2 id="challenge-title">Second factor</h2>
+        <Step id="challenge" title="Second factor" problem={action.problem}>
           {challenge.methods.some((m) => m === 'totp' || m === 'recovery_code') ? (
             <form onSubmit={confirm}>
               <label for="mfa-code">Code from your authenticator app, or a recovery code</label>
@@ -79,49 +78,59 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
               <button type="submit" disabled={action.busy}>Confirm</button>
             </form>
           ) : <p>This account answers with a passkey: continue on <a href="/account">your account page</a>.</p>}
-          <ProblemMessage problem={action.problem} />
-        </section>
+        </Step>
       ) : mode === 'register' ? (
-        <section aria-labelledby="register-title">
-          <h2 id="register-title">Create an account</h2>
+        <Step id="register" title="Create an account" problem={action.problem}>
           <form onSubmit={register}>
-            <label for="new-email">Email</label>
-            <input id="new-email" name="email" type="email" autocomplete="username" required maxLength={254} />
-            <label for="new-password">Password</label>
-            <input id="new-password" name="password" type="password" autocomplete="new-password" required />
-            <button type="submit" disabled={action.busy}>Create account</button>
+            <Credentials prefix="new-" fresh submit="Create account" busy={action.busy} />
           </form>
-          <ProblemMessage problem={action.problem} />
           <p><button type="button" class="link" onClick={switchTo('sign-in')}>I have an account: sign in</button></p>
-        </section>
+        </Step>
       ) : mode === 'forgot' ? (
-        <section aria-labelledby="forgot-title">
-          <h2 id="forgot-title">Forgot your password</h2>
+        <Step id="forgot" title="Forgot your password" problem={action.problem}>
           <form onSubmit={forgot}>
-            <label for="reset-email">Email</label>
-            <input id="reset-email" name="email" type="email" autocomplete="username" required maxLength={254} />
+            <EmailField id="reset-email" />
             <button type="submit" disabled={action.busy}>Send me a link</button>
           </form>
           {sent && <p role="status" class="ok">{sent}</p>}
-          <ProblemMessage problem={action.problem} />
           <p><button type="button" class="link" onClick={switchTo('sign-in')}>Back to sign in</button></p>
-        </section>
+        </Step>
       ) : (
-        <section aria-labelledby="sign-in-title">
-          <h2 id="sign-in-title">Sign in</h2>
+        <Step id="sign-in" title="Sign in" problem={action.problem}>
           <form onSubmit={signIn}>
-            <label for="email">Email</label>
-            <input id="email" name="email" type="email" autocomplete="username" required />
-            <label for="password">Password</label>
-            <input id="password" name="password" type="password" autocomplete="current-password" required />
-            <button type="submit" disabled={action.busy}>Sign in</button>
+            <Credentials prefix="" submit="Sign in" busy={action.busy} />
           </form>
-          <ProblemMessage problem={action.problem} />
           <p><button type="button" class="link" onClick={switchTo('register')}>Create an account</button>{' '}
             <button type="button" class="link" onClick={switchTo('forgot')}>Forgot your password?</button></p>
           <p>Passkeys: <a href="/account">your account page</a>.</p>
-        </section>
+        </Step>
       )}
     </main>
+  )
+}
+
+function Step({ id, title, problem, children }: { id: string; title: string; problem: Problem | null; children: ComponentChildren }) {
+  return (
+    <section aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>{title}</h2>
+      {children}
+      <ProblemMessage problem={problem} />
+    </section>
+  )
+}
+
+const EmailField = ({ id }: { id: string }) => (
+  <><label for={id}>Email</label><input id={id} name="email" type="email" autocomplete="username" required maxLength={254} /></>
+)
+
+/** Email, password and the submit button: a new password for a new account, the current one to sign in. */
+function Credentials({ prefix, fresh = false, submit, busy }: { prefix: string; fresh?: boolean; submit: string; busy: boolean }) {
+  return (
+    <>
+      <EmailField id={`${prefix}email`} />
+      <label for={`${prefix}password`}>Password</label>
+      <input id={`${prefix}password`} name="password" type="password" autocomplete={fresh ? 'new-password' : 'current-password'} required />
+      <button type="submit" disabled={busy}>{submit}</button>
+    </>
   )
 }

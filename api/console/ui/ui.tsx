@@ -98,3 +98,17 @@ export function CopyButton({ value, label }: { value: string; label: string }) {
     </>
   )
 }
+
+/** Keyset paging over a server list: the tokens that led to the page shown (its own is the last), back to the first
+ *  page whenever `reset` changes (a new search or filter). */
+export function usePaging(reset: unknown[]) {
+  const [tokens, setTokens] = useState<string[]>([])
+  useEffect(() => setTokens([]), reset)
+  const pager = (next: string | undefined) => (
+    <div class="pager">
+      <button type="button" disabled={tokens.length === 0} onClick={() => setTokens(tokens.slice(0, -1))}>Previous page</button>
+      <button type="button" disabled={!next} onClick={() => setTokens([...tokens, next!])}>Next page</button>
+    </div>
+  )
+  return { pageToken: tokens.at(-1), pager, restart: () => setTokens([]) }
+}
