@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Client } from '../support/client'
 import { PASSWORD, tenantOwner } from '../support/fixtures'
-import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, useConsole } from './browser'
+import { auditPage, HOSTILE, onConsolePage, useConsole } from './browser'
 
 const NEW_PASSWORD = 'seven purple walruses debate quietly'
 
@@ -12,11 +12,8 @@ const env = useConsole()
 describe('console: my account', () => {
   test('changes my name, ends another session, changes my password', async () => {
     const owner = await tenantOwner(env.api.url) // its API client holds a second session
-    const g = await guardedPage(env.browser, env.origin)
-    const { page } = g
-    try {
-      await signInAs(g, env.origin, owner.email)
-      await openPage(g, 'My account')
+    await onConsolePage(env, owner.email, 'My account', async (g) => {
+      const { page } = g
       expect(await page.locator('#my-email').textContent()).toBe(owner.email)
       await page.getByLabel('Display name').fill(HOSTILE)
       await page.getByRole('button', { name: 'Save name' }).click()
@@ -42,9 +39,6 @@ describe('console: my account', () => {
       await page.getByRole('status').filter({ hasText: 'Password changed.' }).waitFor()
       expect((await new Client(env.api.url).post('/sessions', { email: owner.email, password: NEW_PASSWORD })).status).toBe(201)
       expect(await page.locator('img[src="x"]').count()).toBe(0)
-      expectClean(g)
-    } finally {
-      await g.close()
-    }
+    })
   })
 })

@@ -4,18 +4,15 @@ import { describe, expect, test } from 'bun:test'
 import { Client } from '../support/client'
 import { patFor, tenantOwner } from '../support/fixtures'
 import { memberOf } from '../tenancy/members'
-import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, useConsole } from './browser'
+import { auditPage, HOSTILE, onConsolePage, useConsole } from './browser'
 
 const env = useConsole()
 
 describe('console: API keys', () => {
   test('create with scopes and expiry; the token is shown once, copied, then gone; revoke ends it', async () => {
     const owner = await tenantOwner(env.api.url)
-    const g = await guardedPage(env.browser, env.origin, ['clipboard-read', 'clipboard-write'])
-    const { page } = g
-    try {
-      await signInAs(g, env.origin, owner.email)
-      await openPage(g, 'API keys')
+    await onConsolePage(env, owner.email, 'API keys', async (g) => {
+      const { page } = g
       await page.getByText('No API key yet.').waitFor()
       await auditPage(g, 'api-keys-empty')
 
@@ -53,29 +50,21 @@ describe('console: API keys', () => {
       await page.getByRole('button', { name: `Revoke ${HOSTILE}` }).click()
       await page.getByText(/^revoked /).waitFor()
       expect((await new Client(env.api.url).withBearer(token).get('/tokens/self')).status).toBe(401)
-      expectClean(g)
-    } finally {
-      await g.close()
-    }
+    }, ['clipboard-read', 'clipboard-write'])
   }, 60_000)
 
   test("an administrator lists every member's keys and revokes one member's at once", async () => {
     const owner = await tenantOwner(env.api.url)
     const member = await memberOf(env.api.url, env.api.sql, owner.tenantId, 'researcher')
     const pat = await patFor(member.client, ['model:read'])
-    const g = await guardedPage(env.browser, env.origin)
-    const { page } = g
-    try {
-      await signInAs(g, env.origin, owner.email)
-      await openPage(g, 'API keys')
+    await onConsolePage(env, owner.email, 'API keys', async (g) => {
+      const { page } = g
       await page.getByRole('button', { name: "Show every member's keys" }).click()
       await page.getByRole('heading', { name: "Every member's keys" }).waitFor()
       await page.getByRole('button', { name: 'Revoke every key of the member owning test token' }).click()
       await page.getByText(/^revoked /).waitFor()
       expect((await new Client(env.api.url).withBearer(pat.token).get('/tokens/self')).status).toBe(401)
       await auditPage(g, 'api-keys-tenant')
-    } finally {
-      await g.close()
-    }
+    })
   }, 60_000)
 })

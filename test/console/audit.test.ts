@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'bun:test'
 import { patFor } from '../support/fixtures'
 import { provisionedTenant } from '../storage/helpers'
-import { auditPage, expectClean, guardedPage, openPage, signInAs, useConsole } from './browser'
+import { auditPage, onConsolePage, useConsole } from './browser'
 
 const env = useConsole()
 
@@ -11,11 +11,8 @@ describe('console: audit log', () => {
   test('entries with a filter, the chain verified, an export to its download link', async () => {
     const owner = await provisionedTenant(env.api.url) // the export is written to the tenant's export bucket
     await patFor(owner.client, ['tenant:read'])
-    const g = await guardedPage(env.browser, env.origin)
-    const { page } = g
-    try {
-      await signInAs(g, env.origin, owner.email)
-      await openPage(g, 'Audit log')
+    await onConsolePage(env, owner.email, 'Audit log', async (g) => {
+      const { page } = g
       await page.getByRole('cell', { name: 'tenant.created' }).waitFor()
       const listed = await owner.client.get(`/tenants/current/audit-log?from=${new Date(Date.now() - 86_400_000).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}&pageSize=50`)
       expect(await page.locator('tbody tr').count()).toBe(listed.json.data.length)
@@ -32,9 +29,6 @@ describe('console: audit log', () => {
       await page.locator('#export-state', { hasText: 'Export succeeded' }).waitFor({ timeout: 30_000 })
       const href = await page.getByRole('link', { name: 'Download (gzip NDJSON)' }).getAttribute('href')
       expect(href).toStartWith(process.env.S3_ENDPOINT!)
-      expectClean(g)
-    } finally {
-      await g.close()
-    }
+    })
   }, 60_000)
 })

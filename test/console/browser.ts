@@ -104,3 +104,19 @@ export async function auditPage(g: GuardedPage, name: string) {
 }
 
 export const HOSTILE = '<img src=x onerror=alert(1)>'
+
+/** A fresh guarded page signed in as `email` and opened at the console page `title`; `fn` drives it, then the page
+ *  must be clean (nothing off-origin, no dialog, no script error) and is closed. */
+export async function onConsolePage(
+  env: { browser: Browser; origin: string }, email: string, title: string, fn: (g: GuardedPage) => Promise<void>, permissions: string[] = [],
+) {
+  const g = await guardedPage(env.browser, env.origin, permissions)
+  try {
+    await signInAs(g, env.origin, email)
+    await openPage(g, title)
+    await fn(g)
+    expectClean(g)
+  } finally {
+    await g.close()
+  }
+}

@@ -4,7 +4,7 @@
 import { describe, expect, test } from 'bun:test'
 import { tenantOwner, uniqueEmail } from '../support/fixtures'
 import { memberOf } from '../tenancy/members'
-import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, useConsole } from './browser'
+import { auditPage, expectClean, guardedPage, HOSTILE, onConsolePage, openPage, signInAs, useConsole } from './browser'
 
 const env = useConsole()
 
@@ -97,11 +97,8 @@ describe('console: members', () => {
   test('an invitation is made with the keyboard alone, listed as pending, and revoked', async () => {
     const owner = await tenantOwner(env.api.url)
     const invitee = uniqueEmail('invitee')
-    const g = await guardedPage(env.browser, env.origin)
-    const { page } = g
-    try {
-      await signInAs(g, env.origin, owner.email)
-      await openPage(g, 'Members')
+    await onConsolePage(env, owner.email, 'Members', async (g) => {
+      const { page } = g
       await page.getByText('No pending invitation.').waitFor()
       await page.locator('#member-count').waitFor()
       const focused = () => page.evaluate(() => document.activeElement?.id ?? '')
@@ -124,9 +121,6 @@ describe('console: members', () => {
       await page.getByRole('button', { name: `Revoke the invitation of ${invitee}` }).click()
       await page.getByText('No pending invitation.').waitFor()
       expect((await owner.client.get('/tenant-invitations')).json.data).toEqual([])
-      expectClean(g)
-    } finally {
-      await g.close()
-    }
+    })
   }, 60_000)
 })

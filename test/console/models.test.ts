@@ -2,18 +2,15 @@
 // text), edited with its ETag (a concurrent change shows the 412 and reloads), and the model versions' empty state.
 import { describe, expect, test } from 'bun:test'
 import { tenantOwner } from '../support/fixtures'
-import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, useConsole } from './browser'
+import { auditPage, HOSTILE, onConsolePage, useConsole } from './browser'
 
 const env = useConsole()
 
 describe('console: models', () => {
   test('create a profile, edit its features with the ETag, see a concurrent change', async () => {
     const owner = await tenantOwner(env.api.url)
-    const g = await guardedPage(env.browser, env.origin)
-    const { page } = g
-    try {
-      await signInAs(g, env.origin, owner.email)
-      await openPage(g, 'Models')
+    await onConsolePage(env, owner.email, 'Models', async (g) => {
+      const { page } = g
       await page.getByText('No embodiment profile yet.').waitFor()
       await page.getByText('No model version.').waitFor()
       await auditPage(g, 'models-empty')
@@ -52,9 +49,6 @@ describe('console: models', () => {
       const saved = (await owner.client.get(`/embodiment-profiles/${created.id}`)).json.data
       expect(saved).toMatchObject({ robotType: 'aloha', controlRateHz: 50, actionFeatures: [{ name: 'target', dtype: 'float32', shape: [7] }] })
       await auditPage(g, 'models')
-      expectClean(g)
-    } finally {
-      await g.close()
-    }
+    })
   }, 60_000)
 })

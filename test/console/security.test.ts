@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startDns, type TestDns } from '../support/dns'
 import { tenantOwner } from '../support/fixtures'
-import { auditPage, expectClean, guardedPage, openPage, signInAs, useConsole } from './browser'
+import { auditPage, onConsolePage, useConsole } from './browser'
 
 let dns: TestDns
 beforeAll(async () => { dns = await startDns() })
@@ -14,11 +14,8 @@ const env = useConsole(() => ({ DOMAIN_VERIFICATION_DNS_SERVERS: dns.server }))
 describe('console: security', () => {
   test('policy with its ETag, a domain verified by its TXT record, an SSO connection with its redirect URI', async () => {
     const owner = await tenantOwner(env.api.url)
-    const g = await guardedPage(env.browser, env.origin, ['clipboard-read', 'clipboard-write'])
-    const { page } = g
-    try {
-      await signInAs(g, env.origin, owner.email)
-      await openPage(g, 'Security')
+    await onConsolePage(env, owner.email, 'Security', async (g) => {
+      const { page } = g
       await page.getByText('No domain claimed.').waitFor()
       await page.getByText('No connection yet.').waitFor()
       await auditPage(g, 'security-empty')
@@ -67,8 +64,6 @@ describe('console: security', () => {
       expect(connection).toMatchObject({ name: 'Company IdP', issuer: 'https://idp.example.com', emailDomains: [domain], clientSecretSet: true })
       expect(await page.getByRole('link', { name: 'Test sign-in with Company IdP' }).getAttribute('href')).toBe(connection.signInUrl)
       await auditPage(g, 'security')
-    } finally {
-      await g.close()
-    }
+    }, ['clipboard-read', 'clipboard-write'])
   }, 90_000)
 })

@@ -2,18 +2,15 @@
 // a reconciliation run to its end.
 import { describe, expect, test } from 'bun:test'
 import { tenantOwner } from '../support/fixtures'
-import { auditPage, expectClean, guardedPage, openPage, signInAs, useConsole } from './browser'
+import { auditPage, onConsolePage, useConsole } from './browser'
 
 const env = useConsole()
 
 describe('console: storage', () => {
   test('provision, watch the buckets become ready, read the usage, reconcile', async () => {
     const owner = await tenantOwner(env.api.url)
-    const g = await guardedPage(env.browser, env.origin)
-    const { page } = g
-    try {
-      await signInAs(g, env.origin, owner.email)
-      await openPage(g, 'Storage')
+    await onConsolePage(env, owner.email, 'Storage', async (g) => {
+      const { page } = g
       await page.getByText('No storage yet.').waitFor()
       await page.getByText('No reconciliation yet.').waitFor()
       await auditPage(g, 'storage-empty')
@@ -29,9 +26,6 @@ describe('console: storage', () => {
       await page.getByRole('button', { name: 'Check (dry run)' }).click()
       await page.getByRole('cell', { name: 'succeeded' }).waitFor({ timeout: 45_000 })
       await auditPage(g, 'storage')
-      expectClean(g)
-    } finally {
-      await g.close()
-    }
+    })
   }, 120_000)
 })
