@@ -16,6 +16,7 @@ import { Security } from './security'
 import { Audit } from './audit'
 import { Storage } from './storage'
 import { Models } from './models'
+import { Packages } from './packages'
 import { Account } from './account'
 
 export type Me = components['schemas']['AuthMeResponseDto']
@@ -33,6 +34,7 @@ const PAGES: PageDef[] = [
   { path: 'members', title: 'Members', needs: 'tenant:manage', view: Members },
   { path: 'api-keys', title: 'API keys', needs: 'tenant', view: ApiKeys },
   { path: 'models', title: 'Models', needs: 'model:read', view: Models },
+  { path: 'packages', title: 'Packages', needs: 'model:read', view: Packages },
   { path: 'storage', title: 'Storage', needs: 'tenant', view: Storage },
   { path: 'security', title: 'Security', needs: 'tenant:manage', view: Security },
   { path: 'webhooks', title: 'Webhooks', needs: 'tenant:manage', view: Webhooks },
