@@ -18,7 +18,7 @@ async function tenantWithCrew() {
 }
 
 describe('console: members', () => {
-  test('search, filters, paging and the count come from the server; role change, 412, last owner', async () => {
+  test('search, filters, paging and the count come from the server; role change, 412, disable, remove, last owner', async () => {
     const { owner, crew, hostile } = await tenantWithCrew()
     const g = await guardedPage(env.browser, env.origin)
     const { page } = g
@@ -76,6 +76,21 @@ describe('console: members', () => {
       await page.getByRole('button', { name: 'Save' }).click()
       await page.getByRole('heading', { name: /^Manage / }).waitFor({ state: 'detached' })
       expect((await owner.client.get(`/tenants/current/memberships/${target.membershipId}`)).json.data.role).toBe('billing_admin')
+
+      // Disable one member, remove another.
+      const [quiet, leaving] = [crew[1]!, crew[2]!]
+      await page.getByLabel('Search by name or email').fill(quiet.email)
+      await page.getByRole('button', { name: `Manage ${quiet.email}` }).click()
+      await page.locator('#edit-status').selectOption('disabled')
+      await page.getByRole('button', { name: 'Save' }).click()
+      await page.getByRole('heading', { name: /^Manage / }).waitFor({ state: 'detached' })
+      expect((await owner.client.get(`/tenants/current/memberships/${quiet.membershipId}`)).json.data.status).toBe('disabled')
+      await page.getByLabel('Search by name or email').fill(leaving.email)
+      await page.getByRole('button', { name: `Manage ${leaving.email}` }).click()
+      await page.getByRole('button', { name: 'Remove member' }).click()
+      await page.getByRole('button', { name: 'Confirm removal' }).click()
+      await page.getByText('No member matches.').waitFor()
+      expect((await owner.client.get(`/tenants/current/memberships/${leaving.membershipId}`)).json.data.status).toBe('removed')
 
       // The last owner cannot be removed: the server's 409, as it is.
       await page.getByLabel('Search by name or email').fill(owner.email)

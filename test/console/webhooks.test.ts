@@ -1,6 +1,7 @@
 // The webhooks page in Chromium against the real platform and a delivery worker: an endpoint added (its secret shown
 // once), a test event received and verified by a local HTTPS receiver, the message and its attempt in the log, the
-// secret rotated with the overlap shown, the endpoint disabled; the catalogue with schemas and example payloads.
+// secret rotated with the overlap shown, the message redelivered, a recovery, the rate limit, the endpoint disabled
+// and deleted; the catalogue with schemas and example payloads.
 // A hostile endpoint description renders as text.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
@@ -17,7 +18,7 @@ beforeAll(async () => { browser = await launchChromium() })
 afterAll(async () => { await browser?.close() })
 
 describe('console: webhooks', () => {
-  test('add an endpoint, send a test event to a local receiver, read its attempt, rotate, disable', async () => {
+  test('add an endpoint, send a test event to a local receiver, read its attempt, rotate, redeliver, recover, limit, disable, delete', async () => {
     const owner = await tenantOwner(env.api.url)
     const receiver = await new Receiver(env.certs).start()
     try {
@@ -66,10 +67,28 @@ describe('console: webhooks', () => {
         expect(await example.textContent()).toContain('"trainingJobId"')
         await auditPage(g, 'webhooks')
 
+        await page.getByRole('button', { name: 'Redeliver' }).click()
+        await page.getByRole('status').filter({ hasText: 'Message sent again.' }).waitFor()
+        for (let i = 0; i < 100 && receiver.of('webhook_endpoint.test').length < 2; i++) await Bun.sleep(100)
+        expect(receiver.of('webhook_endpoint.test').length).toBe(2)
+
+        await page.getByLabel(/^Send every failed message again/).fill(new Date(Date.now() - 3_600_000).toISOString().slice(0, 16))
+        await page.getByRole('button', { name: 'Recover' }).click()
+        await page.getByRole('status').filter({ hasText: '0 failed messages sent again.' }).waitFor()
+
+        await page.getByLabel(/^Deliveries per second at most/).nth(0).fill('5')
+        await page.getByRole('button', { name: 'Save rate limit' }).click()
+        await page.getByRole('status').filter({ hasText: 'Rate limit saved.' }).waitFor()
+
         await page.getByRole('button', { name: 'Disable' }).click()
         await page.getByRole('status').filter({ hasText: 'Endpoint disabled.' }).waitFor()
         const [endpoint] = (await owner.client.get('/webhook-endpoints')).json.data
-        expect(endpoint).toMatchObject({ enabled: false, disabledReason: 'manual', description: HOSTILE })
+        expect(endpoint).toMatchObject({ enabled: false, disabledReason: 'manual', description: HOSTILE, rateLimitPerSecond: 5 })
+
+        await page.getByRole('button', { name: 'Delete endpoint' }).click()
+        await page.getByRole('button', { name: 'Confirm deletion' }).click()
+        await page.getByText('No endpoint yet').waitFor()
+        expect((await owner.client.get('/webhook-endpoints')).json.data).toEqual([])
       }, ['clipboard-read', 'clipboard-write'])
     } finally {
       await receiver.stop()
