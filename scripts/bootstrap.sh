@@ -34,6 +34,10 @@ if ! command -v docker-compose >/dev/null 2>&1; then
   fi
 fi
 
+# The console (api/console/ui): its API types from the app's OpenAPI document, then its bundle; nothing built is
+# committed, so both commands build it (about 2 s).
+node_modules/.bin/bun scripts/build-console.ts
+
 bash scripts/setup-servers.sh all >/dev/null
 bash scripts/setup-schemathesis.sh >/dev/null
-log "ready: npm packages, Temporal CLI and MinIO binaries, the schema fuzzer"
+log "ready: npm packages, the console, Temporal CLI and MinIO binaries, the schema fuzzer"

@@ -157,6 +157,7 @@ async function main(): Promise<void> {
 
   const rows: [string, string][] = [
     ['API', api],
+    ['Console', `${api}/console`],
     ['OpenAPI docs', `${api}/v1/docs`],
     ['OpenAPI JSON', `${api}/v1/openapi.json`],
     ['Metrics', `http://127.0.0.1:${ports.apiMetrics}/metrics (API)  http://127.0.0.1:${ports.workerMetrics}/metrics (worker)`],

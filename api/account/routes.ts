@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { join } from 'node:path'
 import type { AppDeps } from '../http/deps'
+import { CSS, HTML, JS, staticAsset } from '../http/static-asset'
 
 const HERE = import.meta.dir
 const BROWSER_BUNDLE = join(HERE, '..', '..', 'node_modules', '@simplewebauthn', 'browser', 'dist', 'bundle', 'index.umd.min.js')
@@ -8,12 +9,7 @@ const BROWSER_BUNDLE = join(HERE, '..', '..', 'node_modules', '@simplewebauthn',
 // Scripts only from this origin, no inline code; the QR code is a data: image; the page calls only /v1 here.
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 
-const asset = (file: string, type: string, cache: string) => {
-  const body = Bun.file(file)
-  return () => new Response(body, {
-    headers: { 'content-type': type, 'cache-control': cache, 'content-security-policy': CSP, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' },
-  })
-}
+const asset = (file: string, type: string, cache: string) => staticAsset(file, type, cache, CSP)
 
 /** The paths of the links the API mails (password-resets/grants.ts, invitations/service.ts): one page serves them. */
 export const LINK_PATHS = ['/password-reset', '/activate', '/invitations/accept', '/registration'] as const
@@ -23,14 +19,14 @@ export const LINK_PATHS = ['/password-reset', '/activate', '/invitations/accept'
  *  page of the mailed links (links.html): choose a password from a reset or activation link, accept a tenant
  *  invitation, finish a registration. */
 export const accountRoutes = (_deps: AppDeps) => {
-  const links = asset(join(HERE, 'links.html'), 'text/html; charset=utf-8', 'no-store')
+  const links = asset(join(HERE, 'links.html'), HTML, 'no-store')
   const app = new Elysia({ detail: { hide: true } })
     .use(new Elysia({ prefix: '/account', detail: { hide: true } })
-      .get('', asset(join(HERE, 'page.html'), 'text/html; charset=utf-8', 'no-store'))
-      .get('/page.js', asset(join(HERE, 'page.js'), 'text/javascript; charset=utf-8', 'no-cache'))
-      .get('/page.css', asset(join(HERE, 'page.css'), 'text/css; charset=utf-8', 'no-cache'))
-      .get('/links.js', asset(join(HERE, 'links.js'), 'text/javascript; charset=utf-8', 'no-cache'))
-      .get('/webauthn.js', asset(BROWSER_BUNDLE, 'text/javascript; charset=utf-8', 'public, max-age=3600')))
+      .get('', asset(join(HERE, 'page.html'), HTML, 'no-store'))
+      .get('/page.js', asset(join(HERE, 'page.js'), JS, 'no-cache'))
+      .get('/page.css', asset(join(HERE, 'page.css'), CSS, 'no-cache'))
+      .get('/links.js', asset(join(HERE, 'links.js'), JS, 'no-cache'))
+      .get('/webauthn.js', asset(BROWSER_BUNDLE, JS, 'public, max-age=3600')))
   for (const path of LINK_PATHS) app.get(path, links)
   return app
 }

@@ -114,10 +114,9 @@ export function openapiRoutes(handle: (req: Request) => Promise<Response>, extra
   let cached: Json | undefined
   return new Elysia()
     .use(openapi({
-      path: '/v1/docs',
+      // The plugin's page loads its script from a CDN: off. api/docs serves the reference from our own origin.
+      provider: null,
       specPath: RAW_SPEC_PATH,
-      // Rendered per request: the plugin's prebuilt page is a single Response whose body is consumed once.
-      embedSpec: true,
       mapJsonSchema: { zod: z.toJSONSchema },
       documentation: {
         info: { title: 'Robot Control Plane API', version: '1.0.0', description: DESCRIPTION },

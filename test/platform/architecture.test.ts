@@ -17,14 +17,22 @@ const resolveLocal = (file: string, spec: string) =>
 
 const files = (pattern: string) => Array.fromAsync(new Glob(pattern).scan({ cwd: ROOT }))
 
+const withImports = (list: string[]) =>
+  Promise.all(list.sort().map(async (file) => ({ file, targets: (await importsOf(file)).map((spec) => ({ spec, target: resolveLocal(file, spec) })) })))
+
+// The console's browser program: bundled for the browser by scripts/build-console.ts, never run by the server.
+const CONSOLE_UI = 'api/console/ui/'
+
 /** Files of the server, with what each imports, read once. */
-const sources = await (async () => {
-  const all = [...(await files('api/**/*.ts')), ...(await files('activities/**/*.ts')), ...(await files('workflows/**/*.ts')), ...(await files('worker/**/*.ts'))]
-  return Promise.all(all.sort().map(async (file) => ({ file, targets: (await importsOf(file)).map((spec) => ({ spec, target: resolveLocal(file, spec) })) })))
-})()
+const sources = await withImports([
+  ...(await files('api/**/*.ts')).filter((f) => !f.startsWith(CONSOLE_UI)), ...(await files('activities/**/*.ts')),
+  ...(await files('workflows/**/*.ts')), ...(await files('worker/**/*.ts')),
+])
 
 // Layers below or beside the domains: `platform` imports nothing of ours; `http` is the Elysia conventions plugin.
 const LAYERS = new Set(['platform', 'http'])
+// Folders of pages: a routes.ts serving static files (and the console's browser program), no domain of their own.
+const PAGES = new Set(['account', 'docs', 'console'])
 // The composition roots: they wire everything and nothing imports them.
 const ROOTS = new Set(['api/app.ts', 'api/main.ts'])
 
@@ -100,7 +108,15 @@ describe('import direction', () => {
     for (const { file } of apiFiles) expect({ file, placed: ROOTS.has(file) || folderOf(file) !== undefined }).toEqual({ file, placed: true })
     const folders = readdirSync(join(ROOT, 'api'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name)
     const graph = domainGraph(sources)
-    for (const folder of folders) expect({ folder, inGraph: LAYERS.has(folder) || graph.has(folder) || folder === 'account' }).toEqual({ folder, inGraph: true })
+    for (const folder of folders) expect({ folder, inGraph: LAYERS.has(folder) || graph.has(folder) || PAGES.has(folder) }).toEqual({ folder, inGraph: true })
+  })
+
+  test('the console UI imports only itself, the permission table and its browser packages; the server never imports it', async () => {
+    const ui = await withImports([...(await files(`${CONSOLE_UI}**/*.ts`)), ...(await files(`${CONSOLE_UI}**/*.tsx`))])
+    expect(ui.length).toBeGreaterThan(5)
+    const allowed = (t: string) => t.startsWith(CONSOLE_UI) || t === 'api/identity/permissions' || ['preact', 'preact/hooks', 'openapi-fetch'].includes(t)
+    for (const { file, targets } of ui) for (const { target } of targets) expect({ file, target, ok: allowed(target) }).toMatchObject({ ok: true })
+    for (const { file, targets } of sources) for (const { target } of targets) expect({ file, target, ok: !`${target}/`.startsWith(CONSOLE_UI) }).toMatchObject({ ok: true })
   })
 
   test('api/ never imports worker/ or activities/; workflows/ only their contract and types', () => {

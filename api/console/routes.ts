@@ -1,0 +1,28 @@
+import { Elysia } from 'elysia'
+import { join } from 'node:path'
+import { CSS, HTML, JS, staticAsset } from '../http/static-asset'
+
+// Built by scripts/build-console.ts (run by ./scripts/up, ./scripts/test and the Dockerfile) from ./ui; not committed.
+const DIST = join(import.meta.dir, 'dist')
+
+// Only this origin's hashed script and stylesheet, no inline code or style, no frames, and calls to /v1 here alone.
+export const CONSOLE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+const HASHED = /^[A-Za-z0-9_-]+\.(js|css)$/
+
+const notBuilt = () => new Response('The console is not built: run scripts/build-console.ts (./scripts/up and ./scripts/test do).', {
+  status: 503, headers: { 'content-type': 'text/plain; charset=utf-8', 'content-security-policy': CONSOLE_CSP },
+})
+
+/** The console: one page (its views follow the location hash) and its two assets, whose names change with their
+ *  content, so they are cached for good while the page itself is never cached. */
+export const consoleRoutes = () => {
+  const index = staticAsset(join(DIST, 'index.html'), HTML, 'no-store', CONSOLE_CSP)
+  return new Elysia({ prefix: '/console', detail: { hide: true } })
+    .get('', async () => ((await Bun.file(join(DIST, 'index.html')).exists()) ? index() : notBuilt()))
+    .get('/assets/:file', async ({ params: { file } }) => {
+      const path = join(DIST, 'assets', file)
+      if (!HASHED.test(file) || !(await Bun.file(path).exists())) return new Response('Not found', { status: 404 })
+      return staticAsset(path, file.endsWith('.js') ? JS : CSS, 'public, max-age=31536000, immutable', CONSOLE_CSP)()
+    })
+}

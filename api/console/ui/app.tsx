@@ -1,0 +1,120 @@
+// The shell: who is signed in (GET /v1/users/me), the tenant they act in, the pages their role may use, and the
+// page the location hash names. What a role cannot do is not offered; the server still decides every request.
+import type { ComponentType } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { ROLE_PERMISSIONS, type Permission } from '../../identity/permissions'
+import { api, csrf, must } from './api'
+import type { components } from './api-types.gen'
+import { Problem } from './problem'
+import { Show, useLoad } from './ui'
+import { SignIn } from './sign-in'
+import { Tenants } from './tenants'
+import { Members } from './members'
+import { ApiKeys } from './api-keys'
+import { Webhooks } from './webhooks'
+import { Security } from './security'
+import { Audit } from './audit'
+import { Storage } from './storage'
+import { Models } from './models'
+import { Packages } from './packages'
+import { Account } from './account'
+
+export type Me = components['schemas']['AuthMeResponseDto']
+
+export interface PageProps {
+  me: Me
+  can: (p: Permission) => boolean
+  reloadMe: () => void
+}
+
+interface PageDef { path: string; title: string; needs: Permission | 'tenant' | null; view: ComponentType<PageProps> }
+
+const PAGES: PageDef[] = [
+  { path: 'tenants', title: 'Tenants', needs: null, view: Tenants },
+  { path: 'members', title: 'Members', needs: 'tenant:manage', view: Members },
+  { path: 'api-keys', title: 'API keys', needs: 'tenant', view: ApiKeys },
+  { path: 'models', title: 'Models', needs: 'model:read', view: Models },
+  { path: 'packages', title: 'Packages', needs: 'model:read', view: Packages },
+  { path: 'storage', title: 'Storage', needs: 'tenant', view: Storage },
+  { path: 'security', title: 'Security', needs: 'tenant:manage', view: Security },
+  { path: 'webhooks', title: 'Webhooks', needs: 'tenant:manage', view: Webhooks },
+  { path: 'audit', title: 'Audit log', needs: 'tenant:manage', view: Audit },
+  { path: 'account', title: 'My account', needs: null, view: Account },
+]
+
+const routeOf = () => location.hash.replace(/^#\/?/, '').split('/')[0] ?? ''
+
+function useRoute(): string {
+  const [route, setRoute] = useState(routeOf)
+  useEffect(() => {
+    const onHash = () => setRoute(routeOf())
+    addEventListener('hashchange', onHash)
+    return () => removeEventListener('hashchange', onHash)
+  }, [])
+  return route
+}
+
+/** Signed out (null) without a CSRF token in this tab or when the session is gone. */
+async function whoAmI(): Promise<Me | null> {
+  if (!csrf.get()) return null
+  try {
+    return (await must(api.GET('/v1/users/me'))).data
+  } catch (err) {
+    if (err instanceof Problem && err.status === 401) { csrf.clear(); return null }
+    throw err
+  }
+}
+
+export function App() {
+  const [me, reloadMe] = useLoad(whoAmI, [])
+  const route = useRoute()
+  return (
+    <Show loaded={me}>
+      {(who) => (who ? <Console me={who} route={route} reloadMe={reloadMe} /> : <SignIn onSignedIn={reloadMe} />)}
+    </Show>
+  )
+}
+
+function Console({ me, route, reloadMe }: { me: Me; route: string; reloadMe: () => void }) {
+  const role = me.currentMembership?.role
+  const held = new Set<Permission>(role ? ROLE_PERMISSIONS[role] : [])
+  const can = (p: Permission) => held.has(p)
+  const offered = PAGES.filter((p) => p.needs === null || (p.needs === 'tenant' ? role !== undefined : can(p.needs)))
+  const page = offered.find((p) => p.path === route) ?? offered.find((p) => p.path === (role ? 'api-keys' : 'tenants'))!
+  const Page = page.view
+  useEffect(() => {
+    // The location always names the page shown, so a reload (after a tenant switch, say) stays on it.
+    if (route !== page.path) location.replace(`#/${page.path}`)
+    document.title = `${page.title} · Console · Robot Control Plane`
+  }, [page, route])
+
+  const signOut = async () => {
+    await api.DELETE('/v1/sessions/current').catch(() => undefined)
+    csrf.clear()
+    reloadMe()
+  }
+
+  return (
+    <>
+      <header>
+        <p class="brand">Robot Control Plane</p>
+        <p class="who">
+          {me.user.email}
+          {me.currentMembership ? <> · <span id="current-tenant">{me.currentMembership.tenantName}</span> ({me.currentMembership.role})</> : ' · no tenant chosen'}
+        </p>
+        <nav aria-label="Console">
+          <ul>
+            {offered.map((p) => (
+              <li key={p.path}><a href={`#/${p.path}`} aria-current={p === page ? 'page' : undefined}>{p.title}</a></li>
+            ))}
+          </ul>
+        </nav>
+        <button type="button" id="sign-out" onClick={signOut}>Sign out</button>
+      </header>
+      <main>
+        <h1>{page.title}</h1>
+        <Page me={me} can={can} reloadMe={reloadMe} />
+      </main>
+    </>
+  )
+}

@@ -1,0 +1,122 @@
+// Guards every console test page carries: a request to any other origin is refused and recorded, dialogs and
+// script errors (a CSP refusal is one) are recorded; axe-core runs in the page; screenshots go to a gitignored folder.
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, expect } from 'bun:test'
+import type { Browser, Page } from 'playwright-core'
+import { localhostOrigin, startApi, type TestApi } from '../support/api'
+import { launchChromium } from '../support/chromium'
+import { PASSWORD } from '../support/fixtures'
+
+const ROOT = join(import.meta.dir, '..', '..')
+const AXE = await Bun.file(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js')).text()
+export const SCREENSHOTS = join(ROOT, 'test-results', 'console')
+
+export interface GuardedPage {
+  page: Page
+  /** URLs outside the origin the page tried to reach. */
+  foreign: string[]
+  dialogs: string[]
+  errors: string[]
+  close(): Promise<void>
+}
+
+export async function guardedPage(browser: Browser, origin: string, permissions: string[] = []): Promise<GuardedPage> {
+  const context = await browser.newContext()
+  if (permissions.length > 0) await context.grantPermissions(permissions, { origin })
+  const page = await context.newPage()
+  const g: GuardedPage = { page, foreign: [], dialogs: [], errors: [], close: () => context.close() }
+  await page.route('**', (route) => {
+    const url = route.request().url()
+    if (new URL(url).origin === origin) return route.continue()
+    g.foreign.push(url)
+    return route.abort('blockedbyclient')
+  })
+  page.on('dialog', (d) => { g.dialogs.push(d.message()); void d.dismiss() })
+  page.on('pageerror', (e) => g.errors.push(e.message))
+  page.on('console', (m) => { if (m.type() === 'error' && !isExpectedFailure(m.text())) g.errors.push(m.text()) })
+  return g
+}
+
+/** The browser logs every non-2xx fetch as a console error; the pages show those problems themselves (tested). */
+const isExpectedFailure = (text: string) => /^Failed to load resource: the server responded with a status of (4\d\d)/.test(text)
+
+/** Nothing left the origin, no dialog opened, no script failed (or was refused by the CSP). */
+export function expectClean(g: GuardedPage) {
+  expect({ foreign: g.foreign, dialogs: g.dialogs, errors: g.errors }).toEqual({ foreign: [], dialogs: [], errors: [] })
+}
+
+/** axe-core over the page as it is; returns the serious and critical violations (ids and the first targets). Injected
+ *  through the DevTools protocol (page.evaluate), which the page's CSP does not govern, so the CSP stays on. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE)
+  const found = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown[] }[] }[] }> } }).axe
+    const r = await axe.run(document, { resultTypes: ['violations'] })
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)) }))
+  })
+  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.targets.join(' ')}`)
+}
+
+export async function screenshot(page: Page, name: string) {
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
+}
+
+/** One API on a localhost origin (with `settings`, read when it starts) and one Chromium for a test file. Read the
+ *  fields inside tests. */
+export function useConsole(settings: () => Record<string, string> = () => ({})): { api: TestApi; browser: Browser; origin: string } {
+  const env = {} as { api: TestApi; browser: Browser; origin: string }
+  beforeAll(async () => {
+    const { port, origin } = localhostOrigin()
+    const [api, browser] = await Promise.all([startApi({ PORT: String(port), PUBLIC_URL: origin, ...settings() }), launchChromium()])
+    Object.assign(env, { api, browser, origin })
+  }, 120_000)
+  afterAll(async () => {
+    await env.browser?.close()
+    await env.api?.stop()
+  })
+  return env
+}
+
+/** Signs in through the console's own form and waits for the signed-in shell. */
+export async function signInAs(g: GuardedPage, origin: string, email: string, password = PASSWORD) {
+  await g.page.goto(`${origin}/console`)
+  await g.page.getByLabel('Email').fill(email)
+  await g.page.getByLabel('Password').fill(password)
+  await g.page.getByRole('button', { name: 'Sign in' }).click()
+  await g.page.locator('#sign-out').waitFor({ timeout: 10_000 })
+}
+
+/** Opens a page of the console by its navigation link and waits for its heading. */
+export async function openPage(g: GuardedPage, title: string) {
+  await g.page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: title }).click()
+  await g.page.getByRole('heading', { level: 1, name: title }).waitFor({ timeout: 10_000 })
+}
+
+/** Axe, a screenshot and the clean-page check, for the page as it is now. */
+export async function auditPage(g: GuardedPage, name: string) {
+  await g.page.waitForFunction(() => document.querySelectorAll('.loading').length === 0, undefined, { timeout: 10_000 })
+  expect(await g.page.locator('main').count()).toBe(1)
+  expect({ name, violations: await seriousViolations(g.page) }).toEqual({ name, violations: [] })
+  await screenshot(g.page, name)
+  expectClean(g)
+}
+
+export const HOSTILE = '<img src=x onerror=alert(1)>'
+
+/** A fresh guarded page signed in as `email` and opened at the console page `title`; `fn` drives it, then the page
+ *  must be clean (nothing off-origin, no dialog, no script error) and is closed. */
+export async function onConsolePage(
+  env: { browser: Browser; origin: string }, email: string, title: string, fn: (g: GuardedPage) => Promise<void>, permissions: string[] = [],
+) {
+  const g = await guardedPage(env.browser, env.origin, permissions)
+  try {
+    await signInAs(g, env.origin, email)
+    await openPage(g, title)
+    await fn(g)
+    expectClean(g)
+  } finally {
+    await g.close()
+  }
+}

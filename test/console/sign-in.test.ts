@@ -1,0 +1,137 @@
+// The console's sign-in (password, then the second factor when the account has one) and its tenants page (create,
+// switch), in Chromium against the real platform. Hostile tenant names render as text.
+import { describe, expect, test } from 'bun:test'
+import { Client } from '../support/client'
+import { PASSWORD, signedUpUser, tenantOwner, uniqueEmail, uniqueSlug } from '../support/fixtures'
+import { waitForMail } from '../support/mailbox'
+import { codeAt, enrolTotp } from '../mfa/helpers'
+import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, useConsole } from './browser'
+
+const env = useConsole()
+
+describe('console: sign in and tenants', () => {
+  test('a wrong password shows the problem the server answered; the right one opens the console', async () => {
+    const owner = await tenantOwner(env.api.url)
+    const g = await guardedPage(env.browser, env.origin)
+    try {
+      await g.page.goto(`${env.origin}/console`)
+      await g.page.getByRole('heading', { name: 'Sign in' }).waitFor()
+      await auditPage(g, 'sign-in')
+      await g.page.getByLabel('Email').fill(owner.email)
+      await g.page.getByLabel('Password').fill('not the password at all')
+      await g.page.getByRole('button', { name: 'Sign in' }).click()
+      const alert = g.page.getByRole('alert')
+      await alert.waitFor()
+      const answer = await new Client(env.api.url).post('/sessions', { email: owner.email, password: 'not the password at all' })
+      expect(await alert.textContent()).toContain(answer.json.message)
+      expect(await alert.textContent()).toContain(answer.json.code)
+
+      await signInAs(g, env.origin, owner.email)
+      expect(await g.page.locator('#current-tenant').textContent()).toBe('Test tenant')
+      expectClean(g)
+    } finally {
+      await g.close()
+    }
+  })
+
+  test('an account with TOTP answers the second factor before the console opens', async () => {
+    const owner = await tenantOwner(env.api.url)
+    const { secret } = await enrolTotp(owner.client)
+    const g = await guardedPage(env.browser, env.origin)
+    try {
+      await g.page.goto(`${env.origin}/console`)
+      await g.page.getByLabel('Email').fill(owner.email)
+      await g.page.getByLabel('Password').fill(PASSWORD)
+      await g.page.getByRole('button', { name: 'Sign in' }).click()
+      await g.page.getByRole('heading', { name: 'Second factor' }).waitFor()
+      await auditPage(g, 'second-factor')
+      await g.page.getByLabel(/Code from your authenticator app/).fill(await codeAt(secret))
+      await g.page.getByRole('button', { name: 'Confirm' }).click()
+      await g.page.locator('#sign-out').waitFor()
+      expectClean(g)
+    } finally {
+      await g.close()
+    }
+  })
+
+  test('a user without a tenant creates one (a hostile name renders as text), then switches between tenants', async () => {
+    const user = await signedUpUser(env.api.url)
+    const g = await guardedPage(env.browser, env.origin)
+    try {
+      await signInAs(g, env.origin, user.email)
+      await g.page.getByRole('heading', { level: 1, name: 'Tenants' }).waitFor()
+      await g.page.getByText('You belong to no tenant yet').waitFor()
+      await auditPage(g, 'tenants-empty')
+      // Without a membership the account routes would refuse: the page says so instead of offering them.
+      await openPage(g, 'My account')
+      await g.page.getByText('Create or join a tenant to change your profile').waitFor()
+      expect(await g.page.getByRole('button').allTextContents()).toEqual(['Sign out'])
+      await openPage(g, 'Tenants')
+
+      await g.page.getByLabel('Name').fill(HOSTILE)
+      await g.page.getByLabel(/^Slug/).fill(uniqueSlug())
+      await g.page.getByRole('button', { name: 'Create tenant' }).click()
+      await g.page.locator('#current-tenant', { hasText: HOSTILE }).waitFor()
+      expect(await g.page.locator('img[src="x"]').count()).toBe(0)
+
+      await g.page.getByLabel('Name').fill('Second lab')
+      await g.page.getByLabel(/^Slug/).fill(uniqueSlug())
+      await g.page.getByRole('button', { name: 'Create tenant' }).click()
+      await g.page.locator('#current-tenant', { hasText: 'Second lab' }).waitFor()
+      await g.page.getByRole('button', { name: `Switch to ${HOSTILE}` }).click()
+      await g.page.locator('#current-tenant', { hasText: HOSTILE }).waitFor()
+      const me = await user.client.get('/users/me')
+      expect(me.json.data.memberships.map((m: { tenantName: string }) => m.tenantName).sort()).toEqual([HOSTILE, 'Second lab'].sort())
+      await auditPage(g, 'tenants')
+
+      await g.page.getByRole('button', { name: 'Sign out' }).click()
+      await g.page.getByRole('heading', { name: 'Sign in' }).waitFor()
+      expectClean(g)
+    } finally {
+      await g.close()
+    }
+  })
+
+  test('the pages a role may use are offered after sign-in, and each opens', async () => {
+    const owner = await tenantOwner(env.api.url)
+    const g = await guardedPage(env.browser, env.origin)
+    try {
+      await signInAs(g, env.origin, owner.email)
+      const titles = ['Tenants', 'Members', 'API keys', 'Models', 'Packages', 'Storage', 'Security', 'Webhooks', 'Audit log', 'My account']
+      expect(await g.page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(titles)
+      for (const title of titles) await openPage(g, title)
+      expectClean(g)
+    } finally {
+      await g.close()
+    }
+  })
+
+  test('create an account from the sign-in page, and ask for a reset link', async () => {
+    const email = uniqueEmail('console')
+    const g = await guardedPage(env.browser, env.origin)
+    const { page } = g
+    try {
+      await page.goto(`${env.origin}/console`)
+      await page.getByRole('button', { name: 'Create an account' }).click()
+      await page.getByRole('heading', { name: 'Create an account' }).waitFor()
+      await auditPage(g, 'register')
+      await page.getByLabel('Email').fill(email)
+      await page.getByLabel('Password').fill(PASSWORD)
+      await page.getByRole('button', { name: 'Create account' }).click()
+      await page.getByText('You belong to no tenant yet').waitFor()
+      expect((await new Client(env.api.url).post('/sessions', { email, password: PASSWORD })).status).toBe(201)
+      await page.getByRole('button', { name: 'Sign out' }).click()
+
+      const since = new Date()
+      await page.getByRole('button', { name: 'Forgot your password?' }).click()
+      await page.getByLabel('Email').fill(email)
+      await page.getByRole('button', { name: 'Send me a link' }).click()
+      await page.getByRole('status').filter({ hasText: `If ${email} has an account` }).waitFor()
+      await auditPage(g, 'forgot-password')
+      const mail = await waitForMail(email, { after: since, timeoutMs: 30_000 })
+      expect(mail.text).toContain(`${env.origin}/password-reset?token=`)
+    } finally {
+      await g.close()
+    }
+  }, 60_000)
+})
