@@ -43,7 +43,8 @@ const gpu = (m: PackageManifest): string[] =>
 
 function openpiServer(m: PackageManifest, plan: RuntimePlan): string[] {
   const config = m.strategyKey ? `\${OPENPI_CONFIG:-${m.strategyKey}}` : '${OPENPI_CONFIG:?set OPENPI_CONFIG to the checkpoint training config}'
-  const args = `--port ${plan.ports['openpi-ws']} policy:checkpoint --policy.config=${config} --policy.dir=/package/model`
+  const port = plan.ports['openpi-ws']
+  const args = `--port ${port} policy:checkpoint --policy.config=${config} --policy.dir=/package/model`
   return [
     `  # openpi's own serving image and command (scripts/docker/serve_policy.Dockerfile, scripts/serve_policy.py) from a`,
     `  # checkout of github.com/Physical-Intelligence/openpi at ${OPENPI_COMMIT}, as openpi's compose runs them.`,
@@ -52,7 +53,10 @@ function openpiServer(m: PackageManifest, plan: RuntimePlan): string[] {
     '      context: ${OPENPI_DIR:-./openpi}',
     '      dockerfile: scripts/docker/serve_policy.Dockerfile',
     '    init: true',
-    '    network_mode: host',
+    // serve_policy.py binds 0.0.0.0 inside its container, unauthenticated: published on the robot's loopback only,
+    // where the robot client (host networking) reaches it.
+    '    ports:',
+    `      - "127.0.0.1:${port}:${port}"`,
     '    volumes:',
     '      - ${OPENPI_DIR:-./openpi}:/app',
     '      - ./model:/package/model:ro',

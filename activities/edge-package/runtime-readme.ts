@@ -9,8 +9,8 @@ import type { RuntimePlan } from './runtime-plan'
 const features = (list: Feature[]) => list.map((f) => `- \`${f.name}\`: ${f.dtype} [${f.shape.join(', ')}]${f.kind ? ` (${f.kind})` : ''}`)
 
 const serverText: Record<NonNullable<RuntimePlan['server']>, string> = {
-  onnx: "`runtime/onnx_policy_server.py` serves `model/` with onnxruntime (CPU provider) over openpi's websocket protocol. ONNX inputs are fed the observation features of the same names, ONNX outputs become the action features of the same names (a batch axis of 1 is added and removed when the model has one).",
-  openpi: "openpi's own policy server runs in its own container (compose service `policy-server`): clone github.com/Physical-Intelligence/openpi beside this directory (or set OPENPI_DIR), check out the commit named in compose.yaml, and set OPENPI_CONFIG if the compose default is not your checkpoint's training config.",
+  onnx: "`runtime/onnx_policy_server.py` serves `model/` with onnxruntime (CPU provider) over openpi's websocket protocol on 127.0.0.1 only. ONNX inputs are fed the observation features of the same names, ONNX outputs become the action features of the same names (a batch axis of 1 is added and removed when the model has one).",
+  openpi: "openpi's own policy server runs in its own container (compose service `policy-server`): clone github.com/Physical-Intelligence/openpi beside this directory (or set OPENPI_DIR), check out the commit named in compose.yaml, and set OPENPI_CONFIG if the compose default is not your checkpoint's training config. Its port is published on 127.0.0.1 only.",
   lerobot: "LeRobot's async `policy_server` runs beside LeRobot's `robot_client` in the same container, bound to 127.0.0.1.",
 }
 

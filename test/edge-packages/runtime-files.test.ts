@@ -53,6 +53,14 @@ describe('selection by mode and format', () => {
     expect(f['launch.sh']).not.toContain('&\n')
   })
 
+  test("local openpi: openpi's server (which binds 0.0.0.0 in its container) is published on the robot's 127.0.0.1 only", () => {
+    const compose = Bun.YAML.parse(files(local('openpi', { wireProtocols: [{ name: 'openpi-ws', port: 8124 }] }))['compose.yaml']!) as
+      { services: Record<string, { network_mode?: string; ports?: string[] }> }
+    const server = compose.services['policy-server']!
+    expect(server.network_mode).toBeUndefined()
+    expect(server.ports).toEqual(['127.0.0.1:8124:8124'])
+  })
+
   test("local lerobot runs LeRobot's async policy_server and robot_client, both on 127.0.0.1 and the manifest's port", () => {
     const f = files(local('lerobot', { wireProtocols: lerobotPair, strategyKey: 'smolvla' }))
     expect(f['lerobot/policy_server.sh']).toContain('-m lerobot.async_inference.policy_server \\\n  --host=127.0.0.1 --port=9191 --fps=50')

@@ -3,6 +3,7 @@
 // lets the test check every action numerically.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readFileSync, rmSync } from 'node:fs'
+import { networkInterfaces } from 'node:os'
 import { join } from 'node:path'
 import { freePort, launchPackage, requirements, runProcess, startRunReceiver, testManifest, writePackageDir, type RunReceiver } from '../support/edge-package'
 import { connectOpenpi, encodeFrame, float32s, packArray, type NdArray } from '../support/openpi-server'
@@ -67,7 +68,7 @@ test("the package's ONNX server speaks openpi's protocol to another implementati
   const port = freePort()
   const dir = writePackageDir(localManifest(port, 1), { 'policy.onnx': model })
   dirs.push(dir)
-  const server = Bun.spawn([serverPython, join(dir, 'runtime', 'onnx_policy_server.py')], { cwd: dir, env: { ...process.env, RCP_BIND: '127.0.0.1' }, stdout: 'ignore', stderr: 'ignore' })
+  const server = Bun.spawn([serverPython, join(dir, 'runtime', 'onnx_policy_server.py')], { cwd: dir, stdout: 'ignore', stderr: 'ignore' })
   try {
     await eventually('the health check', async () => ((await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok ? true : undefined))
     const client = await connectOpenpi(`ws://127.0.0.1:${port}`)
@@ -82,6 +83,27 @@ test("the package's ONNX server speaks openpi's protocol to another implementati
     const again = await connectOpenpi(`ws://127.0.0.1:${port}`) // one bad request never takes the server down
     expect(again.metadata).toMatchObject({ outputs: ['actions'] })
     again.close()
+  } finally {
+    server.kill()
+  }
+}, 120_000)
+
+/** An IPv4 address of this machine that is not loopback: where someone on the robot's network would connect. */
+function networkAddress(): string {
+  const address = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address
+  if (!address) throw new Error('this machine has no non-loopback IPv4 address to attack from')
+  return address
+}
+
+test("the package's ONNX server answers on 127.0.0.1 only: a caller on the robot's network is refused", async () => {
+  const port = freePort()
+  const dir = writePackageDir(localManifest(port, 1), { 'policy.onnx': model })
+  dirs.push(dir)
+  const server = Bun.spawn([serverPython, join(dir, 'runtime', 'onnx_policy_server.py')], { cwd: dir, stdout: 'ignore', stderr: 'ignore' })
+  try {
+    await eventually('the health check', async () => ((await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok ? true : undefined))
+    const outside = await fetch(`http://${networkAddress()}:${port}/healthz`).then((r) => `answered ${r.status}`, (err: Error) => `refused: ${err.message}`)
+    expect(outside).toStartWith('refused')
   } finally {
     server.kill()
   }
