@@ -2,9 +2,18 @@
 import { imageLines } from '../../api/edge-packages/image-lines'
 import type { PackageManifest } from '../../api/edge-packages/manifest'
 import type { Feature } from '../../api/embodiment-profiles/model'
+import { UNPRINTABLE } from '../../api/platform/text'
 import { requirementsFile } from './runtime-container'
 import { PICKLE_WARNING } from './runtime-launch'
 import type { RuntimePlan } from './runtime-plan'
+
+const UNPRINTABLE_ALL = new RegExp(UNPRINTABLE.source, 'g')
+/** A tenant's name as inline Markdown that shows exactly that text: every ASCII punctuation character behind a
+ *  backslash (CommonMark shows `\x` as `x`), and what the API refuses in a name today (line breaks, controls, bidi
+ *  overrides), should an older row hold it, as its visible \uXXXX code. No name can end a line or open a heading,
+ *  a link, HTML or emphasis. */
+const md = (name: string) =>
+  name.replace(/[!-/:-@[-`{-~]/g, '\\$&').replace(UNPRINTABLE_ALL, (c) => `\\\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 
 const features = (list: Feature[]) => list.map((f) => `- \`${f.name}\`: ${f.dtype} [${f.shape.join(', ')}]${f.kind ? ` (${f.kind})` : ''}`)
 
@@ -21,7 +30,7 @@ export function packageReadme(m: PackageManifest, plan: RuntimePlan): string {
   const out = [
     `# Edge package ${m.packageId}`,
     '',
-    `Model version ${m.modelVersion.name} (${m.modelVersion.id}, format ${m.modelVersion.format}) for the embodiment ${m.embodiment.name} (${m.embodiment.robotType}, ${m.embodiment.controlRateHz} Hz).`,
+    `Model version ${md(m.modelVersion.name)} (${m.modelVersion.id}, format ${m.modelVersion.format}) for the embodiment ${md(m.embodiment.name)} (${md(m.embodiment.robotType)}, ${m.embodiment.controlRateHz} Hz).`,
     `Target ${m.targetArch}: ${line.description}, base image \`${m.baseImage}\` (${m.platform}). Mode ${m.mode}: the robot client talks to ${where}.`,
     `Wire protocols: ${m.wireProtocols.map((p) => `${p.name} on port ${p.port}`).join(', ')}. ${m.useFakeTransport ? `Fake transport: the client drives ${m.steps} synthetic observations instead of hardware.` : `Real transport: ${m.steps} steps on the robot.`}`,
     '',
