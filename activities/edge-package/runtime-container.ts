@@ -15,7 +15,7 @@ export function dockerfile(m: PackageManifest, plan: RuntimePlan): string {
   const requirements = requirementsFile(plan)
   const lines = [
     '# syntax=docker/dockerfile:1',
-    `# Edge package ${m.packageId} for ${m.targetArch}: ${line.description} (${m.platform}).`,
+    `# This edge package for ${m.targetArch}: ${line.description} (${m.platform}). Its id is in manifest.json.`,
     `FROM ${m.baseImage}`,
     'ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONUNBUFFERED=1',
   ]
@@ -74,7 +74,7 @@ export function composeFile(m: PackageManifest, plan: RuntimePlan): string {
   if (plan.clients.includes('lerobot-grpc'))
     env.push('      LEROBOT_ROBOT_ARGS: ${LEROBOT_ROBOT_ARGS:-}', '      LEROBOT_SERVER_ADDRESS: ${LEROBOT_SERVER_ADDRESS:-}')
   const lines = [
-    `# Edge package ${m.packageId}: \`docker compose up --build\`. RCP_TOKEN and RCP_API_BASE come from your shell.`,
+    '# This edge package: `docker compose up --build`. RCP_TOKEN and RCP_API_BASE come from your shell.',
     'services:',
     '  robot:',
     '    build: .',

@@ -28,8 +28,9 @@ export function packageReadme(m: PackageManifest, plan: RuntimePlan): string {
   const requirements = requirementsFile(plan)
   const where = m.mode === 'remote_ws' ? `the remote policy server at ${m.remotePolicy?.host}:${m.remotePolicy?.port}` : 'a policy server on this device'
   const out = [
-    `# Edge package ${m.packageId}`,
+    '# Edge package',
     '',
+    'Its id is `packageId` in `manifest.json` (every other file but the checksums and the provenance is the same for two packages built from the same request).',
     `Model version ${md(m.modelVersion.name)} (${m.modelVersion.id}, format ${m.modelVersion.format}) for the embodiment ${md(m.embodiment.name)} (${md(m.embodiment.robotType)}, ${m.embodiment.controlRateHz} Hz).`,
     `Target ${m.targetArch}: ${line.description}, base image \`${m.baseImage}\` (${m.platform}). Mode ${m.mode}: the robot client talks to ${where}.`,
     `Wire protocols: ${m.wireProtocols.map((p) => `${p.name} on port ${p.port}`).join(', ')}. ${m.useFakeTransport ? `Fake transport: the client drives ${m.steps} synthetic observations instead of hardware.` : `Real transport: ${m.steps} steps on the robot.`}`,

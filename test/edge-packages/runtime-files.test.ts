@@ -1,11 +1,12 @@
 // runtimeFiles(manifest): deterministic, chosen by mode / format / arch / wire protocols, ports from the manifest,
 // LeRobot's pickle transport kept off public ports; the launchers are valid bash.
 import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, rmSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { imageLines, targetArchs, type TargetArch } from '../../api/edge-packages/image-lines'
 import type { PackageManifest } from '../../api/edge-packages/manifest'
 import { RuntimeFilesError, runtimeFiles } from '../../activities/edge-package/runtime-files'
+import { LEROBOT_VERSION } from '../../activities/edge-package/runtime-plan'
 import { runProcess, testManifest, writePackageDir } from '../support/edge-package'
 
 const dirs: string[] = []
@@ -119,4 +120,29 @@ test.each([
   const check = await runProcess([compose, '-f', 'compose.yaml', 'config', '-q'], { cwd: dir })
   expect(check.stderr).toBe('')
   expect(check.code).toBe(0)
+})
+
+test("the README's table of requirements files is what each mode, format and protocol set installs", () => {
+  const readme = readFileSync(join(import.meta.dir, '..', '..', 'README.md'), 'utf8')
+  const table = readme.slice(readme.indexOf('| mode, model format | wire protocols | installs |'))
+  const tableLines = table.split('\n')
+  const rows = tableLines.slice(2, tableLines.findIndex((l) => !l.startsWith('|'))).map((l) => l.split('|').slice(1, -1).map((c) => c.trim()))
+  expect(rows).toHaveLength(6)
+  const formats = ['onnx', 'openpi', 'lerobot'] as const
+  for (const [modeAndFormat, protocols, installs] of rows) {
+    const [mode, format] = modeAndFormat!.replaceAll('`', '').split(', ') as ['local' | 'remote_ws', string]
+    const wire = [...protocols!.matchAll(/`([a-z-]+)`/g)].map((p) => p[1]!).filter((p) => !protocols!.includes(`without \`${p}\``))
+    const file = /^`(requirements\/[a-z-]+\.txt)`/.exec(installs!)?.[1] ?? null
+    expect({ row: modeAndFormat, installs: file === null ? installs!.startsWith('none') : true }).toEqual({ row: modeAndFormat, installs: true })
+    // "any" is every format; each row is checked for each format it covers.
+    for (const f of format === 'any' ? formats : [format as (typeof formats)[number]]) {
+      const base = onArch('x86-cuda', { wireProtocols: wire.map((name, i) => ({ name: name as 'openpi-ws', port: 8000 + i })), modelVersion: { ...testManifest().modelVersion, format: f } })
+      const m = mode === 'local' ? { ...base, mode, remotePolicy: null } : base
+      const got = files(m)
+      expect({ row: `${modeAndFormat} ${protocols}`, format: f, file: Object.keys(got).find((p) => p.startsWith('requirements/')) ?? null }).toEqual({ row: `${modeAndFormat} ${protocols}`, format: f, file })
+      if (file) expect(got['Dockerfile']).toContain(`--require-hashes --no-deps -r ${file}`)
+      if (file) expect(got['README.md']).toContain(`-r ${file}\``)
+      expect(got['Dockerfile']!.includes(`lerobot[async]==${LEROBOT_VERSION}`)).toBe(installs!.includes(`LeRobot ${LEROBOT_VERSION}`))
+    }
+  }
 })
