@@ -1,14 +1,14 @@
 // The package's own robot client (openpi-client 0.1.2 in a venv with the package's hash-pinned requirements)
 // against a test policy server speaking openpi's websocket protocol: actions checked, runs reported, a contract
 // mismatch stopped with the feature's name and no stack trace.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { PackageManifest } from '../../api/edge-packages/manifest'
 import type { Feature } from '../../api/embodiment-profiles/model'
 import { actionValue, connectOpenpi, encodeFrame, startOpenpiServer, type OpenpiTestServer } from '../support/openpi-server'
 import { freePort, launchPackage, requirements, startRunReceiver, testManifest, writePackageDir, type RunReceiver } from '../support/edge-package'
-import { pythonVenv } from '../support/python-venv'
+import { describeOnRobotPythons } from '../support/robot-pythons'
 
 let python: string
 let receiver: RunReceiver
@@ -18,7 +18,6 @@ const manifest = testManifest()
 const actions = manifest.embodiment.actionFeatures
 
 beforeAll(async () => {
-  python = await pythonVenv(requirements.robotClient)
   receiver = startRunReceiver()
 }, 600_000)
 
@@ -37,13 +36,16 @@ async function runAgainst(server: { port: number }, env: Record<string, string> 
   return { ...run, dir, out, reports: receiver.reports.slice(before) }
 }
 
+/** A describe block run under each robot Python, with the robot client's venv on it. */
+const onEachPython = (name: string, body: () => void) => describeOnRobotPythons(name, [requirements.robotClient], (p) => { python = p }, body)
+
 function server(answers: Feature[], horizon?: number | null) {
   const s = startOpenpiServer({ actions: answers, horizon })
   servers.push(s)
   return s
 }
 
-describe('remote_ws + openpi-ws robot client, fake transport', () => {
+onEachPython('remote_ws + openpi-ws robot client, fake transport', () => {
   test('drives `steps` profile-shaped observations, checks every action chunk and reports the run', async () => {
     const policy = server(actions)
     const run = await runAgainst(policy)
@@ -84,7 +86,7 @@ describe('remote_ws + openpi-ws robot client, fake transport', () => {
   })
 })
 
-describe('a profile the policy does not match', () => {
+onEachPython('a profile the policy does not match', () => {
   test('a wrong shape stops the client with the feature named, expected vs got, no stack trace', async () => {
     const policy = server([{ name: 'actions', dtype: 'float32', shape: [6] }])
     const run = await runAgainst(policy)
@@ -120,7 +122,7 @@ describe('a profile the policy does not match', () => {
   })
 })
 
-describe('runs that cannot act', () => {
+onEachPython('runs that cannot act', () => {
   test('without fake transport and with robot_io.py not filled in, the client says so and exits 5', async () => {
     const run = await runAgainst(server(actions), {}, 3, { useFakeTransport: false })
     expect(run.code).toBe(5)
