@@ -65,13 +65,22 @@ describeOnRobotPythons("the package's ONNX server and robot client", [requiremen
     expect(run.stderr.split('\n').filter((l) => l.includes('Traceback'))).toEqual([])
   }, 120_000)
 
-  test("the package's ONNX server speaks openpi's protocol to another implementation (msgpackr), errors as a text frame", async () => {
+  /** The package's ONNX server started on its own (as launch.sh starts it), healthy, for the time of `use`. */
+  async function withOnnxServer(use: (port: number) => Promise<void>) {
     const port = freePort()
     const dir = writePackageDir(localManifest(port, 1), { 'policy.onnx': model })
     dirs.push(dir)
     const server = Bun.spawn([serverPython, join(dir, 'runtime', 'onnx_policy_server.py')], { cwd: dir, stdout: 'ignore', stderr: 'ignore' })
     try {
       await eventually('the health check', async () => ((await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok ? true : undefined))
+      await use(port)
+    } finally {
+      server.kill()
+    }
+  }
+
+  test("the package's ONNX server speaks openpi's protocol to another implementation (msgpackr), errors as a text frame", async () => {
+    await withOnnxServer(async (port) => {
       const client = await connectOpenpi(`ws://127.0.0.1:${port}`)
       expect(client.metadata).toMatchObject({ packageId: 'pkg_test_0001', inputs: ['observation/state'], outputs: ['actions'] })
       const answer = (await client.send(encodeFrame(new Map([['observation/state', packArray('float32', [7], (i) => i - 3)]])))) as Record<string, NdArray>
@@ -84,9 +93,7 @@ describeOnRobotPythons("the package's ONNX server and robot client", [requiremen
       const again = await connectOpenpi(`ws://127.0.0.1:${port}`) // one bad request never takes the server down
       expect(again.metadata).toMatchObject({ outputs: ['actions'] })
       again.close()
-    } finally {
-      server.kill()
-    }
+    })
   }, 120_000)
 
   /** An IPv4 address of this machine that is not loopback: where someone on the robot's network would connect. */
@@ -97,17 +104,10 @@ describeOnRobotPythons("the package's ONNX server and robot client", [requiremen
   }
 
   test("the package's ONNX server answers on 127.0.0.1 only: a caller on the robot's network is refused", async () => {
-    const port = freePort()
-    const dir = writePackageDir(localManifest(port, 1), { 'policy.onnx': model })
-    dirs.push(dir)
-    const server = Bun.spawn([serverPython, join(dir, 'runtime', 'onnx_policy_server.py')], { cwd: dir, stdout: 'ignore', stderr: 'ignore' })
-    try {
-      await eventually('the health check', async () => ((await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok ? true : undefined))
+    await withOnnxServer(async (port) => {
       const outside = await fetch(`http://${networkAddress()}:${port}/healthz`).then((r) => `answered ${r.status}`, (err: Error) => `refused: ${err.message}`)
       expect(outside).toStartWith('refused')
-    } finally {
-      server.kill()
-    }
+    })
   }, 120_000)
 })
 
