@@ -1,7 +1,8 @@
 // Writes a package as a deterministic tar.gz straight into its S3 object: model objects stream from storage through
 // the tar entry (its size known up front), gzip, a SHA-256 tee and a multipart upload; nothing holds a file whole.
-// Determinism: entries in a fixed order (content files sorted by path, then the provenance, then SHA256SUMS, which
-// are computed from the bytes before them), mtime 0, uid/gid 0, uname/gname root, modes from the plan, and a gzip
+// Determinism: entries in a fixed order (manifest.json first, so a reader streaming the archive can check it before
+// the model arrives; the other content files sorted by path; then the provenance, then SHA256SUMS, which are computed
+// from the bytes before them), mtime 0, uid/gid 0, uname/gname root, modes from the plan, and a gzip
 // header without a timestamp (Node's zlib writes mtime 0). Ed25519 signatures are deterministic too.
 import { createHash, type KeyObject } from 'node:crypto'
 import { once } from 'node:events'
@@ -81,8 +82,8 @@ export interface ArchiveInput {
 /** Builds the archive into plan.artifactBucket/artifactKey and answers what landed there. */
 export async function writeArchive({ s3, plan, signingKey, runtime, onProgress }: ArchiveInput): Promise<EdgePackageArtifact> {
   const manifest: PackFile = { path: 'manifest.json', content: Buffer.from(`${JSON.stringify(plan.manifest, null, 2)}\n`), mode: 0o644 }
-  const entries: Entry[] = [manifest, ...runtime, ...plan.objects.map((object) => ({ path: `model/${object.path}`, object, mode: 0o644 }))]
-  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  const content: Entry[] = [...runtime, ...plan.objects.map((object) => ({ path: `model/${object.path}`, object, mode: 0o644 }))]
+  const entries = [manifest, ...content.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))]
 
   const pack = tar.pack()
   const counter = new Counter()

@@ -15,7 +15,7 @@ export function dockerfile(m: PackageManifest, plan: RuntimePlan): string {
   const requirements = requirementsFile(plan)
   const lines = [
     '# syntax=docker/dockerfile:1',
-    `# Edge package ${m.packageId} for ${m.targetArch}: ${line.description} (${m.platform}).`,
+    `# This edge package for ${m.targetArch}: ${line.description} (${m.platform}). Its id is in manifest.json.`,
     `FROM ${m.baseImage}`,
     'ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONUNBUFFERED=1',
   ]
@@ -43,7 +43,8 @@ const gpu = (m: PackageManifest): string[] =>
 
 function openpiServer(m: PackageManifest, plan: RuntimePlan): string[] {
   const config = m.strategyKey ? `\${OPENPI_CONFIG:-${m.strategyKey}}` : '${OPENPI_CONFIG:?set OPENPI_CONFIG to the checkpoint training config}'
-  const args = `--port ${plan.ports['openpi-ws']} policy:checkpoint --policy.config=${config} --policy.dir=/package/model`
+  const port = plan.ports['openpi-ws']
+  const args = `--port ${port} policy:checkpoint --policy.config=${config} --policy.dir=/package/model`
   return [
     `  # openpi's own serving image and command (scripts/docker/serve_policy.Dockerfile, scripts/serve_policy.py) from a`,
     `  # checkout of github.com/Physical-Intelligence/openpi at ${OPENPI_COMMIT}, as openpi's compose runs them.`,
@@ -52,7 +53,10 @@ function openpiServer(m: PackageManifest, plan: RuntimePlan): string[] {
     '      context: ${OPENPI_DIR:-./openpi}',
     '      dockerfile: scripts/docker/serve_policy.Dockerfile',
     '    init: true',
-    '    network_mode: host',
+    // serve_policy.py binds 0.0.0.0 inside its container, unauthenticated: published on the robot's loopback only,
+    // where the robot client (host networking) reaches it.
+    '    ports:',
+    `      - "127.0.0.1:${port}:${port}"`,
     '    volumes:',
     '      - ${OPENPI_DIR:-./openpi}:/app',
     '      - ./model:/package/model:ro',
@@ -74,7 +78,7 @@ export function composeFile(m: PackageManifest, plan: RuntimePlan): string {
   if (plan.clients.includes('lerobot-grpc'))
     env.push('      LEROBOT_ROBOT_ARGS: ${LEROBOT_ROBOT_ARGS:-}', '      LEROBOT_SERVER_ADDRESS: ${LEROBOT_SERVER_ADDRESS:-}')
   const lines = [
-    `# Edge package ${m.packageId}: \`docker compose up --build\`. RCP_TOKEN and RCP_API_BASE come from your shell.`,
+    '# This edge package: `docker compose up --build`. RCP_TOKEN and RCP_API_BASE come from your shell.',
     'services:',
     '  robot:',
     '    build: .',

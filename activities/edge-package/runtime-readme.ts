@@ -2,15 +2,24 @@
 import { imageLines } from '../../api/edge-packages/image-lines'
 import type { PackageManifest } from '../../api/edge-packages/manifest'
 import type { Feature } from '../../api/embodiment-profiles/model'
+import { UNPRINTABLE } from '../../api/platform/text'
 import { requirementsFile } from './runtime-container'
 import { PICKLE_WARNING } from './runtime-launch'
 import type { RuntimePlan } from './runtime-plan'
 
+const UNPRINTABLE_ALL = new RegExp(UNPRINTABLE.source, 'g')
+/** A tenant's name as inline Markdown that shows exactly that text: every ASCII punctuation character behind a
+ *  backslash (CommonMark shows `\x` as `x`), and what the API refuses in a name today (line breaks, controls, bidi
+ *  overrides), should an older row hold it, as its visible \uXXXX code. No name can end a line or open a heading,
+ *  a link, HTML or emphasis. */
+const md = (name: string) =>
+  name.replace(/[!-/:-@[-`{-~]/g, '\\$&').replace(UNPRINTABLE_ALL, (c) => `\\\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+
 const features = (list: Feature[]) => list.map((f) => `- \`${f.name}\`: ${f.dtype} [${f.shape.join(', ')}]${f.kind ? ` (${f.kind})` : ''}`)
 
 const serverText: Record<NonNullable<RuntimePlan['server']>, string> = {
-  onnx: "`runtime/onnx_policy_server.py` serves `model/` with onnxruntime (CPU provider) over openpi's websocket protocol. ONNX inputs are fed the observation features of the same names, ONNX outputs become the action features of the same names (a batch axis of 1 is added and removed when the model has one).",
-  openpi: "openpi's own policy server runs in its own container (compose service `policy-server`): clone github.com/Physical-Intelligence/openpi beside this directory (or set OPENPI_DIR), check out the commit named in compose.yaml, and set OPENPI_CONFIG if the compose default is not your checkpoint's training config.",
+  onnx: "`runtime/onnx_policy_server.py` serves `model/` with onnxruntime (CPU provider) over openpi's websocket protocol on 127.0.0.1 only. ONNX inputs are fed the observation features of the same names, ONNX outputs become the action features of the same names (a batch axis of 1 is added and removed when the model has one).",
+  openpi: "openpi's own policy server runs in its own container (compose service `policy-server`): clone github.com/Physical-Intelligence/openpi beside this directory (or set OPENPI_DIR), check out the commit named in compose.yaml, and set OPENPI_CONFIG if the compose default is not your checkpoint's training config. Its port is published on 127.0.0.1 only.",
   lerobot: "LeRobot's async `policy_server` runs beside LeRobot's `robot_client` in the same container, bound to 127.0.0.1.",
 }
 
@@ -19,9 +28,10 @@ export function packageReadme(m: PackageManifest, plan: RuntimePlan): string {
   const requirements = requirementsFile(plan)
   const where = m.mode === 'remote_ws' ? `the remote policy server at ${m.remotePolicy?.host}:${m.remotePolicy?.port}` : 'a policy server on this device'
   const out = [
-    `# Edge package ${m.packageId}`,
+    '# Edge package',
     '',
-    `Model version ${m.modelVersion.name} (${m.modelVersion.id}, format ${m.modelVersion.format}) for the embodiment ${m.embodiment.name} (${m.embodiment.robotType}, ${m.embodiment.controlRateHz} Hz).`,
+    'Its id is `packageId` in `manifest.json` (every other file but the checksums and the provenance is the same for two packages built from the same request).',
+    `Model version ${md(m.modelVersion.name)} (${m.modelVersion.id}, format ${m.modelVersion.format}) for the embodiment ${md(m.embodiment.name)} (${md(m.embodiment.robotType)}, ${m.embodiment.controlRateHz} Hz).`,
     `Target ${m.targetArch}: ${line.description}, base image \`${m.baseImage}\` (${m.platform}). Mode ${m.mode}: the robot client talks to ${where}.`,
     `Wire protocols: ${m.wireProtocols.map((p) => `${p.name} on port ${p.port}`).join(', ')}. ${m.useFakeTransport ? `Fake transport: the client drives ${m.steps} synthetic observations instead of hardware.` : `Real transport: ${m.steps} steps on the robot.`}`,
     '',

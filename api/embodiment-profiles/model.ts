@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { PageQuery } from '../platform/pagination'
+import { singleLineText } from '../platform/text'
 
 // What a package's robot client feeds and checks; the package manifest (api/edge-packages/manifest.ts) carries them.
 export const FEATURE_DTYPES = ['float32', 'float64', 'int32', 'int64', 'uint8', 'bool'] as const
@@ -37,8 +38,8 @@ const uniqueNames = (list: { name: string }[], ctx: z.RefinementCtx) => {
 }
 const Features = z.array(FeatureDto).min(1).max(64).superRefine(uniqueNames)
 
-const Name = z.string().trim().min(1).max(100)
-const RobotType = z.string().trim().min(1).max(100).describe('Free text naming the robot model, e.g. `aloha`, `so100`, `franka`')
+const Name = singleLineText(100)
+const RobotType = singleLineText(100).describe('Free text naming the robot model, e.g. `aloha`, `so100`, `franka`')
 const ControlRate = z.number().gt(0).max(CONTROL_RATE_MAX_HZ).describe(`Actions per second the robot consumes; above 0, at most ${CONTROL_RATE_MAX_HZ}`)
 
 export const CreateEmbodimentProfileBodyDto = z.strictObject({

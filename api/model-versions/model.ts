@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { PageQuery } from '../platform/pagination'
+import { singleLineText } from '../platform/text'
 
 export const MODEL_FORMATS = ['openpi', 'lerobot', 'onnx'] as const
 export const MODEL_VERSION_STATUSES = ['draft', 'validating', 'ready', 'failed'] as const
@@ -49,7 +50,7 @@ export const ModelSourceDto = z.discriminatedUnion('kind', [ImportedCheckpointSo
 export type ModelSourceInput = z.infer<typeof ModelSourceDto>
 
 export const CreateModelVersionBodyDto = z.strictObject({
-  name: z.string().trim().min(1).max(200),
+  name: singleLineText(200),
   format: z.enum(MODEL_FORMATS).describe(FORMAT_MEANING),
   source: ModelSourceDto,
 }).meta({ id: 'CreateModelVersionBodyDto' })

@@ -18,6 +18,17 @@ import { useApiAndTemporal, localS3 } from '../storage/helpers'
 import { makeProfile, makeVersion, modelTenant, packageIn } from './helpers'
 
 const env = useApiAndTemporal()
+/** The project README's paragraph that begins with `lead`: the statements about the archive a test holds it to. */
+const readmeParagraph = (lead: string) => {
+  const text = readFileSync(join(import.meta.dir, '..', '..', 'README.md'), 'utf8')
+  const at = text.indexOf(lead)
+  if (at < 0) throw new Error(`the README has no paragraph beginning ${lead}`)
+  return text.slice(at, text.indexOf('\n\n', at)).replaceAll('\n', ' ')
+}
+const backticked = (s: string) => [...s.matchAll(/`([^`]+)`/g)].map((m) => m[1]!)
+/** Every file under `root`, relative, sorted. */
+const filesUnder = (root: string) => sh('find', ['.', '-type', 'f', '-printf', '%P\n'], root).trim().split('\n').sort()
+
 const scratch = () => mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'edge-pkg-'))
 const sh = (cmd: string, args: string[], cwd?: string) => execFileSync(cmd, args, { cwd, encoding: 'utf8' })
 
@@ -61,12 +72,21 @@ describe('a built package', () => {
     const listing = sh('tar', ['--numeric-owner', '--full-time', '-tvzf', 'package.tar.gz'], dir).trim().split('\n')
     // Only the launcher is executable.
     for (const line of listing) expect(line).toMatch(line.endsWith(' launch.sh') ? /^-rwxr-xr-x 0\/0 .* 1970-01-01 00:00:00 / : /^-rw-r--r-- 0\/0 .* 1970-01-01 00:00:00 /)
-    const names = listing.map((l) => l.split(' ').at(-1))
+    const names = listing.map((l) => l.split(' ').at(-1)!)
     expect(names).toEqual([
-      'Dockerfile', 'README.md', 'compose.yaml', 'launch.sh', 'manifest.json', 'model/config/norm.json', 'model/policy.onnx',
+      'manifest.json', 'Dockerfile', 'README.md', 'compose.yaml', 'launch.sh', 'model/config/norm.json', 'model/policy.onnx',
       'requirements/robot-client.txt', 'runtime/chunking.py', 'runtime/contract.py', 'runtime/robot_client.py', 'runtime/robot_io.py', 'runtime/run_report.py',
       'provenance.intoto.jsonl', 'SHA256SUMS',
     ])
+    // The README's order, statement by statement: the manifest first, the rest sorted by path, then what hashes it.
+    const order = readmeParagraph('**Contents**, in this order:')
+    expect(order).toContain('`manifest.json` first')
+    expect(order).toContain('then the runtime files and `model/<files>` sorted by path')
+    expect(order).toContain('then `provenance.intoto.jsonl`, then `SHA256SUMS`')
+    expect(names[0]).toBe('manifest.json')
+    const middle = names.slice(1, -2)
+    expect(middle).toEqual([...middle].sort())
+    expect(names.slice(-2)).toEqual(['provenance.intoto.jsonl', 'SHA256SUMS'])
 
     // Every file but SHA256SUMS itself is listed, and every line checks.
     const sums = readFileSync(join(root, 'SHA256SUMS'), 'utf8').trim().split('\n')
@@ -135,7 +155,13 @@ describe('a built package', () => {
     const other = await packageIn(t.models, second.json.data.id, ['ready'])
     expect(other.artifact.sha256).not.toBe(pkg.artifact.sha256)
     const [a, b] = [await download(pkg.artifact.downloadUrl), await download(other.artifact.downloadUrl)]
-    expect(readFileSync(join(b.root, 'model/policy.onnx'))).toEqual(readFileSync(join(a.root, 'model/policy.onnx')))
+    expect(filesUnder(b.root)).toEqual(filesUnder(a.root))
+    const differing = filesUnder(a.root).filter((f) => !readFileSync(join(a.root, f)).equals(readFileSync(join(b.root, f))))
+    // What the README says differs, and nothing else: the package id is in the manifest and what hashes it only.
+    const claim = /identical requests differ only in (.*?);/.exec(readmeParagraph('**Determinism**'))
+    expect(claim).not.toBeNull()
+    expect(differing).toEqual(backticked(claim![1]!).sort())
+    expect(differing).toEqual(['SHA256SUMS', 'manifest.json', 'provenance.intoto.jsonl'])
     const manifestOf = (root: string) => JSON.parse(readFileSync(join(root, 'manifest.json'), 'utf8'))
     expect({ ...manifestOf(b.root), packageId: pkg.id }).toEqual(manifestOf(a.root))
   }, 120_000)

@@ -211,7 +211,7 @@ describe('an edge package ordered through the API really runs', () => {
     const out = join(root, '..', 'actions.jsonl')
     // Another port than the manifest's 8000, which something else on the machine may hold: both processes follow it.
     const run = await launchPackage(root, python, {
-      RCP_API_BASE: env.api.url, RCP_TOKEN: robotToken, RCP_ACTIONS_OUT: out, RCP_PORT: String(freePort()), RCP_BIND: '127.0.0.1',
+      RCP_API_BASE: env.api.url, RCP_TOKEN: robotToken, RCP_ACTIONS_OUT: out, RCP_PORT: String(freePort()),
     })
     noTraceback(run.stderr)
     expect(run.code).toBe(0)

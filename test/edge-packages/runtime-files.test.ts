@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { imageLines, targetArchs, type TargetArch } from '../../api/edge-packages/image-lines'
 import type { PackageManifest } from '../../api/edge-packages/manifest'
 import { RuntimeFilesError, runtimeFiles } from '../../activities/edge-package/runtime-files'
+import { LEROBOT_VERSION } from '../../activities/edge-package/runtime-plan'
 import { runProcess, testManifest, writePackageDir } from '../support/edge-package'
 
 const dirs: string[] = []
@@ -63,6 +64,14 @@ describe('selection by mode and format', () => {
     expect(f['compose.yaml']).toContain('dockerfile: scripts/docker/serve_policy.Dockerfile')
     expect(f['compose.yaml']).toContain('--port 8124 policy:checkpoint --policy.config=${OPENPI_CONFIG:-pi05_droid} --policy.dir=/package/model')
     expect(f['launch.sh']).not.toContain('&\n')
+  })
+
+  test("local openpi: openpi's server (which binds 0.0.0.0 in its container) is published on the robot's 127.0.0.1 only", () => {
+    const compose = Bun.YAML.parse(files(local('openpi', { wireProtocols: [{ name: 'openpi-ws', port: 8124 }] }))['compose.yaml']!) as
+      { services: Record<string, { network_mode?: string; ports?: string[] }> }
+    const server = compose.services['policy-server']!
+    expect(server.network_mode).toBeUndefined()
+    expect(server.ports).toEqual(['127.0.0.1:8124:8124'])
   })
 
   test("local lerobot runs LeRobot's async policy_server and robot_client, both on 127.0.0.1 and the manifest's port", () => {
@@ -123,4 +132,29 @@ test.each([
   const check = await runProcess([compose, '-f', 'compose.yaml', 'config', '-q'], { cwd: dir })
   expect(check.stderr).toBe('')
   expect(check.code).toBe(0)
+})
+
+test("the README's table of requirements files is what each mode, format and protocol set installs", () => {
+  const readme = readFileSync(join(import.meta.dir, '..', '..', 'README.md'), 'utf8')
+  const table = readme.slice(readme.indexOf('| mode, model format | wire protocols | installs |'))
+  const tableLines = table.split('\n')
+  const rows = tableLines.slice(2, tableLines.findIndex((l) => !l.startsWith('|'))).map((l) => l.split('|').slice(1, -1).map((c) => c.trim()))
+  expect(rows).toHaveLength(6)
+  const formats = ['onnx', 'openpi', 'lerobot'] as const
+  for (const [modeAndFormat, protocols, installs] of rows) {
+    const [mode, format] = modeAndFormat!.replaceAll('`', '').split(', ') as ['local' | 'remote_ws', string]
+    const wire = [...protocols!.matchAll(/`([a-z-]+)`/g)].map((p) => p[1]!).filter((p) => !protocols!.includes(`without \`${p}\``))
+    const file = /^`(requirements\/[a-z-]+\.txt)`/.exec(installs!)?.[1] ?? null
+    expect({ row: modeAndFormat, installs: file === null ? installs!.startsWith('none') : true }).toEqual({ row: modeAndFormat, installs: true })
+    // "any" is every format; each row is checked for each format it covers.
+    for (const f of format === 'any' ? formats : [format as (typeof formats)[number]]) {
+      const base = onArch('x86-cuda', { wireProtocols: wire.map((name, i) => ({ name: name as 'openpi-ws', port: 8000 + i })), modelVersion: { ...testManifest().modelVersion, format: f } })
+      const m = mode === 'local' ? { ...base, mode, remotePolicy: null } : base
+      const got = files(m)
+      expect({ row: `${modeAndFormat} ${protocols}`, format: f, file: Object.keys(got).find((p) => p.startsWith('requirements/')) ?? null }).toEqual({ row: `${modeAndFormat} ${protocols}`, format: f, file })
+      if (file) expect(got['Dockerfile']).toContain(`--require-hashes --no-deps -r ${file}`)
+      if (file) expect(got['README.md']).toContain(`-r ${file}\``)
+      expect(got['Dockerfile']!.includes(`lerobot[async]==${LEROBOT_VERSION}`)).toBe(installs!.includes(`LeRobot ${LEROBOT_VERSION}`))
+    }
+  }
 })

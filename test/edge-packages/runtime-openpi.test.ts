@@ -1,14 +1,14 @@
 // The package's own robot client (openpi-client 0.1.2 in a venv with the package's hash-pinned requirements)
 // against a test policy server speaking openpi's websocket protocol: actions checked, runs reported, a contract
 // mismatch stopped with the feature's name and no stack trace.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { PackageManifest } from '../../api/edge-packages/manifest'
 import type { Feature } from '../../api/embodiment-profiles/model'
 import { actionValue, connectOpenpi, encodeFrame, startOpenpiServer, type OpenpiTestServer } from '../support/openpi-server'
 import { freePort, launchPackage, requirements, runProcess, startRunReceiver, testManifest, writePackageDir, type RunReceiver } from '../support/edge-package'
-import { pythonVenv } from '../support/python-venv'
+import { describeOnRobotPythons } from '../support/robot-pythons'
 import { startSlowProxy } from '../support/slow-proxy'
 
 let python: string
@@ -19,7 +19,6 @@ const manifest = testManifest()
 const actions = manifest.embodiment.actionFeatures
 
 beforeAll(async () => {
-  python = await pythonVenv(requirements.robotClient)
   receiver = startRunReceiver()
 }, 600_000)
 
@@ -38,6 +37,9 @@ async function runAgainst(server: { port: number }, env: Record<string, string> 
   return { ...run, dir, out, reports: receiver.reports.slice(before) }
 }
 
+/** A describe block run under each robot Python, with the robot client's venv on it. */
+const onEachPython = (name: string, body: () => void) => describeOnRobotPythons(name, [requirements.robotClient], (p) => { python = p }, body)
+
 function server(answers: Feature[], horizon?: number | null) {
   const s = startOpenpiServer({ actions: answers, horizon })
   servers.push(s)
@@ -50,7 +52,7 @@ function origin(action: number[]) {
   return { request, index: Math.round((action[0]! - request) * 1000) / 7 }
 }
 
-describe('remote_ws + openpi-ws robot client, fake transport', () => {
+onEachPython('remote_ws + openpi-ws robot client, fake transport', () => {
   test('drives `steps` profile-shaped observations, one request per chunk, each action once in order, and reports the run', async () => {
     const policy = server(actions)
     const run = await runAgainst(policy, { RCP_CHUNK_THRESHOLD: '0' })
@@ -98,7 +100,7 @@ describe('remote_ws + openpi-ws robot client, fake transport', () => {
   })
 })
 
-describe('chunked control at the control rate', () => {
+onEachPython('chunked control at the control rate', () => {
   test('chunks of 10 at 50 Hz: the next chunk is asked for while half of one is queued, the newest chunk wins, in order', async () => {
     const policy = server(actions, 10)
     const run = await runAgainst(policy, { RCP_MAX_HZ: '50' }, 40)
@@ -175,7 +177,7 @@ describe('chunked control at the control rate', () => {
   })
 })
 
-describe('websocket timeouts of a slow policy server', () => {
+onEachPython('websocket timeouts of a slow policy server', () => {
   test('a server that accepts but opens 2 s late: survived with RCP_OPEN_TIMEOUT_S=5, dropped with 0.5', async () => {
     const policy = server(actions)
     const patient = startSlowProxy(policy.port, { openAfterMs: 2000 })
@@ -212,7 +214,7 @@ describe('websocket timeouts of a slow policy server', () => {
   })
 })
 
-describe('a profile the policy does not match', () => {
+onEachPython('a profile the policy does not match', () => {
   test('a wrong shape stops the client with the feature named, expected vs got, no stack trace', async () => {
     const policy = server([{ name: 'actions', dtype: 'float32', shape: [6] }])
     const run = await runAgainst(policy)
@@ -248,7 +250,7 @@ describe('a profile the policy does not match', () => {
   })
 })
 
-describe('runs that cannot act', () => {
+onEachPython('runs that cannot act', () => {
   test('without fake transport and with robot_io.py not filled in, the client says so and exits 5', async () => {
     const run = await runAgainst(server(actions), {}, 3, { useFakeTransport: false })
     expect(run.code).toBe(5)

@@ -5,8 +5,10 @@ action dict per msgpack observation, errors as a text frame followed by a close,
 Mapping: each ONNX input is fed the observation feature of the same name, cast to the input's element type; each
 ONNX output becomes the action entry of the same name. When an input's rank is one more than the observation's, a
 batch axis of 1 is added, and the same leading axis is removed from every output.
+It listens on 127.0.0.1 only, with no setting to widen it: its one caller is the robot client beside it, and
+the protocol has no authentication (a remote_ws package ships no server; its policy is served elsewhere).
 Environment: RCP_MANIFEST (default ../manifest.json), RCP_ONNX_MODEL (default: the first .onnx of modelFiles),
-RCP_BIND (default 0.0.0.0), RCP_PORT (default: the manifest's openpi-ws port).
+RCP_PORT (default: the manifest's openpi-ws port).
 """
 
 import asyncio
@@ -25,6 +27,7 @@ import websockets.frames
 from openpi_client import msgpack_numpy
 
 log = logging.getLogger("rcp.onnx_policy_server")
+LOOPBACK = "127.0.0.1"
 
 ONNX_TYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int32)": np.int32,
               "tensor(int64)": np.int64, "tensor(uint8)": np.uint8, "tensor(bool)": np.bool_}
@@ -89,7 +92,7 @@ def main():
     port = int(os.environ.get("RCP_PORT") or next(p["port"] for p in manifest["wireProtocols"] if p["name"] == "openpi-ws"))
     metadata = {"packageId": manifest["packageId"], "modelVersion": manifest["modelVersion"]["id"], "model": model,
                 "inputs": [i.name for i in policy.inputs], "outputs": policy.outputs}
-    asyncio.run(serve(policy, metadata, os.environ.get("RCP_BIND", "0.0.0.0"), port))
+    asyncio.run(serve(policy, metadata, LOOPBACK, port))
 
 
 if __name__ == "__main__":
