@@ -3,11 +3,15 @@ import type { Logger } from '../platform/log'
 import { problemResponse } from './problem'
 import { stateOf } from './request-state'
 
+/** Elysia names an issue about the whole value (an absent body, an array where an object belongs) `root`; the
+ *  interface names it by its part alone (`body`), unless the value really has a field called root. */
 function validationErrors(error: unknown): { path: string; message: string }[] {
-  const e = error as { all?: { path?: string; message?: string; summary?: string }[]; type?: string }
+  const e = error as { all?: { path?: string; message?: string; summary?: string }[]; type?: string; value?: unknown }
   const where = e.type ?? 'body'
+  const hasRootField = !!e.value && typeof e.value === 'object' && 'root' in e.value
   return (e.all ?? []).map((i) => {
-    const p = String(i.path ?? '').replace(/^\//, '').replaceAll('/', '.')
+    let p = String(i.path ?? '').replace(/^\//, '').replaceAll('/', '.')
+    if (p === 'root' && !hasRootField) p = ''
     return { path: p ? `${where}.${p}` : where, message: i.message ?? i.summary ?? 'is invalid' }
   })
 }
