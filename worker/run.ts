@@ -93,7 +93,7 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
   const log = opts.log ?? createLogger(config.LOG_LEVEL, { service: 'worker' })
   installRuntime(log)
   const ownSql = !opts.sql
-  const sql = opts.sql ?? createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX })
+  const sql = opts.sql ?? createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX, connectTimeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS })
   const deps = createWorkerDeps(config, sql, log)
   const release = async (connection?: NativeConnection) => {
     await connection?.close().catch((err) => log.warn('closing the Temporal connection failed', { err }))

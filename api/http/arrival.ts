@@ -1,7 +1,9 @@
 import type { Server } from 'bun'
 import http from 'node:http'
 import type { Config } from '../platform/config'
+import type { DatabaseCircuit } from './database-circuit'
 import { problemResponse } from './problem'
+import { DATABASE_UNAVAILABLE } from './problem-mapping'
 import { initState } from './request-state'
 
 type Arrival = { request: Request; set: { headers: Record<string, unknown> } }
@@ -22,7 +24,7 @@ export function raiseBunHeaderLimit(): void {
   if (http.maxHeaderSize < BUN_HEADER_LIMIT_BYTES) (http as { maxHeaderSize: number }).maxHeaderSize = BUN_HEADER_LIMIT_BYTES
 }
 
-export function arrivalHook(config: Pick<Config, 'MAX_BODY_BYTES'>, serverOf: () => Server<unknown> | null, timed: boolean) {
+export function arrivalHook(config: Pick<Config, 'MAX_BODY_BYTES'>, serverOf: () => Server<unknown> | null, timed: boolean, database: DatabaseCircuit) {
   const max = config.MAX_BODY_BYTES
   return function arrive({ request, set }: Arrival): Response | undefined {
     const st = initState(request, serverOf())
@@ -33,6 +35,12 @@ export function arrivalHook(config: Pick<Config, 'MAX_BODY_BYTES'>, serverOf: ()
     if (url.length - url.indexOf('/', 8) > MAX_TARGET_BYTES) {
       const tooLong = problemResponse({ status: 431, code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', message: `The request target exceeds ${MAX_TARGET_BYTES} bytes`, requestId: st.requestId })
       return tooLong
+    }
+    // The process's own health stays answerable: it needs no database.
+    if (database.open && !url.includes('/healthz')) {
+      const { status, code, message, extra } = DATABASE_UNAVAILABLE
+      const away = problemResponse({ status, code, message, requestId: st.requestId, headers: extra.headers })
+      return away
     }
     const length = request.headers.get('content-length')
     if (length === null || !(Number(length) > max)) return undefined

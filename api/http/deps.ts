@@ -9,7 +9,11 @@ import { LastUsedRecorder } from '../credentials/last-used'
 import type { PatEntry } from '../credentials/service'
 import { MailDispatcher } from '../mail/service'
 import { SignInThrottle } from '../identity/sign-in-throttle'
+import { DatabaseCircuit } from './database-circuit'
 import { RateLimiter } from './rate-limit'
+
+/** How long requests are refused on arrival after one found the database unavailable. */
+const DATABASE_SHED_MS = 500
 
 /** Everything a route or hook needs, built once per process and passed down explicitly; services receive it as
  *  the ServiceDeps slice they declare. */
@@ -22,6 +26,8 @@ export interface AppDeps extends ServiceDeps {
   limiter: RateLimiter
   mail: MailDispatcher
   signInThrottle: SignInThrottle
+  /** Tripped by a request that found the database unavailable; requests are refused on arrival while it is open. */
+  databaseCircuit: DatabaseCircuit
   /** Dependency probes for /readyz; each resolves true when the dependency answers. */
   probes: Record<string, () => Promise<boolean>>
 }
@@ -40,6 +46,7 @@ export function createDeps(config: Config, sql: Sql, log: Logger, probes: AppDep
     log,
     lastUsed: new LastUsedRecorder(sql, log, config.PAT_LAST_USED_FLUSH_SECONDS * 1000),
     limiter: new RateLimiter(),
+    databaseCircuit: new DatabaseCircuit(DATABASE_SHED_MS),
     mail: new MailDispatcher(temporal, config, log.child({ component: 'mail' })),
     signInThrottle: new SignInThrottle(config),
     keys: deriveKeys(config.SECRET_KEY),

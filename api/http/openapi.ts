@@ -46,6 +46,13 @@ const problemContent = (schema: string) => ({ 'application/problem+json': { sche
 const PROBLEM_CONTENT = problemContent('ProblemJson')
 const AUTH_PROBLEM_CONTENT = problemContent('PublishedAuthProblem')
 
+// Every operation reads or writes Postgres (authentication does, for a start), so any may find it away.
+const UNAVAILABLE_RESPONSE = {
+  description: 'code is SERVICE_UNAVAILABLE: the database cannot be reached now (down or restarting); the same request may be retried after Retry-After seconds',
+  headers: { 'Retry-After': { schema: { type: 'integer', minimum: 1 }, description: 'Seconds to wait before retrying' } },
+  content: PROBLEM_CONTENT,
+}
+
 /** Problem responses by status, from the route's declared sets (plus 401/403 when it needs a credential). */
 function problemResponses(sets: readonly ErrorSetName[], secured: boolean) {
   const all: ErrorSetName[] = [...sets, 'R429', 'X431', ...(secured ? (['U401', 'F403'] as const) : [])]
@@ -54,9 +61,12 @@ function problemResponses(sets: readonly ErrorSetName[], secured: boolean) {
     const status = STATUS_OF[c as keyof typeof STATUS_OF]
     byStatus.set(status, (byStatus.get(status) ?? new Set()).add(c))
   }
-  return Object.fromEntries([...byStatus].map(([status, codes]) => [status, {
-    description: `code is one of: ${[...codes].join(', ')}`, content: AUTH_STATUSES.has(status) ? AUTH_PROBLEM_CONTENT : PROBLEM_CONTENT,
-  }]))
+  return {
+    ...Object.fromEntries([...byStatus].map(([status, codes]) => [status, {
+      description: `code is one of: ${[...codes].join(', ')}`, content: AUTH_STATUSES.has(status) ? AUTH_PROBLEM_CONTENT : PROBLEM_CONTENT,
+    }])),
+    503: UNAVAILABLE_RESPONSE,
+  }
 }
 
 function addProblemResponses(paths: Json): void {

@@ -42,7 +42,7 @@ describe('OpenAPI 3.1 document', () => {
     expect(doc.paths['/v1/users/me'].patch.responses['412']).toBeDefined()
   })
 
-  test('401, 403 and 429 answer the published PublishedAuthProblem, a ProblemJson; every operation documents 431', async () => {
+  test('401, 403 and 429 answer the published PublishedAuthProblem, a ProblemJson; every operation documents 431 and 503', async () => {
     const spec = await Bun.file(join(import.meta.dir, '..', '..', '..', 'shared', 'spec', 'published-interface.md')).text()
     expect(spec).toContain('| PublishedAuthProblem |')
     const shape = doc.components.schemas.PublishedAuthProblem
@@ -58,6 +58,8 @@ describe('OpenAPI 3.1 document', () => {
         if (want === 'PublishedAuthProblem') auth++
       }
       expect({ label, documents431: '431' in op.responses }).toEqual({ label, documents431: true })
+      // The database drill's answer (test/platform/postgres-outage.test.ts), with its Retry-After.
+      expect({ label, retryAfter: op.responses['503']?.headers?.['Retry-After']?.schema?.type }).toEqual({ label, retryAfter: 'integer' })
     }
     expect(auth).toBeGreaterThan(100)
   })
