@@ -8,12 +8,6 @@ import { initState } from './request-state'
 
 type Arrival = { request: Request; set: { headers: Record<string, unknown> } }
 
-/** The one hook every request pays for, so it does only what every response needs: its request id (echoed on
- *  every response, errors included), the refusal of an overlong target and of a declared body over the limit
- *  before any byte is read;
- *  the arrival time only when the access log (`timed`) will report it.
- *  Elysia reads a hook's source to decide whether to await it (`return f(` counts as async), and an awaited
- *  request hook makes every request wait a microtask: hence the named local before each return. */
 /** The request target (path and query) a request may have; longer is 431 with a problem body. */
 export const MAX_TARGET_BYTES = 16 * 1024
 /** Bun's own limit on the request line and headers together, past which it answers a bare 431 and closes the
@@ -24,6 +18,12 @@ export function raiseBunHeaderLimit(): void {
   if (http.maxHeaderSize < BUN_HEADER_LIMIT_BYTES) (http as { maxHeaderSize: number }).maxHeaderSize = BUN_HEADER_LIMIT_BYTES
 }
 
+/** The one hook every request pays for, so it does only what every response needs: its request id (echoed on
+ *  every response, errors included), the refusal of an overlong target, of any request while the database is known
+ *  away (the circuit is a field compare otherwise) and of a declared body over the limit before any byte is read;
+ *  the arrival time only when the access log (`timed`) will report it.
+ *  Elysia reads a hook's source to decide whether to await it (`return f(` counts as async), and an awaited
+ *  request hook makes every request wait a microtask: hence the named local before each return. */
 export function arrivalHook(config: Pick<Config, 'MAX_BODY_BYTES'>, serverOf: () => Server<unknown> | null, timed: boolean, database: DatabaseCircuit) {
   const max = config.MAX_BODY_BYTES
   return function arrive({ request, set }: Arrival): Response | undefined {
