@@ -5,12 +5,14 @@ import type { Client as S3Client } from 'minio'
 import { markBucketReadyAndAnnounce } from '../api/storage/outcomes'
 import { markBucketsFailed } from '../api/storage/queries'
 import { regionsFromConfig } from '../api/storage/regions'
-import { BUCKET_POLICY, isNoSuchBucket, s3For, type BucketKind } from '../api/storage/s3'
+import { BUCKET_POLICY, isNoSuchBucket, isUnreachable, s3For, type BucketKind } from '../api/storage/s3'
 import { StorageErrorType } from '../workflows/contract-storage'
 import type { ActivityDeps } from './index'
 import { workflowActor } from './system-actor'
 
 const TAG = { tenant: 'rcp-tenant', kind: 'rcp-kind', run: 'rcp-provisioned-by' } as const
+// The attempt whose failure is final, for any failure but an unreachable region (see createTenantBucket).
+const FINAL_ATTEMPT = 5
 
 export interface BucketTarget { regionId: string; tenantId: string; kind: BucketKind; name: string }
 
@@ -65,19 +67,31 @@ async function removeAllVersions(s3: S3Client, bucket: string) {
 export function storageProvisionActivities(deps: ActivityDeps) {
   const { sql, log } = deps
   return {
+    /** Retried without a count by the workflow while the region cannot be reached; any other failure is final
+     *  from the fifth attempt, as the other storage activities' are. */
     async createTenantBucket(t: BucketTarget): Promise<{ created: boolean }> {
       const info = Context.current().info
       const s3 = s3ForRegion(deps, t.regionId)
-      const created = await ensureBucket(s3, t, info.workflowExecution?.runId ?? '', info.attempt)
-      const policy = BUCKET_POLICY[t.kind]
-      if (policy.versioning) await s3.setBucketVersioning(t.name, { Status: 'Enabled' })
-      if (policy.expireDays !== null) {
-        await s3.setBucketLifecycle(t.name, {
-          Rule: [{ ID: `expire-after-${policy.expireDays}-days`, Status: 'Enabled', Filter: { Prefix: '' }, Expiration: { Days: policy.expireDays } }],
-        })
+      try {
+        const created = await ensureBucket(s3, t, info.workflowExecution?.runId ?? '', info.attempt)
+        const policy = BUCKET_POLICY[t.kind]
+        if (policy.versioning) await s3.setBucketVersioning(t.name, { Status: 'Enabled' })
+        if (policy.expireDays !== null) {
+          await s3.setBucketLifecycle(t.name, {
+            Rule: [{ ID: `expire-after-${policy.expireDays}-days`, Status: 'Enabled', Filter: { Prefix: '' }, Expiration: { Days: policy.expireDays } }],
+          })
+        }
+        log.info('tenant bucket ready', { tenantId: t.tenantId, kind: t.kind, bucket: t.name, created })
+        return { created }
+      } catch (err) {
+        if (err instanceof ApplicationFailure) throw err
+        if (isUnreachable(err)) {
+          log.warn('storage region unreachable; provisioning waits for it', { tenantId: t.tenantId, regionId: t.regionId, attempt: info.attempt })
+          throw ApplicationFailure.create({ type: StorageErrorType.providerUnavailable, message: 'The storage region cannot be reached', cause: err as Error })
+        }
+        if (info.attempt >= FINAL_ATTEMPT) throw ApplicationFailure.create({ message: (err as Error)?.message ?? String(err), cause: err as Error, nonRetryable: true })
+        throw err
       }
-      log.info('tenant bucket ready', { tenantId: t.tenantId, kind: t.kind, bucket: t.name, created })
-      return { created }
     },
 
     /** The last bucket to become ready announces storage.provisioned, in the same transaction. */

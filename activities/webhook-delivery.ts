@@ -1,11 +1,12 @@
 // One delivery attempt of a webhook message: sign, POST through the outbound guard, record what happened, and
 // apply the endpoint rules (410 disables, failing for WEBHOOK_DISABLE_AFTER_SECONDS disables). The workflow
 // (workflows/webhooks.ts) owns the schedule; this answers an outcome rather than throwing for a receiver's failure.
+import { setTimeout as sleep } from 'node:timers/promises'
 import { ApplicationFailure } from '@temporalio/activity'
 import { OutboundFailed, guardedFetch, type GuardedResponse } from '../api/platform/outbound/fetch'
 import { OutboundRefused } from '../api/platform/outbound/guard'
 import { outboundPolicy, outboundPolicyOf } from '../api/platform/outbound/policy'
-import { failingSince, findOutgoingMessage, markMessageFailed, recordAttempt, reserveSlot, type AttemptRecord } from '../api/webhook-deliveries/queries'
+import { claimSend, failingSince, findOutgoingMessage, markMessageFailed, recordAttempt, reserveSlot, type AttemptRecord } from '../api/webhook-deliveries/queries'
 import { envelopeOf, signedHeaders, webhookIdOf } from '../api/webhook-deliveries/signing'
 import { disableEndpoint, findEndpoint, signingSecrets } from '../api/webhook-endpoints/service'
 import { WebhookErrorType, type AttemptInput, type AttemptOutcome } from '../workflows/contract-webhooks'
@@ -22,6 +23,22 @@ export function retryAfterMs(value: string | null, now: number): number | null {
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000
   const at = Date.parse(value)
   return Number.isNaN(at) ? null : Math.max(0, at - now)
+}
+
+// The gate opens within one interval (at most 1 s) of a refusal: waited for here, since a workflow timer and the
+// task that follows it can take longer than that on a busy server, and each late wake-up would cost the endpoint
+// a send. Past this the workflow waits instead.
+const GATE_WAIT_MS = 2000
+
+/** Passes the endpoint's send gate, waiting here while it opens soon enough; answers 0 once through, else how
+ *  long until it may open (nothing was sent). */
+async function passGate(sql: ActivityDeps['sql'], endpointId: string, intervalMs: number): Promise<number> {
+  const deadline = Date.now() + GATE_WAIT_MS
+  for (;;) {
+    const waitMs = await claimSend(sql, endpointId, intervalMs)
+    if (waitMs === 0 || Date.now() + waitMs > deadline) return waitMs
+    await sleep(waitMs)
+  }
 }
 
 type Exchange = { response: GuardedResponse } | { errorClass: string }
@@ -58,11 +75,18 @@ export function webhookDeliveryActivities(deps: ActivityDeps) {
         await markMessageFailed(sql, message.id)
         return { result: 'stopped', reason: 'endpoint_disabled' }
       }
-      if (endpoint.rate_limit_per_second && !input.slotReserved) {
-        const waitMs = await reserveSlot(sql, endpoint.id, 1000 / endpoint.rate_limit_per_second)
+      const intervalMs = endpoint.rate_limit_per_second ? 1000 / endpoint.rate_limit_per_second : 0
+      if (intervalMs && !input.slotReserved) {
+        const waitMs = await reserveSlot(sql, endpoint.id, intervalMs)
         if (waitMs > 0) return { result: 'paced', waitMs: Math.ceil(waitMs) }
       }
 
+      // Right before the request (signing takes microseconds): a timer that fired late must not send on the heels
+      // of the send before, and the attempt's recorded time is when the gate let it through.
+      if (intervalMs) {
+        const waitMs = await passGate(sql, endpoint.id, intervalMs)
+        if (waitMs > 0) return { result: 'paced', waitMs: Math.ceil(waitMs) }
+      }
       const at = new Date()
       const body = JSON.stringify(envelopeOf(message))
       const headers = signedHeaders(signingSecrets(deps, endpoint, at), webhookIdOf(message.id), at, body)

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { healthRoutes } from './health/routes'
 import type { AppDeps } from './http/deps'
+import { raiseBunHeaderLimit } from './http/arrival'
 import { openapiRoutes } from './http/openapi'
 import { httpConventions, publishRoutes } from './http/plugin'
 import { accountRoutes } from './account/routes'
@@ -39,6 +40,7 @@ const elysiaHello = (app: Elysia) => app.get('/bench/hello-elysia', () => 'hello
 export function buildApp(deps: AppDeps) {
   const serve = { // Bun's own hard stop sits above ours, so an honest oversize gets our problem body, not a bare 413.
     maxRequestBodySize: deps.config.MAX_BODY_BYTES * 4 + 65536, ...(deps.config.BENCH_HELLO ? { routes: benchRoutes } : {}) }
+  raiseBunHeaderLimit() // likewise for the request line and headers: an overlong target gets our 431 problem
   const app = new Elysia({ serve: serve as { maxRequestBodySize: number } })
   app
     .use(httpConventions(deps))

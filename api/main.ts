@@ -3,12 +3,13 @@ import { dependencyProbes } from './health/probes'
 import { createDeps } from './http/deps'
 import { loadConfig } from './platform/config'
 import { serveMetrics } from './platform/metrics'
-import { createDb } from './platform/db'
+import { createDb, surviveDriverClosedSocketWrites } from './platform/db'
 import { createLogger } from './platform/log'
 
 const config = loadConfig()
 const log = createLogger(config.LOG_LEVEL, { service: 'api' })
-const sql = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX })
+surviveDriverClosedSocketWrites(log)
+const sql = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX, connectTimeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS })
 
 const deps = createDeps(config, sql, log, dependencyProbes(config))
 deps.lastUsed.start()

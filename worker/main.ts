@@ -1,10 +1,12 @@
 // Worker process entry point: `bun worker/main.ts`. Everything but process concerns lives in run.ts.
 import { loadConfig } from '../api/platform/config'
+import { surviveDriverClosedSocketWrites } from '../api/platform/db'
 import { createLogger } from '../api/platform/log'
 import { startWorker } from './run'
 
 const config = loadConfig()
 const log = createLogger(config.LOG_LEVEL, { service: 'worker' })
+surviveDriverClosedSocketWrites(log)
 
 const running = await startWorker(config, { log, metrics: config.METRICS }).catch((err) => {
   // The SDK wraps the server's reason (say, an unregistered search attribute) in `cause`.

@@ -103,7 +103,7 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
   const sdkMetrics = opts.metrics ? `${config.METRICS_HOST}:${config.TEMPORAL_METRICS_PORT}` : undefined
   installRuntime(log, sdkMetrics)
   const ownSql = !opts.sql
-  const sql = opts.sql ?? createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX })
+  const sql = opts.sql ?? createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX, connectTimeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS })
   const deps = createWorkerDeps(config, sql, log)
   const release = async (connection?: NativeConnection) => {
     await connection?.close().catch((err) => log.warn('closing the Temporal connection failed', { err }))

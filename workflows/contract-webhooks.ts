@@ -33,7 +33,7 @@ export interface AttemptInput {
   attempt: number
   /** No attempt follows this one: a failure marks the message failed. */
   last: boolean
-  /** The pacing slot was reserved by the call that answered `paced`: send now, reserve nothing. */
+  /** The pacing slot was reserved by the call that answered `paced`: reserve nothing, send once the gate lets it. */
   slotReserved: boolean
 }
 

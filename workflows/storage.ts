@@ -9,9 +9,17 @@ type Activities = ReturnType<typeof createActivities>
 const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' }
 const permanent = [ErrorType.invalidArgument, StorageErrorType.bucketConflict, StorageErrorType.regionUnknown, StorageErrorType.jobNotFound]
 
-const { createTenantBucket, markStorageBucketReady, beginReconciliation, finishReconciliation } = proxyActivities<Activities>({
+const { markStorageBucketReady, beginReconciliation, finishReconciliation } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { ...retry, maximumAttempts: 5, nonRetryableErrorTypes: permanent },
+})
+
+// A region that cannot be reached is waited for, 1 s doubling to 10 s, for up to an hour: provisioning finishes
+// when it returns instead of failing. Any other failure the activity itself makes final from its fifth attempt.
+const { createTenantBucket } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  scheduleToCloseTimeout: '1 hour',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', nonRetryableErrorTypes: permanent },
 })
 
 // Undoing and recording failure must outlast a flaky endpoint: more attempts, same short calls.

@@ -11,7 +11,11 @@ import { MailDispatcher } from '../mail/service'
 import { SignInThrottle } from '../identity/sign-in-throttle'
 import { createApiMetrics, type ApiMetrics } from './metrics'
 import { SharedBudgets } from '../rate-budgets/service'
+import { DatabaseCircuit } from './database-circuit'
 import { RateLimiter } from './rate-limit'
+
+/** How long requests are refused on arrival after one found the database unavailable. */
+const DATABASE_SHED_MS = 500
 
 /** Everything a route or hook needs, built once per process and passed down explicitly; services receive it as
  *  the ServiceDeps slice they declare. */
@@ -28,6 +32,8 @@ export interface AppDeps extends ServiceDeps {
   signInThrottle: SignInThrottle
   /** The process's Prometheus metrics (served by api/main.ts on its own listener). */
   metrics: ApiMetrics
+  /** Tripped by a request that found the database unavailable; requests are refused on arrival while it is open. */
+  databaseCircuit: DatabaseCircuit
   /** Dependency probes for /readyz; each resolves true when the dependency answers. */
   probes: Record<string, () => Promise<boolean>>
 }
@@ -51,6 +57,7 @@ export function createDeps(config: Config, sql: Sql, log: Logger, probes: AppDep
     lastUsed: new LastUsedRecorder(sql, log, config.PAT_LAST_USED_FLUSH_SECONDS * 1000),
     limiter,
     sharedBudgets: config.RATE_BUDGETS_SHARED ? new SharedBudgets(sql, log.child({ component: 'rate-budgets' }), (k, id, n) => limiter.admit(k, id, n)) : null,
+    databaseCircuit: new DatabaseCircuit(DATABASE_SHED_MS),
     mail: new MailDispatcher(temporal, config, log.child({ component: 'mail' })),
     signInThrottle: new SignInThrottle(config),
     keys: deriveKeys(config.SECRET_KEY),

@@ -21,6 +21,14 @@ const ProblemJson = {
   },
 }
 
+// The interface's name for the problem of 401, 403 and 429: a ProblemJson, whose code says which credential,
+// permission or budget failed.
+const PublishedAuthProblem = {
+  allOf: [{ $ref: '#/components/schemas/ProblemJson' }],
+  description: 'The problem answered with 401, 403 and 429 (a 429 also carries Retry-After and the RateLimit headers)',
+}
+const AUTH_STATUSES = new Set([401, 403, 429])
+
 const DESCRIPTION = `Control plane for robot-model teams.
 
 Conventions: success bodies carry \`data\` and \`meta.requestId\`; lists add \`meta.pageSize\` and \`nextPageToken\`.
@@ -34,17 +42,31 @@ ${permissionTableMarkdown()}
 
 type Json = Record<string, unknown>
 
-const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemJson' } } }
+const problemContent = (schema: string) => ({ 'application/problem+json': { schema: { $ref: `#/components/schemas/${schema}` } } })
+const PROBLEM_CONTENT = problemContent('ProblemJson')
+const AUTH_PROBLEM_CONTENT = problemContent('PublishedAuthProblem')
+
+// Every operation reads or writes Postgres (authentication does, for a start), so any may find it away.
+const UNAVAILABLE_RESPONSE = {
+  description: 'code is SERVICE_UNAVAILABLE: the database cannot be reached now (down or restarting); the same request may be retried after Retry-After seconds',
+  headers: { 'Retry-After': { schema: { type: 'integer', minimum: 1 }, description: 'Seconds to wait before retrying' } },
+  content: PROBLEM_CONTENT,
+}
 
 /** Problem responses by status, from the route's declared sets (plus 401/403 when it needs a credential). */
 function problemResponses(sets: readonly ErrorSetName[], secured: boolean) {
-  const all: ErrorSetName[] = [...sets, 'R429', ...(secured ? (['U401', 'F403'] as const) : [])]
+  const all: ErrorSetName[] = [...sets, 'R429', 'X431', ...(secured ? (['U401', 'F403'] as const) : [])]
   const byStatus = new Map<number, Set<string>>()
   for (const s of all) for (const c of ErrorSets[s]) {
     const status = STATUS_OF[c as keyof typeof STATUS_OF]
     byStatus.set(status, (byStatus.get(status) ?? new Set()).add(c))
   }
-  return Object.fromEntries([...byStatus].map(([status, codes]) => [status, { description: `code is one of: ${[...codes].join(', ')}`, content: PROBLEM_CONTENT }]))
+  return {
+    ...Object.fromEntries([...byStatus].map(([status, codes]) => [status, {
+      description: `code is one of: ${[...codes].join(', ')}`, content: AUTH_STATUSES.has(status) ? AUTH_PROBLEM_CONTENT : PROBLEM_CONTENT,
+    }])),
+    503: UNAVAILABLE_RESPONSE,
+  }
 }
 
 function addProblemResponses(paths: Json): void {
@@ -99,7 +121,7 @@ export function hoistSchemas(doc: Json): Json {
     paths,
     components: {
       ...components,
-      schemas: { ...((components.schemas as Json) ?? {}), ...schemas, ProblemJson },
+      schemas: { ...((components.schemas as Json) ?? {}), ...schemas, ProblemJson, PublishedAuthProblem },
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token (rcp_pat_…) or session token (rcp_ses_…)' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE },

@@ -40,8 +40,8 @@ function buildConventions(deps: AppDeps, instance: number) {
     // The client address needs the server; taking it from each request's context would make Elysia define a
     // `server` property on every context.
     .onStart(({ server: started }) => { server = started as Server<unknown> | null; metrics?.attach(server) })
-    .onRequest(sync(arrivalHook(config, () => server, logged || !!metrics)))
-    .onError({ as: 'global' }, sync(problemMapping(log, config.NODE_ENV !== 'production', (path) => routeTables.get(deps)?.allowed(path) ?? [], metrics)))
+    .onRequest(sync(arrivalHook(config, () => server, logged || !!metrics, deps.databaseCircuit)))
+    .onError({ as: 'global' }, sync(problemMapping(log, config.NODE_ENV !== 'production', (path) => routeTables.get(deps)?.allowed(path) ?? [], () => deps.databaseCircuit.trip(), metrics)))
     .macro({ errors: errorsMacro(config), ...authMacros(deps, budgets), idempotent: idempotentMacro(deps) })
     .as('global')
   if (logged) plugin.onAfterResponse({ as: 'global' }, accessLog(log))

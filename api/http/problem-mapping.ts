@@ -1,18 +1,27 @@
+import { isDatabaseUnavailable } from '../platform/db'
 import { ApiError } from '../platform/errors'
 import type { Logger } from '../platform/log'
 import { problemResponse } from './problem'
 import { stateOf } from './request-state'
 
+/** Elysia names an issue about the whole value (an absent body, an array where an object belongs) `root`; the
+ *  interface names it by its part alone (`body`), unless the value really has a field called root. */
 function validationErrors(error: unknown): { path: string; message: string }[] {
-  const e = error as { all?: { path?: string; message?: string; summary?: string }[]; type?: string }
+  const e = error as { all?: { path?: string; message?: string; summary?: string }[]; type?: string; value?: unknown }
   const where = e.type ?? 'body'
+  const hasRootField = !!e.value && typeof e.value === 'object' && 'root' in e.value
   return (e.all ?? []).map((i) => {
-    const p = String(i.path ?? '').replace(/^\//, '').replaceAll('/', '.')
+    let p = String(i.path ?? '').replace(/^\//, '').replaceAll('/', '.')
+    if (p === 'root' && !hasRootField) p = ''
     return { path: p ? `${where}.${p}` : where, message: i.message ?? i.summary ?? 'is invalid' }
   })
 }
 
 const INTERNAL = [500, 'INTERNAL_ERROR', 'The server failed to handle this request'] as const
+/** The answer while the database is away; Retry-After: a restart takes seconds. */
+export const DATABASE_UNAVAILABLE = {
+  status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable; retry shortly', extra: { headers: { 'retry-after': '2' } },
+} as const
 
 type Failure = { request: Request; code: unknown; error: unknown; set: { status?: number | string } }
 
@@ -29,7 +38,9 @@ const AUTH_FAILURES = new Set(['UNAUTHORIZED', 'CSRF_INVALID'])
 /** Every failure becomes problem+json, and a code outside the route's declared error sets is logged (and, outside
  *  production, answered as a 500 so tests catch it). Written so Elysia does not take it for async (see arrival.ts):
  *  an async error hook would make every route's handler async. */
-export function problemMapping(log: Logger, strictErrorSets: boolean, allowedMethods: (pathname: string) => string[], counts?: FailureCounts) {
+export function problemMapping(
+  log: Logger, strictErrorSets: boolean, allowedMethods: (pathname: string) => string[], databaseUnavailable: () => void, counts?: FailureCounts,
+) {
   return function toProblem({ request, code, error, set }: Failure): Response {
     const st = stateOf(request)
     let status: number, errCode: string, message: string
@@ -52,6 +63,11 @@ export function problemMapping(log: Logger, strictErrorSets: boolean, allowedMet
       } else {
         ;[status, errCode, message] = [404, 'NOT_FOUND', `No route matches ${request.method} ${path}`]
       }
+    } else if (isDatabaseUnavailable(error)) {
+      // Nothing is wrong with the request: the same request succeeds once the database is back.
+      log.warn('database unavailable', { requestId: st.requestId, err: error })
+      databaseUnavailable()
+      ;({ status, code: errCode, message, extra } = DATABASE_UNAVAILABLE)
     } else {
       log.error('unhandled error', { requestId: st.requestId, err: error, stack: (error as Error)?.stack })
       ;[status, errCode, message] = INTERNAL

@@ -27,6 +27,8 @@ export const ConfigSchema = z.object({
   PUBLIC_URL: z.string().url().optional(),
   DATABASE_URL: z.string().min(1),
   DATABASE_POOL_MAX: int(10),
+  // How long a new database connection may take before the request waiting on it is answered 503.
+  DATABASE_CONNECT_TIMEOUT_SECONDS: z.coerce.number().int().min(1).default(5),
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE_PREFIX: z.string().default('rcp'),

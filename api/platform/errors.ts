@@ -86,6 +86,8 @@ export const ErrorSets = {
   X5XX: ['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'],
   // Not an interface set either: a known path asked with a method it does not serve (with an Allow header).
   X405: ['METHOD_NOT_ALLOWED'],
+  // Nor this: a request target over 16 KiB, refused on arrival (any operation, before its route is known).
+  X431: ['REQUEST_HEADER_FIELDS_TOO_LARGE'],
 } as const
 
 export type ErrorSetName = keyof typeof ErrorSets
@@ -95,7 +97,7 @@ export type ErrorCode = SetCodes | (typeof INVITATION_400)[number] | (typeof INV
 const STATUS_OF_SET: Record<ErrorSetName, number> = {
   A400: 400, A400s: 400, A400p: 400, A400i: 400, T400: 400, T400p: 400, S400: 400, M400: 400,
   U401: 401, F403: 403, A404: 404, A404r: 404, T404: 404, M404: 404,
-  A409: 409, A409s: 409, A409i: 409, T409: 409, M409: 409, M400p: 400, E409: 409, WD409: 409, P412: 412, R429: 429, X5XX: 500, X405: 405,
+  A409: 409, A409s: 409, A409i: 409, T409: 409, M409: 409, M400p: 400, E409: 409, WD409: 409, P412: 412, R429: 429, X5XX: 500, X405: 405, X431: 431,
 }
 
 /** code → HTTP status, derived from the sets so the two can never disagree. */

@@ -127,7 +127,8 @@ export async function failingSince(db: Db, endpointId: string): Promise<Date | n
 }
 
 /** Takes the endpoint's next send slot and moves it `intervalMs` on, atomically: concurrent attempts (on any
- *  worker) each get their own slot. Answers how long until that slot (0: send now), by the database's clock. */
+ *  worker) each get their own slot, so a burst wakes spread out. Answers how long until that slot (0: now), by the
+ *  database's clock. The slot is when to wake, not leave to send: `claimSend` is. */
 export async function reserveSlot(db: Db, endpointId: string, intervalMs: number): Promise<number> {
   const step = intervalMs / 1000
   const [row] = await db<{ wait_ms: number }[]>`
@@ -136,6 +137,24 @@ export async function reserveSlot(db: Db, endpointId: string, intervalMs: number
     on conflict (endpoint_id) do update set next_slot_at = greatest(p.next_slot_at, clock_timestamp()) + make_interval(secs => ${step})
     returning greatest(0, extract(epoch from next_slot_at - make_interval(secs => ${step}) - clock_timestamp()) * 1000)::float8 as wait_ms`
   return row!.wait_ms
+}
+
+/** The gate at the moment of sending: takes the send if the endpoint's last one is at least `intervalMs` ago
+ *  (stamping it now), atomically across workers. Answers 0 when taken, else how long until it may be. */
+export async function claimSend(db: Db, endpointId: string, intervalMs: number): Promise<number> {
+  const step = intervalMs / 1000
+  const [taken] = await db<{ endpoint_id: string }[]>`
+    insert into webhook_endpoint_pacing as p (endpoint_id, next_slot_at, last_sent_at)
+    values (${endpointId}, clock_timestamp(), clock_timestamp())
+    on conflict (endpoint_id) do update set last_sent_at = clock_timestamp()
+     where p.last_sent_at is null or p.last_sent_at <= clock_timestamp() - make_interval(secs => ${step})
+    returning p.endpoint_id`
+  if (taken) return 0
+  // Another send just passed; a row it committed after this statement began may be newer still: at least 1 ms.
+  const [row] = await db<{ wait_ms: number }[]>`
+    select greatest(1, extract(epoch from last_sent_at + make_interval(secs => ${step}) - clock_timestamp()) * 1000)::float8 as wait_ms
+      from webhook_endpoint_pacing where endpoint_id = ${endpointId}`
+  return row?.wait_ms ?? 1
 }
 
 /** Marks messages for one more run each (redelivery) and answers them with their new run number. Only messages

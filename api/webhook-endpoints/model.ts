@@ -2,9 +2,13 @@ import { z } from 'zod'
 import { eventTypes, type EventType } from '../events/catalogue'
 import { PageQuery } from '../platform/pagination'
 
-const EndpointUrl = z.url({ protocol: /^https$/, error: 'must be an absolute https:// URL (plain http is refused: deliveries carry tenant data)' })
-  .max(2048)
-  .describe('HTTPS only. Its host must resolve to public addresses only: loopback, private, link-local, CGNAT, unique-local, multicast and cloud-metadata destinations are refused, at registration and at every delivery')
+// z.url strips tabs, line breaks and outer spaces from what it passes on, so a URL holding them would be stored
+// as something else than was sent: they are refused before it parses, as is a fragment (never sent to a receiver).
+const EndpointUrl = z.string()
+  .regex(/^[^\u0000-\u0020\u007f]*$/, 'must not contain spaces or control characters (CR, LF, tab)')
+  .regex(/^[^#]*$/, 'must not have a fragment (#…): it is never sent to the receiver')
+  .pipe(z.url({ protocol: /^https$/, error: 'must be an absolute https:// URL (plain http is refused: deliveries carry tenant data)' }).max(2048))
+  .describe('HTTPS only, without a fragment, spaces or control characters. Its host must resolve to public addresses only: loopback, private, link-local, CGNAT, unique-local, multicast and cloud-metadata destinations are refused, at registration and at every delivery')
 const EventName = z.enum(eventTypes as [EventType, ...EventType[]], { error: (iss) => `unknown event type ${JSON.stringify(iss.input)}; GET /v1/webhook-event-types lists them` })
 const Events = z.array(EventName).min(1).max(eventTypes.length * 2)
   .describe('Event types this endpoint receives: a non-empty subset of the catalogue (the `webhooks` section of this document). Repeated names are folded into one')

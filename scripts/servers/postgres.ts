@@ -31,6 +31,8 @@ export interface PostgresOptions {
   logFile: string
   /** Tests: no fsync, and on an external server (DATABASE_URL) the database is dropped on stop. */
   ephemeral?: boolean
+  /** A server of the caller's own even when DATABASE_URL names one (a test that stops and starts it). */
+  own?: boolean
 }
 
 const withDatabase = (url: string, db: string) => { const u = new URL(url); u.pathname = `/${db}`; return u.toString() }
@@ -107,7 +109,7 @@ async function runToCompletion(cmd: string[], logFile: string, what: string) {
 }
 
 export async function startPostgres(opts: PostgresOptions): Promise<PostgresServer> {
-  const external = process.env.DATABASE_URL
+  const external = opts.own ? undefined : process.env.DATABASE_URL
   if (external) {
     if (!opts.ephemeral) return { url: external, adminUrl: external, external: true, stop: async () => {} }
     // A unique database on the given server keeps test runs apart from each other and from dev data.

@@ -17,6 +17,8 @@ const CHECKS = [
   'response_schema_conformance', 'negative_data_rejection', 'unsupported_method', 'allow_header_conformance',
 ]
 
+const REJECTIONS = ['400', '401', '403', '404', '405', '406', '409', '415', '422', '428', '429', '431', '5xx']
+
 /** Operations that would end the fuzzer's own credential, so everything after them would only test a 401. */
 const ENDS_OWN_CREDENTIAL = [
   'DELETE /v1/sessions/current', // ends the cookie session
@@ -35,10 +37,10 @@ const logFile = join(SCRATCH, 'logs', 'fuzz-api.log')
 beforeAll(async () => {
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
-  // Its own process, as deployed; budgets off so the fuzzer meets the operations, not the rate limiter; headers
-  // up to 64 KiB so an oversized query reaches our validation (Bun's own limit answers a bare 431).
+  // Its own process, as deployed; budgets off so the fuzzer meets the operations, not the rate limiter. An
+  // oversized query gets the documented 431 problem (the app raises Bun's header limit above its own).
   api = spawnChild('fuzz-api', {
-    cmd: [process.execPath, '--max-http-header-size=65536', 'api/main.ts'], cwd: REPO_ROOT, logFile,
+    cmd: [process.execPath, 'api/main.ts'], cwd: REPO_ROOT, logFile,
     env: {
       ...process.env, PORT: String(port), LOG_LEVEL: 'warn', RATE_LIMIT_PRINCIPAL_PER_MINUTE: '0', RATE_LIMIT_TENANT_PER_MINUTE: '0',
       RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0', SIGNIN_ACCOUNT_LOCK_FAILURES: '0', SIGNIN_IP_LOCK_FAILURES: '0',
@@ -78,8 +80,12 @@ async function fuzz(label: string, headers: string[], exclude: string[]) {
   const setup = Bun.spawnSync(['bash', 'scripts/setup-schemathesis.sh'], { cwd: REPO_ROOT })
   expect(setup.exitCode).toBe(0)
   const exe = setup.stdout.toString().trim()
+  // A request refused as too long (431, documented on every operation) is a rejection too: the fuzzer's invalid page
+  // tokens and queries run past the 16 KiB target limit. Its default list, plus 431.
+  const config = join(SCRATCH, 'fuzz-schemathesis.toml')
+  await Bun.write(config, `[checks.negative_data_rejection]\nexpected-statuses = ${JSON.stringify([...REJECTIONS])}\n`)
   const args = [
-    'run', `${base}/v1/openapi.json`, '--url', base, '--checks', CHECKS.join(','),
+    '--config-file', config, 'run', `${base}/v1/openapi.json`, '--url', base, '--checks', CHECKS.join(','),
     '--phases', 'examples,coverage,fuzzing,stateful', '--max-examples', String(EXAMPLES), '--max-time', String(SECONDS),
     '--workers', '2', '--request-timeout', '15', '--generation-deterministic', '--no-color', '--suppress-health-check', 'all',
     ...headers.flatMap((h) => ['--header', h]),

@@ -1,7 +1,7 @@
 // Input a schema cannot describe, and methods a path does not serve: each is a clear 4xx problem, never a 5xx.
 import { describe, expect, test } from 'bun:test'
 import { useApi } from '../support/api'
-import { tenantOwner } from '../support/fixtures'
+import { patFor, tenantOwner } from '../support/fixtures'
 
 const api = useApi()
 
@@ -30,10 +30,33 @@ describe('bad input never reaches Postgres as a 500', () => {
 
   test('a required body that is absent is 400 VALIDATION_ERROR, not an empty change', async () => {
     const owner = await tenantOwner(api.url)
-    for (const [method, path] of [['PATCH', '/users/me'], ['PATCH', '/tenants/current/auth-policy'], ['POST', '/api-keys']] as const) {
-      const res = await owner.client.call(method, path)
-      expect({ method, path, status: res.status, code: res.json?.code }).toEqual({ method, path, status: 400, code: 'VALIDATION_ERROR' })
+    const manager = owner.client.withBearer((await patFor(owner.client, ['tenant:manage'])).token)
+    const endpoint = `/webhook-endpoints/${crypto.randomUUID()}`
+    for (const [client, method, path] of [
+      [owner.client, 'PATCH', '/users/me'], [owner.client, 'PATCH', '/tenants/current/auth-policy'], [owner.client, 'POST', '/api-keys'],
+      [manager, 'POST', '/webhook-endpoints'], [manager, 'PATCH', endpoint],
+    ] as const) {
+      const res = await client.call(method, path)
+      // The README promises the path `body` for an absent body, whatever the model's root type.
+      expect({ method, path, status: res.status, code: res.json?.code, where: res.json?.errors?.map((e: { path: string }) => e.path) })
+        .toEqual({ method, path, status: 400, code: 'VALIDATION_ERROR', where: ['body'] })
     }
+  })
+})
+
+describe('a request target over 16 KiB', () => {
+  test('is 431 REQUEST_HEADER_FIELDS_TOO_LARGE as problem+json: a 20 KB page token on a list, a long returnTo', async () => {
+    const owner = await tenantOwner(api.url)
+    const list = await owner.client.get(`/tenants/current/memberships?pageToken=${'a'.repeat(20_000)}`)
+    const sso = await fetch(`${api.url}/v1/auth/sso/${crypto.randomUUID()}/start?returnTo=/${'b'.repeat(20_000)}`, { redirect: 'manual' })
+    for (const res of [{ status: list.status, headers: list.headers, json: list.json }, { status: sso.status, headers: sso.headers, json: await sso.json().catch(() => null) }]) {
+      expect(res.status).toBe(431)
+      expect(res.headers.get('content-type')).toBe('application/problem+json')
+      expect(res.json).toMatchObject({ status: 431, code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', requestId: res.headers.get('x-request-id') })
+    }
+    // Just under the limit the same list answers as usual (the page token is refused by its own rule).
+    const under = await owner.client.get(`/tenants/current/memberships?pageToken=${'a'.repeat(15_000)}`)
+    expect([under.status, under.json.code]).toEqual([400, 'VALIDATION_ERROR'])
   })
 })
 

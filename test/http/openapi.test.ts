@@ -41,4 +41,27 @@ describe('OpenAPI 3.1 document', () => {
     expect(tenants.parameters.some((p: any) => p.name === 'Idempotency-Key' && p.in === 'header')).toBe(true)
     expect(doc.paths['/v1/users/me'].patch.responses['412']).toBeDefined()
   })
+
+  test('401, 403 and 429 answer the published PublishedAuthProblem, a ProblemJson; every operation documents 431 and 503', async () => {
+    const spec = await Bun.file(join(import.meta.dir, '..', '..', '..', 'shared', 'spec', 'published-interface.md')).text()
+    expect(spec).toContain('| PublishedAuthProblem |')
+    const shape = doc.components.schemas.PublishedAuthProblem
+    expect(shape.allOf).toEqual([{ $ref: '#/components/schemas/ProblemJson' }])
+    let auth = 0
+    for (const { path, method, op } of operations().filter((o) => o.path.startsWith('/v1/'))) {
+      const label = `${method.toUpperCase()} ${path}`
+      for (const [status, r] of Object.entries(op.responses ?? {}) as [string, any][]) {
+        if (Number(status) < 400) continue
+        const ref = r.content['application/problem+json'].schema.$ref
+        const want = ['401', '403', '429'].includes(status) ? 'PublishedAuthProblem' : 'ProblemJson'
+        expect({ label, status, ref }).toEqual({ label, status, ref: `#/components/schemas/${want}` })
+        if (want === 'PublishedAuthProblem') auth++
+      }
+      expect({ label, documents431: '431' in op.responses }).toEqual({ label, documents431: true })
+      // The database drill's answer (test/platform/postgres-outage.test.ts), with its Retry-After.
+      expect({ label, retryAfter: op.responses['503']?.headers?.['Retry-After']?.schema?.type }).toEqual({ label, retryAfter: 'integer' })
+    }
+    expect(auth).toBeGreaterThan(100)
+  })
+
 })

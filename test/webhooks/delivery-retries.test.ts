@@ -73,6 +73,31 @@ describe('retries', () => {
     await limited.stop()
   }, 60_000)
 
+  test('rateLimitPerSecond 2, ten test events asked at once: no two sends closer than 1/rate, never more than rate + 1 arrivals in a second', async () => {
+    const t = await webhookTenant(env.api)
+    const r = await new Receiver(env.certs).start()
+    const rate = 2
+    const ep = await t.register({ url: r.url(), events: ['training_job.completed'], rateLimitPerSecond: rate })
+    // All ten at once (how long the API takes to answer them depends on the machine; they are asked together).
+    const sent = await Promise.all(Array.from({ length: 10 }, () => t.manager.post(`/webhook-endpoints/${ep.id}/test-events`)))
+    expect(sent.map((s) => s.status)).toEqual(Array(10).fill(202))
+    await settled(env.api, ep.id, 10, 30_000)
+    const times = r.deliveries.map((d) => d.at).sort((a, b) => a - b)
+    expect(times.length).toBe(10)
+    // What the README promises (Webhooks / Delivery, Rate limit): sends (the attempts' recorded times) at least
+    // 1/rate apart, so a one-second window of arrivals holds at most rate + 1 (the network's jitter moves arrivals,
+    // not the count: rate + 2 would need two sends within 1/rate).
+    const sends = (await env.api.sql<{ at: Date }[]>`
+      select a.attempted_at as at from webhook_attempts a join webhook_messages m on m.id = a.message_id
+       where m.endpoint_id = ${ep.id} order by a.attempted_at`).map((s) => s.at.getTime())
+    expect(sends.length).toBe(10)
+    expect(Math.min(...gaps(sends))).toBeGreaterThanOrEqual(1000 / rate - 25)
+    const busiest = Math.max(...times.map((from) => times.filter((at) => at >= from && at <= from + 1000).length))
+    const arrivals = times.map((at) => at - times[0]!) // shown when it fails
+    expect({ withinLimit: busiest <= rate + 1, arrivals }).toEqual({ withinLimit: true, arrivals })
+    await r.stop()
+  }, 60_000)
+
   test('recover redelivers only the failed messages since the given time, with their webhook-ids', async () => {
     const t = await webhookTenant(env.api)
     const r = await new Receiver(env.certs).start()

@@ -70,6 +70,12 @@ describe('signed deliveries', () => {
       expect(node.deliveries[0]!.body).toEqual({ id: expect.any(String), type: 'training_job.completed', timestamp: expect.any(String), tenantId: t.tenantId, data })
       const listed = (await t.manager.get(`/webhook-endpoints/${nodeEp.id}/messages`)).json.data
       expect(new Set(node.deliveries.map((d) => d.webhookId))).toEqual(new Set(listed.map((m: { webhookId: string }) => m.webhookId)))
+      // The README's statement of the header, and the header as sent: msg_ and the message id's 32 hex digits.
+      const readme = await Bun.file(join(import.meta.dir, '..', '..', 'README.md')).text()
+      expect(readme).toContain('`webhook-id: msg_<message id without its hyphens>`')
+      const messageIds = (await messagesOf(env.api, nodeEp.id)).map((m) => m.id)
+      expect(new Set(node.deliveries.map((d) => d.webhookId))).toEqual(new Set(messageIds.map((id) => `msg_${id.replaceAll('-', '')}`)))
+      for (const d of node.deliveries) expect(d.webhookId).toMatch(/^msg_[0-9a-f]{32}$/)
       await settled(env.api, pyEp.id, 3)
       expect(py.seen().map((s) => s.verifiedBy)).toEqual([[0], [0], [0]])
       expect((await messagesOf(env.api, pyEp.id)).map((m) => m.status)).toEqual(['succeeded', 'succeeded', 'succeeded'])

@@ -99,6 +99,22 @@ describe('input', () => {
     expect(res.json.errors.map((e: { path: string }) => e.path)).toEqual(['body.url'])
   })
 
+  test('a URL with CR, LF, a tab or a fragment is a VALIDATION_ERROR on body.url, at registration and on PATCH', async () => {
+    const bad = [`${HOOK}\r\nX-Injected: 1`, 'https://127.0.0.1:9443/ho\noks', 'https://127.0.0.1:9443/ho\toks', `${HOOK}#frag`, `${HOOK}#`]
+    const { owner, res: good } = await register()
+    const id = good.json.data.endpoint.id
+    for (const url of bad) {
+      const { res } = await register({ url })
+      const patched = await owner.client.patch(`/webhook-endpoints/${id}`, { url })
+      for (const [op, r] of [['create', res], ['patch', patched]] as const) {
+        expect({ url, op, status: r.status, code: r.json.code, paths: r.json.errors?.map((e: { path: string }) => e.path) })
+          .toEqual({ url, op, status: 400, code: 'VALIDATION_ERROR', paths: ['body.url'] })
+      }
+    }
+    expect((await owner.client.get(`/webhook-endpoints/${id}`)).json.data.url).toBe(HOOK)
+    expect((await owner.client.get('/webhook-endpoints')).json.data).toHaveLength(1)
+  })
+
   test('an unknown event name is a VALIDATION_ERROR naming the item; an empty list too', async () => {
     const { res } = await register({ events: ['model_version.ready', 'storage.provisioned', 'model_version.exploded'] })
     expect(res.status).toBe(400)
