@@ -29,7 +29,8 @@ if (import.meta.main) {
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS })
   try {
     const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE })
-    console.log(`re-sealing with key ${deriveKeys(config.SECRET_KEY).id} (workflow ${resealWorkflowId(deriveKeys(config.SECRET_KEY).id)})`)
+    const { id } = deriveKeys(config.SECRET_KEY)
+    console.log(`re-sealing with key ${id} (workflow ${resealWorkflowId(id)})`)
     const totals = await runReseal(config, client, { onProgress: (p) => console.log(`  ${p.column ?? '…'}: ${JSON.stringify(p.column ? p.totals[p.column] : {})}`) })
     for (const [column, c] of Object.entries(totals)) console.log(`  ${column.padEnd(40)} scanned ${c.scanned}, re-sealed ${c.resealed}, changed meanwhile ${c.changedMeanwhile}, unreadable ${c.unreadable}`)
     const unreadable = Object.values(totals).reduce((n, c) => n + c.unreadable, 0)

@@ -27,8 +27,8 @@ export function httpConventions(deps: AppDeps) {
   return plugin
 }
 
-// Only two hooks are global (three with the access log): the arrival hook (every request) and the problem mapping
-// (failures). Whatever only some routes need is a macro, so the other routes never run it or compile around it.
+// Only two hooks are global (three with the access log or the metrics, which share one): the arrival hook (every
+// request) and the problem mapping (failures). Whatever only some routes need is a macro, so the other routes never run it or compile around it.
 function buildConventions(deps: AppDeps, instance: number) {
   const { config, log } = deps
   let server: Server<unknown> | null = null
@@ -44,7 +44,10 @@ function buildConventions(deps: AppDeps, instance: number) {
     .onError({ as: 'global' }, sync(problemMapping(log, config.NODE_ENV !== 'production', (path) => routeTables.get(deps)?.allowed(path) ?? [], () => deps.databaseCircuit.trip(), metrics)))
     .macro({ errors: errorsMacro(config), ...authMacros(deps, budgets), idempotent: idempotentMacro(deps) })
     .as('global')
-  if (logged) plugin.onAfterResponse({ as: 'global' }, accessLog(log))
-  if (metrics) plugin.onAfterResponse({ as: 'global' }, metrics.observe)
+  // One after-response hook for both, so a response pays for one hook call however many of them are on.
+  const logLine = logged ? accessLog(log) : undefined
+  const observe = metrics?.observe
+  const finished = logLine && observe ? (c: Parameters<typeof logLine>[0] & { route?: string }) => { logLine(c); observe(c) } : logLine ?? observe
+  if (finished) plugin.onAfterResponse({ as: 'global' }, finished)
   return plugin
 }

@@ -42,13 +42,9 @@ export class SharedBudgets {
     const t = this.now()
     if (lease.refusedUntil > t) return Math.max(1, Math.ceil((lease.refusedUntil - t) / 1000))
     const renewed = (lease.pending ??= this.renew(kind, id, perMinute, lease))
-    return renewed.then(() => this.spend(kind, id, perMinute))
-  }
-
-  // After a renewal: concurrent requests may have drained it already, so this is admit() once more (which renews
-  // again, or refuses once the shared bucket is empty).
-  private spend(kind: string, id: string, perMinute: number): Admission {
-    return this.admit(kind, id, perMinute)
+    // Concurrent requests may drain the renewed lease first, so this is admit() once more (which renews again, or
+    // refuses once the shared bucket is empty).
+    return renewed.then(() => this.admit(kind, id, perMinute))
   }
 
   private async renew(kind: string, id: string, perMinute: number, lease: Lease): Promise<void> {
