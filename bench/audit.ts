@@ -1,5 +1,7 @@
-// The audit trail's cost (issue 18, "Performance"): `bun bench/audit.ts [--audit-rows 10000000]` plus the harness's
-// flags (2 rounds of 5 s by default; --quick seeds 1,000,000 rows). Results in bench/results/audit.json.
+// The audit trail's cost (issue 18, "Performance"): `bun bench/audit.ts [--audit-rows 10000000] [--only writes,export]`
+// plus the harness's flags (2 rounds of 5 s by default; --quick seeds 1,000,000 rows). --only picks rows by part:
+// sign-in, writes, page, export (default all; the seeding is skipped when neither page nor export is asked for).
+// Results in bench/results/audit.json.
 //
 // Two builds side by side, each a Postgres and an API process of its own, started from the same code:
 //  - audited: the build as shipped.
@@ -17,9 +19,9 @@
 //  2. POST /v1/api-keys (session cookie + CSRF, a new name each request) and PATCH /v1/tenants/current/memberships/:id
 //     (each request flips one member between viewer and researcher, so every one is a real, audited change), each
 //     against the same requests on the build with the audit insert removed. Target ≥ 90%. Driven by --connections
-//     concurrent fetch loops from this process, not wrk, because every request needs its own body. Every request of
-//     a row is in one tenant: its chain head (and for role changes, its membership lock) serialises them, the worst
-//     case for the chain.
+//     concurrent fetch loops from this process, not wrk, because every request needs its own body. Each is measured
+//     twice: every loop in one tenant (its chain head serialises their commits: the worst case for the chain) and
+//     every loop in a tenant of its own (the platform's usual mix, many tenants each on its own chain).
 //  3. A one-day page of one tenant's trail (action prefix api_key., 50 entries, 1 connection) with 1,000,000 entries
 //     of the tenant in a table of 10,000,000 (ten tenants, 400 days: ~2,500 of the tenant's entries a day), seeded
 //     straight into the audited build's audit_log. Target p50 < 20 ms. The appends of row 2 go into that table too.
@@ -97,15 +99,28 @@ function closedLoop(h: Harness, connections: number, expect: number, send: (work
   }
 }
 
+/** Where a row's concurrent request loops act: all in one tenant (one chain head: the worst case for the chain), or
+ *  each loop in a tenant of its own (the platform's usual mix: many tenants, each with its own chain). */
+type Spread = 'one tenant' | 'a tenant each'
+
+/** Each loop's owner session: one shared owner for 'one tenant', a fresh owner of a fresh tenant per loop otherwise. */
+async function owners(api: BenchContext, connections: number, spread: Spread) {
+  const made = spread === 'one tenant' ? [await ownerIn(api)] : await Promise.all(Array.from({ length: connections }, () => ownerIn(api)))
+  return Array.from({ length: connections }, (_, i) => {
+    const o = made[i % made.length]!
+    return { tenantId: o.tenantId, session: { ...o.session, 'content-type': 'application/json' } }
+  })
+}
+
 /** PAT creation by a tenant owner's session, a fresh name each request. */
-function patCreation(h: Harness, api: BenchContext, name: string): Measure {
-  let session: Record<string, string> = {}
+function patCreation(h: Harness, api: BenchContext, name: string, spread: Spread): Measure {
+  let sessions: Record<string, string>[] = []
   let n = 0
   return {
-    name,
-    async setup() { session = { ...(await ownerIn(api)).session, 'content-type': 'application/json' } },
+    name: `${name}, ${spread}`,
+    async setup() { sessions = (await owners(api, h.settings.connections, spread)).map((o) => o.session) },
     run: closedLoop(h, h.settings.connections, 201, (worker) => fetch(`${api.url}/v1/api-keys`, {
-      method: 'POST', headers: session, body: JSON.stringify({ name: `bench ${worker}-${++n}`, scopes: ['tenant:read'] }),
+      method: 'POST', headers: sessions[worker]!, body: JSON.stringify({ name: `bench ${worker}-${++n}`, scopes: ['tenant:read'] }),
     })),
   }
 }
@@ -114,24 +129,29 @@ const FLIP = { viewer: 'researcher', researcher: 'viewer' } as const
 
 /** Role changes by a tenant owner's session: each loop owns one member and flips it between viewer and researcher,
  *  from the role the last answer showed, so no request repeats the current role (a no-op nothing would record). */
-function roleChange(h: Harness, api: BenchContext, name: string): Measure {
+function roleChange(h: Harness, api: BenchContext, name: string, spread: Spread): Measure {
   const connections = h.settings.connections
-  let session: Record<string, string> = {}
-  let members: { id: string; role: keyof typeof FLIP }[] = []
+  let loops: { session: Record<string, string>; member: { id: string; role: keyof typeof FLIP } }[] = []
   return {
-    name,
+    name: `${name}, ${spread}`,
     async setup() {
-      const owner = await ownerIn(api)
-      session = { ...owner.session, 'content-type': 'application/json' }
+      const os = await owners(api, connections, spread)
       const tag = unique()
-      members = await withDb(api.databaseUrl, (sql) => sql<{ id: string; role: 'viewer' }[]>`
+      const members = await withDb(api.databaseUrl, (sql) => sql<{ id: string; role: 'viewer'; tenant_id: string }[]>`
         with u as (
           insert into users (email, display_name) select 'flip-' || ${tag} || '-' || i || '@example.test', 'Member ' || i
-            from generate_series(1, ${connections}) i returning id)
-        insert into memberships (tenant_id, user_id, role) select ${owner.tenantId}, u.id, 'viewer' from u returning id, role`)
+            from generate_series(1, ${connections}) i returning id, email),
+        n as (select id, row_number() over (order by email) as i from u)
+        insert into memberships (tenant_id, user_id, role)
+          select (${os.map((o) => o.tenantId)}::uuid[])[n.i], n.id, 'viewer' from n returning id, role, tenant_id`)
+      // Each loop takes a member of its own tenant (RETURNING promises no order).
+      loops = os.map((o) => {
+        const member = members.splice(members.findIndex((m) => m.tenant_id === o.tenantId), 1)[0]!
+        return { session: o.session, member: { id: member.id, role: member.role } }
+      })
     },
     run: closedLoop(h, connections, 200, async (worker) => {
-      const member = members[worker]!
+      const { session, member } = loops[worker]!
       const res = await fetch(`${api.url}/v1/tenants/current/memberships/${member.id}`, {
         method: 'PATCH', headers: session, body: JSON.stringify({ role: FLIP[member.role] }),
       })
@@ -286,12 +306,17 @@ async function exportInProcess(h: Harness, databaseUrl: string): Promise<ExportO
   }
 }
 
-const options: ParseArgsConfig['options'] = { 'audit-rows': { type: 'string' } }
+const PARTS = ['sign-in', 'writes', 'page', 'export'] as const
+const options: ParseArgsConfig['options'] = { 'audit-rows': { type: 'string' }, only: { type: 'string' } }
 
 await benchmark('audit', options, async (h) => {
   if (!process.env.BENCH_DURATION && !h.flags.duration && !h.flags.quick) h.settings.duration = 5
   const total = Number(h.flags['audit-rows'] ?? (h.flags.quick ? 1_000_000 : 10_000_000))
   if (!Number.isInteger(total) || total < TENANTS) throw new Error('--audit-rows must be an integer of at least 10')
+  const only = String(h.flags.only ?? PARTS.join(',')).split(',')
+  const unknown = only.filter((p) => !(PARTS as readonly string[]).includes(p))
+  if (unknown.length > 0) throw new Error(`--only takes a comma-separated list of ${PARTS.join(', ')}; not ${unknown.join(', ')}`)
+  const part = (p: (typeof PARTS)[number]) => only.includes(p)
   const audited = await h.postgres()
   const bare = await h.postgres()
   await removeAuditInsert(bare.url)
@@ -306,30 +331,40 @@ await benchmark('audit', options, async (h) => {
   const entries = (url: string) => withDb(url, async (sql) => (await sql<{ n: number }[]>`select count(*)::int as n from audit_log`)[0]!.n)
   const [recorded, leaked] = [await entries(audited.url), await entries(bare.url)]
   if (recorded === 0 || leaked !== 0) throw new Error(`expected entries on the audited build only; found ${recorded} and ${leaked}`)
-  const seeded = await seedAuditLog(withAudit.databaseUrl, reader.tenantId, total)
-  const day = new Date(Math.floor((seeded.end.getTime() - (SPAN_DAYS / 2) * DAY_MS) / DAY_MS) * DAY_MS)
-  const pagePath = `/v1/tenants/current/audit-log?from=${day.toISOString()}&to=${new Date(day.getTime() + DAY_MS).toISOString()}&action=api_key.&pageSize=50`
-  const page = must(await withAudit.call('GET', pagePath, { headers: reader.headers }), 200, 'audit-log page')
-  say(`the page of ${day.toISOString().slice(0, 10)} holds ${page.json.data.length} entries${page.json.nextPageToken ? ' and has a next page' : ''}`)
-  if (page.json.data.length === 0) throw new Error('the seeded day has no api_key. entries')
-
-  const exportOnce = await exportInProcess(h, audited.url)
 
   const mil = (n: number) => `${(n / 1e6).toLocaleString('en-US')}M`
-  const PAT_BARE = 'POST /v1/api-keys, audit insert removed'
-  const ROLE_BARE = 'PATCH /v1/tenants/current/memberships/:id (role), audit insert removed'
-  return {
-    baselines: [argon2Baseline(h), patCreation(h, withoutAudit, PAT_BARE), roleChange(h, withoutAudit, ROLE_BARE)],
-    rows: [
-      h.http(withAudit, { ...signIn, target: 0.95, targetOf: ARGON2 }),
-      { ...patCreation(h, withAudit, 'POST /v1/api-keys (session + CSRF)'), target: 0.9, targetOf: PAT_BARE },
-      { ...roleChange(h, withAudit, 'PATCH /v1/tenants/current/memberships/:id (role)'), target: 0.9, targetOf: ROLE_BARE },
-      h.http(withAudit, {
+  const PAT = 'POST /v1/api-keys (session + CSRF)'
+  const ROLE = 'PATCH /v1/tenants/current/memberships/:id (role)'
+  const BARE = ', audit insert removed'
+  const baselines: Measure[] = []
+  const rows: Measure[] = []
+  if (part('sign-in')) {
+    baselines.push(argon2Baseline(h))
+    rows.push(h.http(withAudit, { ...signIn, target: 0.95, targetOf: ARGON2 }))
+  }
+  if (part('writes')) {
+    for (const spread of ['one tenant', 'a tenant each'] as const) {
+      const patBare = patCreation(h, withoutAudit, `${PAT}${BARE}`, spread)
+      const roleBare = roleChange(h, withoutAudit, `${ROLE}${BARE}`, spread)
+      baselines.push(patBare, roleBare)
+      rows.push({ ...patCreation(h, withAudit, PAT, spread), target: 0.9, targetOf: patBare.name })
+      rows.push({ ...roleChange(h, withAudit, ROLE, spread), target: 0.9, targetOf: roleBare.name })
+    }
+  }
+  if (part('page') || part('export')) {
+    const seeded = await seedAuditLog(withAudit.databaseUrl, reader.tenantId, total)
+    if (part('page')) {
+      const day = new Date(Math.floor((seeded.end.getTime() - (SPAN_DAYS / 2) * DAY_MS) / DAY_MS) * DAY_MS)
+      const pagePath = `/v1/tenants/current/audit-log?from=${day.toISOString()}&to=${new Date(day.getTime() + DAY_MS).toISOString()}&action=api_key.&pageSize=50`
+      const page = must(await withAudit.call('GET', pagePath, { headers: reader.headers }), 200, 'audit-log page')
+      say(`the page of ${day.toISOString().slice(0, 10)} holds ${page.json.data.length} entries${page.json.nextPageToken ? ' and has a next page' : ''}`)
+      if (page.json.data.length === 0) throw new Error('the seeded day has no api_key. entries')
+      rows.push(h.http(withAudit, {
         name: `GET /v1/tenants/current/audit-log, one day, action=api_key., 50 a page (tenant ${mil(seeded.tenantEntries)} of ${mil(total)}), 1 conn`,
         method: 'GET', path: pagePath, connections: 1, setup: async () => reader.headers, maxP50Ms: 20,
-      }),
-      ...exportRows(seeded, exportOnce),
-    ],
-    rounds: 2,
+      }))
+    }
+    if (part('export')) rows.push(...exportRows(seeded, await exportInProcess(h, audited.url)))
   }
+  return { baselines, rows, rounds: 2 }
 })
