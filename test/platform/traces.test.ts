@@ -22,7 +22,9 @@ import { freePort, REPO_ROOT, spawnChild, waitUntil, type Child } from '../../sc
 import { makeProfile, makeVersion, modelTenant, packageIn } from '../edge-packages/helpers'
 import { webhookTenant } from '../webhooks/delivery-helpers'
 import { Client } from '../support/client'
-import { PASSWORD, patFor, tenantOwner } from '../support/fixtures'
+import { PASSWORD, patFor, signedUpUser, tenantOwner } from '../support/fixtures'
+import { waitForMail } from '../support/mailbox'
+import { codeFrom } from '../accounts/helpers'
 import { ancestry, startOtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver'
 import { seenSecrets } from '../support/secrets'
 import { eventually } from '../support/temporal'
@@ -143,6 +145,22 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     } finally {
       await r.stop()
     }
+  }, 180_000)
+
+  test('a password reset: HTTP → StartWorkflow → RunWorkflow → RunActivity → SMTP, with neither the code nor the address', async () => {
+    const u = await signedUpUser(api.base)
+    const res = await new Client(api.base).post('/password-resets', { email: u.email })
+    expect(res.status).toBe(202)
+    const code = codeFrom((await waitForMail(u.email, { subject: /Reset your/, timeoutMs: 60_000 })).text)
+    const smtp = (spans: ReceivedSpan[]) => spans.filter((s) => s.service === 'rcp-worker' && s.name === 'SMTP send')
+    const { http, spans } = await traceOf(res.headers.get('x-request-id')!, (spans) => smtp(spans).length > 0 && spans.some((s) => kind(s) === 'RunWorkflow'))
+    expect(ancestry(spans, smtp(spans)[0]!).map((s) => `${s.service} ${kind(s)}`)).toEqual([
+      'rcp-worker SMTP send', 'rcp-worker RunActivity', 'rcp-worker StartActivity', 'rcp-worker RunWorkflow', 'rcp-api StartWorkflow', 'rcp-api POST /v1/password-resets',
+    ])
+    expect(http.attributes['http.response.status_code']).toBe(202)
+    const everything = receiver.bodies.join('\n')
+    expect(everything).not.toContain(code)
+    expect(everything).not.toContain(u.email)
   }, 180_000)
 
   test('no span carries a secret, a header, a query string or an id in its name', async () => {
