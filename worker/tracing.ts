@@ -3,13 +3,12 @@
 // through a sink to the process's span processor (the same bounded queue as every other span); the activity
 // interceptor runs each activity inside its span, so the activity's SQL, S3, SMTP and HTTP spans are its children.
 import { createRequire } from 'node:module'
-import {
-  makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor,
-} from '@temporalio/interceptors-opentelemetry'
 import type { WorkerOptions } from '@temporalio/worker'
 import { tracing, type Tracing } from '../api/platform/tracing'
 
+// Loaded only by a worker that traces.
 const require = createRequire(import.meta.url)
+type Interceptors = typeof import('@temporalio/interceptors-opentelemetry')
 
 /** The workflow interceptor module to bundle, in a traced process only. */
 export function workflowTracingModules(): string[] {
@@ -19,6 +18,7 @@ export function workflowTracingModules(): string[] {
 /** What Worker.create adds in a traced process: the interceptors and the span sink; nothing otherwise. */
 export function tracedWorkerOptions(t: Tracing | undefined): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
   if (!t) return {}
+  const { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } = require('@temporalio/interceptors-opentelemetry') as Interceptors
   const options = { tracer: t.tracer }
   return {
     interceptors: {

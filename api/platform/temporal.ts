@@ -1,13 +1,17 @@
+import { createRequire } from 'node:module'
 import { Client, Connection, type ClientOptions } from '@temporalio/client'
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry'
 import type { Config } from './config'
 import { tracer } from './tracing'
+
+const require = createRequire(import.meta.url)
 
 /** In a traced process a workflow start is a span whose context travels in the workflow's headers, so the run, its
  *  activities and their calls join the caller's trace (README "Traces"); otherwise no interceptor at all. */
 export function clientInterceptors(): ClientOptions['interceptors'] {
   const t = tracer()
-  return t ? { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: t })] } : undefined
+  if (!t) return undefined
+  const { OpenTelemetryWorkflowClientInterceptor } = require('@temporalio/interceptors-opentelemetry') as typeof import('@temporalio/interceptors-opentelemetry')
+  return { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: t })] }
 }
 
 /** The API's one connection to Temporal, shared by every domain that starts workflows (mail, storage). It connects

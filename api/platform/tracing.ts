@@ -1,17 +1,23 @@
 // OpenTelemetry traces (README "Traces"). Started only when the standard OTLP endpoint variables are set; otherwise
 // nothing is registered, the API's global tracer stays the no-op one, and every traced call site sees `tracer()`
 // answer undefined and calls straight through (one module-variable read, no span, no context).
+import { createRequire } from 'node:module'
 import { context, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api'
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
-import { W3CTraceContextPropagator } from '@opentelemetry/core'
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
-import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
-import { envDetectorSync, Resource } from '@opentelemetry/resources'
-import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions'
+import type { Resource } from '@opentelemetry/resources'
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import type { Logger } from './log'
 
 export const TRACER_NAME = 'rcp'
+
+// The SDK is loaded only by a process that traces: one that does not never imports it (only the small API package).
+const require = createRequire(import.meta.url)
+type Sdk = typeof import('@opentelemetry/sdk-trace-base') & typeof import('@opentelemetry/resources') & typeof import('@opentelemetry/context-async-hooks')
+  & { W3CTraceContextPropagator: typeof import('@opentelemetry/core').W3CTraceContextPropagator; ATTR_SERVICE_NAME: typeof import('@opentelemetry/semantic-conventions').ATTR_SERVICE_NAME }
+const loadSdk = (): Sdk => ({
+  ...require('@opentelemetry/sdk-trace-base'), ...require('@opentelemetry/resources'), ...require('@opentelemetry/context-async-hooks'),
+  W3CTraceContextPropagator: require('@opentelemetry/core').W3CTraceContextPropagator,
+  ATTR_SERVICE_NAME: require('@opentelemetry/semantic-conventions').ATTR_SERVICE_NAME,
+})
 
 /** The export queue's bound and how long one export may take; a full queue drops spans, never blocks. */
 const DEFAULT_MAX_QUEUE = 2048
@@ -43,8 +49,9 @@ export const tracing = (): Tracing | undefined => active
 
 function exporterFor(env: Env) {
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').trim()
-  if (protocol === 'http/protobuf') return new ProtobufExporter()
-  if (protocol === 'http/json') return new JsonExporter()
+  type Exporters = typeof import('@opentelemetry/exporter-trace-otlp-proto')
+  if (protocol === 'http/protobuf') return new (require('@opentelemetry/exporter-trace-otlp-proto') as Exporters).OTLPTraceExporter()
+  if (protocol === 'http/json') return new (require('@opentelemetry/exporter-trace-otlp-http') as Exporters).OTLPTraceExporter()
   throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported: use http/protobuf or http/json`)
 }
 
@@ -61,6 +68,7 @@ export function startTracing(service: string, log: Logger, env: Env = process.en
     warn: (message) => log.warn('trace export', { detail: message }),
     info: () => {}, debug: () => {}, verbose: () => {},
   }, DiagLogLevel.WARN)
+  const { Resource, envDetectorSync, BatchSpanProcessor, BasicTracerProvider, AsyncLocalStorageContextManager, W3CTraceContextPropagator, ATTR_SERVICE_NAME } = loadSdk()
   const resource = Resource.default().merge(new Resource({ [ATTR_SERVICE_NAME]: service })).merge(envDetectorSync.detect())
   const processor = new BatchSpanProcessor(exporterFor(env), {
     maxQueueSize: env.OTEL_BSP_MAX_QUEUE_SIZE ? Number(env.OTEL_BSP_MAX_QUEUE_SIZE) : DEFAULT_MAX_QUEUE,
@@ -79,7 +87,7 @@ export function startTracing(service: string, log: Logger, env: Env = process.en
       propagation.disable()
     },
   }
-  log.info('traces on', { service: resource.attributes[ATTR_SERVICE_NAME], sampler: env.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on' })
+  log.info('traces on', { service: resource.attributes['service.name'], sampler: env.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on' })
   return active
 }
 

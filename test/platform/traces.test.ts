@@ -231,7 +231,7 @@ describe('with a collector that accepts connections and never answers', () => {
     try {
       const quiet = { LOG_LEVEL: 'warn', RATE_LIMIT_PRINCIPAL_PER_MINUTE: '0', RATE_LIMIT_TENANT_PER_MINUTE: '0', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0' }
       const [traced, plain] = await Promise.all([
-        start('black-hole-api', 'api/main.ts', { ...quiet, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${holePort}`, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_BSP_MAX_QUEUE_SIZE: '64' }),
+        start('black-hole-api', 'api/main.ts', { ...quiet, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${holePort}`, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_BSP_MAX_QUEUE_SIZE: '64', OTEL_EXPORTER_OTLP_TIMEOUT: '60000' }),
         start('untraced-api', 'api/main.ts', quiet),
       ])
       const owner = await tenantOwner(plain.base)
@@ -252,8 +252,10 @@ describe('with a collector that accepts connections and never answers', () => {
       const ratio = median(times.traced) / median(times.plain)
       console.log(`black-hole collector: median ${median(times.traced).toFixed(2)} ms traced vs ${median(times.plain).toFixed(2)} ms untraced (ratio ${ratio.toFixed(2)}); ${held.length} connection(s) held`)
       expect(held.length).toBeGreaterThan(0) // the exporter did try the collector
-      expect(ratio).toBeLessThan(2)
-      expect(Math.max(...times.traced)).toBeLessThan(5_000) // no request waited for an export (timeout 10 s)
+      // A request that waited on the collector would take the export timeout (60 s here), tens of thousands of times
+      // the untraced median; two processes on a busy shared machine differ by a few times at most (runs read 0.5–3.3).
+      expect(ratio).toBeLessThan(10)
+      expect(Math.max(...times.traced)).toBeLessThan(30_000)
     } finally {
       for (const s of held) s.destroy()
       blackHole.close()
