@@ -5,6 +5,7 @@ import { openMailData } from '../api/mail/service'
 import { renderMail, isMailTemplate } from '../api/mail/templates'
 import { purgeResetThrottles } from '../api/password-resets/queries'
 import { MAIL_STALE_SECONDS, MailErrorType } from '../workflows/contract-mail'
+import { inSpan, SpanKind } from '../api/platform/tracing'
 import type { ActivityDeps } from './index'
 
 const undeliverable = (message: string) => ApplicationFailure.create({ type: MailErrorType.undeliverable, message, nonRetryable: true })
@@ -12,6 +13,9 @@ const undeliverable = (message: string) => ApplicationFailure.create({ type: Mai
 export function mailActivities({ sql, config, log, keys, activityMetrics }: ActivityDeps) {
   // One pooled SMTP transport per worker process.
   const transport = nodemailer.createTransport(config.SMTP_URL, { from: config.MAIL_FROM })
+  // The span names the server's host only: the URL may carry the SMTP credentials, the message a recipient.
+  const smtp = URL.canParse(config.SMTP_URL) ? new URL(config.SMTP_URL) : undefined
+  const smtpAttributes = smtp ? { 'server.address': smtp.hostname, 'server.port': Number(smtp.port || (smtp.protocol === 'smtps:' ? 465 : 587)) } : {}
   return {
     /** At least once: a crash between the SMTP answer and the UPDATE sends the message again on retry. */
     async sendOutboxMail(outboxId: string): Promise<'sent' | 'already_sent'> {
@@ -21,7 +25,7 @@ export function mailActivities({ sql, config, log, keys, activityMetrics }: Acti
       if (row.failed_at || !row.sealed_data) throw undeliverable(`outbox row ${outboxId} was given up`)
       if (!isMailTemplate(row.template)) throw undeliverable(`unknown mail template ${row.template}`)
       const mail = renderMail(row.template, openMailData(keys, row.sealed_data))
-      await transport.sendMail({ from: config.MAIL_FROM, to: row.recipient, subject: mail.subject, text: mail.text, html: mail.html })
+      await inSpan('SMTP send', SpanKind.CLIENT, smtpAttributes, () => transport.sendMail({ from: config.MAIL_FROM, to: row.recipient, subject: mail.subject, text: mail.text, html: mail.html }))
       await markOutboxSent(sql, outboxId)
       activityMetrics.mail('sent')
       log.info('mail sent', { outboxId, template: row.template, tenantId: row.tenant_id })

@@ -5,10 +5,13 @@ import { loadConfig } from './platform/config'
 import { serveMetrics } from './platform/metrics'
 import { createDb, surviveDriverClosedSocketWrites } from './platform/db'
 import { createLogger } from './platform/log'
+import { startTracing } from './platform/tracing'
 
 const config = loadConfig()
 const log = createLogger(config.LOG_LEVEL, { service: 'api' })
 surviveDriverClosedSocketWrites(log)
+// Before the pool, the app and the Temporal client are made: each asks once whether the process traces.
+const traces = startTracing('rcp-api', log)
 const sql = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX, connectTimeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS })
 
 const deps = createDeps(config, sql, log, dependencyProbes(config))
@@ -29,6 +32,7 @@ async function shutdown(signal: string) {
   await deps.credentialFeed.stop()
   await deps.temporal.close()
   await sql.end({ timeout: 5 })
+  await traces?.shutdown()
   process.exit(0)
 }
 process.on('SIGINT', () => void shutdown('SIGINT'))

@@ -8,12 +8,15 @@ import type { Config } from '../api/platform/config'
 import { createDb, type Sql } from '../api/platform/db'
 import { createLogger, type Logger } from '../api/platform/log'
 import { serveMetrics } from '../api/platform/metrics'
+import { clientInterceptors } from '../api/platform/temporal'
+import { tracing } from '../api/platform/tracing'
 import type { Resolver } from '../api/platform/outbound/policy'
 import { taskQueues } from '../workflows/contract'
 import { createWorkerDeps } from './deps'
 import { ensureSchedule } from './ensure-schedule'
 import { taskQueueTable, type TaskQueue } from './queues'
 import { startWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher'
+import { tracedWorkerOptions, workflowTracingModules } from './tracing'
 
 /** Every workflow, for replaying histories; each queue's worker bundles only its own module. */
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url))
@@ -86,11 +89,14 @@ function installRuntime(log: Logger, prometheus?: string) {
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>()
 // webpack's multi-line build report is only interesting when debugging the bundle.
 function workflowBundle(workflowsPath: string, log: Logger): Promise<WorkflowBundleWithSourceMap> {
-  let bundle = bundles.get(workflowsPath)
+  // A traced process bundles the tracing workflow interceptors in; an untraced one has none to run.
+  const workflowInterceptorModules = workflowTracingModules()
+  const key = `${workflowsPath} ${workflowInterceptorModules.join(' ')}`
+  let bundle = bundles.get(key)
   if (!bundle) {
-    bundle = bundleWorkflowCode({ workflowsPath, logger: temporalLogger(log.child({ component: 'workflow-bundler' }), { quietInfo: true }) })
-    bundle.catch(() => bundles.delete(workflowsPath))
-    bundles.set(workflowsPath, bundle)
+    bundle = bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, logger: temporalLogger(log.child({ component: 'workflow-bundler' }), { quietInfo: true }) })
+    bundle.catch(() => bundles.delete(key))
+    bundles.set(key, bundle)
   }
   return bundle
 }
@@ -129,6 +135,7 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
         activities: q.activities({ ...deps, resolve: opts.resolve }),
         // Lets in-flight activities finish a batch on shutdown; they heartbeat, so they see cancellation after.
         shutdownGraceTime: '10 seconds',
+        ...tracedWorkerOptions(tracing()),
       })
     }
   } catch (err) {
@@ -138,7 +145,7 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
 
   const conn = connection
   const all = Object.values(workers)
-  const client = new Client({ connection: conn, namespace: config.TEMPORAL_NAMESPACE })
+  const client = new Client({ connection: conn, namespace: config.TEMPORAL_NAMESPACE, interceptors: clientInterceptors() })
   let dispatcher: WebhookDispatcher | undefined
   const scrape = opts.metrics ? serveMetrics(deps.activityMetrics.registry, {
     host: config.METRICS_HOST, port: config.WORKER_METRICS_PORT, log,

@@ -1,15 +1,19 @@
 import type { Logger } from '../platform/log'
 import { stateOf } from './request-state'
+import { spanOf } from './request-span'
 
 type Finished = { request: Request; set: { status?: number | string } }
 
 /** One line per request. The plugin registers it only when the level would write it: every response pays for it. */
-export function accessLog(log: Logger) {
+export function accessLog(log: Logger, traced = false) {
   return function logRequest({ request, set }: Finished): void {
     const st = stateOf(request)
+    // In a traced process the line names the request's trace and span (README "Traces"), to find one from the other.
+    const ids = traced ? spanOf(request)?.spanContext() : undefined
     log.info('request', {
       requestId: st.requestId, method: request.method, path: new URL(request.url).pathname, status: set.status,
       ms: Math.round((performance.now() - st.startedAt) * 10) / 10, user: st.principal?.userId, tenant: st.principal?.membership?.tenantId,
+      ...(ids ? { trace_id: ids.traceId, span_id: ids.spanId } : {}),
     })
   }
 }

@@ -10,6 +10,8 @@ import { sync } from './hook-kinds'
 import { idempotentMacro } from './idempotent-macro'
 import { methodIndex, type MethodIndex } from './method-index'
 import { problemMapping } from './problem-mapping'
+import { requestSpans } from './request-span'
+import { tracer } from '../platform/tracing'
 
 const built = new WeakMap<AppDeps, ReturnType<typeof buildConventions>>()
 const routeTables = new WeakMap<AppDeps, MethodIndex>()
@@ -27,7 +29,7 @@ export function httpConventions(deps: AppDeps) {
   return plugin
 }
 
-// Only two hooks are global (three with the access log or the metrics, which share one): the arrival hook (every
+// Only two hooks are global (three with the access log, the metrics or the request span, which share one): the arrival hook (every
 // request) and the problem mapping (failures). Whatever only some routes need is a macro, so the other routes never run it or compile around it.
 function buildConventions(deps: AppDeps, instance: number) {
   const { config, log } = deps
@@ -44,10 +46,15 @@ function buildConventions(deps: AppDeps, instance: number) {
     .onError({ as: 'global' }, sync(problemMapping(log, config.NODE_ENV !== 'production', (path) => routeTables.get(deps)?.allowed(path) ?? [], () => deps.databaseCircuit.trip(), metrics)))
     .macro({ errors: errorsMacro(config), ...authMacros(deps, budgets), idempotent: idempotentMacro(deps) })
     .as('global')
-  // One after-response hook for both, so a response pays for one hook call however many of them are on.
-  const logLine = logged ? accessLog(log) : undefined
-  const observe = metrics?.observe
-  const finished = logLine && observe ? (c: Parameters<typeof logLine>[0] & { route?: string }) => { logLine(c); observe(c) } : logLine ?? observe
+  // Traces, like the log and the metrics, cost a request nothing unless on: no wrap, no span, no hook.
+  const t = tracer()
+  const spans = t ? requestSpans(t) : undefined
+  if (spans) plugin.wrap(spans.wrap as Parameters<typeof plugin.wrap>[0])
+  // One after-response hook for all of them, so a response pays for one hook call however many of them are on. The
+  // span ends last: the log line reads its ids.
+  const hooks = [logged ? accessLog(log, !!spans) : undefined, metrics?.observe, spans?.finish].filter((h) => h !== undefined)
+  type Finished = Parameters<(typeof hooks)[number]>[0]
+  const finished = hooks.length === 1 ? hooks[0] : hooks.length === 2 ? (c: Finished) => { hooks[0]!(c); hooks[1]!(c) } : (c: Finished) => { for (const h of hooks) h(c) }
   if (finished) plugin.onAfterResponse({ as: 'global' }, finished)
   return plugin
 }

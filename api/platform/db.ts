@@ -1,5 +1,7 @@
 import postgres from 'postgres'
+import { tracedSql } from './db-tracing'
 import type { Logger } from './log'
+import { tracer } from './tracing'
 
 export type Sql = postgres.Sql<Record<string, never>>
 export type Tx = postgres.TransactionSql<Record<string, never>>
@@ -9,7 +11,7 @@ export type Db = Sql | Tx
 /** `name` becomes application_name (pg_stat_activity); `settings` are session parameters for every connection;
  *  `connectTimeoutSeconds` bounds how long a query waits for a new connection (the driver's own default is 30 s). */
 export function createDb(url: string, options: { max?: number; name?: string; settings?: Record<string, string>; connectTimeoutSeconds?: number } = {}): Sql {
-  return postgres(url, {
+  const sql = postgres(url, {
     max: options.max ?? 10,
     connect_timeout: options.connectTimeoutSeconds ?? 5,
     // Reconnect soon after a lost connection, every time: the driver's own backoff grows to 20 s, and queries
@@ -21,6 +23,9 @@ export function createDb(url: string, options: { max?: number; name?: string; se
     transform: { undefined: null },
     connection: { application_name: options.name ?? 'rcp', ...options.settings },
   }) as unknown as Sql
+  // Only a traced process (README "Traces") pays for the wrapper; the pool of any other is the driver's own.
+  const t = tracer()
+  return t ? tracedSql(t, sql) : sql
 }
 
 // The driver's codes for a connection that could not be made or was lost, the sockets' own, and Postgres's

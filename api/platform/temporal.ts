@@ -1,5 +1,18 @@
-import { Client, Connection } from '@temporalio/client'
+import { createRequire } from 'node:module'
+import { Client, Connection, type ClientOptions } from '@temporalio/client'
 import type { Config } from './config'
+import { tracer } from './tracing'
+
+const require = createRequire(import.meta.url)
+
+/** In a traced process a workflow start is a span whose context travels in the workflow's headers, so the run, its
+ *  activities and their calls join the caller's trace (README "Traces"); otherwise no interceptor at all. */
+export function clientInterceptors(): ClientOptions['interceptors'] {
+  const t = tracer()
+  if (!t) return undefined
+  const { OpenTelemetryWorkflowClientInterceptor } = require('@temporalio/interceptors-opentelemetry') as typeof import('@temporalio/interceptors-opentelemetry')
+  return { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: t })] }
+}
 
 /** The API's one connection to Temporal, shared by every domain that starts workflows (mail, storage). It connects
  *  on first use, so a process that never starts a workflow never connects, and a failed attempt is forgotten, so a
@@ -11,7 +24,7 @@ export class TemporalClient {
 
   async get(): Promise<Client> {
     this.pending ??= Connection.connect({ address: this.config.TEMPORAL_ADDRESS }).then(
-      (connection) => ({ connection, client: new Client({ connection, namespace: this.config.TEMPORAL_NAMESPACE }) }),
+      (connection) => ({ connection, client: new Client({ connection, namespace: this.config.TEMPORAL_NAMESPACE, interceptors: clientInterceptors() }) }),
       (err) => {
         this.pending = undefined
         throw err

@@ -5,6 +5,7 @@ import { Client as S3Client, type BucketItem } from 'minio'
 type ListPage = Awaited<ReturnType<S3Client['listObjectsV2Query']>>
 import { sha256Hex } from '../platform/crypto'
 import type { Region } from './regions'
+import { traceS3 } from './s3-tracing'
 
 export const BUCKET_KINDS = ['general', 'dataset', 'export'] as const
 export type BucketKind = (typeof BUCKET_KINDS)[number]
@@ -36,6 +37,7 @@ export function s3For(region: Pick<Region, 'id' | 'endpoint' | 'accessKey' | 'se
       endPoint: url.hostname, port: Number(url.port || (useSSL ? 443 : 80)), useSSL,
       accessKey: region.accessKey, secretKey: region.secretKey, region: 'us-east-1', pathStyle: true,
     })
+    traceS3(client)
     clients.set(key, client)
   }
   return client

@@ -27,6 +27,8 @@ export interface Delivery {
   body: { id: string; type: string; timestamp: string; tenantId: string; data: Record<string, unknown> }
   /** Which of the receiver's secrets verified it with the stock library. */
   verifiedBy: number[]
+  /** Every header name the request carried (lower case). */
+  headerNames: string[]
   at: number
 }
 
@@ -62,7 +64,7 @@ export class Receiver {
         })
         const d: Delivery = {
           webhookId: headers['webhook-id']!, timestamp: Number(headers['webhook-timestamp']), signatures: headers['webhook-signature']!.split(' '),
-          body: JSON.parse(raw), verifiedBy, at: Date.now(),
+          body: JSON.parse(raw), verifiedBy, headerNames: Object.keys(req.headers), at: Date.now(),
         }
         this.deliveries.push(d)
         const a = this.answer(d)

@@ -42,7 +42,7 @@ export function useDeliveryEnv(overrides: Partial<Record<keyof Config, string>> 
 }
 
 /** A tenant owner with a tenant:manage PAT (the webhook routes' permission), and endpoint registration for it. */
-export async function webhookTenant(api: TestApi) {
+export async function webhookTenant(api: Pick<TestApi, 'url'>) {
   const owner = await tenantOwner(api.url)
   const manager = owner.client.withBearer((await patFor(owner.client, ['tenant:manage'])).token)
   const register = (body: { url: string; events: string[]; rateLimitPerSecond?: number }) => registerEndpoint(manager, body)

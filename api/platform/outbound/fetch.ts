@@ -6,6 +6,7 @@
 import http from 'node:http'
 import https from 'node:https'
 import { isIP, type LookupFunction } from 'node:net'
+import { errorName, inSpan, SpanKind } from '../tracing'
 import { checkUrl, type CheckedTarget } from './guard'
 import type { OutboundPolicy } from './policy'
 
@@ -71,6 +72,20 @@ function requestOptions(target: CheckedTarget, init: GuardedInit, body: Buffer |
 export async function guardedFetch(url: string | URL, init: GuardedInit, opts: GuardedOptions): Promise<GuardedResponse> {
   const target = await checkUrl(url, opts.policy)
   if (opts.signal?.aborted) throw new OutboundFailed('aborted', target.hostname)
+  // In a traced process, a client span (README "Traces"): the method, host and port, the status; never the path or
+  // query (a webhook URL may hold a token in either) nor a header. No traceparent goes out: every URL here is a
+  // tenant's, and our trace ids are not theirs to see.
+  const method = init.method ?? 'GET'
+  const tls = target.url.protocol === 'https:'
+  return inSpan(`HTTP ${method}`, SpanKind.CLIENT, {
+    'http.request.method': method, 'server.address': target.hostname, 'server.port': Number(target.url.port || (tls ? 443 : 80)),
+  }, (span) => exchange(target, init, opts).then((res) => {
+    span?.setAttribute('http.response.status_code', res.status)
+    return res
+  }), (err) => (err instanceof OutboundFailed ? err.reason : errorName(err)))
+}
+
+function exchange(target: CheckedTarget, init: GuardedInit, opts: GuardedOptions): Promise<GuardedResponse> {
   const limit = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const body = init.body === undefined ? undefined : Buffer.from(init.body)
