@@ -203,7 +203,7 @@ describe('an edge package ordered through the API really runs', () => {
       expect(events).toHaveLength(i + 1)
       expect(events[i]).toEqual(expect.objectContaining({ packageId: pkg.id, runId: runs[0]!.id, stepsDone: steps, exitReason: 'completed' }))
     }
-  }, 400_000)
+  }, 900_000) // two Pythons: on a fresh machine, two venvs of the package's requirements are built first
 
   test('local + onnx on cpu: its own policy server serves the uploaded ONNX model beside its client; every action is 2 * state + 1', async () => {
     const steps = 15
@@ -240,7 +240,7 @@ describe('an edge package ordered through the API really runs', () => {
       expect(events).toHaveLength(i + 1)
       expect(events[i]).toEqual(expect.objectContaining({ packageId: pkg.id, runId: runs[0]!.id, stepsDone: steps }))
     }
-  }, 400_000)
+  }, 900_000) // two Pythons: on a fresh machine, two venvs of the package's requirements are built first
 
   test('a profile the policy does not match: the client stops naming the feature, no stack trace, and reports contract_violation', async () => {
     const GRIPPER: Feature = { name: 'gripper/position', dtype: 'float32', shape: [2], kind: 'action' }
@@ -269,6 +269,6 @@ describe('an edge package ordered through the API really runs', () => {
       expect(events).toHaveLength(i + 1)
       expect(events[i]).toEqual(expect.objectContaining({ packageId: pkg.id, exitReason: 'contract_violation', contractViolations: 1 }))
     }
-  }, 400_000)
+  }, 900_000) // two Pythons: on a fresh machine, two venvs of the package's requirements are built first
 })
 
