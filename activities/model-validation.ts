@@ -10,11 +10,13 @@ import { ModelsErrorType, type MeasuredObject, type ValidateModelVersionInput, t
 import type { ActivityDeps } from './index'
 import { s3ForRegion } from './storage-provision'
 import { isMissingObject } from '../api/storage/s3'
+import { garbageCollector } from './streamed-garbage'
 
 const HEARTBEAT_EVERY_MS = 1000
 
-/** Size and SHA-256 of one object, chunk by chunk; null when it does not exist. */
-async function measure(s3: S3Client, bucket: string, key: string, beat: () => void): Promise<MeasuredObject | null> {
+/** Size and SHA-256 of one object, chunk by chunk; null when it does not exist. (bench/edge-package.ts measures its
+ *  memory on checkpoints of real size.) */
+export async function measureObject(s3: S3Client, bucket: string, key: string, beat: () => void): Promise<MeasuredObject | null> {
   let stream: AsyncIterable<Buffer>
   try {
     stream = await s3.getObject(bucket, key)
@@ -25,9 +27,11 @@ async function measure(s3: S3Client, bucket: string, key: string, beat: () => vo
   const hash = createHash('sha256')
   let sizeBytes = 0
   let lastBeat = Date.now()
+  const collect = garbageCollector()
   for await (const chunk of stream) {
     hash.update(chunk)
     sizeBytes += chunk.length
+    collect(chunk.length)
     if (Date.now() - lastBeat >= HEARTBEAT_EVERY_MS) {
       beat()
       lastBeat = Date.now()
@@ -57,7 +61,7 @@ export function modelValidationActivities(deps: ActivityDeps) {
       if (measured.length > 0) log.info('model version validation resumes', { tenantId: input.tenantId, modelVersionId: row.id, measured: measured.length, of: row.objects.length })
       const s3 = s3ForRegion(deps, row.region_id)
       for (const declared of row.objects.slice(measured.length)) {
-        const got = await measure(s3, row.bucket, declared.key, () => ctx.heartbeat({ measured } satisfies ValidationCheckpoint))
+        const got = await measureObject(s3, row.bucket, declared.key, () => ctx.heartbeat({ measured } satisfies ValidationCheckpoint))
         const reason = mismatch(declared, got)
         if (reason) return { status: 'failed', reason }
         measured.push(got!)

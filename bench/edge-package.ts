@@ -3,8 +3,9 @@
 // small config) with the archive activity's code in its own process, and does the same work with standard tools in the
 // same run: curl on presigned GETs from the same MinIO, GNU tar (sorted, mtime 0, owner 0) piped through gzip -6,
 // sha256sum of every file, curl -T to a presigned PUT. Reports MB/s of each and their ratio (target: the build at most
-// 1.5× the tools' wall time, i.e. ≥ 0.67 of their rate). Then the build's peak RSS from a 50 MB checkpoint and from
-// the larger of --size and 500 MB (target: flat, under 50 MB apart), written to bench/results/edge-package-rss.json.
+// 1.5× the tools' wall time, i.e. ≥ 0.67 of their rate). Then the peak RSS of the build, and of the model-version
+// validation's reading (bench/model-validation-measure.ts), from a 50 MB checkpoint and from the larger of --size and
+// 500 MB (target: flat, under 50 MB apart), written to bench/results/edge-package-rss.json.
 // Data stays outside the repository: MinIO's in ~/.cache/rcp/bench-minio (checkpoints made once and kept, the output
 // archives removed at the end), the tools' files in the harness's scratch directory under the system's temp dir.
 import { execFileSync } from 'node:child_process'
@@ -101,17 +102,31 @@ await benchmark('edge-package', { size: { type: 'string' } }, async (h) => {
   const bytes = checkpoint.reduce((n, o) => n + o.sizeBytes, 0)
   const rate = (ms: number) => ({ rate: bytes / MB / (ms / 1000) })
 
-  // Memory: one build each from a small and a large checkpoint, each in a fresh process.
+  // Memory: one build and one validation each from a small and a large checkpoint, each in a fresh process.
+  const validation = (objects: PlannedObject[]) => {
+    const out = execFileSync(process.execPath, [join(ROOT, 'bench/model-validation-measure.ts')], {
+      cwd: ROOT, encoding: 'utf8', env: { ...process.env, RCP_BENCH_S3: JSON.stringify(region), RCP_BENCH_OBJECTS: JSON.stringify({ bucket: BUCKET, keys: objects.map((o) => o.key) }) },
+    })
+    return JSON.parse(out.trim().split('\n').at(-1)!) as { ms: number; bytes: number; peakRssMb: number }
+  }
   const rss: Record<string, number> = {}
+  const validationRss: Record<string, number> = {}
   const large = Math.max(mb, 500)
   for (const size of [50, large]) {
-    const r = ours(await ensureCheckpoint(s3, size))
+    const objects = await ensureCheckpoint(s3, size)
+    const r = ours(objects)
     rss[`${size} MB`] = Math.round(r.peakRssMb)
     say(`peak RSS building from ${size} MB: ${r.peakRssMb.toFixed(0)} MB (${(r.ms / 1000).toFixed(1)} s, ${(size / (r.ms / 1000)).toFixed(1)} MB/s)`)
+    const v = validation(objects)
+    validationRss[`${size} MB`] = Math.round(v.peakRssMb)
+    say(`peak RSS validating ${size} MB: ${v.peakRssMb.toFixed(0)} MB (${(v.ms / 1000).toFixed(1)} s, ${(v.bytes / MB / (v.ms / 1000)).toFixed(1)} MB/s)`)
   }
   const flat = rss[`${large} MB`]! - rss['50 MB']!
-  say(`peak RSS difference ${large} MB vs 50 MB: ${flat} MB (target < 50 MB: ${flat < 50 ? 'PASS' : 'MISS'})`)
-  writeFileSync(join(RESULTS, 'edge-package-rss.json'), `${JSON.stringify({ peakRssMb: rss, differenceMb: flat, target: '< 50 MB' }, null, 2)}\n`)
+  const validationFlat = validationRss[`${large} MB`]! - validationRss['50 MB']!
+  say(`peak RSS difference ${large} MB vs 50 MB: build ${flat} MB, validation ${validationFlat} MB (target < 50 MB: ${flat < 50 ? 'PASS' : 'MISS'}, ${validationFlat < 50 ? 'PASS' : 'MISS'})`)
+  writeFileSync(join(RESULTS, 'edge-package-rss.json'), `${JSON.stringify({
+    peakRssMb: rss, differenceMb: flat, validation: { peakRssMb: validationRss, differenceMb: validationFlat }, target: '< 50 MB',
+  }, null, 2)}\n`)
 
   return {
     baselines: [{ name: TOOLS, run: async () => rate(await tools(checkpoint)) }],

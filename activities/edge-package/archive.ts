@@ -25,6 +25,9 @@ export interface PackFile {
 
 type Entry = PackFile | { path: string; object: PlannedObject; mode: number }
 
+/** One ranged GET of a model object: what a stalled reader can have buffered at most. */
+const RANGE_BYTES = 8 * 1024 * 1024
+
 const FIXED = { mtime: new Date(0), uid: 0, gid: 0, uname: 'root', gname: 'root' } as const
 
 /** Passes bytes through, counting them and hashing them (SHA-256) on the way. */
@@ -56,11 +59,16 @@ async function addObject(pack: tar.Pack, s3: S3Client, bucket: string, path: str
   const done = new Promise<void>((resolve, reject) => {
     const entry = pack.entry({ ...FIXED, name: path, mode: 0o644, size: o.sizeBytes }, (err) => (err ? reject(err) : resolve()))
     void (async () => {
-      const body: Readable = await s3.getObject(bucket, o.key)
-      for await (const chunk of body) {
-        hash.update(chunk)
-        onBytes(chunk.length)
-        if (!entry.write(chunk)) await once(entry as never, 'drain')
+      // Read in ranges of RANGE_BYTES, one after another: Bun's HTTP client keeps reading a response while its reader
+      // waits (for gzip, or for a part's upload), so one GET of the whole object buffered whatever storage sent in
+      // each wait, and the build's peak RSS grew with the checkpoint and the machine's load. A range bounds it.
+      for (let offset = 0; offset < o.sizeBytes; offset += RANGE_BYTES) {
+        const body: Readable = await s3.getPartialObject(bucket, o.key, offset, Math.min(RANGE_BYTES, o.sizeBytes - offset))
+        for await (const chunk of body) {
+          hash.update(chunk)
+          onBytes(chunk.length)
+          if (!entry.write(chunk)) await once(entry as never, 'drain')
+        }
       }
       entry.end(undefined as never)
     })().catch((err) => { entry.destroy(err); reject(err) })

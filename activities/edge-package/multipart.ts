@@ -1,21 +1,22 @@
-// A Writable that is one S3 multipart upload: bytes are cut into fixed parts and each part is sent while the next
-// fills, so memory stays at about two parts whatever the object's size (the minio client's own putObject sizes
-// its parts, and so its buffer, for the largest object S3 allows when the length is unknown).
+// A Writable that is one S3 multipart upload: bytes are copied into fixed parts and each part is sent while the next
+// fills, so memory stays at two parts whatever the object's size (the minio client's own putObject sizes its parts,
+// and so its buffer, for the largest object S3 allows when the length is unknown).
 import { Writable } from 'node:stream'
 import type { Client as S3Client } from 'minio'
+import { collectStreamedGarbage, COLLECT_EVERY_BYTES } from '../streamed-garbage'
 
-export const PART_BYTES = 8 * 1024 * 1024
-
-/** Bun (JavaScriptCore) frees the memory behind dropped Buffers only when it collects, and streaming makes
- *  garbage faster than it decides to: without this the build's peak RSS grew with the checkpoint (+150 MB from
- *  50 to 500 MB in bench/edge-package.ts); with a full collection per part it stays flat. 8 MiB parts (S3's minimum
- *  is 5 MiB) keep both the buffers and the garbage between collections small; 10,000 parts allow 80 GiB. */
-const collectStreamedGarbage = () => (globalThis as { Bun?: { gc(sync: boolean): void } }).Bun?.gc(true)
+/** 8 MiB parts (S3's minimum is 5 MiB; 10,000 parts allow 80 GiB), one collection of the streamed garbage after
+ *  each (see streamed-garbage.ts). */
+export const PART_BYTES = COLLECT_EVERY_BYTES
 
 export class MultipartSink extends Writable {
   private uploadId: string | undefined
-  private chunks: Buffer[] = []
-  private buffered = 0
+  /** Two part buffers, allocated once and used in turn: one filling while the other is sent. Reusing them (rather than
+   *  concatenating each part's chunks into a new 8 MiB buffer) leaves no part-sized garbage between collections,
+   *  which is where the peak resident set used to jump. */
+  private readonly parts = [Buffer.allocUnsafeSlow(PART_BYTES), Buffer.allocUnsafeSlow(PART_BYTES)]
+  private filling = 0
+  private filled = 0
   private inFlight: Promise<void> = Promise.resolve()
   private readonly etags: { part: number; etag: string }[] = []
 
@@ -24,21 +25,26 @@ export class MultipartSink extends Writable {
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void) {
-    this.chunks.push(chunk)
-    this.buffered += chunk.length
-    if (this.buffered < PART_BYTES) return done()
-    this.flushPart().then(() => done(), done)
+    let offset = 0
+    const fill = (): void => {
+      while (offset < chunk.length) {
+        const copied = chunk.copy(this.parts[this.filling]!, this.filled, offset)
+        this.filled += copied
+        offset += copied
+        if (this.filled === PART_BYTES) return void this.flushPart().then(fill, done)
+      }
+      done()
+    }
+    fill()
   }
 
   override _final(done: (err?: Error | null) => void) {
     this.complete().then(() => done(), done)
   }
 
-  /** Waits for the previous part before sending this one: one part in flight, one filling. */
+  /** Sends the filling buffer once the previous part is in, then fills the other one (that part's, now sent). */
   private async flushPart() {
-    const body = Buffer.concat(this.chunks)
-    this.chunks = []
-    this.buffered = 0
+    const body = this.parts[this.filling]!.subarray(0, this.filled)
     await this.inFlight
     this.uploadId ??= await this.s3.initiateNewMultipartUpload(this.bucket, this.key, { 'Content-Type': 'application/gzip' })
     const part = this.etags.length + 1
@@ -51,17 +57,19 @@ export class MultipartSink extends Writable {
       })
     // Surfaces on the next await; never an unhandled rejection in between.
     this.inFlight.catch(() => {})
+    this.filling = 1 - this.filling
+    this.filled = 0
   }
 
   private async complete() {
     if (this.uploadId === undefined) {
       // Smaller than one part: a single PUT, no multipart state left behind.
-      await this.s3.putObject(this.bucket, this.key, Buffer.concat(this.chunks), this.buffered, { 'Content-Type': 'application/gzip' })
+      await this.s3.putObject(this.bucket, this.key, this.parts[this.filling]!.subarray(0, this.filled), this.filled, { 'Content-Type': 'application/gzip' })
       return
     }
-    if (this.buffered > 0) await this.flushPart()
+    if (this.filled > 0) await this.flushPart()
     await this.inFlight
-    await this.s3.completeMultipartUpload(this.bucket, this.key, this.uploadId, this.etags)
+    await this.s3.completeMultipartUpload(this.bucket, this.key, this.uploadId!, this.etags)
   }
 
   /** On failure in this process: the parts sent so far are dropped rather than left to the bucket. */

@@ -1,7 +1,7 @@
 // The package really runs, reached the way a customer reaches it, through the API only (no row written by SQL): a profile and a model version created over HTTP, the checkpoint PUT through presigned URLs
 // with plain fetch, validated by the workflow, the package built by the runner's worker, downloaded through its URL,
 // checked with stock tools (sha256sum, tar, openssl over a DSSE pre-authentication encoding written here), its own
-// requirements installed and its own launcher run; the robot's run report lands in the real API and the outbox.
+// requirements installed and its own launcher run under each robot Python (3.10 and 3.11); the robot's run report lands in the real API and the outbox.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -13,7 +13,7 @@ import { useApiAndTemporal } from '../storage/helpers'
 import { freePort, launchPackage, requirements, runProcess } from '../support/edge-package'
 import { patFor } from '../support/fixtures'
 import { actionValue, startOpenpiServer, type OpenpiTestServer } from '../support/openpi-server'
-import { pythonVenv } from '../support/python-venv'
+import { pythonVenv, pythonVenvOn, ROBOT_PYTHONS, type PythonVersion } from '../support/python-venv'
 import { modelTenant, settled, sha256, uploadThroughUrls } from '../models/support'
 import { packageIn } from './helpers'
 
@@ -129,10 +129,13 @@ async function downloadAndVerify(pkg: { id: string; artifact: { downloadUrl: str
   return root
 }
 
-/** The package's own requirements file, installed into a venv (the same pins as the runtime's, so cached). */
-async function packagePython(root: string, file: string, expected: string) {
+/** The package's own requirements file, installed into a venv on the given Python (the same pins as the runtime's, so
+ *  the robot-side tests' venvs serve), and checked to be that Python. */
+async function packagePython(root: string, file: string, expected: string, version: PythonVersion) {
   expect(readFileSync(join(root, file))).toEqual(readFileSync(expected))
-  return pythonVenv(join(root, file))
+  const python = await pythonVenvOn(version, join(root, file))
+  expect(sh(python, ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])']).trim()).toBe(version)
+  return python
 }
 
 async function runsOf(t: Awaited<ReturnType<typeof modelTenant>>, packageId: string) {
@@ -163,39 +166,44 @@ describe('an edge package ordered through the API really runs', () => {
       packageId: pkg.id, mode: 'remote_ws', targetArch: 'cpu', steps, useFakeTransport: true, remotePolicy: { host: '127.0.0.1', port: policy.port },
       wireProtocols: [{ name: 'openpi-ws', port: 8000 }], embodiment: { observationFeatures: [CAMERA, STATE], actionFeatures: [ACTIONS] },
     })
-    const python = await packagePython(root, 'requirements/robot-client.txt', requirements.robotClient)
-    const out = join(root, '..', 'actions.jsonl')
-    // The next chunk is asked for once the queue is empty, so the steps each chunk drives are known.
-    const run = await launchPackage(root, python, { RCP_API_BASE: env.api.url, RCP_TOKEN: robotToken, RCP_ACTIONS_OUT: out, RCP_CHUNK_THRESHOLD: '0' })
-    noTraceback(run.stderr)
-    expect(run.code).toBe(0)
+    // The same package, run once under each robot Python (JetPack 6's 3.10, the cpu image's 3.11): one run report each.
+    for (const [i, version] of ROBOT_PYTHONS.entries()) {
+      const python = await packagePython(root, 'requirements/robot-client.txt', requirements.robotClient, version)
+      const out = join(root, '..', `actions-${version}.jsonl`)
+      policy.observations.length = 0
+      // The next chunk is asked for once the queue is empty, so the steps each chunk drives are known.
+      const run = await launchPackage(root, python, { RCP_API_BASE: env.api.url, RCP_TOKEN: robotToken, RCP_ACTIONS_OUT: out, RCP_CHUNK_THRESHOLD: '0' })
+      noTraceback(run.stderr)
+      expect(run.code).toBe(0)
 
-    // The policy saw one observation per chunk of 4, shaped by the profile; the robot got each action of each chunk
-    // once, in order.
-    expect(policy.observations).toHaveLength(steps / 4)
-    for (const obs of policy.observations) {
-      expect(obs['observation/image']).toMatchObject({ dtype: '|u1', shape: [8, 8, 3] })
-      expect(obs['observation/state']).toMatchObject({ dtype: '<f4', shape: [7] })
+      // The policy saw one observation per chunk of 4, shaped by the profile; the robot got each action of each chunk
+      // once, in order.
+      expect(policy.observations).toHaveLength(steps / 4)
+      for (const obs of policy.observations) {
+        expect(obs['observation/image']).toMatchObject({ dtype: '|u1', shape: [8, 8, 3] })
+        expect(obs['observation/state']).toMatchObject({ dtype: '<f4', shape: [7] })
+      }
+      const lines = actionLines(out)
+      expect(lines).toHaveLength(steps)
+      lines.forEach((line, step) => {
+        const action = line.action.actions as number[]
+        expect(action).toHaveLength(7)
+        action.forEach((v, i) => expect(v).toBeCloseTo(actionValue(Math.floor(step / 4), (step % 4) * 7 + i), 4))
+      })
+
+      const { runs, events } = await runsOf(t, pkg.id)
+      expect(runs).toHaveLength(i + 1)
+      expect(runs[0]).toMatchObject({
+        packageId: pkg.id, stepsDone: steps, contractViolations: 0, exitReason: 'completed', violations: [],
+        inferences: steps / 4, underruns: 0, queueDepth: { max: 4, mean: 2.5 }, loopJitterMs: null,
+      })
+      const latency = runs[0]!.latencyMs as { p50: number; p99: number }
+      expect(latency.p50).toBeGreaterThan(0)
+      expect(latency.p99).toBeGreaterThanOrEqual(latency.p50)
+      expect(events).toHaveLength(i + 1)
+      expect(events[i]).toEqual(expect.objectContaining({ packageId: pkg.id, runId: runs[0]!.id, stepsDone: steps, exitReason: 'completed' }))
     }
-    const lines = actionLines(out)
-    expect(lines).toHaveLength(steps)
-    lines.forEach((line, step) => {
-      const action = line.action.actions as number[]
-      expect(action).toHaveLength(7)
-      action.forEach((v, i) => expect(v).toBeCloseTo(actionValue(Math.floor(step / 4), (step % 4) * 7 + i), 4))
-    })
-
-    const { runs, events } = await runsOf(t, pkg.id)
-    expect(runs).toHaveLength(1)
-    expect(runs[0]).toMatchObject({
-      packageId: pkg.id, stepsDone: steps, contractViolations: 0, exitReason: 'completed', violations: [],
-      inferences: steps / 4, underruns: 0, queueDepth: { max: 4, mean: 2.5 }, loopJitterMs: null,
-    })
-    const latency = runs[0]!.latencyMs as { p50: number; p99: number }
-    expect(latency.p50).toBeGreaterThan(0)
-    expect(latency.p99).toBeGreaterThanOrEqual(latency.p50)
-    expect(events).toEqual([expect.objectContaining({ packageId: pkg.id, runId: runs[0]!.id, stepsDone: steps, exitReason: 'completed' })])
-  }, 400_000)
+  }, 900_000) // two Pythons: on a fresh machine, two venvs of the package's requirements are built first
 
   test('local + onnx on cpu: its own policy server serves the uploaded ONNX model beside its client; every action is 2 * state + 1', async () => {
     const steps = 15
@@ -207,29 +215,32 @@ describe('an edge package ordered through the API really runs', () => {
     })
     const root = await downloadAndVerify(pkg)
     expect(readFileSync(join(root, 'model', 'policy.onnx'))).toEqual(Buffer.from(onnxPolicy))
-    const python = await packagePython(root, 'requirements/onnx-server.txt', requirements.onnxServer)
-    const out = join(root, '..', 'actions.jsonl')
-    // Another port than the manifest's 8000, which something else on the machine may hold: both processes follow it.
-    const run = await launchPackage(root, python, {
-      RCP_API_BASE: env.api.url, RCP_TOKEN: robotToken, RCP_ACTIONS_OUT: out, RCP_PORT: String(freePort()),
-    })
-    noTraceback(run.stderr)
-    expect(run.code).toBe(0)
+    for (const [i, version] of ROBOT_PYTHONS.entries()) {
+      const python = await packagePython(root, 'requirements/onnx-server.txt', requirements.onnxServer, version)
+      const out = join(root, '..', `actions-${version}.jsonl`)
+      // Another port than the manifest's 8000, which something else on the machine may hold: both processes follow it.
+      const run = await launchPackage(root, python, {
+        RCP_API_BASE: env.api.url, RCP_TOKEN: robotToken, RCP_ACTIONS_OUT: out, RCP_PORT: String(freePort()),
+      })
+      noTraceback(run.stderr)
+      expect(run.code).toBe(0)
 
-    const lines = actionLines(out)
-    expect(lines).toHaveLength(steps)
-    for (const { observation, action } of lines) {
-      const state = observation['observation/state'] as number[]
-      expect(action.actions).toHaveLength(7)
-      action.actions.forEach((a: number, i: number) => expect(a).toBeCloseTo(2 * state[i]! + 1, 5))
+      const lines = actionLines(out)
+      expect(lines).toHaveLength(steps)
+      for (const { observation, action } of lines) {
+        const state = observation['observation/state'] as number[]
+        expect(action.actions).toHaveLength(7)
+        action.actions.forEach((a: number, i: number) => expect(a).toBeCloseTo(2 * state[i]! + 1, 5))
+      }
+      expect(new Set(lines.map((l) => l.observation['observation/state'][0])).size).toBe(steps)
+
+      const { runs, events } = await runsOf(t, pkg.id)
+      expect(runs).toHaveLength(i + 1)
+      expect(runs[0]).toMatchObject({ stepsDone: steps, contractViolations: 0, exitReason: 'completed' })
+      expect(events).toHaveLength(i + 1)
+      expect(events[i]).toEqual(expect.objectContaining({ packageId: pkg.id, runId: runs[0]!.id, stepsDone: steps }))
     }
-    expect(new Set(lines.map((l) => l.observation['observation/state'][0])).size).toBe(steps)
-
-    const { runs, events } = await runsOf(t, pkg.id)
-    expect(runs).toHaveLength(1)
-    expect(runs[0]).toMatchObject({ stepsDone: steps, contractViolations: 0, exitReason: 'completed' })
-    expect(events).toEqual([expect.objectContaining({ packageId: pkg.id, runId: runs[0]!.id, stepsDone: steps })])
-  }, 400_000)
+  }, 900_000) // two Pythons: on a fresh machine, two venvs of the package's requirements are built first
 
   test('a profile the policy does not match: the client stops naming the feature, no stack trace, and reports contract_violation', async () => {
     const GRIPPER: Feature = { name: 'gripper/position', dtype: 'float32', shape: [2], kind: 'action' }
@@ -242,18 +253,22 @@ describe('an edge package ordered through the API really runs', () => {
       request: { mode: 'remote_ws', remotePolicyHost: '127.0.0.1', remotePolicyPort: policy.port, steps: 10, useFakeTransport: true },
     })
     const root = await downloadAndVerify(pkg)
-    const python = await packagePython(root, 'requirements/robot-client.txt', requirements.robotClient)
-    const run = await launchPackage(root, python, { RCP_API_BASE: env.api.url, RCP_TOKEN: robotToken })
-    expect(run.code).toBe(2) // the client's documented exit code for a contract violation
-    expect(run.stderr.trim().split('\n').at(-1)).toContain("'gripper/position'")
-    expect(run.stderr).toContain('got float32[4,3]')
-    noTraceback(run.stderr)
-    expect(policy.observations).toHaveLength(1)
+    for (const [i, version] of ROBOT_PYTHONS.entries()) {
+      const python = await packagePython(root, 'requirements/robot-client.txt', requirements.robotClient, version)
+      policy.observations.length = 0
+      const run = await launchPackage(root, python, { RCP_API_BASE: env.api.url, RCP_TOKEN: robotToken })
+      expect(run.code).toBe(2) // the client's documented exit code for a contract violation
+      expect(run.stderr.trim().split('\n').at(-1)).toContain("'gripper/position'")
+      expect(run.stderr).toContain('got float32[4,3]')
+      noTraceback(run.stderr)
+      expect(policy.observations).toHaveLength(1)
 
-    const { runs, events } = await runsOf(t, pkg.id)
-    expect(runs).toHaveLength(1)
-    expect(runs[0]).toMatchObject({ stepsDone: 0, contractViolations: 1, exitReason: 'contract_violation', violations: [expect.objectContaining({ feature: 'gripper/position' })] })
-    expect(events).toEqual([expect.objectContaining({ packageId: pkg.id, exitReason: 'contract_violation', contractViolations: 1 })])
-  }, 400_000)
+      const { runs, events } = await runsOf(t, pkg.id)
+      expect(runs).toHaveLength(i + 1)
+      expect(runs[0]).toMatchObject({ stepsDone: 0, contractViolations: 1, exitReason: 'contract_violation', violations: [expect.objectContaining({ feature: 'gripper/position' })] })
+      expect(events).toHaveLength(i + 1)
+      expect(events[i]).toEqual(expect.objectContaining({ packageId: pkg.id, exitReason: 'contract_violation', contractViolations: 1 }))
+    }
+  }, 900_000) // two Pythons: on a fresh machine, two venvs of the package's requirements are built first
 })
 

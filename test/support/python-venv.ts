@@ -46,7 +46,18 @@ export const pythonVenv = (...requirements: string[]) => pythonVenvOn(DEFAULT_PY
 export function pythonVenvOn(version: PythonVersion, ...requirements: string[]): Promise<string> {
   const hash = createHash('sha256')
   for (const file of requirements) hash.update(readFileSync(file))
-  const dir = join(homedir(), '.cache', 'rcp', `venv-edge-py${version}-${hash.digest('hex').slice(0, 16)}`)
+  return venvAt(`venv-edge-py${version}-${hash.digest('hex').slice(0, 16)}`, version,
+    ['--require-hashes', '--no-deps', ...requirements.flatMap((file) => ['-r', file])])
+}
+
+/** The venv's python with LeRobot `lerobotVersion` and its async extra installed by version, as a package's
+ *  Dockerfile installs it (its torch tree is not hash-pinned): about 8 GB and 8 minutes the first time. */
+export function lerobotVenvOn(version: PythonVersion, lerobotVersion: string): Promise<string> {
+  return venvAt(`venv-edge-lerobot-${lerobotVersion}-py${version}`, version, [`lerobot[async]==${lerobotVersion}`])
+}
+
+function venvAt(name: string, version: PythonVersion, pipArgs: string[]): Promise<string> {
+  const dir = join(homedir(), '.cache', 'rcp', name)
   const python = join(dir, 'bin', 'python')
   const pending = building.get(dir)
   if (pending) return pending
@@ -58,8 +69,7 @@ export function pythonVenvOn(version: PythonVersion, ...requirements: string[]):
     // The venv is created at its final path name's sibling and moved: venv scripts embed their own path, so the
     // interpreter is always run as `<dir>/bin/python -m ...`, never through the scripts.
     await run([await interpreter(version), '-m', 'venv', scratch])
-    const pip = [join(scratch, 'bin', 'python'), '-m', 'pip', 'install', '--quiet', '--require-hashes', '--no-deps']
-    await run([...pip, ...requirements.flatMap((file) => ['-r', file])])
+    await run([join(scratch, 'bin', 'python'), '-m', 'pip', 'install', '--quiet', ...pipArgs])
     if (!existsSync(python)) renameSync(scratch, dir)
     else rmSync(scratch, { recursive: true, force: true })
     return python

@@ -1,0 +1,162 @@
+// The robot side of a lerobot-grpc package is LeRobot's own async robot_client (LeRobot 0.4.4, the version packages
+// install), started by the package's lerobot/robot_client.sh. Here it runs for real, with torch, against LeRobot's own
+// PolicyServer (gRPC AsyncInference, pickled TimedObservation/TimedAction, its observation filter and queue) whose
+// policy is a stand-in (lerobot/policy_server.py) answering chunks of 10, and a LeRobot robot plugin
+// (lerobot/lerobot_robot_rcp_test.py) that records every action it is sent. Each action of a chunk is the control
+// step it is meant for, so the robot's record shows order, gaps and repeats. Under each robot Python.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { LEROBOT_VERSION } from '../../activities/edge-package/runtime-plan'
+import { imageLines } from '../../api/edge-packages/image-lines'
+import { freePort, testManifest, writePackageDir } from '../support/edge-package'
+import { lerobotVenvOn, ROBOT_PYTHONS } from '../support/python-venv'
+
+const HERE = join(import.meta.dir, 'lerobot')
+const CHUNK = 10
+const HZ = 50
+const dirs: string[] = []
+const procs: ReturnType<typeof Bun.spawn>[] = []
+afterAll(() => {
+  for (const p of procs) p.kill('SIGKILL')
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
+
+/** The robot plugin as an installed distribution: LeRobot imports every `lerobot_robot_*` distribution it finds. */
+function pluginPath(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rcp-lerobot-plugin-'))
+  dirs.push(dir)
+  mkdirSync(join(dir, 'lerobot_robot_rcp_test'))
+  copyFileSync(join(HERE, 'lerobot_robot_rcp_test.py'), join(dir, 'lerobot_robot_rcp_test', '__init__.py'))
+  mkdirSync(join(dir, 'lerobot_robot_rcp_test-0.1.0.dist-info'))
+  writeFileSync(join(dir, 'lerobot_robot_rcp_test-0.1.0.dist-info', 'METADATA'), 'Metadata-Version: 2.1\nName: lerobot_robot_rcp_test\nVersion: 0.1.0\n')
+  return dir
+}
+
+async function until(what: string, check: () => boolean, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await Bun.sleep(100)
+  }
+}
+
+interface Recorded { t: number; action: number[] }
+const lines = <T>(file: string): T[] => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as T) : [])
+
+/** LeRobot's server (stand-in policy, `delayS` per chunk) and LeRobot's robot_client from a jetson-jp6 package,
+ *  run until the robot was sent `steps` actions; the client is then stopped, as an operator stops it. */
+async function drive(python: string, delayS: number, steps: number) {
+  const port = freePort()
+  const scratch = mkdtempSync(join(tmpdir(), 'rcp-lerobot-run-'))
+  dirs.push(scratch)
+  const serverOut = join(scratch, 'server.jsonl')
+  const server = Bun.spawn([python, join(HERE, 'policy_server.py'), String(port), String(delayS)], {
+    stdout: Bun.file(serverOut), stderr: Bun.file(join(scratch, 'server.log')),
+  })
+  procs.push(server)
+  await until('the policy server', () => lines<{ event: string }>(serverOut).some((e) => e.event === 'listening'), 300_000)
+
+  // A remote package: its robot_client's default address is the robot end of a tunnel, 127.0.0.1 and the manifest's port.
+  const dir = writePackageDir(testManifest({
+    mode: 'remote_ws', targetArch: 'jetson-jp6', baseImage: imageLines['jetson-jp6'].baseImage, platform: imageLines['jetson-jp6'].platform,
+    wireProtocols: [{ name: 'lerobot-grpc', port }], remotePolicy: { host: 'gpu.lan', port }, modelVersion: { ...testManifest().modelVersion, format: 'lerobot' },
+    embodiment: { ...testManifest().embodiment, controlRateHz: HZ },
+  }))
+  dirs.push(dir)
+  const actionsOut = join(scratch, 'actions.jsonl')
+  const client = Bun.spawn(['bash', join(dir, 'lerobot', 'robot_client.sh')], {
+    cwd: dir, stdout: Bun.file(join(scratch, 'client.out')), stderr: Bun.file(join(scratch, 'client.log')),
+    env: {
+      ...process.env, RCP_PYTHON: python, PYTHONPATH: pluginPath(), HF_HOME: join(scratch, 'hf'),
+      LEROBOT_ROBOT_ARGS: `--robot.type=rcp_test --robot.id=arm --robot.joints=2 --robot.actions_out=${actionsOut}`,
+      LEROBOT_POLICY_DEVICE: 'cpu', LEROBOT_ACTIONS_PER_CHUNK: String(CHUNK),
+    },
+  })
+  procs.push(client)
+  await until(`${steps} actions at the robot`, () => lines(actionsOut).length >= steps || client.exitCode !== null, 400_000)
+  const runningAtTheEnd = client.exitCode === null
+  client.kill('SIGTERM')
+  await client.exited
+  server.kill('SIGKILL')
+  await server.exited
+  const clientLog = readFileSync(join(scratch, 'client.log'), 'utf8')
+  const events = lines<{ event: string; timestep: number; must_go?: boolean; policy_type?: string; actions_per_chunk?: number }>(serverOut)
+  return { runningAtTheEnd, clientLog, events, actions: lines<Recorded>(actionsOut) }
+}
+
+/** Every action the robot was sent is the one for the next control step: 0, 1, 2, ... in every joint, none twice. */
+function expectInOrder(actions: Recorded[]) {
+  actions.forEach((a, step) => {
+    expect(a.action).toHaveLength(2)
+    for (const v of a.action) expect(v).toBeCloseTo(step, 4)
+  })
+}
+
+/** Ticks on which the robot was sent nothing: each gap between two actions longer than 1.5 control periods. */
+const missedTicks = (actions: Recorded[]) =>
+  actions.slice(1).reduce((n, a, i) => n + Math.max(0, Math.round((a.t - actions[i]!.t) * HZ) - 1), 0)
+
+describe.each([...ROBOT_PYTHONS])(`LeRobot ${LEROBOT_VERSION} async inference, its real client and server (Python %s)`, (version) => {
+  let python = ''
+  // About 8 GB (torch and its CUDA libraries) and 8 minutes the first time on a machine; cached after. The first
+  // import of LeRobot compiles its and torch's bytecode (minutes on a busy machine), so it is done here, once.
+  beforeAll(async () => {
+    python = await lerobotVenvOn(version, LEROBOT_VERSION)
+    const warm = Bun.spawn([python, '-c', 'import lerobot.async_inference.robot_client, lerobot.async_inference.policy_server'], {
+      stdout: 'ignore', stderr: 'pipe', env: { ...process.env, HF_HOME: mkdtempSync(join(tmpdir(), 'rcp-hf-')) },
+    })
+    if ((await warm.exited) !== 0) throw new Error(`LeRobot does not import: ${await new Response(warm.stderr).text()}`)
+  }, 1_500_000)
+
+  test(`its venv runs Python ${version} with LeRobot ${LEROBOT_VERSION}`, async () => {
+    const proc = Bun.spawn([python, '-c', 'import sys, importlib.metadata as m; print("%d.%d" % sys.version_info[:2], m.version("lerobot"))'], { stdout: 'pipe' })
+    expect((await new Response(proc.stdout).text()).trim()).toBe(`${version} ${LEROBOT_VERSION}`)
+  })
+
+  test("the README's account of LeRobot's client defaults is LeRobot's own", async () => {
+    const code = 'import dataclasses as d; from lerobot.async_inference.configs import RobotClientConfig as C, AGGREGATE_FUNCTIONS as A\n' +
+      'f = {x.name: x.default for x in d.fields(C)}; print(f["chunk_size_threshold"], f["aggregate_fn_name"], A[f["aggregate_fn_name"]](1.0, 0.0))'
+    const proc = Bun.spawn([python, '-c', code], { stdout: 'pipe', env: { ...process.env, HF_HOME: mkdtempSync(join(tmpdir(), 'rcp-hf-')) } })
+    const [threshold, aggregate, oldWeight] = (await new Response(proc.stdout).text()).trim().split(' ')
+    const readme = readFileSync(join(import.meta.dir, '..', '..', 'README.md'), 'utf8')
+    const at = readme.indexOf("**LeRobot packages (`lerobot-grpc`): LeRobot's own control loop.**")
+    const paragraph = readme.slice(at, readme.indexOf('\n\n', at)).replaceAll('\n', ' ')
+    expect(paragraph).toContain(`\`chunk_size_threshold\` of a chunk (LeRobot's default ${threshold})`)
+    expect(paragraph).toContain(`(LeRobot's default \`${aggregate}\`, ${Number(oldWeight)} × old + ${1 - Number(oldWeight)} × new)`)
+  }, 300_000) // importing LeRobot (torch) takes a minute on a busy machine
+
+  test('chunks of 10: one inference per 9 or more steps, every action reaches send_action once and in order', async () => {
+    const run = await drive(python, 0, 100)
+    expect(run.runningAtTheEnd).toBe(true)
+    expect(run.clientLog).not.toContain('Traceback')
+    expect(run.events.find((e) => e.event === 'instructions')).toMatchObject({ policy_type: 'act', actions_per_chunk: CHUNK })
+    const steps = run.actions.length
+    expect(steps).toBeGreaterThanOrEqual(100)
+    expectInOrder(run.actions)
+    // A chunk's first action is for the step its observation was read at, already played: 9 new steps per chunk.
+    const inferences = run.events.filter((e) => e.event === 'inference').length
+    expect(inferences).toBeLessThanOrEqual(Math.ceil(steps / (CHUNK - 1)) + 1)
+    // LeRobot's client sends an observation on every tick its queue is at most half a chunk (chunk_size_threshold
+    // 0.5) and its server drops the ones too like the last it inferred: the messages are many, the inferences few.
+    const observations = run.events.filter((e) => e.event === 'observation').length
+    console.log(`LeRobot (Python ${version}): ${steps} steps, ${inferences} inferences (${(inferences / steps).toFixed(3)} per step), ` +
+      `${observations} observation messages (${(observations / steps).toFixed(2)} per step), ${missedTicks(run.actions)} ticks without an action`)
+    expect(observations).toBeGreaterThan(inferences)
+  }, 900_000)
+
+  test('a server slower than a chunk lasts: ticks go without an action, the run goes on in order, no crash', async () => {
+    // A chunk of 10 lasts 200 ms at 50 Hz; this server takes 400 ms per chunk.
+    const run = await drive(python, 0.4, 40)
+    expect(run.runningAtTheEnd).toBe(true)
+    expect(run.clientLog).not.toContain('Traceback')
+    expectInOrder(run.actions)
+    const missed = missedTicks(run.actions)
+    const inferences = run.events.filter((e) => e.event === 'inference').length
+    console.log(`LeRobot slow server (Python ${version}): ${run.actions.length} steps, ${inferences} inferences, ${missed} ticks without an action`)
+    // Each chunk's 400 ms is about 20 ticks of waiting with an empty queue, for every chunk after the first.
+    expect(missed).toBeGreaterThanOrEqual(15 * Math.max(0, inferences - 2))
+    expect(missed).toBeGreaterThan(0)
+  }, 900_000)
+})
