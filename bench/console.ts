@@ -13,14 +13,14 @@
 //     data-settled names the query the rows answer). Target p50 < 300 ms.
 //     Baseline: the same member search (GET /v1/tenants/current/memberships?q=…&pageSize=20) from this process.
 // The console is bundled first (scripts/build-console.ts), so the API serves the current sources.
-import type { Browser, BrowserContext } from 'playwright-core'
+import type { BrowserContext } from 'playwright-core'
 import { SESSION_COOKIE } from '../api/http/auth'
 import { bundle } from '../scripts/build-console'
 import { launchChromium } from '../test/support/chromium'
-import { benchmark, type BenchContext, type Measure, type Sample } from './harness'
+import { PAGES, signedContext, untilInteractive, type Signed } from './console-pages'
+import { benchmark, type Measure, type Sample } from './harness'
 import { ownerIn, seedMembers } from './rows'
 
-const PAGES = ['tenants', 'members', 'api-keys', 'models', 'packages', 'storage', 'security', 'webhooks', 'audit', 'account']
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
 
 /** Timings (ms) of `once` repeated for the harness's duration: their rate, p50 and p99. */
@@ -30,17 +30,6 @@ async function timed(seconds: number, once: (i: number) => Promise<number>): Pro
   while (performance.now() < until || times.length < 5) times.push(await once(times.length))
   times.sort((a, b) => a - b)
   return { rate: times.length / seconds, p50Ms: quantile(times, 0.5), p99Ms: quantile(times, 0.99) }
-}
-
-interface Signed { session: Record<string, string>; browser: Browser }
-
-/** A fresh context (no cache) holding the owner's session cookie and, in the tab, its CSRF token. */
-async function signedContext(ctx: BenchContext, s: Signed): Promise<BrowserContext> {
-  const context = await s.browser.newContext()
-  const [name, value] = s.session.cookie!.split('=') as [string, string]
-  await context.addCookies([{ name, value, url: ctx.url }])
-  await context.addInitScript((token: string) => sessionStorage.setItem('csrf', token), s.session['x-csrf-token']!)
-  return context
 }
 
 await benchmark('console', {}, async (h) => {
@@ -107,8 +96,7 @@ await benchmark('console', {}, async (h) => {
         for (const route of PAGES) {
           const t = performance.now()
           await page.goto(`${api.url}/console#/${route}`)
-          await page.locator(`nav a[href="#/${route}"][aria-current="page"]`).waitFor({ timeout: 30_000 })
-          await page.waitForFunction(() => document.querySelectorAll('.loading').length === 0, undefined, { timeout: 30_000 })
+          await untilInteractive(page, route)
           slowest = Math.max(slowest, performance.now() - t)
         }
         return slowest

@@ -50,6 +50,8 @@ export interface BenchContext {
   url: string
   /** The bench database, for setups that seed volume no API could create in reasonable time. */
   databaseUrl: string
+  /** The API's process id (its resident set can be read from /proc/<pid>/status). */
+  pid: number
   call(method: string, path: string, opts?: { body?: unknown; headers?: Record<string, string> }): Promise<Reply>
 }
 export interface Reply { status: number; headers: Headers; json: any }
@@ -146,7 +148,7 @@ export async function benchmark(
     const child = spawnChild(part, { cmd, cwd: ROOT, logFile: logFile(part), env: { ...process.env, ...env, PORT: String(port) } })
     apps.push(child)
     await waitUntil(child, `GET ${ready}`, async () => (await fetch(`${url}${ready}`)).ok, 30_000)
-    return url
+    return { url, pid: child.pid }
   }
   const drive = (t: Target) => async (): Promise<Sample> => {
     if (tornDown) throw new Error('interrupted')
@@ -179,17 +181,17 @@ export async function benchmark(
     },
     async api(databaseUrl, o = {}) {
       const part = nth('api')
-      const url = await serve(part, [process.execPath, ...(o.args ?? []), 'api/main.ts'], {
+      const { url, pid } = await serve(part, [process.execPath, ...(o.args ?? []), 'api/main.ts'], {
         DATABASE_URL: databaseUrl, SECRET_KEY: newSecretKey(), HOST: '127.0.0.1', LOG_LEVEL: 'warn', BENCH_HELLO: 'true', METRICS_PORT: String(await freePort()),
         RATE_LIMIT_PRINCIPAL_PER_MINUTE: '100000000', RATE_LIMIT_TENANT_PER_MINUTE: '100000000', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
         ...o.env,
       }, '/healthz')
       if (!ceiling) {
-        const at = await serve('ceiling', [process.execPath, 'bench/ceiling.ts'], {}, '/')
+        const { url: at } = await serve('ceiling', [process.execPath, 'bench/ceiling.ts'], {}, '/')
         ceiling = { name: 'bare Elysia hello, own process (ceiling)', run: drive({ url: `${at}/`, method: 'GET', headers: {}, connections: settings.connections }) }
       }
       console.log(`API at ${url} (log: ${join(RESULTS, `${name}-${part}.log`)})`)
-      return { url, databaseUrl, call: (m, p, c) => call(url, m, p, c) }
+      return { url, databaseUrl, pid, call: (m, p, c) => call(url, m, p, c) }
     },
     http(ctx, row) {
       let target: Target | undefined

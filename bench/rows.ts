@@ -36,22 +36,28 @@ export async function patIn(ctx: BenchContext, scopes: string[]): Promise<{ head
 }
 
 /** `count` members in the tenant (users and memberships by generate_series; a fifth of each role, every tenth
- *  disabled), analysed so the planner knows. */
+ *  disabled), analysed so the planner knows. In transactions of SEED_BATCH: each new membership bumps its
+ *  (tenant, role, status) row of membership_counts (a per-row trigger), and within one transaction every bump of a
+ *  row adds a version the next bump walks past, so one transaction of 100,000 costs quadratic time (minutes). */
+const SEED_BATCH = 5000
 export async function seedMembers(databaseUrl: string, tenantId: string, count = 100_000): Promise<void> {
   const sql = createDb(databaseUrl, { max: 1 })
   try {
     const tag = unique()
-    await sql`
-      with u as (
-        insert into users (email, display_name, password_hash)
-        select 'member-' || ${tag} || '-' || i || '@example.test', 'Member ' || i, null from generate_series(1, ${count}::int) i
-        returning id, email)
-      insert into memberships (tenant_id, user_id, role, status, created_at)
-      select ${tenantId}, u.id,
-             (array['admin','researcher','billing_admin','viewer','viewer'])[1 + (n % 5)],
-             case when n % 10 = 0 then 'disabled' else 'active' end,
-             now() - make_interval(secs => n)
-        from (select id, row_number() over () as n from u) u`
+    for (let from = 1; from <= count; from += SEED_BATCH) {
+      const to = Math.min(count, from + SEED_BATCH - 1)
+      await sql`
+        with u as (
+          insert into users (email, display_name, password_hash)
+          select 'member-' || ${tag} || '-' || i || '@example.test', 'Member ' || i, null from generate_series(${from}::int, ${to}::int) i
+          returning id, email)
+        insert into memberships (tenant_id, user_id, role, status, created_at)
+        select ${tenantId}, u.id,
+               (array['admin','researcher','billing_admin','viewer','viewer'])[1 + (n % 5)],
+               case when n % 10 = 0 then 'disabled' else 'active' end,
+               now() - make_interval(secs => n)
+          from (select id, ${from - 1}::int + row_number() over () as n from u) u`
+    }
     await sql`vacuum analyze memberships`
     await sql`analyze users`
   } finally {
