@@ -62,10 +62,13 @@ describe('console: sign in and tenants', () => {
       await g.page.getByRole('heading', { level: 1, name: 'Tenants' }).waitFor()
       await g.page.getByText('You belong to no tenant yet').waitFor()
       await auditPage(g, 'tenants-empty')
-      // Without a membership the account routes would refuse: the page says so instead of offering them.
+      // Without a membership the profile, password and session routes would refuse: the page says so instead of
+      // offering them. Second factors need no membership, and are offered.
       await openPage(g, 'My account')
       await g.page.getByText('Create or join a tenant to change your profile').waitFor()
-      expect(await g.page.getByRole('button').allTextContents()).toEqual(['Sign out'])
+      await g.page.locator('#totp-state').waitFor()
+      await g.page.getByText('No passkey yet.').waitFor()
+      expect(await g.page.getByRole('button').allTextContents()).toEqual(['Sign out', 'Set up an authenticator app', 'Add a passkey'])
       await openPage(g, 'Tenants')
 
       await g.page.getByLabel('Name').fill(HOSTILE)
