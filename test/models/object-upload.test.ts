@@ -1,13 +1,20 @@
 // A model version's objects uploaded through the API itself (PUT /v1/model-versions/{id}/object-content), the way the
 // console uploads: streamed to the tenant's general bucket past the JSON body limit, within MODEL_UPLOAD_MAX_BYTES,
 // only for the version's own keys at their declared sizes, only while it is a draft, only with model:write.
-import { describe, expect, test } from 'bun:test'
-import { useApiAndTemporal } from '../storage/helpers'
-import { patFor } from '../support/fixtures'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { bucketsIn, useApiAndTemporal } from '../storage/helpers'
+import { patFor, tenantOwner } from '../support/fixtures'
 import { modelTenant, modelWriter, settled, sha256 } from './support'
 
 const UPLOAD_MAX = 3 * 1024 * 1024
 const env = useApiAndTemporal({ MODEL_UPLOAD_MAX_BYTES: String(UPLOAD_MAX) })
+
+// A focused run's worker may still be starting: the first provisioning waits for it, longer than the tests' own.
+beforeAll(async () => {
+  const warm = await tenantOwner(env.api.url)
+  await warm.client.call('PUT', '/tenants/current/storage-bucket', { body: { regionId: 'local' } })
+  await bucketsIn(warm.client, 'ready', 150_000)
+}, 160_000)
 
 const put = (token: string, versionId: string, key: string, body: BodyInit | null, headers: Record<string, string> = {}) =>
   fetch(`${env.api.url}/v1/model-versions/${versionId}/object-content?key=${encodeURIComponent(key)}`, {
