@@ -38,8 +38,9 @@ const elysiaHello = (app: Elysia) => app.get('/bench/hello-elysia', () => 'hello
 
 /** The whole HTTP surface. Domains are separate Elysia instances, each with its own prefix under /v1. */
 export function buildApp(deps: AppDeps) {
-  const serve = { // Bun's own hard stop sits above ours, so an honest oversize gets our problem body, not a bare 413.
-    maxRequestBodySize: deps.config.MAX_BODY_BYTES * 4 + 65536, ...(deps.config.BENCH_HELLO ? { routes: benchRoutes } : {}) }
+  const serve = { // Bun's own hard stop sits above ours, so an honest oversize gets our problem body, not a bare 413;
+    // object uploads stream far more (the JSON parser stops reading at MAX_BODY_BYTES).
+    maxRequestBodySize: Math.max(deps.config.MAX_BODY_BYTES * 4 + 65536, deps.config.MODEL_UPLOAD_MAX_BYTES + 65536), ...(deps.config.BENCH_HELLO ? { routes: benchRoutes } : {}) }
   raiseBunHeaderLimit() // likewise for the request line and headers: an overlong target gets our 431 problem
   const app = new Elysia({ serve: serve as { maxRequestBodySize: number } })
   app

@@ -1,4 +1,5 @@
-// Landing page of the links the API mails: password reset, account activation, tenant invitation and registration.
+// Landing page of the links the API mails: password reset, account activation and registration (the tenant
+// invitation link opens the console: api/console/ui/invitation.tsx).
 // It reads the path and the token from the address, shows one form, and calls /v1 with JSON. Text goes into the
 // DOM with textContent only.
 'use strict'
@@ -17,12 +18,6 @@ const KINDS = {
     submit: 'Activate', names: false,
     send: (password) => api('POST', '/password-resets/confirmations', { token, newPassword: password }),
     done: 'Your account is active. Sign in with your new password.',
-  },
-  '/invitations/accept': {
-    heading: 'Accept the invitation', intro: 'Choose a password to create your account and join the organisation.',
-    submit: 'Accept the invitation', names: true,
-    send: (password, displayName) => acceptInvitation({ token, password, ...(displayName ? { displayName } : {}) }),
-    done: 'Invitation accepted: you are a member now. Sign in on your account page.',
   },
   '/registration': {
     heading: 'Finish registering', intro: 'Choose a password to create your account.',
@@ -46,13 +41,13 @@ function say(message, ok = false) {
 }
 
 /** JSON against /v1; a failure throws the problem's message (and field details) with its code. */
-async function api(method, path, body, { anonymous = false } = {}) {
+async function api(method, path, body) {
   const headers = { accept: 'application/json' }
   if (body !== undefined) headers['content-type'] = 'application/json'
   const csrf = window.sessionStorage.getItem('csrf')
-  if (csrf && !anonymous && method !== 'GET') headers['x-csrf-token'] = csrf
+  if (csrf && method !== 'GET') headers['x-csrf-token'] = csrf
   const res = await fetch(`/v1${path}`, {
-    method, headers, credentials: anonymous ? 'omit' : 'same-origin', body: body === undefined ? undefined : JSON.stringify(body),
+    method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body),
   })
   const json = res.status === 204 ? null : await res.json().catch(() => null)
   if (!res.ok) {
@@ -64,30 +59,8 @@ async function api(method, path, body, { anonymous = false } = {}) {
   return json
 }
 
-/** A new address accepts anonymously; an address with an account must sign in first (then the cookie session joins). */
-async function acceptInvitation(body) {
-  try {
-    return await api('POST', '/tenant-invitations/acceptance-records', body, { anonymous: true })
-  } catch (err) {
-    if (err.code !== 'UNAUTHORIZED') throw err
-    $('link-form').hidden = true
-    $('sign-in-form').hidden = false
-    throw err
-  }
-}
-
-async function signInAndAccept() {
-  const answer = await api('POST', '/sessions', { email: $('email').value, password: $('password').value })
-  window.sessionStorage.setItem('csrf', answer.data.session.csrfToken)
-  if (answer.data.session.state !== 'active') {
-    throw new Error('Your account needs a second factor: sign in on your account page, then open this link again in the same tab.')
-  }
-  await api('POST', '/tenant-invitations/acceptance-records', { token })
-}
-
 function finish(message) {
   $('link-form').hidden = true
-  $('sign-in-form').hidden = true
   $('done').hidden = false
   say(message, true)
 }
@@ -128,20 +101,6 @@ async function main() {
       say(err.message)
     } finally {
       busy($('link-submit'), false)
-    }
-  })
-
-  $('sign-in-form').addEventListener('submit', async (event) => {
-    event.preventDefault()
-    busy($('sign-in-submit'), true)
-    say('')
-    try {
-      await signInAndAccept()
-      finish(kind.done)
-    } catch (err) {
-      say(err.message)
-    } finally {
-      busy($('sign-in-submit'), false)
     }
   })
 }

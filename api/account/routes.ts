@@ -11,13 +11,13 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 
 const asset = (file: string, type: string, cache: string) => staticAsset(file, type, cache, CSP)
 
-/** The paths of the links the API mails (password-resets/grants.ts, invitations/service.ts): one page serves them. */
-export const LINK_PATHS = ['/password-reset', '/activate', '/invitations/accept', '/registration'] as const
+/** The paths of the links the API mails (password-resets/grants.ts, onboarding/service.ts): one page serves them. The
+ *  tenant invitation's link opens the console (api/console/routes.ts). */
+export const LINK_PATHS = ['/password-reset', '/activate', '/registration'] as const
 
 /** The hosted account page (outside /v1): sign in, answer the second-factor challenge, enrol TOTP, register and
  *  use passkeys, list and end sessions. Everything it does goes through the public /v1 interface. Also the landing
- *  page of the mailed links (links.html): choose a password from a reset or activation link, accept a tenant
- *  invitation, finish a registration. */
+ *  page of the mailed links (links.html): choose a password from a reset or activation link, finish a registration. */
 export const accountRoutes = (_deps: AppDeps) => {
   const links = asset(join(HERE, 'links.html'), HTML, 'no-store')
   const app = new Elysia({ detail: { hide: true } })

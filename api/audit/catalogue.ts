@@ -62,6 +62,7 @@ export const auditCatalogue = {
   'training_job.completed': a('tenant', 'training_job', 'A training job was reported finished; details.status.'),
   'model_version.created': a('tenant', 'model_version', 'A model version was created.'),
   'model_version.upload_urls_issued': a('tenant', 'model_version', 'Presigned upload URLs were issued for a model version.'),
+  'model_version.object_uploaded': a('tenant', 'model_version', 'An object of a model version was uploaded through the API; details has its key and size.'),
   'model_version.validation_started': a('tenant', 'model_version', 'Validation of a model version was started.'),
   'edge_package.created': a('tenant', 'edge_package', 'An edge inference package build was requested.'),
   'edge_package.run_reported': a('tenant', 'edge_package', "A robot reported a finished run of a package."),

@@ -18,14 +18,19 @@ export function raiseBunHeaderLimit(): void {
   if (http.maxHeaderSize < BUN_HEADER_LIMIT_BYTES) (http as { maxHeaderSize: number }).maxHeaderSize = BUN_HEADER_LIMIT_BYTES
 }
 
+/** The one route whose body is not JSON: a model version's object, streamed to storage (api/model-versions). */
+const OBJECT_UPLOAD = /^\/v1\/model-versions\/[^/?]+\/object-content(\?|$)/
+const isObjectUpload = (url: string) => OBJECT_UPLOAD.test(url.slice(url.indexOf('/', 8)))
+
 /** The one hook every request pays for, so it does only what every response needs: its request id (echoed on
  *  every response, errors included), the refusal of an overlong target, of any request while the database is known
  *  away (the circuit is a field compare otherwise) and of a declared body over the limit before any byte is read;
  *  the arrival time only when the access log (`timed`) will report it.
  *  Elysia reads a hook's source to decide whether to await it (`return f(` counts as async), and an awaited
  *  request hook makes every request wait a microtask: hence the named local before each return. */
-export function arrivalHook(config: Pick<Config, 'MAX_BODY_BYTES'>, serverOf: () => Server<unknown> | null, timed: boolean, database: DatabaseCircuit) {
+export function arrivalHook(config: Pick<Config, 'MAX_BODY_BYTES' | 'MODEL_UPLOAD_MAX_BYTES'>, serverOf: () => Server<unknown> | null, timed: boolean, database: DatabaseCircuit) {
   const max = config.MAX_BODY_BYTES
+  const uploadMax = config.MODEL_UPLOAD_MAX_BYTES
   return function arrive({ request, set }: Arrival): Response | undefined {
     const st = initState(request, serverOf())
     if (timed) st.startedAt = performance.now()
@@ -46,8 +51,11 @@ export function arrivalHook(config: Pick<Config, 'MAX_BODY_BYTES'>, serverOf: ()
     }
     const length = request.headers.get('content-length')
     if (length === null || !(Number(length) > max)) return undefined
+    // An object upload streams its body on to storage, within its own limit (checked again by its service).
+    const limit = request.method === 'PUT' && isObjectUpload(url) ? uploadMax : max
+    if (!(Number(length) > limit)) return undefined
     set.status = 400
-    const refusal = problemResponse({ status: 400, code: 'BAD_REQUEST', message: `Request body exceeds ${max} bytes`, requestId: st.requestId })
+    const refusal = problemResponse({ status: 400, code: 'BAD_REQUEST', message: `Request body exceeds ${limit} bytes`, requestId: st.requestId })
     return refusal
   }
 }

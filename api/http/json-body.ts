@@ -4,13 +4,32 @@ import { refuseNulInBody } from './nul'
 
 const JSON_TYPE = /^application\/(.+\+)?json\b/i
 
+const tooLarge = (max: number) => new ApiError('BAD_REQUEST', `Request body exceeds ${max} bytes`)
+
+async function readAtMost(request: Request, max: number): Promise<string> {
+  if (!request.body) return ''
+  const chunks: Uint8Array[] = []
+  let size = 0
+  const reader = request.body.getReader()
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    size += r.value.byteLength
+    if (size > max) {
+      void reader.cancel()
+      throw tooLarge(max)
+    }
+    chunks.push(r.value)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
 /** The one body parser: JSON only, within the size limit. It runs only for requests that carry a body. */
 export function jsonBodyParser(config: Pick<Config, 'MAX_BODY_BYTES'>) {
   const max = config.MAX_BODY_BYTES
   return async function parseJson({ request, contentType }: { request: Request; contentType: string }): Promise<unknown> {
-    const text = await request.text()
-    // Content-Length was checked on arrival; a chunked body is only measurable once read.
-    if (Buffer.byteLength(text) > max) throw new ApiError('BAD_REQUEST', `Request body exceeds ${max} bytes`)
+    // Content-Length was checked on arrival; a chunked body is measured as it is read, and refused at the first byte
+    // past the limit (the server's own hard limit sits far above it, for object uploads).
+    const text = request.headers.has('content-length') ? await request.text() : await readAtMost(request, max)
+    if (Buffer.byteLength(text) > max) throw tooLarge(max)
     // No body is null (undefined would hand the request to the next parser): a route whose model requires a body
     // answers VALIDATION_ERROR, as for any missing field, and an optional body is declared nullish.
     if (text.trim() === '') return null

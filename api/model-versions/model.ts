@@ -89,3 +89,9 @@ export const UploadUrlsDto = z.object({
 export const ModelVersionParams = z.object({ modelVersionId: z.string() })
 export const ListModelVersionsQuery = PageQuery.extend({ status: z.enum(MODEL_VERSION_STATUSES).optional(), format: z.enum(MODEL_FORMATS).optional() })
 export type CreateModelVersionInput = z.infer<typeof CreateModelVersionBodyDto>
+
+export const ObjectUploadQuery = z.object({ key: Key.min(1).describe('The full key of one of the version\'s objects (as in `objects[].key`)') })
+export const ObjectUploadDto = z.object({
+  key: z.string(),
+  sizeBytes: z.number().int().describe('Bytes stored, the request\'s Content-Length'),
+}).meta({ id: 'ModelVersionObjectUploadDto' })

@@ -1,5 +1,6 @@
 // The version's objects in the tenant's general bucket: where they are, whether they are (still) there, and the
 // presigned URLs that put them there. Digests are computed by the validation workflow, never on a request.
+import type { Readable } from 'node:stream'
 import type { Client as S3Client } from 'minio'
 import type { Config } from '../platform/config'
 import type { Sql } from '../platform/db'
@@ -64,4 +65,15 @@ export async function assertSourceStillPresent({ config }: Pick<ServiceDeps, 'co
 /** One presigned PUT per object, valid for `ttlSeconds`. */
 export async function presignedPuts(s3: S3Client, bucket: string, objects: VersionObject[], ttlSeconds: number) {
   return Promise.all(objects.map(async (o) => ({ key: o.key, method: 'PUT' as const, url: await s3.presignedPutObject(bucket, o.key, ttlSeconds) })))
+}
+
+/** Streams `size` bytes to `key` as they arrive (the minio client switches to a multipart upload for big objects),
+ *  never holding the object in memory. */
+export async function putObjectStream(s3: S3Client, bucket: string, key: string, body: Readable, size: number): Promise<void> {
+  try {
+    await s3.putObject(bucket, key, body, size)
+  } catch (err) {
+    if (isUnreachable(err)) throw new ApiError('SERVICE_UNAVAILABLE', 'The storage region cannot be reached; try again later')
+    throw err
+  }
 }

@@ -2,9 +2,11 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../http/deps'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
-import { CreateModelVersionBodyDto, ListModelVersionsQuery, ModelVersionDto, ModelVersionParams, UploadUrlsDto } from './model'
-import { createModelVersion, getModelVersion, listVersions, uploadUrls } from './service'
+import { CreateModelVersionBodyDto, ListModelVersionsQuery, ModelVersionDto, ModelVersionParams, ObjectUploadDto, ObjectUploadQuery, UploadUrlsDto } from './model'
+import { createModelVersion, getModelVersion, listVersions, uploadObject, uploadUrls } from './service'
 import { startValidation } from './validation'
+
+const RAW_BODY = Symbol('raw body')
 
 /** Additive (issue 13): model versions, their uploads and their validation. */
 export const modelVersionsRoutes = (deps: AppDeps) =>
@@ -38,6 +40,21 @@ export const modelVersionsRoutes = (deps: AppDeps) =>
           'MODEL_UPLOAD_URL_TTL_SECONDS (default 900 s = 15 minutes; expiresAt says when). PUT the bytes with no credentials. ' +
           'MODEL_VERSION_INVALID_STATUS once the version left draft; STORAGE_NOT_READY before the tenant\'s storage is provisioned',
       },
+    })
+    .put('/:modelVersionId/object-content', async ({ request, ctx, params, query }) =>
+      ok(request, await uploadObject(deps, ctx, params.modelVersionId, query.key, request.body, request.headers.get('content-length'))), {
+      auth: 'model:write', errors: ['M400', 'S400', 'M404'], params: ModelVersionParams, query: ObjectUploadQuery,
+      // The body is the object's bytes, streamed on to storage: this parser runs first and leaves it unread.
+      parse: [() => RAW_BODY] as never,
+      response: { 200: envelope(ObjectUploadDto) },
+      detail: {
+        summary: 'Upload one object of a draft version through the API (the console does): the body is its bytes, streamed to ' +
+          'the tenant\'s general bucket, Content-Length required, at most MODEL_UPLOAD_MAX_BYTES (default 5 GiB) and equal to the ' +
+          'object\'s declared sizeBytes when it has one (else IMPORTED_CHECKPOINT_INCOMPLETE). A key that is not one of the version\'s ' +
+          'objects is VALIDATION_ERROR; MODEL_VERSION_INVALID_STATUS once the version left draft; STORAGE_NOT_READY before the ' +
+          'tenant\'s storage is provisioned. The presigned URLs (upload-urls) stay the way for clients that reach the storage endpoint',
+        requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+      } as never,
     })
     .post('/:modelVersionId/validations', async ({ request, ctx, params, set }) => {
       set.status = 202

@@ -1,3 +1,4 @@
+import { Readable, Transform } from 'node:stream'
 import { publishEvent } from '../events/service'
 import type { Db, Sql } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
@@ -10,7 +11,7 @@ import type { RequestContext } from '../identity/context'
 import { currentMembership } from '../identity/service'
 import { modelsWorkflowIds, type ValidationOutcome } from '../../workflows/contract-models'
 import type { CreateModelVersionInput, ModelFormat, ModelVersion, ModelVersionStatus } from './model'
-import { generalBucketOf, presignedPuts } from './objects'
+import { generalBucketOf, presignedPuts, putObjectStream } from './objects'
 import { findModelVersion, insertModelVersion, listModelVersions, markFailed, markReady, type ModelVersionRow } from './queries'
 import { objectsOfSource } from './sources'
 
@@ -76,6 +77,49 @@ export async function uploadUrls({ sql, config }: Pick<ServiceDeps, 'sql' | 'con
     action: 'model_version.upload_urls_issued', tenantId, target: versionTarget(row), details: { objectCount: uploads.length, expiresAt },
   }))
   return { bucket, expiresAt, uploads }
+}
+
+/** One object of a draft streamed through the API to the tenant's general bucket: for a browser, whose page may
+ *  reach its own origin only (the console's CSP), and for storage no browser can reach. The declared length must
+ *  be the object's declared size, if it has one, and at most MODEL_UPLOAD_MAX_BYTES; a body that ends short or runs
+ *  long is refused, and nothing is recorded then. */
+export async function uploadObject({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext,
+  id: string, key: string, body: ReadableStream<Uint8Array> | null, contentLength: string | null) {
+  const { tenantId } = currentMembership(ctx.principal)
+  const row = await ownVersion(sql, tenantId, id)
+  if (row.status !== 'draft') throw invalidStatus(row, 'draft (uploads end when validation starts)')
+  const object = row.objects.find((o) => o.key === key)
+  if (!object) {
+    throw new ApiError('VALIDATION_ERROR', 'key names no object of this model version', { errors: [{ path: 'query.key', message: 'Not one of the version\'s object keys' }] })
+  }
+  const size = contentLength !== null && /^\d{1,16}$/.test(contentLength) ? Number(contentLength) : NaN
+  if (!Number.isSafeInteger(size) || body === null && size > 0) throw new ApiError('BAD_REQUEST', 'An upload needs its Content-Length (the object\'s size in bytes)')
+  if (size > config.MODEL_UPLOAD_MAX_BYTES) throw new ApiError('BAD_REQUEST', `Request body exceeds ${config.MODEL_UPLOAD_MAX_BYTES} bytes (MODEL_UPLOAD_MAX_BYTES)`)
+  if (object.sizeBytes !== null && size !== object.sizeBytes) {
+    throw new ApiError('IMPORTED_CHECKPOINT_INCOMPLETE', `The object "${key}" is declared as ${object.sizeBytes} bytes; the upload is ${size}`)
+  }
+  const { bucket, s3 } = await generalBucketOf(sql, config, tenantId)
+  const counted = exactly(size)
+  const source = body ? Readable.fromWeb(body as unknown as import('node:stream/web').ReadableStream<Uint8Array>) : Readable.from([])
+  source.on('error', (err) => counted.destroy(err))
+  await putObjectStream(s3, bucket, key, source.pipe(counted), size)
+  await sql.begin((tx) => recordAudit(tx, ctx, {
+    action: 'model_version.object_uploaded', tenantId, target: versionTarget(row), details: { key, sizeBytes: size },
+  }))
+  return { key, sizeBytes: size }
+}
+
+/** Passes bytes through and fails the stream unless exactly `size` of them pass. */
+function exactly(size: number): Transform {
+  let seen = 0
+  const short = () => new ApiError('BAD_REQUEST', `The upload ended after ${seen} of its ${size} bytes`)
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      seen += chunk.length
+      done(seen > size ? new ApiError('BAD_REQUEST', `The upload is longer than its Content-Length (${size} bytes)`) : null, chunk)
+    },
+    flush(done) { done(seen < size ? short() : null) },
+  })
 }
 
 /** validating → ready | failed with its event, in one transaction; a repeat (a retried activity) changes nothing. */

@@ -91,6 +91,9 @@ export const ConfigSchema = z.object({
   DOMAIN_VERIFICATION_DNS_SERVERS: z.string().default('').transform(list),
   // Model versions (api/model-versions): how long a presigned upload URL stays valid.
   MODEL_UPLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(900),
+  // The largest object the API itself streams to storage (PUT …/object-content, the console's upload): it also sets
+  // the server's hard limit on any request body, which every other route keeps to MAX_BODY_BYTES while reading.
+  MODEL_UPLOAD_MAX_BYTES: z.coerce.number().int().min(1).max(5 * 2 ** 40).default(5 * 2 ** 30),
   // Webhook endpoints (api/webhook-endpoints): after a secret rotation the previous secret keeps signing beside the
   // new one for this long, so receivers can switch over without rejecting a delivery.
   WEBHOOK_SECRET_OVERLAP_SECONDS: int(86_400),

@@ -17,3 +17,9 @@ export const SessionInvalidateAllResponseDto = z.object({
 export const InvalidateOtherSessionsResponseDto = z.object({
   invalidated: z.number().int().describe('How many sessions were ended'),
 }).meta({ id: 'InvalidateOtherSessionsResponseDto' })
+
+export const CurrentSessionDto = z.object({
+  id: z.uuid(),
+  expiresAt: z.iso.datetime(),
+  csrfToken: z.string().describe('Send as the x-csrf-token header on cookie-authenticated POST/PATCH/PUT/DELETE'),
+}).meta({ id: 'CurrentSessionDto' })

@@ -5,13 +5,20 @@ import type { AppDeps } from '../http/deps'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
 import { clearedSessionCookie } from '../http/session-cookie'
-import { CurrentUserSessionDto, InvalidateOtherSessionsResponseDto, SessionInvalidateAllResponseDto } from './model'
-import { endSession, invalidateAllSessions, invalidateOtherSessions, listSessions, revokeOwnSession } from './service'
+import { CurrentSessionDto, CurrentUserSessionDto, InvalidateOtherSessionsResponseDto, SessionInvalidateAllResponseDto } from './model'
+import { describeCurrentSession, endSession, invalidateAllSessions, invalidateOtherSessions, listSessions, revokeOwnSession } from './service'
 
 /** The caller's own sessions: list and end them. Starting one is api/sign-in/. */
 export const sessionsRoutes = (deps: AppDeps) =>
   new Elysia({ tags: ['Sessions'] })
     .use(httpConventions(deps))
+    .get('/sessions/current', ({ request, ctx, set }) => {
+      set.headers['cache-control'] = 'no-store'
+      return ok(request, describeCurrentSession(deps, ctx))
+    }, {
+      auth: 'session', errors: ['A400s'], response: { 200: envelope(CurrentSessionDto) },
+      detail: { summary: 'This session and its CSRF token (a page signed in by the single sign-on redirect, which sets only the cookie, reads it here)' },
+    })
     .delete('/sessions/current', async ({ ctx, set }) => {
       await endSession(deps, ctx)
       set.status = 204

@@ -6,11 +6,20 @@ import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import type { RequestContext } from '../identity/context'
 import type { Principal } from '../identity/service'
 import { recordAudit } from '../audit/service'
+import { csrfTokenFor } from '../identity/tokens'
 import { listLiveSessions, revokeOtherSessions, revokeSession } from './queries'
 
 type Deps = Pick<ServiceDeps, 'sql'>
 
 const currentSessionOf = (p: Principal) => (p.credential === 'session' ? p.credentialId : null)
+
+/** The session making the request, with its CSRF token: for a page whose session began without an answer it could
+ *  read (the single sign-on redirect sets only the cookie). Only this origin can read the answer: the API sends no
+ *  CORS headers, and the cookie is SameSite=Lax. */
+export function describeCurrentSession({ keys }: Pick<ServiceDeps, 'keys'>, ctx: RequestContext) {
+  const { credentialId, expiresAt } = ctx.principal
+  return { id: credentialId, expiresAt: expiresAt.toISOString(), csrfToken: csrfTokenFor(keys.csrf, credentialId) }
+}
 
 /** The caller's live sessions, newest first; the one making the request is marked current. */
 export async function listSessions({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, params: PageParams) {

@@ -21,20 +21,27 @@ export interface GuardedPage {
   close(): Promise<void>
 }
 
-export async function guardedPage(browser: Browser, origin: string, permissions: string[] = []): Promise<GuardedPage> {
+/** `alsoAllowed`: origins a flow must visit on purpose (an identity provider's sign-in pages); nothing else. */
+export async function guardedPage(browser: Browser, origin: string, permissions: string[] = [], alsoAllowed: string[] = []): Promise<GuardedPage> {
   const context = await browser.newContext()
   if (permissions.length > 0) await context.grantPermissions(permissions, { origin })
   const page = await context.newPage()
   const g: GuardedPage = { page, foreign: [], dialogs: [], errors: [], close: () => context.close() }
   await page.route('**', (route) => {
     const url = route.request().url()
-    if (new URL(url).origin === origin) return route.continue()
+    const to = new URL(url).origin
+    if (to === origin || alsoAllowed.includes(to)) return route.continue()
+    // What an allowed origin's own pages fetch is theirs to answer for: refused, not held against ours.
+    if (alsoAllowed.includes(new URL(route.request().frame().url()).origin)) return route.abort('blockedbyclient')
     g.foreign.push(url)
     return route.abort('blockedbyclient')
   })
   page.on('dialog', (d) => { g.dialogs.push(d.message()); void d.dismiss() })
   page.on('pageerror', (e) => g.errors.push(e.message))
-  page.on('console', (m) => { if (m.type() === 'error' && !isExpectedFailure(m.text())) g.errors.push(m.text()) })
+  page.on('console', (m) => {
+    if (m.type() !== 'error' || isExpectedFailure(m.text()) || alsoAllowed.includes(new URL(page.url()).origin)) return
+    g.errors.push(m.text())
+  })
   return g
 }
 
@@ -63,13 +70,13 @@ export async function screenshot(page: Page, name: string) {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
 }
 
-/** One API on a localhost origin (with `settings`, read when it starts) and one Chromium for a test file. Read the
- *  fields inside tests. */
-export function useConsole(settings: () => Record<string, string> = () => ({})): { api: TestApi; browser: Browser; origin: string } {
+/** One API on a localhost origin (with `settings`, read when it starts, given that origin) and one Chromium for a
+ *  test file. Read the fields inside tests. */
+export function useConsole(settings: (origin: string) => Record<string, string> = () => ({})): { api: TestApi; browser: Browser; origin: string } {
   const env = {} as { api: TestApi; browser: Browser; origin: string }
   beforeAll(async () => {
     const { port, origin } = localhostOrigin()
-    const [api, browser] = await Promise.all([startApi({ PORT: String(port), PUBLIC_URL: origin, ...settings() }), launchChromium()])
+    const [api, browser] = await Promise.all([startApi({ PORT: String(port), PUBLIC_URL: origin, ...settings(origin) }), launchChromium()])
     Object.assign(env, { api, browser, origin })
   }, 120_000)
   afterAll(async () => {
@@ -84,8 +91,18 @@ export async function signInAs(g: GuardedPage, origin: string, email: string, pa
   await g.page.goto(`${origin}/console`)
   await g.page.getByLabel('Email').fill(email)
   await g.page.getByLabel('Password').fill(password)
-  await g.page.getByRole('button', { name: 'Sign in' }).click()
+  await g.page.getByRole('button', { name: 'Sign in', exact: true }).click()
   await g.page.locator('#sign-out').waitFor({ timeout: 10_000 })
+}
+
+/** A passkey authenticator built into the page's browser (DevTools' virtual authenticator): it answers WebAuthn
+ *  ceremonies with user presence and verification, as a platform authenticator would. */
+export async function addPasskeyAuthenticator(g: GuardedPage) {
+  const cdp = await g.page.context().newCDPSession(g.page)
+  await cdp.send('WebAuthn.enable')
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  })
 }
 
 /** Opens a page of the console by its navigation link and waits for its heading. */

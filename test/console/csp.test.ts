@@ -7,7 +7,7 @@ import { useApi } from '../support/api'
 
 const api = useApi()
 
-const PAGES = ['/console', '/account', '/v1/docs', ...LINK_PATHS]
+const PAGES = ['/console', '/invitations/accept', '/account', '/v1/docs', ...LINK_PATHS]
 
 describe('CSP on every HTML response', () => {
   test.each(PAGES)('%s', async (path) => {

@@ -19,7 +19,7 @@ describe('console: sign in and tenants', () => {
       await auditPage(g, 'sign-in')
       await g.page.getByLabel('Email').fill(owner.email)
       await g.page.getByLabel('Password').fill('not the password at all')
-      await g.page.getByRole('button', { name: 'Sign in' }).click()
+      await g.page.getByRole('button', { name: 'Sign in', exact: true }).click()
       const alert = g.page.getByRole('alert')
       await alert.waitFor()
       const answer = await new Client(env.api.url).post('/sessions', { email: owner.email, password: 'not the password at all' })
@@ -42,7 +42,7 @@ describe('console: sign in and tenants', () => {
       await g.page.goto(`${env.origin}/console`)
       await g.page.getByLabel('Email').fill(owner.email)
       await g.page.getByLabel('Password').fill(PASSWORD)
-      await g.page.getByRole('button', { name: 'Sign in' }).click()
+      await g.page.getByRole('button', { name: 'Sign in', exact: true }).click()
       await g.page.getByRole('heading', { name: 'Second factor' }).waitFor()
       await auditPage(g, 'second-factor')
       await g.page.getByLabel(/Code from your authenticator app/).fill(await codeAt(secret))
@@ -62,10 +62,13 @@ describe('console: sign in and tenants', () => {
       await g.page.getByRole('heading', { level: 1, name: 'Tenants' }).waitFor()
       await g.page.getByText('You belong to no tenant yet').waitFor()
       await auditPage(g, 'tenants-empty')
-      // Without a membership the account routes would refuse: the page says so instead of offering them.
+      // Without a membership the profile, password and session routes would refuse: the page says so instead of
+      // offering them. Second factors need no membership, and are offered.
       await openPage(g, 'My account')
       await g.page.getByText('Create or join a tenant to change your profile').waitFor()
-      expect(await g.page.getByRole('button').allTextContents()).toEqual(['Sign out'])
+      await g.page.locator('#totp-state').waitFor()
+      await g.page.getByText('No passkey yet.').waitFor()
+      expect(await g.page.getByRole('button').allTextContents()).toEqual(['Sign out', 'Set up an authenticator app', 'Add a passkey'])
       await openPage(g, 'Tenants')
 
       await g.page.getByLabel('Name').fill(HOSTILE)

@@ -49,6 +49,16 @@ describe('problem+json and request ids', () => {
     expect(n).toBe(0)
   })
 
+  test('a chunked body is refused at the first byte past the limit, without waiting for its end', async () => {
+    // The body never ends: only a parser that counts as it reads can answer (the server's own hard limit is far
+    // higher, for object uploads).
+    const body = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode(`{"email":"${'x'.repeat(4096)}`)) } })
+    const res = await fetch(`${api.url}/v1/users`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit)
+    const json = await res.json()
+    expectProblem(res, json, 400, 'BAD_REQUEST')
+    expect(json.message).toContain('2048')
+  }, 15_000)
+
   test('a sane inbound X-Request-Id is echoed; an unsafe one is replaced', async () => {
     const echoed = await fetch(`${api.url}/v1/storage-regions`, { headers: { 'x-request-id': 'trace-abc.123' } })
     expect(echoed.headers.get('x-request-id')).toBe('trace-abc.123')

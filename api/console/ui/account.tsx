@@ -1,24 +1,27 @@
-// My account: the profile, the password, the sessions signed in as me (end one, or every other), and where second
-// factors are managed. The profile, password and session routes need a membership (tenant:read): without one the
-// page says so instead of offering them.
+// My account: the profile, the password, the sessions signed in as me (end one, or every other), and the second
+// factors (authenticator app, recovery codes, passkeys). The profile, password and session routes need a membership
+// (tenant:read): without one the page says so instead of offering them; second factors need none.
 import { useState } from 'preact/hooks'
 import { api, must } from './api'
 import type { PageProps } from './app'
 import { ProblemMessage } from './problem'
+import { SecondFactors } from './second-factors'
 import { Show, useAction, useLoad, when } from './ui'
 
 export function Account({ me, can, reloadMe }: PageProps) {
   if (!can('tenant:read')) {
     return (
+      <>
       <section aria-labelledby="profile-title">
         <h2 id="profile-title">Profile</h2>
         <p id="my-email">{me.user.email}</p>
-        <p>Create or join a tenant to change your profile, password and sessions here. Second factors and passkeys:{' '}
-          <a href="/account">account page</a>.</p>
+        <p>Create or join a tenant to change your profile, password and sessions here.</p>
       </section>
+      <SecondFactors />
+      </>
     )
   }
-  return <><Profile me={me} reloadMe={reloadMe} /><Password /><Sessions /></>
+  return <><Profile me={me} reloadMe={reloadMe} /><Password /><SecondFactors /><Sessions /></>
 }
 
 function Profile({ me, reloadMe }: Pick<PageProps, 'me' | 'reloadMe'>) {
@@ -41,7 +44,6 @@ function Profile({ me, reloadMe }: Pick<PageProps, 'me' | 'reloadMe'>) {
         <button type="submit" disabled={action.busy}>Save name</button>
       </form>
       <ProblemMessage problem={action.problem} />
-      <p>Second factors (authenticator app, passkeys): <a href="/account">account page</a>.</p>
     </section>
   )
 }

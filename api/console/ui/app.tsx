@@ -18,6 +18,7 @@ import { Storage } from './storage'
 import { Models } from './models'
 import { Packages } from './packages'
 import { Account } from './account'
+import { AcceptInvitation, invitationToken } from './invitation'
 
 export type Me = components['schemas']['AuthMeResponseDto']
 
@@ -54,9 +55,15 @@ function useRoute(): string {
   return route
 }
 
-/** Signed out (null) without a CSRF token in this tab or when the session is gone. */
+/** Signed out (null) when the browser has no session. A session this tab has no CSRF token for (the single sign-on
+ *  redirect sets only the cookie; the account page of another tab) is asked for its token first. */
 async function whoAmI(): Promise<Me | null> {
-  if (!csrf.get()) return null
+  try {
+    if (!csrf.get()) csrf.set((await must(api.GET('/v1/sessions/current'))).data.csrfToken)
+  } catch (err) {
+    if (err instanceof Problem && (err.status === 401 || err.status === 403)) return null
+    throw err
+  }
   try {
     return (await must(api.GET('/v1/users/me'))).data
   } catch (err) {
@@ -68,9 +75,16 @@ async function whoAmI(): Promise<Me | null> {
 export function App() {
   const [me, reloadMe] = useLoad(whoAmI, [])
   const route = useRoute()
+  const [invitation, setInvitation] = useState(invitationToken)
+  const accepted = () => {
+    history.replaceState(null, '', '/console#/api-keys') // the token leaves the address bar
+    setInvitation(null)
+    reloadMe()
+  }
   return (
     <Show loaded={me}>
-      {(who) => (who ? <Console me={who} route={route} reloadMe={reloadMe} /> : <SignIn onSignedIn={reloadMe} />)}
+      {(who) => invitation !== null ? <AcceptInvitation token={invitation} me={who} onSignedIn={reloadMe} onAccepted={accepted} />
+        : who ? <Console me={who} route={route} reloadMe={reloadMe} /> : <SignIn onSignedIn={reloadMe} />}
     </Show>
   )
 }

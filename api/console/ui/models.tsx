@@ -1,17 +1,20 @@
 // Models: embodiment profiles (create, and edit their features with the profile's ETag) and the model versions
-// with their validation status. Uploading a version's files goes to the storage endpoint's presigned URLs, another
-// origin this page's CSP does not reach: it stays with the API (POST /v1/model-versions/{id}/upload-urls).
-import { useState } from 'preact/hooks'
+// with their validation status, a status filter, and new versions uploaded from the browser with their progress
+// (through our own origin: upload.ts) and validated.
+import { Fragment } from 'preact'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, must, withEtag } from './api'
 import type { PageProps } from './app'
 import type { components } from './api-types.gen'
 import { ProblemMessage } from './problem'
-import { Empty, Show, StaleNotice, useAction, useLoad, useVersionedAction, when } from './ui'
+import { Empty, Show, StaleNotice, useAction, useLoad, usePoll, useVersionedAction, when } from './ui'
+import { type Progress, uploadObject } from './upload'
 
 type Profile = components['schemas']['EmbodimentProfileDto']
 type Feature = components['schemas']['EmbodimentFeatureDto']
 type ProfileBody = components['schemas']['CreateEmbodimentProfileBodyDto']
-type VersionStatus = components['schemas']['ModelVersionDto']['status']
+type Version = components['schemas']['ModelVersionDto']
+type VersionStatus = Version['status']
 
 /** Features as lines a person can type: `name dtype shape [kind]`, shape as comma-separated dimensions. */
 const featureLines = (fs: Feature[]) => fs.map((f) => [f.name, f.dtype, f.shape.join(','), f.kind ?? ''].join(' ').trim()).join('\n')
@@ -26,7 +29,7 @@ function parseFeatures(text: string): Feature[] {
 }
 
 export function Models({ can }: PageProps) {
-  return <><Profiles mayWrite={can('model:write')} /><Versions /></>
+  return <><Profiles mayWrite={can('model:write')} /><Versions mayWrite={can('model:write')} /></>
 }
 
 function Profiles({ mayWrite }: { mayWrite: boolean }) {
@@ -122,9 +125,11 @@ function ProfileForm({ idPrefix, profile, submit, busy, onSubmit }: ProfileFormP
   )
 }
 
-function Versions() {
+function Versions({ mayWrite }: { mayWrite: boolean }) {
   const [status, setStatus] = useState<VersionStatus | ''>('')
-  const [list] = useLoad(() => must(api.GET('/v1/model-versions', { params: { query: { pageSize: 100, status: status || undefined } } })), [status])
+  const [list, reload] = useLoad(() => must(api.GET('/v1/model-versions', { params: { query: { pageSize: 100, status: status || undefined } } })), [status])
+  const [uploading, setUploading] = useState<Version | null>(null)
+  usePoll(list.state === 'ready' && list.value.data.some((v) => v.status === 'validating'), reload)
   return (
     <section aria-labelledby="versions-title">
       <h2 id="versions-title">Model versions</h2>
@@ -137,19 +142,134 @@ function Versions() {
       </div>
       <Show loaded={list}>
         {(page) => page.data.length === 0 ? <Empty>No model version{status ? ` ${status}` : ''}.</Empty> : (
-          <table>
-            <thead><tr><th scope="col">Name</th><th scope="col">Format</th><th scope="col">Status</th><th scope="col">Objects</th><th scope="col">Size</th><th scope="col">Validated</th></tr></thead>
+          <table id="versions">
+            <thead><tr><th scope="col">Name</th><th scope="col">Format</th><th scope="col">Status</th><th scope="col">Objects</th><th scope="col">Size</th><th scope="col">Validated</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
             <tbody>
               {page.data.map((v) => (
                 <tr key={v.id}>
                   <td>{v.name}</td><td>{v.format}</td><td>{v.status}{v.failureReason ? `: ${v.failureReason}` : ''}</td>
                   <td>{v.objects.length}</td><td>{v.totalBytes ?? '—'}</td><td>{when(v.validatedAt)}</td>
+                  <td>{mayWrite && (v.status === 'draft' || v.status === 'failed') && (
+                    <button type="button" onClick={() => setUploading(v)} aria-label={`Upload and validate ${v.name}`}>Upload and validate</button>
+                  )}</td>
                 </tr>
               ))}
             </tbody>
           </table>
         )}
       </Show>
+      {uploading && <Transfer key={uploading.id} version={uploading} files={null} onDone={() => { setUploading(null); reload() }} onChange={reload} />}
+      {mayWrite && <NewVersion onChange={reload} />}
     </section>
+  )
+}
+
+/** A single-file version: registered with the file's size, then uploaded and validated at once. */
+function NewVersion({ onChange }: { onChange: () => void }) {
+  const [action, run] = useAction()
+  const [key, setKey] = useState('')
+  const [started, setStarted] = useState<{ version: Version; file: File } | null>(null)
+  const create = (e: Event) => {
+    e.preventDefault()
+    const f = new FormData(e.currentTarget as HTMLFormElement)
+    const file = f.get('file') as File
+    return run(async () => {
+      const { data } = await must(api.POST('/v1/model-versions', {
+        body: { name: String(f.get('name')), format: f.get('format') as Version['format'], source: { kind: 'imported_checkpoint', path: key, sizeBytes: file.size } },
+      }))
+      onChange()
+      setStarted({ version: data, file })
+    })
+  }
+  return (
+    <>
+      <h3>New model version</h3>
+      <form onSubmit={create}>
+        <label for="version-name">Name</label>
+        <input id="version-name" name="name" required maxLength={200} />
+        <label for="version-format">Format</label>
+        <select id="version-format" name="format">{(['onnx', 'openpi', 'lerobot'] as const).map((f) => <option key={f} value={f}>{f}</option>)}</select>
+        <label for="version-file">File (a checkpoint archive or a single-file model)</label>
+        <input id="version-file" name="file" type="file" required onChange={(e) => { const f = e.currentTarget.files?.[0]; if (f && !key) setKey(`models/${f.name}`) }} />
+        <label for="version-key">Key in the tenant's bucket</label>
+        <input id="version-key" name="key" required maxLength={1024} value={key} onInput={(e) => setKey(e.currentTarget.value)} />
+        <button type="submit" disabled={action.busy || started !== null}>Create, upload and validate</button>
+      </form>
+      <ProblemMessage problem={action.problem} />
+      {started && <Transfer version={started.version} files={{ [started.version.objects[0]!.key]: started.file }} onDone={() => { setStarted(null); setKey(''); onChange() }} onChange={onChange} />}
+    </>
+  )
+}
+
+type Stage = 'choosing' | 'uploading' | 'validating' | 'done'
+
+/** Each object's file uploaded with its progress, then the validation started and followed to its end. With `files`
+ *  given it starts at once; otherwise a file is chosen for each object. */
+function Transfer({ version, files, onDone, onChange }: { version: Version; files: Record<string, File> | null; onDone: () => void; onChange: () => void }) {
+  const [stage, setStage] = useState<Stage>('choosing')
+  const [progress, setProgress] = useState<Record<string, Progress>>({})
+  const [result, setResult] = useState<Version | null>(null)
+  const [action, run] = useAction()
+  const chosen = useRef<Record<string, File>>({})
+
+  const start = (picked: Record<string, File>) => run(async () => {
+    setStage('uploading')
+    try {
+      for (const o of version.objects) {
+        const file = picked[o.key]
+        if (file) await uploadObject(version.id, o.key, file, (p) => setProgress((all) => ({ ...all, [o.key]: p })))
+      }
+      setStage('validating')
+      await must(api.POST('/v1/model-versions/{modelVersionId}/validations', { params: { path: { modelVersionId: version.id } } }))
+      onChange()
+      let v: Version
+      do {
+        await new Promise((r) => setTimeout(r, 1000))
+        v = (await must(api.GET('/v1/model-versions/{modelVersionId}', { params: { path: { modelVersionId: version.id } } }))).data
+      } while (v.status === 'validating')
+      setResult(v)
+      setStage('done')
+      onChange()
+    } catch (err) {
+      setStage('choosing')
+      throw err
+    }
+  })
+  useEffect(() => { if (files) void start(files) }, [])
+
+  return (
+    <div class="panel" role="region" aria-label={`Upload of ${version.name}`}>
+      <h3>Upload {version.name}</h3>
+      {stage === 'choosing' && !files && (
+        <form onSubmit={(e) => { e.preventDefault(); void start({ ...chosen.current }) }}>
+          {version.objects.map((o, i) => (
+            <Fragment key={o.key}>
+              <label for={`object-file-${i}`}>File for <code>{o.key}</code>{o.sizeBytes !== null ? ` (${o.sizeBytes} bytes)` : ''}</label>
+              <input id={`object-file-${i}`} type="file" required onChange={(e) => { const f = e.currentTarget.files?.[0]; if (f) chosen.current[o.key] = f }} />
+            </Fragment>
+          ))}
+          <button type="submit" disabled={action.busy}>Upload and validate</button>
+        </form>
+      )}
+      {version.objects.filter((o) => progress[o.key]).map((o) => {
+        const p = progress[o.key]!
+        const percent = p.total > 0 ? Math.floor((100 * p.sent) / p.total) : 100
+        return (
+          <p key={o.key} class="progress">
+            <label>Upload of <code>{o.key}</code>{' '}
+              <progress max={p.total} value={p.sent} data-percent={percent}>{percent}%</progress>
+            </label> <span class="percent">{percent}%</span> ({p.sent} of {p.total} bytes)
+          </p>
+        )
+      })}
+      {stage === 'validating' && <p role="status" class="loading">Validating: every object's size and SHA-256 is measured in storage…</p>}
+      {stage === 'done' && result && (
+        <p role="status" id="transfer-result" class={result.status === 'ready' ? 'ok' : undefined}>
+          {result.name} is {result.status}{result.failureReason ? `: ${result.failureReason}` : ''}.
+        </p>
+      )}
+      <ProblemMessage problem={action.problem} />
+      <button type="button" onClick={onDone} disabled={stage === 'uploading' || stage === 'validating'}>Close</button>
+    </div>
   )
 }

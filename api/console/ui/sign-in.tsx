@@ -1,23 +1,27 @@
-// Sign in with a password, then the second factor when the account has one; create an account; ask for a password
-// reset link. Passkeys live on the account page of this origin (/account), which shares this tab's session; the
-// mailed links (reset, invitation) open its landing page.
+// Sign in with a password (then the second factor when the account has one: a code, a recovery code or a passkey),
+// with a passkey alone, or through the tenant's single sign-on (the login options for the address); enrol a second
+// factor when the tenant requires one first; create an account; ask for a password reset link.
 import type { ComponentChildren } from 'preact'
+import { startAuthentication } from '@simplewebauthn/browser'
 import { useState } from 'preact/hooks'
 import { api, csrf, must } from './api'
 import type { components } from './api-types.gen'
 import { type Problem, ProblemMessage } from './problem'
-import { useAction } from './ui'
+import { SecondFactors } from './second-factors'
+import { Show, useAction, useLoad } from './ui'
 
 type Challenge = components['schemas']['MfaChallengeDto']
 
 type Mode = 'sign-in' | 'register' | 'forgot'
 
-export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+export function SignIn({ onSignedIn, title = 'Robot Control Plane console' }: { onSignedIn: () => void; title?: string }) {
   const [challenge, setChallenge] = useState<Challenge | null>(null)
   const [mustEnrol, setMustEnrol] = useState(false)
   const [mode, setMode] = useState<Mode>('sign-in')
   const [sent, setSent] = useState('')
   const [action, run] = useAction()
+  const [email, setEmail] = useState('')
+  const [options] = useLoad(() => must(api.GET('/v1/auth/login-options', { params: { query: email.includes('@') ? { email } : {} } })).then((r) => r.data), [email])
 
   const register = (e: Event) => {
     e.preventDefault()
@@ -52,6 +56,20 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
     })
   }
 
+  const withPasskey = () => run(async () => {
+    const { data } = await must(api.POST('/v1/sessions/passkey-challenges', {}))
+    const assertion = await startAuthentication({ optionsJSON: data.options as never })
+    const signedIn = await must(api.POST('/v1/sessions', { body: { assertion: assertion as never } }))
+    csrf.set(signedIn.data.session.csrfToken)
+    onSignedIn()
+  })
+
+  const passkeyAnswer = () => run(async () => {
+    const assertion = await startAuthentication({ optionsJSON: challenge!.webauthn as never })
+    await must(api.POST('/v1/sessions/mfa-challenges/confirmations', { body: { challengeId: challenge!.id, method: 'webauthn', assertion: assertion as never } }))
+    onSignedIn()
+  })
+
   const confirm = (e: Event) => {
     e.preventDefault()
     const code = String(new FormData(e.currentTarget as HTMLFormElement).get('code')).trim()
@@ -64,20 +82,25 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
 
   return (
     <main class="narrow">
-      <h1>Robot Control Plane console</h1>
+      <h1>{title}</h1>
       {mustEnrol ? (
         <Step id="enrol" title="A second factor is required" problem={null}>
-          <p>Your organisation requires a second factor. Enrol an authenticator app or a passkey on <a href="/account">your account page</a>, then come back.</p>
+          <p>Your organisation requires a second factor: set up an authenticator app or add a passkey, then continue.</p>
+          <SecondFactors />
+          <p><button type="button" onClick={onSignedIn}>Continue</button></p>
         </Step>
       ) : challenge ? (
         <Step id="challenge" title="Second factor" problem={action.problem}>
-          {challenge.methods.some((m) => m === 'totp' || m === 'recovery_code') ? (
+          {challenge.methods.includes('webauthn') && challenge.webauthn && (
+            <p><button type="button" onClick={passkeyAnswer} disabled={action.busy}>Use a passkey</button></p>
+          )}
+          {challenge.methods.some((m) => m === 'totp' || m === 'recovery_code') && (
             <form onSubmit={confirm}>
-              <label for="mfa-code">Code from your authenticator app, or a recovery code</label>
+              <label for="mfa-code">{challenge.methods.includes('totp') ? 'Code from your authenticator app, or a recovery code' : 'A recovery code'}</label>
               <input id="mfa-code" name="code" autocomplete="one-time-code" required />
               <button type="submit" disabled={action.busy}>Confirm</button>
             </form>
-          ) : <p>This account answers with a passkey: continue on <a href="/account">your account page</a>.</p>}
+          )}
         </Step>
       ) : mode === 'register' ? (
         <Step id="register" title="Create an account" problem={action.problem}>
@@ -98,11 +121,12 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
       ) : (
         <Step id="sign-in" title="Sign in" problem={action.problem}>
           <form onSubmit={signIn}>
-            <Credentials prefix="" submit="Sign in" busy={action.busy} />
+            <Credentials prefix="" submit="Sign in" busy={action.busy} onEmail={setEmail} />
           </form>
+          <Show loaded={options}>{(o) => <SsoOptions options={o} />}</Show>
           <p><button type="button" class="link" onClick={switchTo('register')}>Create an account</button>{' '}
             <button type="button" class="link" onClick={switchTo('forgot')}>Forgot your password?</button></p>
-          <p>Passkeys: <a href="/account">your account page</a>.</p>
+          <p><button type="button" onClick={withPasskey} disabled={action.busy}>Sign in with a passkey</button></p>
         </Step>
       )}
     </main>
@@ -119,15 +143,32 @@ function Step({ id, title, problem, children }: { id: string; title: string; pro
   )
 }
 
-const EmailField = ({ id }: { id: string }) => (
-  <><label for={id}>Email</label><input id={id} name="email" type="email" autocomplete="username" required maxLength={254} /></>
+const EmailField = ({ id, onEmail }: { id: string; onEmail?: (email: string) => void }) => (
+  <><label for={id}>Email</label><input id={id} name="email" type="email" autocomplete="username" required maxLength={254}
+    onChange={onEmail && ((e) => onEmail(e.currentTarget.value.trim()))} /></>
 )
 
+type LoginOptions = components['schemas']['AuthLoginOptionsDto']
+
+/** The single sign-on connections of the tenants that proved the address's domain; each starts the provider's
+ *  sign-in, which comes back to the console with the session cookie. */
+function SsoOptions({ options }: { options: LoginOptions }) {
+  if (options.sso.length === 0) return null
+  return (
+    <div class="actions" role="group" aria-label="Single sign-on">
+      {options.ssoEnforced && <p>Your organisation signs you in through its identity provider.</p>}
+      {options.sso.map((c) => (
+        <a key={c.connectionId} class="button" href={`/v1/auth/sso/${encodeURIComponent(c.connectionId)}/start?returnTo=${encodeURIComponent('/console')}`}>Sign in with {c.name}</a>
+      ))}
+    </div>
+  )
+}
+
 /** Email, password and the submit button: a new password for a new account, the current one to sign in. */
-function Credentials({ prefix, fresh = false, submit, busy }: { prefix: string; fresh?: boolean; submit: string; busy: boolean }) {
+function Credentials({ prefix, fresh = false, submit, busy, onEmail }: { prefix: string; fresh?: boolean; submit: string; busy: boolean; onEmail?: (email: string) => void }) {
   return (
     <>
-      <EmailField id={`${prefix}email`} />
+      <EmailField id={`${prefix}email`} onEmail={onEmail} />
       <label for={`${prefix}password`}>Password</label>
       <input id={`${prefix}password`} name="password" type="password" autocomplete={fresh ? 'new-password' : 'current-password'} required />
       <button type="submit" disabled={busy}>{submit}</button>

@@ -1,25 +1,15 @@
 // The tenant's storage: provisioning its buckets in a region (progress until ready), the usage summary as a chart,
 // and reconciliation jobs with their progress (billing roles).
-import { useEffect } from 'preact/hooks'
 import { api, must } from './api'
 import type { PageProps } from './app'
 import type { components } from './api-types.gen'
 import { ProblemMessage } from './problem'
-import { Empty, Show, useAction, useLoad, when } from './ui'
+import { Empty, Show, useAction, useLoad, usePoll, when } from './ui'
 
 type BucketSet = components['schemas']['StorageBucketSetDto']
 type Summary = components['schemas']['TenantStorageSummaryDto']
 
 const bytes = (n: number) => (n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : n < 1024 ** 3 ? `${(n / 1024 ** 2).toFixed(1)} MiB` : `${(n / 1024 ** 3).toFixed(2)} GiB`)
-
-/** Reloads every second while `busy` holds: progress of work the worker does. */
-function usePoll(busy: boolean, reload: () => void) {
-  useEffect(() => {
-    if (!busy) return
-    const t = setInterval(reload, 1000)
-    return () => clearInterval(t)
-  }, [busy, reload])
-}
 
 export function Storage({ can }: PageProps) {
   return (

@@ -24,6 +24,15 @@ export function useLoad<T>(load: () => Promise<T>, key: unknown[]): [Loaded<T>, 
   return [result, useCallback(() => setTick((t) => t + 1), [])]
 }
 
+/** Reloads every second while `busy` holds: progress of work the worker does. */
+export function usePoll(busy: boolean, reload: () => void) {
+  useEffect(() => {
+    if (!busy) return
+    const t = setInterval(reload, 1000)
+    return () => clearInterval(t)
+  }, [busy, reload])
+}
+
 /** Loading, error (the problem's message, or the forbidden state) or the content. */
 export function Show<T>({ loaded, children }: { loaded: Loaded<T>; children: (value: T) => ComponentChildren }) {
   if (loaded.state === 'loading') return <p class="loading" role="status">Loading…</p>

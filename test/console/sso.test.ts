@@ -1,0 +1,67 @@
+// Signing in through single sign-on from the console's login options, in Chromium against a real OpenID Provider
+// (oidc-provider): the address's domain, proven by the tenant's TXT record, offers the tenant's connection; the
+// provider's login comes back to the console signed in, and the page (which got only the cookie from the redirect)
+// asks the API for its CSRF token, so its changes go through. The provider's origin is the one other origin the
+// browser may visit, and only by following the sign-in link.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startDns, type TestDns } from '../support/dns'
+import { tenantOwner } from '../support/fixtures'
+import { CLIENT_ID, CLIENT_SECRET, startOidcProvider } from '../support/oidc'
+import { eventually } from '../support/temporal'
+import { auditPage, expectClean, guardedPage, HOSTILE, openPage, useConsole } from './browser'
+
+let dns: TestDns
+beforeAll(async () => { dns = await startDns() })
+afterAll(() => dns?.stop())
+const env = useConsole(() => ({ DOMAIN_VERIFICATION_DNS_SERVERS: dns.server }))
+
+describe('console: single sign-on', () => {
+  test("the domain's connection is offered, the provider's sign-in lands in the console with a working session", async () => {
+    const idp = await startOidcProvider(env.origin) // the redirect URI is PUBLIC_URL's, the console's origin
+    const g = await guardedPage(env.browser, env.origin, [], [idp.issuer])
+    try {
+      const owner = await tenantOwner(env.api.url)
+      const domain = `sso-${crypto.randomUUID().slice(0, 8)}.example.test`
+      const claim = (await owner.client.post('/tenants/current/domains', { domain })).json.data
+      dns.txt.set(claim.verificationRecord.name, [claim.verificationRecord.value])
+      expect((await owner.client.post(`/tenants/current/domains/${claim.id}/verifications`)).status).toBe(201)
+      const connection = await owner.client.post('/tenants/current/sso-connections', {
+        name: HOSTILE, issuer: idp.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, emailDomains: [domain], defaultRole: 'researcher',
+      })
+      expect(connection.status).toBe(201)
+      const email = `engineer@${domain}`
+
+      const { page } = g
+      await page.goto(`${env.origin}/console`)
+      expect(await page.getByRole('link', { name: /^Sign in with/ }).count()).toBe(0) // no address, no connection
+      await page.getByLabel('Email').fill(email)
+      await page.getByLabel('Email').press('Tab')
+      const offered = page.getByRole('group', { name: 'Single sign-on' }).getByRole('link', { name: `Sign in with ${HOSTILE}` })
+      await offered.waitFor()
+      expect(await page.locator('img[src="x"]').count()).toBe(0)
+      await auditPage(g, 'sign-in-sso')
+
+      await offered.click()
+      await page.waitForURL((u) => u.origin === idp.issuer)
+      await page.fill('input[name="login"]', email)
+      await page.fill('input[name="password"]', 'anything')
+      await page.click('button[type="submit"]')
+      await page.waitForSelector('button[type="submit"]')
+      await page.click('button[type="submit"]') // consent
+      await page.locator('#sign-out').waitFor({ timeout: 15_000 })
+      expect(new URL(page.url()).pathname).toBe('/console')
+      expect(await page.locator('header .who').textContent()).toBe(`${email} · Test tenant (researcher)`)
+
+      // An unsafe request with the token the page asked for.
+      await openPage(g, 'My account')
+      await page.getByLabel('Display name').fill('Single sign-on engineer')
+      await page.getByRole('button', { name: 'Save name' }).click()
+      await eventually('the display name saved', async () =>
+        (await env.api.sql`select display_name from users where email = ${email}`)[0]?.display_name === 'Single sign-on engineer' || undefined, 10_000)
+      expectClean(g)
+    } finally {
+      await g.close()
+      idp.stop()
+    }
+  }, 90_000)
+})
