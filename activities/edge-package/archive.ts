@@ -55,6 +55,9 @@ async function addObject(pack: tar.Pack, s3: S3Client, bucket: string, path: str
   const hash = createHash('sha256')
   const done = new Promise<void>((resolve, reject) => {
     const entry = pack.entry({ ...FIXED, name: path, mode: 0o644, size: o.sizeBytes }, (err) => (err ? reject(err) : resolve()))
+    // A pack destroyed mid-entry (the upload failed: storage went away) destroys the entry with an 'error' event;
+    // unheard, that event is an uncaught exception that ends the worker process.
+    entry.on('error', reject)
     void (async () => {
       const body: Readable = await s3.getObject(bucket, o.key)
       for await (const chunk of body) {
