@@ -122,7 +122,7 @@ export async function startTogether<T extends Record<string, Promise<Stoppable>>
 // A persistent data dir records its children, so a run whose supervisor was SIGKILLed does not leave
 // servers holding the ports and the Postgres lock for the next run. A pid plus its start time (clock
 // ticks since boot) names one process even after the pid is reused.
-interface ProcessId { pid: number; started: string }
+export interface ProcessId { pid: number; started: string }
 interface PidRecord { owner: ProcessId; children: (ProcessId & { name: string; stopSignal: NodeJS.Signals })[] }
 
 /** Fields of /proc/<pid>/stat after the command name: [0] is the state, [19] the start time. */
@@ -136,7 +136,7 @@ function stat(pid: number): string[] | undefined {
 }
 const processId = (pid: number): ProcessId => ({ pid, started: stat(pid)?.[19] ?? '' })
 /** Still the same process, and not a zombie (nothing waits for those once their parent was killed). */
-const alive = (p: ProcessId) => { const f = stat(p.pid); return f !== undefined && f[0] !== 'Z' && f[19] === p.started }
+export const alive = (p: ProcessId) => { const f = stat(p.pid); return f !== undefined && f[0] !== 'Z' && f[19] === p.started }
 
 function writePidFile() {
   if (!pidFile) return

@@ -15,11 +15,15 @@ const { beginEdgePackageBuild, finishEdgePackageBuild } = proxyActivities<Activi
 })
 
 // Long and streaming: the heartbeat, not the overall timeout, notices a dead worker; the retry rebuilds from the
-// plan in the history and so writes the same bytes.
+// plan in the history and so writes the same bytes. An unreachable storage region is waited for (1 s doubling to
+// 10 s, so the build resumes within seconds of its return) rather than counted: the activity makes any other
+// failure final at its fifth attempt, and the whole step, the build's two hours and an outage's wait, is bounded
+// at four hours.
 const { buildEdgePackageArchive } = proxyActivities<Activities>({
   startToCloseTimeout: '2 hours',
+  scheduleToCloseTimeout: '4 hours',
   heartbeatTimeout: '10 seconds',
-  retry: { ...retry, maximumAttempts: 5, nonRetryableErrorTypes: permanent },
+  retry: { ...retry, maximumInterval: '10 seconds', nonRetryableErrorTypes: permanent },
 })
 
 // Recording failure must outlast a flaky database: more attempts, same short call.

@@ -4,7 +4,9 @@ import { ApplicationFailure, Context } from '@temporalio/activity'
 import { markBuilding, markFailed, markReady, recordProgress } from '../../api/edge-packages/queries'
 import { signingPrivateKey } from '../../api/edge-packages/signing'
 import { publishEvent } from '../../api/events/service'
+import { isUnreachable } from '../../api/storage/s3'
 import { EdgePackageErrorType, type EdgePackageArtifact, type EdgePackagePlan } from '../../workflows/contract-edge-packages'
+import { StorageErrorType } from '../../workflows/contract-storage'
 import type { ActivityDeps } from '../index'
 import { writeArchive } from './archive'
 import { s3ForRegion } from '../storage-provision'
@@ -13,6 +15,8 @@ import { planEdgePackage } from './plan'
 import { runtimeFilesFor } from './runtime'
 
 const PROGRESS_EVERY_MS = 1000
+// The attempt whose failure is final, for any failure but an unreachable region (see buildEdgePackageArchive).
+const FINAL_ATTEMPT = 5
 
 export function edgePackageActivities(deps: ActivityDeps) {
   return {
@@ -26,27 +30,39 @@ export function edgePackageActivities(deps: ActivityDeps) {
     },
 
     /** Idempotent under retries: the previous attempt's unfinished upload of the same key is removed first, and the
-     *  plan fixes every byte, so a retry that follows a completed upload writes the identical object again. */
+     *  plan fixes every byte, so a retry that follows a completed upload writes the identical object again. Retried
+     *  without a count while the region cannot be reached (the workflow bounds the wait); any other failure is final
+     *  from the fifth attempt. */
     async buildEdgePackageArchive(plan: EdgePackagePlan): Promise<EdgePackageArtifact> {
       const ctx = Context.current()
       const s3 = s3ForRegion(deps, plan.regionId)
-      const aborted = await abortIncompleteUploads(s3, plan.artifactBucket, plan.artifactKey)
-      if (aborted > 0) deps.log.info('edge package build resumes after an interrupted upload', { packageId: plan.packageId, attempt: ctx.info.attempt, aborted })
-      const bytesTotal = plan.objects.reduce((n, o) => n + o.sizeBytes, 0)
-      let last = 0
-      const started = performance.now()
-      const artifact = await writeArchive({
-        s3, plan, signingKey: signingPrivateKey(deps.config), runtime: runtimeFilesFor(plan.manifest),
-        onProgress: (bytesDone) => {
-          ctx.heartbeat({ bytesDone, bytesTotal })
-          if (Date.now() - last < PROGRESS_EVERY_MS) return
-          last = Date.now()
-          recordProgress(deps.sql, plan.tenantId, plan.packageId, bytesDone).catch((err) => deps.log.warn('edge package progress not recorded', { error: String(err) }))
-        },
-      })
-      deps.activityMetrics.packageBuild('ready', (performance.now() - started) / 1000, artifact.sizeBytes)
-      deps.log.info('edge package archived', { packageId: plan.packageId, attempt: ctx.info.attempt, sha256: artifact.sha256, sizeBytes: artifact.sizeBytes })
-      return artifact
+      try {
+        const aborted = await abortIncompleteUploads(s3, plan.artifactBucket, plan.artifactKey)
+        if (aborted > 0) deps.log.info('edge package build resumes after an interrupted upload', { packageId: plan.packageId, attempt: ctx.info.attempt, aborted })
+        const bytesTotal = plan.objects.reduce((n, o) => n + o.sizeBytes, 0)
+        let last = 0
+        const started = performance.now()
+        const artifact = await writeArchive({
+          s3, plan, signingKey: signingPrivateKey(deps.config), runtime: runtimeFilesFor(plan.manifest),
+          onProgress: (bytesDone) => {
+            ctx.heartbeat({ bytesDone, bytesTotal })
+            if (Date.now() - last < PROGRESS_EVERY_MS) return
+            last = Date.now()
+            recordProgress(deps.sql, plan.tenantId, plan.packageId, bytesDone).catch((err) => deps.log.warn('edge package progress not recorded', { error: String(err) }))
+          },
+        })
+        deps.activityMetrics.packageBuild('ready', (performance.now() - started) / 1000, artifact.sizeBytes)
+        deps.log.info('edge package archived', { packageId: plan.packageId, attempt: ctx.info.attempt, sha256: artifact.sha256, sizeBytes: artifact.sizeBytes })
+        return artifact
+      } catch (err) {
+        if (err instanceof ApplicationFailure) throw err
+        if (isUnreachable(err)) {
+          deps.log.warn('storage region unreachable; the package build waits for it', { packageId: plan.packageId, regionId: plan.regionId, attempt: ctx.info.attempt })
+          throw ApplicationFailure.create({ type: StorageErrorType.providerUnavailable, message: 'The storage region cannot be reached', cause: err as Error })
+        }
+        if (ctx.info.attempt >= FINAL_ATTEMPT) throw ApplicationFailure.create({ message: (err as Error)?.message ?? String(err), cause: err as Error, nonRetryable: true })
+        throw err
+      }
     },
 
     async finishEdgePackageBuild(plan: EdgePackagePlan, artifact: EdgePackageArtifact): Promise<void> {

@@ -58,6 +58,9 @@ async function addObject(pack: tar.Pack, s3: S3Client, bucket: string, path: str
   const hash = createHash('sha256')
   const done = new Promise<void>((resolve, reject) => {
     const entry = pack.entry({ ...FIXED, name: path, mode: 0o644, size: o.sizeBytes }, (err) => (err ? reject(err) : resolve()))
+    // A pack destroyed mid-entry (the upload failed: storage went away) destroys the entry with an 'error' event;
+    // unheard, that event is an uncaught exception that ends the worker process.
+    entry.on('error', reject)
     void (async () => {
       // Read in ranges of RANGE_BYTES, one after another: Bun's HTTP client keeps reading a response while its reader
       // waits (for gzip, or for a part's upload), so one GET of the whole object buffered whatever storage sent in

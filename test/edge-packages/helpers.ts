@@ -1,6 +1,7 @@
 // Shared by the edge-package tests: a tenant with ready storage and a model:* PAT, a profile, a ready model version
 // whose objects are really in MinIO, and waits on a package's status.
 import { createHash, randomBytes } from 'node:crypto'
+import type { Client as S3Client } from 'minio'
 import type { Sql } from '../../api/platform/db'
 import type { Client } from '../support/client'
 import { eventually } from '../support/temporal'
@@ -26,9 +27,13 @@ export async function makeProfile(sql: Sql, tenantId: string, name = `arm-${rand
   return row!.id
 }
 
-/** Objects uploaded to the tenant's general bucket and a model version that validation would have made ready. */
-export async function makeVersion(sql: Sql, tenantId: string, bucket: string, files: Record<string, Buffer | number>, status = 'ready', kind: 'model_bundle' | 'imported_checkpoint' = 'model_bundle') {
-  const s3 = localS3()
+/** Objects uploaded to the tenant's general bucket and a model version that validation would have made ready;
+ *  `region` for a tenant whose storage is not in the runner's local MinIO. */
+export async function makeVersion(
+  sql: Sql, tenantId: string, bucket: string, files: Record<string, Buffer | number>, status = 'ready', kind: 'model_bundle' | 'imported_checkpoint' = 'model_bundle',
+  region: { id: string; s3: S3Client } = { id: 'local', s3: localS3() },
+) {
+  const s3 = region.s3
   const prefix = `checkpoints/${randomBytes(4).toString('hex')}/`
   const objects: { key: string; sizeBytes: number; sha256: string | null }[] = []
   for (const [name, body] of Object.entries(files)) {
@@ -52,7 +57,7 @@ export async function makeVersion(sql: Sql, tenantId: string, bucket: string, fi
     insert into model_versions (tenant_id, name, format, status, failure_reason, source_kind, source, objects, region_id, bucket, total_bytes)
     values (${tenantId}, ${`v-${randomBytes(3).toString('hex')}`}, 'onnx', ${status}, ${status === 'failed' ? 'bad' : null}, ${kind},
             ${sql.json(kind === 'model_bundle' ? { kind, prefix, objects: Object.keys(files).map((key) => ({ key })) } : { kind, path: objects[0]!.key })},
-            ${sql.json(objects as never)}, 'local', ${bucket},
+            ${sql.json(objects as never)}, ${region.id}, ${bucket},
             ${objects.reduce((n, o) => n + o.sizeBytes, 0)})
     returning id`
   return { id: row!.id, objects }

@@ -6,40 +6,28 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadConfig } from '../../api/platform/config'
 import { s3For } from '../../api/storage/s3'
-import { startWorker, type RunningWorker } from '../../worker/run'
 import { freePort, startMinio, type MinioServer } from '../../scripts/platform'
-import { startApi, type TestApi } from '../support/api'
+import { useApiAndWorker } from '../support/api-and-worker'
 import { tenantOwner } from '../support/fixtures'
 import { bucketsIn } from './helpers'
 
 const OUTAGE_MS = 20_000
 
 let minio: MinioServer
-let api: TestApi
-let worker: RunningWorker
 const dir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'minio-drill-'))
 const ports = { port: await freePort(), consolePort: await freePort() }
 const startOwnMinio = () => startMinio({ dataDir: dir, ...ports, logFile: join(dir, 'minio.log') })
 
-beforeAll(async () => {
-  minio = await startOwnMinio()
-  const overrides = {
-    TEMPORAL_TASK_QUEUE_PREFIX: `rcp-drill-${crypto.randomUUID().slice(0, 8)}`,
-    STORAGE_REGIONS: JSON.stringify([{ id: 'drill', name: 'Drill', endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey }]),
-  }
-  api = await startApi(overrides)
-  worker = await startWorker(loadConfig({ ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...overrides }), { schedules: false })
-})
-afterAll(async () => {
-  await worker?.shutdown()
-  await api?.stop()
-  await minio?.stop()
-})
+beforeAll(async () => { minio = await startOwnMinio() })
+const env = useApiAndWorker('drill', () => ({
+  STORAGE_REGIONS: JSON.stringify([{ id: 'drill', name: 'Drill', endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey }]),
+}))
+afterAll(async () => { await minio?.stop() })
 
 describe('MinIO down during bucket provisioning', () => {
   test('the workflow waits with backoff and finishes when MinIO returns: no failure, no orphan, one announcement', async () => {
+    const { api } = env
     const owner = await tenantOwner(api.url)
     await minio.stop()
     const put = await owner.client.call('PUT', '/tenants/current/storage-bucket', { body: { regionId: 'drill' } })

@@ -1,0 +1,61 @@
+// The fault drill of the mail server: a mail catcher of this file's own is stopped while tenant invitations and
+// password resets are asked for, and started again on the same port some seconds later. Every request is answered
+// at once (the mail is an outbox row, sent by a workflow), nothing reaches anyone while it is down, and when it
+// returns each message arrives, once.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { freePort, startMailCatcher, type MailCatcher } from '../../scripts/platform'
+import { useApiAndWorker } from '../support/api-and-worker'
+import { signedUpUser, tenantOwner, uniqueEmail } from '../support/fixtures'
+import { eventually } from '../support/temporal'
+
+const OUTAGE_MS = 10_000
+const INVITATIONS = 4
+const RESETS = 4
+
+let mail: MailCatcher
+const ports = { smtpPort: await freePort(), httpPort: await freePort() }
+const startOwnCatcher = () => startMailCatcher(ports)
+
+beforeAll(async () => { mail = await startOwnCatcher() })
+const env = useApiAndWorker('mail-drill', () => ({ SMTP_URL: mail.smtpUrl, RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0' }))
+afterAll(async () => { await mail?.stop() })
+
+describe('the mail server down while invitations and resets are sent', () => {
+  test('every request answered at once; each message delivered once when the server returns', async () => {
+    const { api } = env
+    const owner = await tenantOwner(api.url)
+    const users = await Promise.all(Array.from({ length: RESETS }, () => signedUpUser(api.url)))
+    const invited = Array.from({ length: INVITATIONS }, () => uniqueEmail('drill-invitee').toLowerCase())
+    const recipients = [...invited, ...users.map((u) => u.email.toLowerCase())]
+
+    await mail.stop()
+    const downAt = performance.now()
+    for (const email of invited) expect((await owner.client.post('/tenant-invitations', { email, role: 'viewer' })).status).toBe(201)
+    for (const u of users) expect((await owner.client.post('/password-resets', { email: u.email })).status).toBe(202)
+    const answeredMs = performance.now() - downAt
+
+    // Every row is written; none can have been sent: nothing listens on the port.
+    const outbox = () => api.sql<{ recipient: string; sent: boolean; failed: boolean }[]>`
+      select recipient, sent_at is not null as sent, failed_at is not null as failed from mail_outbox where recipient = any(${recipients})`
+    await eventually('every outbox row written', async () => ((await outbox()).length === recipients.length ? true : undefined))
+    await Bun.sleep(Math.max(0, OUTAGE_MS - (performance.now() - downAt)))
+    expect((await outbox()).filter((r) => r.sent || r.failed)).toEqual([])
+
+    mail = await startOwnCatcher()
+    const upAt = performance.now()
+    const delivered = () => mail.messages().filter((m) => m.to.some((to) => recipients.includes(to)))
+    await eventually('every message delivered', async () => (delivered().length >= recipients.length ? true : undefined), 60_000)
+    const deliveredMs = performance.now() - upAt
+    // Any second send would come within the activity's next retry; wait longer than its first interval.
+    await Bun.sleep(3000)
+    const perRecipient = new Map<string, number>()
+    for (const m of delivered()) for (const to of m.to) perRecipient.set(to, (perRecipient.get(to) ?? 0) + 1)
+    console.error(`[drill] mail server down ${OUTAGE_MS / 1000} s: ${INVITATIONS} invitations and ${RESETS} resets answered in ${Math.round(answeredMs)} ms; ` +
+      `all ${delivered().length} delivered ${(deliveredMs / 1000).toFixed(1)} s after it returned; duplicates ${delivered().length - perRecipient.size}`)
+
+    expect(Object.fromEntries(recipients.map((r) => [r, perRecipient.get(r) ?? 0]))).toEqual(Object.fromEntries(recipients.map((r) => [r, 1])))
+    expect(delivered().filter((m) => invited.includes(m.to[0]!)).every((m) => /invited/i.test(m.subject))).toBe(true)
+    expect(delivered().filter((m) => !invited.includes(m.to[0]!)).every((m) => /reset/i.test(m.subject))).toBe(true)
+    expect((await outbox()).every((r) => r.sent && !r.failed)).toBe(true)
+  }, 120_000)
+})
