@@ -31,7 +31,7 @@ beforeAll(async () => {
   }
   api = await startApi(overrides)
   worker = await startWorker(loadConfig({ ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...overrides }), { schedules: false })
-})
+}, 120_000) // a MinIO, an API and a worker (webpack-bundled workflows), beside the other files' work
 afterAll(async () => {
   await worker?.shutdown()
   await api?.stop()

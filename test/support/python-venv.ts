@@ -60,8 +60,13 @@ export function pythonVenvOn(version: PythonVersion, ...requirements: string[]):
     await run([await interpreter(version), '-m', 'venv', scratch])
     const pip = [join(scratch, 'bin', 'python'), '-m', 'pip', 'install', '--quiet', '--require-hashes', '--no-deps']
     await run([...pip, ...requirements.flatMap((file) => ['-r', file])])
-    if (!existsSync(python)) renameSync(scratch, dir)
-    else rmSync(scratch, { recursive: true, force: true })
+    // Another test process (files run in parallel) may have finished the same venv meanwhile: its copy stands.
+    try {
+      renameSync(scratch, dir)
+    } catch (err) {
+      if (!existsSync(python)) throw err
+      rmSync(scratch, { recursive: true, force: true })
+    }
     return python
   })()
   building.set(dir, made)
