@@ -10,7 +10,7 @@ import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
   CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, claimPidFile, killChildrenOnExit, freePort, newSecretKey, onShutdownSignal, seconds, spawnChild, startMailCatcher, startMinio,
-  reapStale, releasePidFile, startPostgres, startTemporal, startTogether, stopAll, tail, type Child, type Stoppable,
+  reapStale, releasePidFile, startPostgres, startTemporal, startTogether, stopAll, tail, waitUntil, type Child, type Stoppable,
 } from './platform'
 import { bunTotals } from './test-totals'
 
@@ -191,6 +191,18 @@ async function main(): Promise<number> {
   }
   if (existsSync(join(REPO_ROOT, 'worker', 'main.ts'))) {
     worker = spawnChild('worker', { cmd: [process.execPath, 'worker/main.ts'], env, logFile: join(logs, 'worker.log') })
+    // Files start side by side from the first second, and their first flows need the worker's queues polled: wait
+    // for its start line (bundling the workflows takes it seconds, much longer on a loaded machine).
+    if (['debug', 'info', undefined].includes(env.LOG_LEVEL)) {
+      const w = worker
+      try {
+        await timed('worker', waitUntil(w, 'its start', async () => readFileSync(w.logFile, 'utf8').includes('"msg":"worker started"'), 300_000))
+      } catch (err) {
+        say(`the worker did not start:\n${err instanceof Error ? err.message : String(err)}`)
+        await teardown()
+        return finish(1)
+      }
+    }
   }
   say(`servers ready in ${seconds(started)} (data ${dataDir})`)
 
