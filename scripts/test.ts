@@ -3,15 +3,16 @@
  * then `bun test` against them. Ends with exactly one line, `tests: N passed, N failed`, and a non-zero
  * exit when anything failed, bun test failed, or no test ran.
  */
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
   CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, claimPidFile, killChildrenOnExit, freePort, newSecretKey, onShutdownSignal, seconds, spawnChild, startMailCatcher, startMinio,
-  reapStale, releasePidFile, startPostgres, startTemporal, startTogether, stopAll, tail, type Child, type Stoppable,
+  reapStale, releasePidFile, startPostgres, startTemporal, startTogether, stopAll, tail, waitUntil, type Child, type Stoppable,
 } from './platform'
+import { bunTotals } from './test-totals'
 
 const started = performance.now()
 killChildrenOnExit()
@@ -57,15 +58,8 @@ async function stopEverything() {
   say(`teardown ${seconds(t)}`)
 }
 
-/** bun test's own totals (the last ` N pass` / ` N fail` lines), never a count of ours. */
-function totals() {
-  const text = `${output.stdout}\n${output.stderr}`.replace(/\x1b\[[0-9;]*m/g, '')
-  const last = (word: string) => {
-    const all = [...text.matchAll(new RegExp(`^\\s*(\\d+) ${word}\\s*$`, 'gm'))]
-    return all.length > 0 ? Number(all.at(-1)![1]) : 0
-  }
-  return { passed: last('pass'), failed: last('fail'), errors: last('errors?') }
-}
+/** bun test's own totals (scripts/test-totals.ts), never a count of ours. */
+const totals = () => bunTotals(`${output.stdout}\n${output.stderr}`)
 
 let finished = false
 function finish(code: number): number {
@@ -123,6 +117,44 @@ function timeoutArgs(args: string[]): string[] {
   }
 }
 
+/** Test files run in parallel: bun test's worker processes take them one at a time, each worker running its files one
+ *  after another in one global, as the whole suite once ran in one process (`--no-isolate`: a worker pays the module
+ *  loading and the workflow bundling of worker/run.ts once, not once per file). Most of a file's time is spent waiting
+ *  on the servers, Temporal timers and child processes, not on the CPU, so there are more workers than cores.
+ *  `--parallel=N` or `--isolate` on the command line override these. */
+const PARALLEL = Math.max(4, 2 * availableParallelism())
+
+function parallelArgs(args: string[]): string[] {
+  return [
+    ...(args.some((a) => a.startsWith('--parallel')) ? [] : [`--parallel=${PARALLEL}`]),
+    ...(args.some((a) => a === '--isolate' || a === '--no-isolate') ? [] : ['--no-isolate']),
+  ]
+}
+
+/** Each file's duration from earlier runs, so bun starts the slowest files first (the fuzzer's 2 minutes must not be
+ *  the last file to start). Kept in the cache, not the repository: it is this machine's measurement. The run reads and
+ *  updates a copy, and the cache takes the copy back whole, so runs side by side never read a half-written file. */
+const TIMINGS = join(CACHE_DIR, 'test-timings.json')
+const runTimings = join(dataDir, 'test-timings.json')
+
+function timingsArgs(args: string[]): string[] {
+  if (args.some((a) => a.startsWith('--timings'))) return []
+  try {
+    JSON.parse(readFileSync(TIMINGS, 'utf8')) // bun refuses to start on a file that is not JSON
+    copyFileSync(TIMINGS, runTimings)
+  } catch { /* none yet, or unreadable: this run writes the first */ }
+  return [`--timings=${runTimings}`, '--update-timings']
+}
+
+function keepTimings(): void {
+  try {
+    JSON.parse(readFileSync(runTimings, 'utf8'))
+    const next = `${TIMINGS}.${process.pid}`
+    copyFileSync(runTimings, next)
+    renameSync(next, TIMINGS)
+  } catch { /* bun wrote none (no file ran) */ }
+}
+
 async function main(): Promise<number> {
   let s: Awaited<ReturnType<typeof startServers>>
   try {
@@ -159,11 +191,24 @@ async function main(): Promise<number> {
   }
   if (existsSync(join(REPO_ROOT, 'worker', 'main.ts'))) {
     worker = spawnChild('worker', { cmd: [process.execPath, 'worker/main.ts'], env, logFile: join(logs, 'worker.log') })
+    // Files start side by side from the first second, and their first flows need the worker's queues polled: wait
+    // for its start line (bundling the workflows takes it seconds, much longer on a loaded machine).
+    if (['debug', 'info', undefined].includes(env.LOG_LEVEL)) {
+      const w = worker
+      try {
+        await timed('worker', waitUntil(w, 'its start', async () => readFileSync(w.logFile, 'utf8').includes('"msg":"worker started"'), 300_000))
+      } catch (err) {
+        say(`the worker did not start:\n${err instanceof Error ? err.message : String(err)}`)
+        await teardown()
+        return finish(1)
+      }
+    }
   }
   say(`servers ready in ${seconds(started)} (data ${dataDir})`)
 
+  const args = process.argv.slice(2)
   bunTest = spawnChild('bun test', {
-    cmd: [process.execPath, 'test', ...timeoutArgs(process.argv.slice(2)), ...process.argv.slice(2)],
+    cmd: [process.execPath, 'test', ...timeoutArgs(args), ...parallelArgs(args), ...timingsArgs(args), ...args],
     env: { ...env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
     pipe: true,
   })
@@ -179,6 +224,7 @@ async function main(): Promise<number> {
   await Promise.all([pump(bunTest.stdout, process.stdout, 'stdout'), pump(bunTest.stderr, process.stderr, 'stderr')])
   const code = await bunTest.exited
   if (interrupted) return new Promise<number>(() => {}) // the signal handler tears down and exits
+  keepTimings()
   const { passed, failed, errors } = totals()
   const ok = code === 0 && failed === 0 && errors === 0 && passed + failed > 0
 

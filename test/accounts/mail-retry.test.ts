@@ -45,7 +45,7 @@ beforeAll(async () => {
   })
   sql = createDb(config.DATABASE_URL, { max: 4 })
   worker = await startWorker(config, { sql, schedules: false, log: createLogger('silent') })
-}, 60_000)
+}, 120_000)
 afterAll(async () => {
   await worker?.shutdown()
   await sql?.end({ timeout: 5 })

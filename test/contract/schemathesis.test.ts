@@ -3,6 +3,7 @@
 // documented status, schema, headers or content type, and any schema-violating request that is accepted.
 // Bounded for the test command; a deeper run: RCP_FUZZ_EXAMPLES=200 RCP_FUZZ_SECONDS=900 ./scripts/test test/contract
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PERMISSIONS } from '../../api/identity/permissions'
@@ -31,10 +32,19 @@ const GATES_OWN_SESSION = ['PATCH /v1/tenants/current/auth-policy', 'POST /v1/se
 
 let api: Child
 let base = ''
+/** The fuzzer's executable, installed (once per pin set) before either pass starts. */
+let fuzzer: Promise<string>
 const SCRATCH = process.env.RCP_TEST_DATA_DIR ?? tmpdir()
 const logFile = join(SCRATCH, 'logs', 'fuzz-api.log')
 
 beforeAll(async () => {
+  fuzzer = (async () => {
+    const setup = Bun.spawn(['bash', 'scripts/setup-schemathesis.sh'], { cwd: REPO_ROOT, stdout: 'pipe', stderr: 'inherit' })
+    const [out, code] = await Promise.all([new Response(setup.stdout).text(), setup.exited])
+    if (code !== 0) throw new Error(`scripts/setup-schemathesis.sh exited ${code}`)
+    return out.trim()
+  })()
+  fuzzer.catch(() => {}) // awaited (and its error reported) by each pass
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
   // Its own process, as deployed; budgets off so the fuzzer meets the operations, not the rate limiter. An
@@ -69,20 +79,20 @@ async function principals() {
 // Twice over, as the interpreter-bug retry below may run a pass a second time.
 const PASS_TIMEOUT_MS = 2 * (SECONDS * 2 + 120) * 1000
 
-async function runOnce(exe: string, args: string[]) {
+async function runOnce(exe: string, cwd: string, args: string[]) {
   // Its working directory takes schemathesis's own cache (.schemathesis/): the run's scratch space, not the repository.
-  const proc = Bun.spawn([exe, ...args], { cwd: SCRATCH, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SCHEMATHESIS_HOOKS: '' } })
+  const proc = Bun.spawn([exe, ...args], { cwd, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SCHEMATHESIS_HOOKS: '' } })
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   return { out, err, code }
 }
 
 async function fuzz(label: string, headers: string[], exclude: string[]) {
-  const setup = Bun.spawnSync(['bash', 'scripts/setup-schemathesis.sh'], { cwd: REPO_ROOT })
-  expect(setup.exitCode).toBe(0)
-  const exe = setup.stdout.toString().trim()
+  const exe = await fuzzer
+  // Each pass in a directory of its own: the two run at once and schemathesis keeps a cache in its working directory.
+  const cwd = mkdtempSync(join(SCRATCH, `fuzz-${label}-`))
   // A request refused as too long (431, documented on every operation) is a rejection too: the fuzzer's invalid page
   // tokens and queries run past the 16 KiB target limit. Its default list, plus 431.
-  const config = join(SCRATCH, 'fuzz-schemathesis.toml')
+  const config = join(cwd, 'schemathesis.toml')
   await Bun.write(config, `[checks.negative_data_rejection]\nexpected-statuses = ${JSON.stringify([...REJECTIONS])}\n`)
   const args = [
     '--config-file', config, 'run', `${base}/v1/openapi.json`, '--url', base, '--checks', CHECKS.join(','),
@@ -91,26 +101,28 @@ async function fuzz(label: string, headers: string[], exclude: string[]) {
     ...headers.flatMap((h) => ['--header', h]),
     ...exclude.flatMap((op) => ['--exclude-name', op]),
   ]
-  let { out, err, code } = await runOnce(exe, args)
+  let { out, err, code } = await runOnce(exe, cwd, args)
   // CPython 3.11.7 (this machine's python3) can raise "SystemError: AST constructor recursion depth mismatch" inside
   // the fuzzer's own code generation (gh-106905, fixed in 3.11.8): an interpreter bug, not a finding about our API.
   // That one signature gets one more run; any other failure stands.
   if (code !== 0 && /AST constructor recursion depth mismatch/.test(out + err)) {
     console.error(`schemathesis (${label}) hit CPython gh-106905; running it once more`)
-    ;({ out, err, code } = await runOnce(exe, args))
+    ;({ out, err, code } = await runOnce(exe, cwd, args))
   }
   if (code !== 0) console.error(`schemathesis (${label}) exited ${code}:\n${out.slice(-12_000)}\n${err.slice(-2000)}\nAPI log:\n${tail(logFile, 20)}`)
   expect({ label, code }).toEqual({ label, code: 0 })
   expect(out).toContain('Tested')
 }
 
+// The two passes run at once, each as its own tenant's owner: the fuzzer mostly waits on the API, and either pass alone
+// is the slowest thing in the suite.
 describe('schemathesis over the whole OpenAPI document', () => {
-  test('as a personal access token with every permission point', async () => {
+  test.concurrent('as a personal access token with every permission point', async () => {
     const p = await principals()
     await fuzz('PAT', [`Authorization: Bearer ${p.token}`], ENDS_OWN_CREDENTIAL)
   }, PASS_TIMEOUT_MS)
 
-  test('as a cookie session with its CSRF header', async () => {
+  test.concurrent('as a cookie session with its CSRF header', async () => {
     const p = await principals()
     await fuzz('cookie', [`Cookie: ${p.cookie}`, `x-csrf-token: ${p.csrf}`], [...ENDS_OWN_CREDENTIAL, ...GATES_OWN_SESSION])
   }, PASS_TIMEOUT_MS)

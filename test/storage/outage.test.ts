@@ -30,7 +30,7 @@ beforeAll(async () => {
   }
   api = await startApi(overrides)
   await startTestWorker()
-})
+}, 120_000) // a MinIO, an API and a worker (webpack-bundled workflows), beside the other files' work
 afterAll(async () => {
   await worker?.shutdown()
   await api.stop()

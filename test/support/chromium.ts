@@ -1,6 +1,8 @@
 // Headless Debian Chromium for the browser tests, driven by playwright-core. Installed on first use when missing
 // (apt-get, as root: about 20 s).
 import { existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 
 export const CHROMIUM = '/usr/bin/chromium'
@@ -9,18 +11,20 @@ const FLAGS = [
   '--disable-component-update', '--disable-sync',
 ]
 
-async function aptGet(...args: string[]): Promise<boolean> {
-  const proc = Bun.spawn(['apt-get', ...args], { stdout: 'ignore', stderr: 'pipe', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
-  return (await proc.exited) === 0
-}
+/** apt-get, waiting for dpkg's lock rather than failing on it (other processes on the machine may be installing). */
+const APT = 'apt-get -o DPkg::Lock::Timeout=600'
 
 export async function ensureChromium(): Promise<void> {
   if (existsSync(CHROMIUM)) return
   if (process.getuid?.() !== 0) throw new Error(`${CHROMIUM} is missing: install it with "apt-get install -y chromium" (needs root)`)
-  if (!(await aptGet('install', '-y', 'chromium'))) {
-    await aptGet('update')
-    if (!(await aptGet('install', '-y', 'chromium'))) throw new Error('apt-get install -y chromium failed')
-  }
+  // Test files run in parallel and several may find Chromium missing at once: one installs under an exclusive lock
+  // (flock, util-linux), the others wait for it and find Chromium there. Without package lists, update first.
+  const install = `test -x ${CHROMIUM} || ${APT} install -y chromium || { ${APT} update && ${APT} install -y chromium; }`
+  const proc = Bun.spawn(['flock', join(tmpdir(), 'rcp-chromium-install.lock'), 'sh', '-c', install], {
+    stdout: 'ignore', stderr: 'pipe', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  })
+  const [code, err] = await Promise.all([proc.exited, new Response(proc.stderr).text()])
+  if (code !== 0) throw new Error(`apt-get install -y chromium failed:\n${err.slice(-2000)}`)
 }
 
 export async function launchChromium(): Promise<Browser> {

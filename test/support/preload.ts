@@ -1,6 +1,6 @@
 import { afterAll, expect } from 'bun:test'
 import { killChildrenOnExit } from '../../scripts/platform'
-import { auditLeaks, otherScans, seenSecrets } from './secrets'
+import { auditLeaks, otherScans, unsearchedSecrets } from './secrets'
 
 // Tests talk to real servers that scripts/test.ts starts; running `bun test` alone would only produce
 // confusing connection errors, so say what to run instead.
@@ -14,12 +14,14 @@ for (const name of ['DATABASE_URL', 'SECRET_KEY', 'TEMPORAL_ADDRESS']) {
 // Servers and processes a test starts (spawnChild) run in their own process groups: killed with this process.
 killChildrenOnExit()
 
-// After the last test of the run: no secret any flow created or sent (test/support/secrets.ts) is in any audit
-// entry or any audit.entry event, whichever test wrote it.
+// After each test file's last test: no secret its flows created or sent (test/support/secrets.ts) is in any audit
+// entry or any audit.entry event of the run, whichever test wrote it. A test worker runs its files one after another
+// in one global (scripts/test.ts), so this hook runs at the end of every file and looks for what was seen since.
 afterAll(async () => {
-  if (seenSecrets.size === 0) return
-  const { scanned, leaks } = await auditLeaks(process.env.DATABASE_URL!)
+  const fresh = unsearchedSecrets()
   // Tests on a database of their own (the backup drill) scan it before they drop it, and hand in what they found.
-  const all = [{ scanned, leaks }, ...otherScans]
+  const others = otherScans.splice(0)
+  if (fresh.length === 0 && others.length === 0) return
+  const all = [...(fresh.length > 0 ? [await auditLeaks(process.env.DATABASE_URL!, fresh)] : []), ...others]
   expect({ entriesScanned: all.some((r) => r.scanned > 0), leaks: all.flatMap((r) => r.leaks) }).toEqual({ entriesScanned: true, leaks: [] })
 })

@@ -70,8 +70,13 @@ function venvAt(name: string, version: PythonVersion, pipArgs: string[]): Promis
     // interpreter is always run as `<dir>/bin/python -m ...`, never through the scripts.
     await run([await interpreter(version), '-m', 'venv', scratch])
     await run([join(scratch, 'bin', 'python'), '-m', 'pip', 'install', '--quiet', ...pipArgs])
-    if (!existsSync(python)) renameSync(scratch, dir)
-    else rmSync(scratch, { recursive: true, force: true })
+    // Another test process (files run in parallel) may have finished the same venv meanwhile: its copy stands.
+    try {
+      renameSync(scratch, dir)
+    } catch (err) {
+      if (!existsSync(python)) throw err
+      rmSync(scratch, { recursive: true, force: true })
+    }
     return python
   })()
   building.set(dir, made)

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startApi, type TestApi } from '../support/api'
+import { acquire, LOCK_WAIT_MS } from '../support/exclusive'
 import { eventually } from '../support/temporal'
 import { killableWorkers } from '../support/worker-process'
 import { makeCertificates, messagesOf, publish, Receiver, trainingDone, webhookTenant } from './delivery-helpers'
@@ -19,7 +20,10 @@ const settings = {
   WEBHOOK_DISPATCH_POLL_MS: '250', WEBHOOK_DISPATCH_BATCH: '20', WEBHOOK_RETRY_SCHEDULE: '0,500ms,1s,1s,2s,2s,3s,3s',
 }
 let api: TestApi
+let release: (() => Promise<void>) | undefined
 
+// Its workers run the webhook dispatcher: the resource is held until they are stopped (the last afterAll).
+beforeAll(async () => { release = await acquire('webhook-dispatcher') }, LOCK_WAIT_MS)
 const workers = killableWorkers('webhook-crash-workers', settings)
 
 beforeAll(async () => { api = await startApi(settings) })
@@ -27,6 +31,7 @@ afterAll(async () => {
   await api.stop()
   rmSync(dir, { recursive: true, force: true })
 })
+afterAll(async () => { await release?.() })
 
 describe('a worker killed during a burst of deliveries', () => {
   test('every event is delivered to every endpoint after the restart, each message under one webhook-id', async () => {

@@ -1,6 +1,8 @@
 // Shared by the webhook delivery tests: a test-made certificate authority, HTTPS receivers that verify with the
 // stock `standardwebhooks` npm package, a Python receiver (PyPI standardwebhooks 1.1.0), a delivery worker with
 // its own task-queue prefix (the runner's worker does not dispatch, see scripts/test.ts), and endpoint fixtures.
+// The dispatcher claims every tenant's events, so a file that runs one holds the `webhook-dispatcher` resource while it
+// does (test/support/exclusive.ts): such files take turns while the rest of the suite runs beside them.
 import { afterAll, beforeAll } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -13,6 +15,7 @@ import { startWorker, type RunningWorker } from '../../worker/run'
 import { startApi, type TestApi } from '../support/api'
 import type { Client } from '../support/client'
 import { patFor, tenantOwner } from '../support/fixtures'
+import { acquire, LOCK_WAIT_MS } from '../support/exclusive'
 import { eventually } from '../support/temporal'
 import { makeCertificates, type Receiver } from '../support/webhook-receiver'
 
@@ -21,6 +24,8 @@ export { makeCertificates, Receiver } from '../support/webhook-receiver'
 /** The webhook tests' shared setup: certificates, an API and a delivery worker on a task-queue prefix of their own. */
 export function useDeliveryEnv(overrides: Partial<Record<keyof Config, string>> = {}, opts: { resolve?: Resolver; worker?: Partial<Record<keyof Config, string>> } = {}) {
   const env = {} as { api: TestApi; worker: RunningWorker; config: Config; certs: ReturnType<typeof makeCertificates>; dir: string; prefix: string }
+  let release: (() => Promise<void>) | undefined
+  beforeAll(async () => { release = await acquire('webhook-dispatcher') }, LOCK_WAIT_MS)
   beforeAll(async () => {
     env.dir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'webhooks-'))
     env.certs = makeCertificates(env.dir)
@@ -37,6 +42,7 @@ export function useDeliveryEnv(overrides: Partial<Record<keyof Config, string>> 
     await env.worker?.shutdown()
     await env.api?.stop()
     if (env.dir) rmSync(env.dir, { recursive: true, force: true })
+    await release?.()
   })
   return env
 }
