@@ -14,6 +14,7 @@ import { Counter } from './edge-package/archive'
 import { abortIncompleteUploads, MultipartSink } from './edge-package/multipart'
 import type { ActivityDeps } from './index'
 import { s3ForRegion } from './storage-provision'
+import { collectStreamedGarbage } from './streamed-garbage'
 
 /** Rows per query: one batch is all the export holds in memory. */
 export const AUDIT_EXPORT_BATCH = 5000
@@ -22,7 +23,6 @@ const PROGRESS_EVERY_MS = 1000
  *  garbage faster than it decides to: a full collection every this many entries keeps the worker's RSS flat whatever
  *  the window's size (bench/audit.ts --only export), for a few milliseconds per 50,000 entries. */
 const COLLECT_EVERY_ENTRIES = 50_000
-const collectGarbage = () => (globalThis as { Bun?: { gc(sync: boolean): void } }).Bun?.gc(true)
 
 const permanent = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true })
 
@@ -42,7 +42,7 @@ async function* exportText(deps: ActivityDeps, plan: AuditExportPlan, onBatch: (
       onBatch(entries)
       if (entries - collectedAt >= COLLECT_EVERY_ENTRIES) {
         collectedAt = entries
-        collectGarbage()
+        collectStreamedGarbage()
       }
     }
   }
