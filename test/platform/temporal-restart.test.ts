@@ -89,9 +89,10 @@ describe('Temporal restarted during webhook deliveries and a package build', () 
     }
 
     const ids = await publish(api, owner.tenantId, 'training_job.completed', trainingDone, EVENTS)
-    // Both under way when the server goes: the archive upload started, deliveries arriving.
+    // Both under way when the server goes: the archive upload started, deliveries arriving. The first delivery, not
+    // the tenth: on a busy machine the build's upload can end before ten deliveries arrive, and then never both hold.
     await eventually('the burst and the build to be under way', async () =>
-      receivers[0]!.deliveries.length >= 10 && (await incompleteUploads()).length > 0 ? true : undefined, 90_000)
+      receivers[0]!.deliveries.length >= 1 && (await incompleteUploads()).length > 0 ? true : undefined, 240_000)
     const atStop = receivers.map((r) => r.deliveries.length)
     await temporal.stop()
     const downAt = performance.now()
