@@ -224,3 +224,20 @@ describe('login options', () => {
     expect((await anon().get('/auth/login-options?email=ada@elsewhere.example')).json.data.sso).toEqual([])
   })
 })
+
+describe('GET /sessions/current (the CSRF token of a session the SSO redirect opened)', () => {
+  test("answers the session's own CSRF token, not stored, to its cookie only: a leaked PAT and another site get nothing", async () => {
+    const owner = await tenantOwner(api.url)
+    const page = await owner.client.get('/sessions/current', { origin: 'https://evil.example' })
+    expect(page.status).toBe(200)
+    expect(page.json.data.csrfToken).toBe(owner.client.csrf)
+    expect(page.headers.get('cache-control')).toBe('no-store')
+    // No CORS: a page on another origin can send the request but never read the answer.
+    expect(page.headers.get('access-control-allow-origin')).toBeNull()
+    const { token } = await patFor(owner.client, ['tenant:read', 'tenant:manage'])
+    const byPat = await anon().withBearer(token).get('/sessions/current')
+    expect([401, 403]).toContain(byPat.status)
+    expect(byPat.text).not.toContain(owner.client.csrf!)
+    expect((await anon().get('/sessions/current')).status).toBe(401)
+  })
+})
