@@ -206,5 +206,10 @@ export async function waitUntil(child: Child, what: string, ready: () => Promise
   throw new Error(`${child.name}: timed out after ${timeoutMs / 1000}s waiting for ${what}; log ${child.logFile}:\n${tail(child.logFile)}`)
 }
 
+/** A worker process (worker/main.ts) is serving once it logs its start line; bundling its workflows takes seconds on a
+ *  quiet machine and minutes on a loaded one, so the default wait is long. */
+export const workerStarted = (child: Child, timeoutMs = 300_000) =>
+  waitUntil(child, 'its start', async () => readFileSync(child.logFile, 'utf8').includes('"msg":"worker started"'), timeoutMs)
+
 /** A readiness probe for waitUntil: the URL answers 2xx within a second. */
 export const httpOk = (url: string) => async () => (await fetch(url, { signal: AbortSignal.timeout(1000) })).ok

@@ -10,7 +10,7 @@ import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
   CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, claimPidFile, killChildrenOnExit, freePort, newSecretKey, onShutdownSignal, seconds, spawnChild, startMailCatcher, startMinio,
-  reapStale, releasePidFile, startPostgres, startTemporal, startTogether, stopAll, tail, waitUntil, type Child, type Stoppable,
+  reapStale, releasePidFile, startPostgres, startTemporal, startTogether, stopAll, tail, workerStarted, type Child, type Stoppable,
 } from './platform'
 import { bunTotals } from './test-totals'
 
@@ -186,6 +186,8 @@ async function main(): Promise<number> {
     // The webhook tests run their own workers (a test-made CA, compressed retries); this one must not take their events.
     WEBHOOK_DISPATCHER: 'false',
     RCP_CACHE_DIR: CACHE_DIR,
+    // Every worker process of the run (the runner's, the crash tests', the drills') bundles its workflows once per change.
+    WORKFLOW_BUNDLE_CACHE_DIR: join(CACHE_DIR, 'workflow-bundles'),
     RCP_TEST_DATA_DIR: dataDir,
     ...scrapePorts,
   }
@@ -196,7 +198,7 @@ async function main(): Promise<number> {
     if (['debug', 'info', undefined].includes(env.LOG_LEVEL)) {
       const w = worker
       try {
-        await timed('worker', waitUntil(w, 'its start', async () => readFileSync(w.logFile, 'utf8').includes('"msg":"worker started"'), 300_000))
+        await timed('worker', workerStarted(w))
       } catch (err) {
         say(`the worker did not start:\n${err instanceof Error ? err.message : String(err)}`)
         await teardown()

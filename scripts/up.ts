@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
-  LOOPBACK_CIDRS, REPO_ROOT, assertPortFree, claimPidFile, killChildrenOnExit, newSecretKey, onShutdownSignal, releasePidFile, seconds, spawnChild,
+  CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, assertPortFree, claimPidFile, killChildrenOnExit, newSecretKey, onShutdownSignal, releasePidFile, seconds, spawnChild,
   startMailCatcher, startMinio, startPostgres, startTemporal, startTogether, stopAll, tail, waitUntil, type Child, type Stoppable,
 } from './platform'
 
@@ -145,6 +145,7 @@ async function main(): Promise<void> {
     TEMPORAL_METRICS_PORT: String(ports.temporalSdkMetrics),
     // A local OpenID Provider (or webhook receiver) on this machine is reachable in development; production never sets it.
     OUTBOUND_ALLOW_PRIVATE_CIDRS: process.env.OUTBOUND_ALLOW_PRIVATE_CIDRS ?? LOOPBACK_CIDRS,
+    WORKFLOW_BUNDLE_CACHE_DIR: process.env.WORKFLOW_BUNDLE_CACHE_DIR ?? join(CACHE_DIR, 'workflow-bundles'),
   }
   const bun = process.execPath
   const worker = existsSync(join(REPO_ROOT, 'worker', 'main.ts'))

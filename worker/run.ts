@@ -12,6 +12,7 @@ import { clientInterceptors } from '../api/platform/temporal'
 import { tracing } from '../api/platform/tracing'
 import type { Resolver } from '../api/platform/outbound/policy'
 import { taskQueues } from '../workflows/contract'
+import { cachedBundle } from './bundle-cache'
 import { createWorkerDeps } from './deps'
 import { ensureSchedule } from './ensure-schedule'
 import { taskQueueTable, type TaskQueue } from './queues'
@@ -88,13 +89,14 @@ function installRuntime(log: Logger, prometheus?: string) {
 // several workers (tests, benchmarks) pays it once per workflow module.
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>()
 // webpack's multi-line build report is only interesting when debugging the bundle.
-function workflowBundle(workflowsPath: string, log: Logger): Promise<WorkflowBundleWithSourceMap> {
+function workflowBundle(workflowsPath: string, log: Logger, cacheDir: string | undefined): Promise<WorkflowBundleWithSourceMap> {
   // A traced process bundles the tracing workflow interceptors in; an untraced one has none to run.
   const workflowInterceptorModules = workflowTracingModules()
   const key = `${workflowsPath} ${workflowInterceptorModules.join(' ')}`
   let bundle = bundles.get(key)
   if (!bundle) {
-    bundle = bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, logger: temporalLogger(log.child({ component: 'workflow-bundler' }), { quietInfo: true }) })
+    const build = () => bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, logger: temporalLogger(log.child({ component: 'workflow-bundler' }), { quietInfo: true }) })
+    bundle = cacheDir ? cachedBundle(cacheDir, workflowsPath, workflowInterceptorModules, build) : build()
     bundle.catch(() => bundles.delete(key))
     bundles.set(key, bundle)
   }
@@ -123,7 +125,7 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
   let bundleMs = 0
   try {
     const tBundle = performance.now()
-    const code = await Promise.all(taskQueueTable.map((q) => workflowBundle(q.workflowsPath, log)))
+    const code = await Promise.all(taskQueueTable.map((q) => workflowBundle(q.workflowsPath, log, config.WORKFLOW_BUNDLE_CACHE_DIR)))
     bundleMs = performance.now() - tBundle
     connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS })
     for (const [i, q] of taskQueueTable.entries()) {

@@ -32,6 +32,9 @@ export const ConfigSchema = z.object({
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE_PREFIX: z.string().default('rcp'),
+  // A directory where the worker keeps its workflow bundles between starts, keyed by a hash of their sources
+  // (worker/bundle-cache.ts); unset: every start bundles afresh.
+  WORKFLOW_BUNDLE_CACHE_DIR: z.string().min(1).optional(),
   S3_ENDPOINT: z.string().url().default('http://127.0.0.1:9000'),
   S3_ACCESS_KEY: z.string().default('rcpadmin'),
   S3_SECRET_KEY: z.string().default('rcpadmin-secret'),

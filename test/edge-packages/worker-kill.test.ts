@@ -23,7 +23,7 @@ const env = useApiAndTemporal({ TEMPORAL_TASK_QUEUE_PREFIX: prefix })
 
 describe('a worker killed mid-build', () => {
   test('the next worker completes the package exactly once, leaving no orphan upload', async () => {
-    const first = workers.start('worker-1')
+    const first = await workers.start('worker-1')
     const t = await modelTenant(env.api.url)
     const profileId = await makeProfile(env.api.sql, t.tenantId)
     const version = await makeVersion(env.api.sql, t.tenantId, t.general, { 'checkpoint.bin': MODEL_BYTES, 'config.json': Buffer.from('{}') })
@@ -43,7 +43,7 @@ describe('a worker killed mid-build', () => {
     expect((await t.models.get(`/edge-inference-packages/${id}`)).json.data.status).toBe('building')
     expect(await incompleteUploads(t.exportBucket, key)).toHaveLength(1)
 
-    const second = workers.start('worker-2')
+    const second = await workers.start('worker-2')
     const pkg = await packageIn(t.models, id, ['ready', 'failed'], 150_000)
     expect(pkg.status).toBe('ready')
     expect(await incompleteUploads(t.exportBucket, key)).toEqual([])

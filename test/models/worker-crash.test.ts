@@ -23,7 +23,7 @@ async function measuredSoFar(workflowId: string): Promise<number> {
 
 describe('a worker killed mid-validation', () => {
   test('the version turns ready once on the next worker, resumed from the heartbeat', async () => {
-    const first = workers.start('models-worker-1')
+    const first = await workers.start('models-worker-1')
     const t = await modelTenant(env.api.url)
     const keys = Array.from({ length: OBJECTS }, (_, i) => `crash/bundle/part-${String(i).padStart(4, '0')}`)
     await upload(localS3(), t.general, keys, 'part')
@@ -37,7 +37,7 @@ describe('a worker killed mid-validation', () => {
     await first.stop()
     expect((await t.pat.get(`/model-versions/${v.id}`)).json.data.status).toBe('validating')
 
-    const second = workers.start('models-worker-2')
+    const second = await workers.start('models-worker-2')
     const ready = await settled(t.pat, v.id, 90_000)
     expect(ready).toMatchObject({ status: 'ready', totalBytes: OBJECTS * 4 })
     expect(ready.objects.length).toBe(OBJECTS)
@@ -46,5 +46,5 @@ describe('a worker killed mid-validation', () => {
     const resumed = readFileSync(second.logFile, 'utf8').split('\n').filter((l) => l.includes('model version validation resumes')).map((l) => JSON.parse(l))
     expect(resumed.length).toBe(1)
     expect(resumed[0].measured).toBeGreaterThan(0)
-  }, 180_000)
+  }, 300_000)
 })

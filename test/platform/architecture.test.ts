@@ -171,6 +171,17 @@ describe('import direction', () => {
     }
   })
 
+  test('workflows/ import values only from their own folder and @temporalio (worker/bundle-cache.ts hashes just those)', async () => {
+    const found: { file: string; spec: string }[] = []
+    for (const file of await files('workflows/**/*.ts')) {
+      const src = await Bun.file(join(ROOT, file)).text()
+      for (const m of src.matchAll(/(?:^|\n)\s*(?:import|export)\s+(type\s+)?[^'"]*?from\s+['"]([^'"]+)['"]/g)) {
+        if (!m[1] && !/^\.\/[^/]+$|^@temporalio\//.test(m[2]!)) found.push({ file, spec: m[2]! })
+      }
+    }
+    expect(found).toEqual([])
+  })
+
   test('only a domain\'s routes.ts touches Elysia or api/http; platform imports nothing of ours; nothing imports a routes file but app.ts', () => {
     for (const { file, targets } of sources) {
       const folder = folderOf(file)

@@ -29,7 +29,7 @@ export function useApiAndTemporal(overrides: Parameters<typeof startApi>[0] = {}
 export type BucketSet = Record<'bucket' | 'datasetBucket' | 'exportBucket', { name: string; status: string; [k: string]: unknown } | null>
 
 /** Polls GET storage-bucket until every bucket has `status`. */
-export async function bucketsIn(client: Client, status: 'ready' | 'failed', timeoutMs = 30_000): Promise<BucketSet> {
+export async function bucketsIn(client: Client, status: 'ready' | 'failed', timeoutMs = 60_000): Promise<BucketSet> {
   return eventually(`storage buckets ${status}`, async () => {
     const res = await client.get('/tenants/current/storage-bucket')
     const set = res.json?.data as BucketSet | undefined
@@ -58,7 +58,7 @@ export async function upload(s3: S3Client, bucket: string, keys: string[], body 
   }))
 }
 
-export async function jobDone(client: Client, jobId: string, timeoutMs = 30_000) {
+export async function jobDone(client: Client, jobId: string, timeoutMs = 60_000) {
   return eventually(`reconciliation job ${jobId} to finish`, async () => {
     const res = await client.get(`/tenants/current/storage-reconciliation-jobs/${jobId}`)
     return ['succeeded', 'failed'].includes(res.json?.data?.status) ? res.json.data : undefined

@@ -18,7 +18,7 @@ const env = useApiAndTemporal({ TEMPORAL_TASK_QUEUE_PREFIX: prefix })
 
 describe('a worker killed mid-reconciliation', () => {
   test('the job finishes once on the next worker, resuming from its checkpoint', async () => {
-    const first = workers.start('worker-1')
+    const first = await workers.start('worker-1')
     const tenant = await provisionedTenant(env.api.url)
     const bucket = tenant.buckets.bucket!.name
     const keys = Array.from({ length: OBJECTS }, (_, i) => `obj/${String(i).padStart(5, '0')}`)
@@ -39,7 +39,7 @@ describe('a worker killed mid-reconciliation', () => {
     const [afterKill] = await env.api.sql<{ status: string }[]>`select status from storage_reconciliation_jobs where id = ${jobId}`
     expect(afterKill!.status).toBe('running')
 
-    const second = workers.start('worker-2')
+    const second = await workers.start('worker-2')
     const done = await jobDone(tenant.billing, jobId, 90_000)
     expect(done).toMatchObject({ status: 'succeeded', objectsScanned: OBJECTS, orphanCount: OBJECTS / 2, missingCount: 3 })
     const [findings] = await env.api.sql<{ n: number }[]>`select count(*)::int as n from storage_reconciliation_findings where job_id = ${jobId}`
@@ -58,6 +58,6 @@ describe('a worker killed mid-reconciliation', () => {
     const resumed = readFileSync(second.logFile, 'utf8').split('\n').filter((l) => l.includes('reconciliation resumes')).map((l) => JSON.parse(l))
     expect(resumed.length).toBe(1)
     expect(resumed[0].objectsScanned).toBeGreaterThan(0)
-  }, 180_000)
+  }, 300_000)
 })
 

@@ -10,11 +10,15 @@ function baseUrl(): string {
 }
 
 /** The newest message to `to` (matching `subject`, received at or after `after`), polling until it arrives. */
+// Mail is an outbox row sent by a workflow on the runner's worker: seconds on a quiet machine, more while the suite's
+// parallel files load it, so the default wait is generous (a missing mail still fails, only later).
+const MAIL_WAIT_MS = 30_000
+
 export async function waitForMail(
   to: string,
   opts: { subject?: RegExp; timeoutMs?: number; after?: Date } = {},
 ): Promise<Message> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 10_000)
+  const deadline = Date.now() + (opts.timeoutMs ?? MAIL_WAIT_MS)
   const url = `${baseUrl()}/api/messages?to=${encodeURIComponent(to)}`
   for (;;) {
     const res = await fetch(url)
@@ -24,7 +28,7 @@ export async function waitForMail(
     )
     if (found) return found
     if (Date.now() > deadline) {
-      throw new Error(`no mail to ${to}${opts.subject ? ` with subject ${opts.subject}` : ''} within ${opts.timeoutMs ?? 10_000} ms`)
+      throw new Error(`no mail to ${to}${opts.subject ? ` with subject ${opts.subject}` : ''} within ${opts.timeoutMs ?? MAIL_WAIT_MS} ms`)
     }
     await Bun.sleep(100)
   }

@@ -21,7 +21,7 @@ export async function connectTemporal(overrides: Partial<Record<keyof Config, st
 
 /** Polls until `probe` returns a value: for eventually consistent reads (visibility, schedule actions)
  *  and for things another process sets up (the worker creating its schedule). */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs
   let lastError: unknown
   for (;;) {

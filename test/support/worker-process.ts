@@ -4,7 +4,7 @@ import { afterAll } from 'bun:test'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { spawnChild, type Child } from '../../scripts/platform'
+import { spawnChild, workerStarted, type Child } from '../../scripts/platform'
 
 export function killableWorkers(tag: string, settings: Record<string, string>) {
   const logDir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), `${tag}-`))
@@ -12,8 +12,9 @@ export function killableWorkers(tag: string, settings: Record<string, string>) {
   afterAll(async () => { for (const w of workers) await w.stop() })
   return {
     logDir,
-    /** SIGKILL is its stop signal: it ends without any chance to clean up. */
-    start(name: string): Child {
+    /** SIGKILL is its stop signal: it ends without any chance to clean up. Resolves once the worker polls its queues,
+     *  so a test's own deadlines never count the workflow bundling of a loaded machine. */
+    async start(name: string): Promise<Child> {
       const child = spawnChild(name, {
         cmd: [process.execPath, 'worker/main.ts'],
         // The runner's worker holds the scrape ports; these extra workers serve none.
@@ -21,6 +22,7 @@ export function killableWorkers(tag: string, settings: Record<string, string>) {
         logFile: join(logDir, `${name}.log`), stopSignal: 'SIGKILL',
       })
       workers.push(child)
+      await workerStarted(child)
       return child
     },
   }

@@ -42,14 +42,14 @@ describe('a worker killed during a burst of deliveries', () => {
     const endpoints = await Promise.all(receivers.map((r) => t.register({ url: r.url(), events: ['training_job.completed'] })))
     receivers.forEach((r, i) => { r.secrets = [endpoints[i]!.secret] })
 
-    const first = workers.start('worker-1')
+    const first = await workers.start('worker-1')
     const ids = await publish(api, t.tenantId, 'training_job.completed', trainingDone, EVENTS)
     await eventually('the burst to be under way', async () => (receivers[0]!.deliveries.length >= 20 ? true : undefined), 60_000)
     await first.stop()
     const atKill = receivers.map((r) => r.deliveries.length)
     expect(atKill[0]!).toBeLessThan(EVENTS)
 
-    workers.start('worker-2')
+    await workers.start('worker-2')
     for (const [i, ep] of endpoints.entries()) {
       const rows = await eventually(`endpoint ${i} to have every message succeeded`, async () => {
         const all = await messagesOf(api, ep.id)
@@ -69,7 +69,7 @@ describe('a worker killed during a burst of deliveries', () => {
              (select count(*)::int from events where id = any(${ids}::uuid[]) and dispatched_at is null) as undispatched`
     expect(counts).toEqual({ messages: EVENTS * endpoints.length, undispatched: 0 })
     for (const r of receivers) await r.stop()
-  }, 240_000)
+  }, 360_000)
 
   test('a message committed without its workflow start (a crash between the two) is started by the dispatcher', async () => {
     const t = await webhookTenant(api)
