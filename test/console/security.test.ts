@@ -62,7 +62,7 @@ describe('console: security', () => {
       await page.getByRole('status').filter({ hasText: 'Connection Company IdP added.' }).waitFor()
       const [connection] = (await owner.client.get('/tenants/current/sso-connections')).json.data
       expect(connection).toMatchObject({ name: 'Company IdP', issuer: 'https://idp.example.com', emailDomains: [domain], clientSecretSet: true })
-      expect(await page.getByRole('link', { name: 'Test sign-in with Company IdP' }).getAttribute('href')).toBe(connection.signInUrl)
+      expect(await page.getByRole('link', { name: 'Test sign-in with Company IdP' }).getAttribute('href')).toBe(`${connection.signInUrl}?returnTo=%2Fconsole`)
       await auditPage(g, 'security')
       await page.getByRole('button', { name: `Remove ${domain}` }).click()
       await page.getByText('No domain claimed.').waitFor()

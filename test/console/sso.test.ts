@@ -5,10 +5,10 @@
 // browser may visit, and only by following the sign-in link.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startDns, type TestDns } from '../support/dns'
-import { tenantOwner } from '../support/fixtures'
+import { signedUpUser, tenantOwner, uniqueSlug } from '../support/fixtures'
 import { CLIENT_ID, CLIENT_SECRET, startOidcProvider } from '../support/oidc'
 import { eventually } from '../support/temporal'
-import { auditPage, expectClean, guardedPage, HOSTILE, openPage, useConsole } from './browser'
+import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, useConsole } from './browser'
 
 let dns: TestDns
 beforeAll(async () => { dns = await startDns() })
@@ -58,6 +58,55 @@ describe('console: single sign-on', () => {
       await page.getByRole('button', { name: 'Save name' }).click()
       await eventually('the display name saved', async () =>
         (await env.api.sql`select display_name from users where email = ${email}`)[0]?.display_name === 'Single sign-on engineer' || undefined, 10_000)
+      expectClean(g)
+    } finally {
+      await g.close()
+      idp.stop()
+    }
+  }, 90_000)
+
+  // The tab was signed in with a password before the provider's redirect replaced its session cookie: the page must
+  // take the new session's CSRF token, not keep the old one (the unlink below was refused CSRF_INVALID before).
+  test("the Security page's test sign-in links the owner's own account; My account lists the link and ends it", async () => {
+    const idp = await startOidcProvider(env.origin)
+    const g = await guardedPage(env.browser, env.origin, [], [idp.issuer])
+    try {
+      const domain = `sso-link-${crypto.randomUUID().slice(0, 8)}.example.test`
+      const owner = await signedUpUser(env.api.url, `owner@${domain}`)
+      expect((await owner.client.post('/tenants', { name: 'Test tenant', slug: uniqueSlug() })).status).toBe(201)
+      const claim = (await owner.client.post('/tenants/current/domains', { domain })).json.data
+      dns.txt.set(claim.verificationRecord.name, [claim.verificationRecord.value])
+      expect((await owner.client.post(`/tenants/current/domains/${claim.id}/verifications`)).status).toBe(201)
+      const connection = (await owner.client.post('/tenants/current/sso-connections', {
+        name: 'Company IdP', issuer: idp.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, emailDomains: [domain],
+      })).json.data
+
+      const { page } = g
+      await signInAs(g, env.origin, owner.email)
+      await openPage(g, 'My account')
+      await page.getByText('No identity provider is linked to your account.').waitFor()
+      await openPage(g, 'Security')
+      await page.getByRole('link', { name: 'Test sign-in with Company IdP' }).click()
+      await page.waitForURL((u) => u.origin === idp.issuer)
+      await page.fill('input[name="login"]', owner.email)
+      await page.fill('input[name="password"]', 'anything')
+      await page.click('button[type="submit"]')
+      await page.waitForSelector('button[type="submit"]')
+      await page.click('button[type="submit"]') // consent
+      await page.locator('#sign-out').waitFor({ timeout: 15_000 })
+      expect(new URL(page.url()).pathname).toBe('/console')
+      expect(await page.locator('header .who').textContent()).toBe(`${owner.email} · Test tenant (owner)`)
+      const [linked] = (await owner.client.get('/users/me/sso-identities')).json.data
+      expect(linked).toMatchObject({ connectionId: connection.id, connectionName: 'Company IdP', subject: owner.email })
+
+      await openPage(g, 'My account')
+      const row = page.getByRole('region', { name: 'Linked single sign-on' }).getByRole('row').filter({ hasText: 'Company IdP' })
+      await row.waitFor()
+      expect(await row.textContent()).toContain(owner.email)
+      await auditPage(g, 'account-linked-sso')
+      await page.getByRole('button', { name: 'Unlink Company IdP' }).click()
+      await page.getByText('No identity provider is linked to your account.').waitFor()
+      expect((await owner.client.get('/users/me/sso-identities')).json.data).toEqual([])
       expectClean(g)
     } finally {
       await g.close()

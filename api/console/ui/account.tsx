@@ -1,12 +1,13 @@
-// My account: the profile, the password, the sessions signed in as me (end one, or every other), and the second
-// factors (authenticator app, recovery codes, passkeys). The profile, password and session routes need a membership
-// (tenant:read): without one the page says so instead of offering them; second factors need none.
+// My account: the profile, the password, the sessions signed in as me (end one, or every other), the second
+// factors (authenticator app, recovery codes, passkeys) and the single sign-on identities linked to me. The profile,
+// password and session routes need a membership (tenant:read): without one the page says so instead of offering
+// them; second factors and linked identities need none.
 import { useState } from 'preact/hooks'
 import { api, must } from './api'
 import type { PageProps } from './app'
 import { ProblemMessage } from './problem'
 import { SecondFactors } from './second-factors'
-import { Show, useAction, useLoad, when } from './ui'
+import { Empty, Show, useAction, useLoad, when } from './ui'
 
 export function Account({ me, can, reloadMe }: PageProps) {
   if (!can('tenant:read')) {
@@ -18,10 +19,43 @@ export function Account({ me, can, reloadMe }: PageProps) {
         <p>Create or join a tenant to change your profile, password and sessions here.</p>
       </section>
       <SecondFactors />
+      <LinkedIdentities />
       </>
     )
   }
-  return <><Profile me={me} reloadMe={reloadMe} /><Password /><SecondFactors /><Sessions /></>
+  return <><Profile me={me} reloadMe={reloadMe} /><Password /><SecondFactors /><LinkedIdentities /><Sessions /></>
+}
+
+/** Identities a tenant's provider asserted for me: a link lets that provider's sign-in reach this account, so each
+ *  can be ended here (the provider's next sign-in then needs a new link). */
+function LinkedIdentities() {
+  const [list, reload] = useLoad(() => must(api.GET('/v1/users/me/sso-identities', { params: { query: { pageSize: 100 } } })), [])
+  const [action, run] = useAction()
+  const unlink = (identityId: string) => run(async () => {
+    await must(api.DELETE('/v1/users/me/sso-identities/{identityId}', { params: { path: { identityId } } }))
+    reload()
+  })
+  return (
+    <section aria-labelledby="identities-title">
+      <h2 id="identities-title">Linked single sign-on</h2>
+      <ProblemMessage problem={action.problem} />
+      <Show loaded={list}>
+        {(page) => page.data.length === 0 ? <Empty>No identity provider is linked to your account.</Empty> : (
+          <table>
+            <thead><tr><th scope="col">Connection</th><th scope="col">Your subject there</th><th scope="col">Linked</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
+            <tbody>
+              {page.data.map((i) => (
+                <tr key={i.id}>
+                  <td>{i.connectionName}</td><td><code>{i.subject}</code></td><td>{when(i.createdAt)}</td>
+                  <td><button type="button" onClick={() => unlink(i.id)} disabled={action.busy} aria-label={`Unlink ${i.connectionName}`}>Unlink</button></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Show>
+    </section>
+  )
 }
 
 function Profile({ me, reloadMe }: Pick<PageProps, 'me' | 'reloadMe'>) {

@@ -55,11 +55,12 @@ function useRoute(): string {
   return route
 }
 
-/** Signed out (null) when the browser has no session. A session this tab has no CSRF token for (the single sign-on
- *  redirect sets only the cookie; the account page of another tab) is asked for its token first. */
+/** Signed out (null) when the browser has no session. Every load asks the cookie's session for its CSRF token: the
+ *  token this tab kept may be another session's (a single sign-on redirect replaces the cookie of a signed-in tab;
+ *  another tab signs in as someone else), and a stale one would refuse every change. */
 async function whoAmI(): Promise<Me | null> {
   try {
-    if (!csrf.get()) csrf.set((await must(api.GET('/v1/sessions/current'))).data.csrfToken)
+    csrf.set((await must(api.GET('/v1/sessions/current'))).data.csrfToken)
   } catch (err) {
     if (err instanceof Problem && (err.status === 401 || err.status === 403)) return null
     throw err

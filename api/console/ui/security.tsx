@@ -155,7 +155,9 @@ function SsoConnections() {
         <li>At your OpenID provider, register an application with this redirect URI:{' '}
           <code id="redirect-uri">{CALLBACK}</code> <CopyButton value={CALLBACK} label="Copy the redirect URI" /></li>
         <li>Enter its issuer, client id and client secret below.</li>
-        <li>Use the connection's test sign-in: it goes to the provider and back, and links your account to it.</li>
+        <li>Use the connection's test sign-in: it goes to the provider and back. Signing in there with your own address,
+          of a domain verified above, links your account to the provider (My account lists it); another address signs
+          in as that person's account, or a new one.</li>
       </ol>
       <Show loaded={list}>
         {(page) => page.data.length === 0 ? <Empty>No connection yet.</Empty> : (
@@ -166,7 +168,7 @@ function SsoConnections() {
                 <tr key={c.id}>
                   <td>{c.name}</td><td><code>{c.issuer}</code></td><td>{c.emailDomains.join(', ') || 'any'}</td><td>{c.defaultRole}</td>
                   <td>{c.enabled ? 'enabled' : 'disabled'}</td>
-                  <td><a href={c.signInUrl} aria-label={`Test sign-in with ${c.name}`}>Test sign-in</a></td>
+                  <td><a href={`${c.signInUrl}?returnTo=${encodeURIComponent('/console')}`} aria-label={`Test sign-in with ${c.name}`}>Test sign-in</a></td>
                 </tr>
               ))}
             </tbody>
