@@ -4,11 +4,23 @@
 // asks the API for its CSRF token, so its changes go through. The provider's origin is the one other origin the
 // browser may visit, and only by following the sign-in link.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
 import { startDns, type TestDns } from '../support/dns'
 import { signedUpUser, tenantOwner, uniqueSlug } from '../support/fixtures'
 import { CLIENT_ID, CLIENT_SECRET, startOidcProvider } from '../support/oidc'
 import { eventually } from '../support/temporal'
 import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, useConsole } from './browser'
+
+/** The provider's own login and consent pages (oidc-provider's development interactions), then back in the console. */
+async function signInAtProvider(page: Page, issuer: string, email: string) {
+  await page.waitForURL((u) => u.origin === issuer)
+  await page.fill('input[name="login"]', email)
+  await page.fill('input[name="password"]', 'anything')
+  await page.click('button[type="submit"]')
+  await page.waitForSelector('button[type="submit"]')
+  await page.click('button[type="submit"]') // consent
+  await page.locator('#sign-out').waitFor({ timeout: 15_000 })
+}
 
 let dns: TestDns
 beforeAll(async () => { dns = await startDns() })
@@ -42,13 +54,7 @@ describe('console: single sign-on', () => {
       await auditPage(g, 'sign-in-sso')
 
       await offered.click()
-      await page.waitForURL((u) => u.origin === idp.issuer)
-      await page.fill('input[name="login"]', email)
-      await page.fill('input[name="password"]', 'anything')
-      await page.click('button[type="submit"]')
-      await page.waitForSelector('button[type="submit"]')
-      await page.click('button[type="submit"]') // consent
-      await page.locator('#sign-out').waitFor({ timeout: 15_000 })
+      await signInAtProvider(page, idp.issuer, email)
       expect(new URL(page.url()).pathname).toBe('/console')
       expect(await page.locator('header .who').textContent()).toBe(`${email} · Test tenant (researcher)`)
 
@@ -87,13 +93,7 @@ describe('console: single sign-on', () => {
       await page.getByText('No identity provider is linked to your account.').waitFor()
       await openPage(g, 'Security')
       await page.getByRole('link', { name: 'Test sign-in with Company IdP' }).click()
-      await page.waitForURL((u) => u.origin === idp.issuer)
-      await page.fill('input[name="login"]', owner.email)
-      await page.fill('input[name="password"]', 'anything')
-      await page.click('button[type="submit"]')
-      await page.waitForSelector('button[type="submit"]')
-      await page.click('button[type="submit"]') // consent
-      await page.locator('#sign-out').waitFor({ timeout: 15_000 })
+      await signInAtProvider(page, idp.issuer, owner.email)
       expect(new URL(page.url()).pathname).toBe('/console')
       expect(await page.locator('header .who').textContent()).toBe(`${owner.email} · Test tenant (owner)`)
       const [linked] = (await owner.client.get('/users/me/sso-identities')).json.data
