@@ -1,11 +1,11 @@
 // The worker's workflow bundles kept on disk (WORKFLOW_BUNDLE_CACHE_DIR): built once, reused by the next start, and
 // never stale: a changed workflow source names a new bundle. The key tests edit a copy of workflows/.
 import { describe, expect, test } from 'bun:test'
-import { appendFileSync, cpSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { appendFileSync, cpSync, existsSync, mkdtempSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { bundleWorkflowCode } from '@temporalio/worker'
-import { bundleKey, cachedBundle } from '../../worker/bundle-cache'
+import { bundleKey, cachedBundle, UNUSED_BUNDLE_MS } from '../../worker/bundle-cache'
 
 const scratch = () => mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'bundle-cache-'))
 
@@ -51,5 +51,31 @@ describe('the workflow bundle cache', () => {
     expect(builds).toBe(1)
     expect(bundle.code).toBe('built')
     expect((await cachedBundle(cache, path, [], async () => { throw new Error('must not build') })).code).toBe('built')
+  })
+
+  test('a bundle unused for a week is removed when another is written; one read meanwhile is kept', async () => {
+    const cache = scratch()
+    const path = copyOfWorkflows()
+    const old = new Date(Date.now() - UNUSED_BUNDLE_MS - 60_000)
+    const stale = join(cache, 'a-bundle-of-sources-long-gone.json')
+    writeFileSync(stale, '{}')
+    utimesSync(stale, old, old)
+    const inUse = join(cache, `${bundleKey(path, [])}.json`)
+    writeFileSync(inUse, JSON.stringify({ code: 'in use', sourceMap: '{}' }))
+    utimesSync(inUse, old, old)
+    expect((await cachedBundle(cache, path, [], async () => { throw new Error('must not build') })).code).toBe('in use')
+    expect(statSync(inUse).mtimeMs).toBeGreaterThan(Date.now() - 60_000)
+    appendFileSync(join(path, '..', 'contract.ts'), '\n// a change: a new bundle is written\n')
+    await cachedBundle(cache, path, [], async () => ({ code: 'new', sourceMap: '{}' }) as never)
+    expect(existsSync(stale)).toBe(false)
+    expect(existsSync(inUse)).toBe(true)
+    expect(readdirSync(cache).sort()).toEqual([`${bundleKey(path, [])}.json`, inUse.split('/').at(-1)!].sort())
+  })
+
+  test('a cache that cannot be written never fails the start: the bundle built is used', async () => {
+    const notADirectory = join(scratch(), 'a-file')
+    writeFileSync(notADirectory, '')
+    const bundle = await cachedBundle(join(notADirectory, 'bundles'), copyOfWorkflows(), [], async () => ({ code: 'built', sourceMap: '{}' }) as never)
+    expect(bundle.code).toBe('built')
   })
 })

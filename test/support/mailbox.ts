@@ -9,11 +9,11 @@ function baseUrl(): string {
   return url
 }
 
-/** The newest message to `to` (matching `subject`, received at or after `after`), polling until it arrives. */
 // Mail is an outbox row sent by a workflow on the runner's worker: seconds on a quiet machine, more while the suite's
 // parallel files load it, so the default wait is generous (a missing mail still fails, only later).
 const MAIL_WAIT_MS = 30_000
 
+/** The newest message to `to` (matching `subject`, received at or after `after`), polling until it arrives. */
 export async function waitForMail(
   to: string,
   opts: { subject?: RegExp; timeoutMs?: number; after?: Date } = {},
