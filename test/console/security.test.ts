@@ -1,14 +1,12 @@
 // The security page in Chromium: the sign-in policy edited with its ETag (a concurrent change shows the 412 and
 // reloads), a domain claimed and verified against a DNS server the test runs, and an SSO connection set up with the
 // redirect URI shown to paste into the provider.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startDns, type TestDns } from '../support/dns'
+import { describe, expect, test } from 'bun:test'
+import { useDns } from '../support/dns'
 import { tenantOwner } from '../support/fixtures'
 import { auditPage, onConsolePage, useConsole } from './browser'
 
-let dns: TestDns
-beforeAll(async () => { dns = await startDns() })
-afterAll(() => dns?.stop())
+const dns = useDns()
 const env = useConsole(() => ({ DOMAIN_VERIFICATION_DNS_SERVERS: dns.server }))
 
 describe('console: security', () => {

@@ -3,9 +3,9 @@
 // provider's login comes back to the console signed in, and the page (which got only the cookie from the redirect)
 // asks the API for its CSRF token, so its changes go through. The provider's origin is the one other origin the
 // browser may visit, and only by following the sign-in link.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { startDns, type TestDns } from '../support/dns'
+import { useDns } from '../support/dns'
 import { signedUpUser, tenantOwner, uniqueSlug } from '../support/fixtures'
 import { CLIENT_ID, CLIENT_SECRET, startOidcProvider } from '../support/oidc'
 import { eventually } from '../support/temporal'
@@ -22,9 +22,7 @@ async function signInAtProvider(page: Page, issuer: string, email: string) {
   await page.locator('#sign-out').waitFor({ timeout: 15_000 })
 }
 
-let dns: TestDns
-beforeAll(async () => { dns = await startDns() })
-afterAll(() => dns?.stop())
+const dns = useDns()
 const env = useConsole(() => ({ DOMAIN_VERIFICATION_DNS_SERVERS: dns.server }))
 
 describe('console: single sign-on', () => {

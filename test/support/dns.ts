@@ -1,5 +1,6 @@
 // A minimal authoritative DNS responder over UDP (RFC 1035), enough for TXT lookups: a name with records answers
 // them, any other name answers NXDOMAIN. Tests publish a domain's verification record here, as its owner would.
+import { afterAll, beforeAll } from 'bun:test'
 import dgram from 'node:dgram'
 
 export interface TestDns {
@@ -43,4 +44,17 @@ export async function startDns(): Promise<TestDns> {
   socket.on('message', (msg, from) => socket.send(answer(msg, txt), from.port, from.address))
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve))
   return { server: `127.0.0.1:${socket.address().port}`, txt, stop: () => socket.close() }
+}
+
+/** A responder of the file's own, started before its tests and stopped after them. Register it before anything whose
+ *  beforeAll reads `server`; read its fields inside hooks and tests. */
+export function useDns(): Omit<TestDns, 'stop'> {
+  let dns: TestDns | undefined
+  beforeAll(async () => { dns = await startDns() })
+  afterAll(() => dns?.stop())
+  const started = (): TestDns => {
+    if (!dns) throw new Error('useDns(): its responder starts in beforeAll; read it inside a hook or a test')
+    return dns
+  }
+  return { get server() { return started().server }, get txt() { return started().txt } }
 }
