@@ -52,7 +52,7 @@ beforeAll(async () => {
   api = spawnChild('fuzz-api', {
     cmd: [process.execPath, 'api/main.ts'], cwd: REPO_ROOT, logFile,
     env: {
-      ...process.env, PORT: String(port), LOG_LEVEL: 'warn', RATE_LIMIT_PRINCIPAL_PER_MINUTE: '0', RATE_LIMIT_TENANT_PER_MINUTE: '0',
+      ...process.env, PORT: String(port), METRICS_PORT: String(await freePort()), LOG_LEVEL: 'warn', RATE_LIMIT_PRINCIPAL_PER_MINUTE: '0', RATE_LIMIT_TENANT_PER_MINUTE: '0',
       RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0', SIGNIN_ACCOUNT_LOCK_FAILURES: '0', SIGNIN_IP_LOCK_FAILURES: '0',
     },
   })

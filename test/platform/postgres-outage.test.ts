@@ -35,7 +35,7 @@ beforeAll(async () => {
   api = spawnChild('outage-api', {
     cmd: [process.execPath, 'api/main.ts'], cwd: REPO_ROOT, logFile: join(dir, 'api.log'),
     env: {
-      ...process.env, PORT: String(port), DATABASE_URL: pg.url, DATABASE_CONNECT_TIMEOUT_SECONDS: String(CONNECT_TIMEOUT_SECONDS),
+      ...process.env, PORT: String(port), METRICS_PORT: String(await freePort()), DATABASE_URL: pg.url, DATABASE_CONNECT_TIMEOUT_SECONDS: String(CONNECT_TIMEOUT_SECONDS),
       LOG_LEVEL: 'warn', RATE_LIMIT_PRINCIPAL_PER_MINUTE: '0', RATE_LIMIT_TENANT_PER_MINUTE: '0', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
     },
   })
