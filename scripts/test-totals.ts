@@ -9,3 +9,11 @@ export function bunTotals(output: string): { passed: number; failed: number; err
   }
   return { passed: last('pass'), failed: last('fail'), errors: last('errors?') }
 }
+
+/** The names of the failed tests, once each: bun lists them (`(fail) name`, or `✗ name` in colour) as they fail and
+ *  again in its closing summary. The runner repeats them after the worker's log, so a reader of the output's last
+ *  lines (a CI page) sees which ones failed. */
+export function failedTests(output: string): string[] {
+  const text = output.replace(/\x1b\[[0-9;]*m/g, '')
+  return [...new Set([...text.matchAll(/^(?:\(fail\)|✗) (.+?)(?: \[[\d.]+m?s\])?\s*$/gm)].map((m) => m[1]!))]
+}

@@ -12,7 +12,7 @@ import {
   CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, claimPidFile, killChildrenOnExit, freePort, newSecretKey, onShutdownSignal, seconds, spawnChild, startMailCatcher, startMinio,
   reapStale, releasePidFile, startPostgres, startTemporal, startTogether, stopAll, tail, workerStarted, type Child, type Stoppable,
 } from './platform'
-import { bunTotals } from './test-totals'
+import { bunTotals, failedTests } from './test-totals'
 
 const started = performance.now()
 killChildrenOnExit()
@@ -239,6 +239,8 @@ async function main(): Promise<number> {
   if (worker && (!ok || !worker.running())) {
     say(`worker log (${worker.running() ? 'running' : `exited with ${await worker.exited}`}):\n${tail(worker.logFile, 40)}`)
   }
+  const failures = failedTests(`${output.stdout}\n${output.stderr}`)
+  if (failures.length > 0) say(`failed:\n${failures.map((name) => `    ${name}`).join('\n')}`)
   await teardown()
   say(`total ${seconds(started)}`)
   return finish(ok ? 0 : 1)

@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { publishEvent } from '../../api/events/service'
+import { createDb } from '../../api/platform/db'
+import { migrate } from '../../api/platform/migrate'
 import { useApi } from '../support/api'
 import { tenantOwner } from '../support/fixtures'
 
@@ -36,16 +38,30 @@ describe('the event outbox', () => {
   })
 
   test('a commit wakes listeners on rcp_events once, however many rows it wrote', async () => {
-    const { tenantId } = await tenantOwner(api.url)
-    let wakes = 0
-    const listener = await api.sql.listen('rcp_events', () => { wakes++ })
-    await api.sql.begin(async (tx) => {
-      await publishEvent(tx, tenantId, 'training_job.completed', finished)
-      await publishEvent(tx, tenantId, 'training_job.failed', { trainingJobId: finished.trainingJobId, name: 'x', reason: 'oom' })
-    }).catch(() => {})
-    const deadline = Date.now() + 5000
-    while (wakes === 0 && Date.now() < deadline) await Bun.sleep(20)
-    expect(wakes).toBe(1) // two rows in one transaction fold into one notification
-    await listener.unlisten()
-  })
+    // NOTIFY reaches every listener of the database: in the shared one, other files' commits wake it too. A database
+    // of this test's own makes every wake one of its own commits.
+    const ownDb = `rcp_outbox_${crypto.randomUUID().slice(0, 8)}`
+    await api.sql`create database ${api.sql(ownDb)}`
+    const url = new URL(api.deps.config.DATABASE_URL)
+    url.pathname = `/${ownDb}`
+    const own = createDb(url.toString(), { max: 2 })
+    try {
+      await migrate(own)
+      const [tenant] = await own<{ id: string }[]>`insert into tenants (name, slug) values ('outbox', 'outbox') returning id`
+      let wakes = 0
+      const listener = await own.listen('rcp_events', () => { wakes++ })
+      await own.begin(async (tx) => {
+        for (let i = 0; i < 5; i++) await publishEvent(tx, tenant!.id, 'training_job.completed', finished)
+        await publishEvent(tx, tenant!.id, 'training_job.failed', { trainingJobId: finished.trainingJobId, name: 'x', reason: 'oom' })
+      })
+      const deadline = Date.now() + 5000
+      while (wakes === 0 && Date.now() < deadline) await Bun.sleep(20)
+      await Bun.sleep(200) // a second notification, were there one, would follow the first at once
+      expect(wakes).toBe(1) // six rows in one transaction fold into one notification
+      await listener.unlisten()
+    } finally {
+      await own.end({ timeout: 5 })
+      await api.sql`drop database if exists ${api.sql(ownDb)} with (force)`
+    }
+  }, 60_000)
 })

@@ -5,7 +5,7 @@ import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { bunTotals } from '../../scripts/test-totals'
+import { bunTotals, failedTests } from '../../scripts/test-totals'
 
 /** Four files: six tests pass, two fail, one file also prints lines that look like a summary. */
 function fixtureSuite(): string {
@@ -35,5 +35,6 @@ describe("the runner's totals", () => {
     expect(bunTotals(parallel.output)).toEqual({ passed: 6, failed: 2, errors: 0 })
     const serial = await bunTest(dir, [])
     expect(bunTotals(serial.output)).toEqual(bunTotals(parallel.output))
+    expect(failedTests(parallel.output).sort()).toEqual(['b2', 'd1'])
   }, 60_000)
 })

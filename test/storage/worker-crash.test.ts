@@ -33,6 +33,13 @@ describe('a worker killed mid-reconciliation', () => {
       const [row] = await env.api.sql<{ status: string; objects_scanned: number }[]>`select status, objects_scanned from storage_reconciliation_jobs where id = ${jobId}`
       return row && row.objects_scanned > 0 ? row : undefined
     })
+    // The row is written as the heartbeat is handed to the SDK, which sends it on its own schedule: kill only once
+    // the server holds a checkpoint, or the retry has nothing to resume from (under load the kill can come first).
+    const handle = env.t.client.workflow.getHandle(storageWorkflowIds.reconcile(tenant.tenantId, jobId))
+    await eventually('a heartbeat at the server', async () => {
+      const { raw } = await handle.describe()
+      return raw.pendingActivities?.some((a) => (a.heartbeatDetails?.payloads?.length ?? 0) > 0) || undefined
+    })
     await first.stop()
     expect(midway.status).toBe('running')
     expect(midway.objects_scanned).toBeLessThan(OBJECTS)
@@ -46,7 +53,6 @@ describe('a worker killed mid-reconciliation', () => {
     expect(findings!.n).toBe(OBJECTS / 2 + 3)
 
     // One workflow run; the walk activity ran more than once and the retry resumed past the start.
-    const handle = env.t.client.workflow.getHandle(storageWorkflowIds.reconcile(tenant.tenantId, jobId))
     await handle.result()
     const history = await handle.fetchHistory()
     const walkStarts = history.events!.filter((e) => e.activityTaskStartedEventAttributes)
