@@ -114,32 +114,40 @@ const missedTicks = (actions: Recorded[]) =>
 // each Python costs a venv of 8 GB. ROBOT_PYTHONS[0] is 3.10 (python-venv.ts).
 describe.each([ROBOT_PYTHONS[0]])(`LeRobot ${LEROBOT_VERSION} async inference, its real client and server (Python %s)`, (version) => {
   let python = ''
+  // What the venv says of itself, read by the same process that warms it (below): each Python start that imports
+  // LeRobot imports torch, seconds of CPU on a busy machine.
+  let found: { python: string; lerobot: string; threshold: number; aggregate: string; oldWeight: number }
   // About 8 GB (torch and its CUDA libraries) and 8 minutes the first time on a machine; cached after. The first
   // import of LeRobot compiles its and torch's bytecode (minutes on a busy machine), so it is done here, once.
   beforeAll(async () => {
     python = await lerobotVenvOn(version, LEROBOT_VERSION)
-    const warm = Bun.spawn([python, '-c', 'import lerobot.async_inference.robot_client, lerobot.async_inference.policy_server'], {
-      stdout: 'ignore', stderr: 'pipe', env: { ...process.env, HF_HOME: mkdtempSync(join(tmpdir(), 'rcp-hf-')) },
+    const code = [
+      'import json, sys, dataclasses as d, importlib.metadata as m',
+      'import lerobot.async_inference.robot_client, lerobot.async_inference.policy_server',
+      'from lerobot.async_inference.configs import RobotClientConfig as C, AGGREGATE_FUNCTIONS as A',
+      'f = {x.name: x.default for x in d.fields(C)}',
+      'print(json.dumps({"python": "%d.%d" % sys.version_info[:2], "lerobot": m.version("lerobot"), "threshold": f["chunk_size_threshold"],',
+      '  "aggregate": f["aggregate_fn_name"], "oldWeight": A[f["aggregate_fn_name"]](1.0, 0.0)}))',
+    ].join('\n')
+    const warm = Bun.spawn([python, '-c', code], {
+      stdout: 'pipe', stderr: 'pipe', env: { ...process.env, HF_HOME: mkdtempSync(join(tmpdir(), 'rcp-hf-')) },
     })
-    if ((await warm.exited) !== 0) throw new Error(`LeRobot does not import: ${await new Response(warm.stderr).text()}`)
+    const [out, err, exit] = await Promise.all([new Response(warm.stdout).text(), new Response(warm.stderr).text(), warm.exited])
+    if (exit !== 0) throw new Error(`LeRobot does not import: ${err}`)
+    found = JSON.parse(out.trim().split('\n').at(-1)!)
   }, 1_500_000)
 
-  test(`its venv runs Python ${version} with LeRobot ${LEROBOT_VERSION}`, async () => {
-    const proc = Bun.spawn([python, '-c', 'import sys, importlib.metadata as m; print("%d.%d" % sys.version_info[:2], m.version("lerobot"))'], { stdout: 'pipe' })
-    expect((await new Response(proc.stdout).text()).trim()).toBe(`${version} ${LEROBOT_VERSION}`)
+  test(`its venv runs Python ${version} with LeRobot ${LEROBOT_VERSION}`, () => {
+    expect(`${found.python} ${found.lerobot}`).toBe(`${version} ${LEROBOT_VERSION}`)
   })
 
-  test("the README's account of LeRobot's client defaults is LeRobot's own", async () => {
-    const code = 'import dataclasses as d; from lerobot.async_inference.configs import RobotClientConfig as C, AGGREGATE_FUNCTIONS as A\n' +
-      'f = {x.name: x.default for x in d.fields(C)}; print(f["chunk_size_threshold"], f["aggregate_fn_name"], A[f["aggregate_fn_name"]](1.0, 0.0))'
-    const proc = Bun.spawn([python, '-c', code], { stdout: 'pipe', env: { ...process.env, HF_HOME: mkdtempSync(join(tmpdir(), 'rcp-hf-')) } })
-    const [threshold, aggregate, oldWeight] = (await new Response(proc.stdout).text()).trim().split(' ')
+  test("the README's account of LeRobot's client defaults is LeRobot's own", () => {
     const readme = readFileSync(join(import.meta.dir, '..', '..', 'README.md'), 'utf8')
     const at = readme.indexOf("**LeRobot packages (`lerobot-grpc`): LeRobot's own control loop.**")
     const paragraph = readme.slice(at, readme.indexOf('\n\n', at)).replaceAll('\n', ' ')
-    expect(paragraph).toContain(`\`chunk_size_threshold\` of a chunk (LeRobot's default ${threshold})`)
-    expect(paragraph).toContain(`(LeRobot's default \`${aggregate}\`, ${Number(oldWeight)} × old + ${1 - Number(oldWeight)} × new)`)
-  }, 300_000) // importing LeRobot (torch) takes a minute on a busy machine
+    expect(paragraph).toContain(`\`chunk_size_threshold\` of a chunk (LeRobot's default ${found.threshold})`)
+    expect(paragraph).toContain(`(LeRobot's default \`${found.aggregate}\`, ${found.oldWeight} × old + ${1 - found.oldWeight} × new)`)
+  })
 
   test('chunks of 10: one inference per 9 or more steps, every action reaches send_action once and in order', async () => {
     const run = await drive(python, 0, 100)
