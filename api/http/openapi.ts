@@ -48,7 +48,7 @@ const AUTH_PROBLEM_CONTENT = problemContent('PublishedAuthProblem')
 
 // Every operation reads or writes Postgres (authentication does, for a start), so any may find it away.
 const UNAVAILABLE_RESPONSE = {
-  description: 'code is SERVICE_UNAVAILABLE: the database cannot be reached now (down or restarting); the same request may be retried after Retry-After seconds',
+  description: 'code is SERVICE_UNAVAILABLE: the database or the workflow service cannot be reached now (down, restarting or overloaded); the same request may be retried after Retry-After seconds',
   headers: { 'Retry-After': { schema: { type: 'integer', minimum: 1 }, description: 'Seconds to wait before retrying' } },
   content: PROBLEM_CONTENT,
 }

@@ -1,4 +1,5 @@
 import { isDatabaseUnavailable } from '../platform/db'
+import { isTemporalUnavailable } from '../platform/temporal'
 import { ApiError } from '../platform/errors'
 import type { Logger } from '../platform/log'
 import { problemResponse } from './problem'
@@ -21,6 +22,11 @@ const INTERNAL = [500, 'INTERNAL_ERROR', 'The server failed to handle this reque
 /** The answer while the database is away; Retry-After: a restart takes seconds. */
 export const DATABASE_UNAVAILABLE = {
   status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable; retry shortly', extra: { headers: { 'retry-after': '2' } },
+} as const
+
+/** The answer while Temporal (which runs every build, provisioning, validation and export) cannot take a start. */
+export const TEMPORAL_UNAVAILABLE = {
+  status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The workflow service is unavailable; retry shortly', extra: { headers: { 'retry-after': '5' } },
 } as const
 
 type Failure = { request: Request; code: unknown; error: unknown; set: { status?: number | string } }
@@ -68,6 +74,11 @@ export function problemMapping(
       log.warn('database unavailable', { requestId: st.requestId, err: error })
       databaseUnavailable()
       ;({ status, code: errCode, message, extra } = DATABASE_UNAVAILABLE)
+    } else if (isTemporalUnavailable(error)) {
+      // The request was fine and what it committed stands (a package marked failed, buckets still provisioning):
+      // the same request succeeds once Temporal answers again.
+      log.warn('temporal unavailable', { requestId: st.requestId, err: error })
+      ;({ status, code: errCode, message, extra } = TEMPORAL_UNAVAILABLE)
     } else {
       log.error('unhandled error', { requestId: st.requestId, err: error, stack: (error as Error)?.stack })
       ;[status, errCode, message] = INTERNAL

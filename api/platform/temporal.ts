@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { Client, Connection, type ClientOptions } from '@temporalio/client'
+import { Client, Connection, isGrpcServiceError, NamespaceNotFoundError, ServiceError, type ClientOptions } from '@temporalio/client'
 import type { Config } from './config'
 import { tracer } from './tracing'
 
@@ -27,7 +27,8 @@ export class TemporalClient {
       (connection) => ({ connection, client: new Client({ connection, namespace: this.config.TEMPORAL_NAMESPACE, interceptors: clientInterceptors() }) }),
       (err) => {
         this.pending = undefined
-        throw err
+        // The SDK's failed connect is a plain Error ("Failed to connect before the deadline"): name it.
+        throw new TemporalUnavailableError(`Temporal at ${this.config.TEMPORAL_ADDRESS} cannot be reached`, { cause: err })
       },
     )
     return (await this.pending).client
@@ -38,4 +39,21 @@ export class TemporalClient {
     this.pending = undefined
     if (pending) await pending.then(({ connection }) => connection.close(), () => {})
   }
+}
+
+export class TemporalUnavailableError extends Error {
+  override name = 'TemporalUnavailableError'
+}
+
+// gRPC status codes of a server that is away, overloaded or too slow to answer: UNAVAILABLE, DEADLINE_EXCEEDED,
+// RESOURCE_EXHAUSTED.
+const UNAVAILABLE_GRPC_CODES = new Set([14, 4, 8])
+
+/** Temporal could not take the call now, and the same call may succeed shortly. A starved or starting server also
+ *  answers NamespaceNotFound while its namespace registry is not loaded (seen in the mixed-load bench); a namespace
+ *  that really is missing is a deployment error the worker's start reports by name. */
+export function isTemporalUnavailable(err: unknown): boolean {
+  if (err instanceof TemporalUnavailableError || err instanceof NamespaceNotFoundError) return true
+  const cause = err instanceof ServiceError ? err.cause : err
+  return isGrpcServiceError(cause) && UNAVAILABLE_GRPC_CODES.has(cause.code)
 }
