@@ -1,7 +1,6 @@
 // Where the CPU went during a bench phase: CPU seconds of every process on the machine (and of each thread of the
 // processes named), from /proc, between two snapshots. A latency that misses under load is read against this.
 import { readdirSync, readFileSync } from 'node:fs'
-import { basename } from 'node:path'
 
 const TICKS_PER_SECOND = 100 // USER_HZ on Linux
 
@@ -16,12 +15,12 @@ function readStat(path: string): { comm: string; ticks: number } | undefined {
   } catch { return undefined } // ended while listed
 }
 
-/** A process's label: its program and first script argument ("bun.exe api/main.ts", "postgres"). */
+/** A process's label: its program name and first script argument ("bun.exe api/main.ts", "postgres"). The kernel's
+ *  name, not argv[0], which Postgres backends and Chromium's helpers rewrite per process: one label for all of them. */
 function labelOf(pid: string, comm: string): string {
   try {
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
-    const script = argv.slice(1).find((a) => /\.(ts|js|py)$/.test(a))
-    return [basename(argv[0] ?? comm), script].filter(Boolean).join(' ')
+    const script = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(1).find((a) => /\.(ts|js|py)$/.test(a))
+    return script ? `${comm} ${script}` : comm
   } catch { return comm }
 }
 

@@ -1,6 +1,7 @@
 // The platform under mixed load (issue 22, "Mixed load"; issue 19's console line): `bun bench/mixed-load.ts
 // [--minutes 5] [--solo-seconds 30] [--pat-rate 200] [--sign-in-loops 2×cores] [--member-loops 4] [--build-loops 2]
-// [--endpoints 4] [--webhook-window 16] [--workloads sign-ins,pat,...] [--profile]` plus the harness's flags (--quick: a 1-minute mixed phase, 10 s solos).
+// [--endpoints 4] [--webhook-window 16] [--workloads sign-ins,pat,...] [--profile]` plus the harness's flags (--quick:
+// a 1-minute mixed phase, 10 s solos).
 // Results in bench/results/mixed-load.json and, with the RSS samples and every error, mixed-load-details.json.
 //
 // The real platform, as ./scripts/up runs it: Postgres, a Temporal dev server, MinIO and a mail catcher of the

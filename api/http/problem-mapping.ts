@@ -25,7 +25,7 @@ export const DATABASE_UNAVAILABLE = {
 } as const
 
 /** The answer while Temporal (which runs every build, provisioning, validation and export) cannot take a start. */
-export const TEMPORAL_UNAVAILABLE = {
+const TEMPORAL_UNAVAILABLE = {
   status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The workflow service is unavailable; retry shortly', extra: { headers: { 'retry-after': '5' } },
 } as const
 
