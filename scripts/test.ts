@@ -12,7 +12,7 @@ import {
   CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, claimPidFile, killChildrenOnExit, freePort, newSecretKey, onShutdownSignal, seconds, spawnChild, startMailCatcher, startMinio,
   reapStale, releasePidFile, startPostgres, startTemporal, startTogether, stopAll, tail, workerStarted, type Child, type Stoppable,
 } from './platform'
-import { bunTotals, failedTests } from './test-totals'
+import { bunTotals, failedTests, junitFailures } from './test-totals'
 
 const started = performance.now()
 killChildrenOnExit()
@@ -138,6 +138,7 @@ function parallelArgs(args: string[]): string[] {
  *  updates a copy, and the cache takes the copy back whole, so runs side by side never read a half-written file. */
 const TIMINGS = join(CACHE_DIR, 'test-timings.json')
 const runTimings = join(dataDir, 'test-timings.json')
+const junitReport = join(dataDir, 'junit.xml')
 
 function timingsArgs(args: string[]): string[] {
   if (args.some((a) => a.startsWith('--timings'))) return []
@@ -146,6 +147,11 @@ function timingsArgs(args: string[]): string[] {
     copyFileSync(TIMINGS, runTimings)
   } catch { /* none yet, or unreadable: this run writes the first */ }
   return [`--timings=${runTimings}`, '--update-timings']
+}
+
+/** bun's JUnit report beside its console output: the failed tests with their messages, for the closing lines. */
+function reportArgs(args: string[]): string[] {
+  return args.some((a) => a.startsWith('--reporter')) ? [] : ['--reporter=junit', `--reporter-outfile=${junitReport}`]
 }
 
 function keepTimings(): void {
@@ -212,7 +218,7 @@ async function main(): Promise<number> {
 
   const args = process.argv.slice(2)
   bunTest = spawnChild('bun test', {
-    cmd: [process.execPath, 'test', ...timeoutArgs(args), ...parallelArgs(args), ...timingsArgs(args), ...args],
+    cmd: [process.execPath, 'test', ...timeoutArgs(args), ...parallelArgs(args), ...timingsArgs(args), ...reportArgs(args), ...args],
     env: { ...env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
     pipe: true,
   })
@@ -239,8 +245,11 @@ async function main(): Promise<number> {
   if (worker && (!ok || !worker.running())) {
     say(`worker log (${worker.running() ? 'running' : `exited with ${await worker.exited}`}):\n${tail(worker.logFile, 40)}`)
   }
-  const failures = failedTests(`${output.stdout}\n${output.stderr}`)
-  if (failures.length > 0) say(`failed:\n${failures.map((name) => `    ${name}`).join('\n')}`)
+  // The report's failures with their messages; the output's names when bun wrote none (killed) or left one out (a hook).
+  const reported = existsSync(junitReport) ? junitFailures(readFileSync(junitReport, 'utf8')) : []
+  const failures = [...reported, ...failedTests(`${output.stdout}\n${output.stderr}`)
+    .filter((name) => !reported.some((r) => r.name === name)).map((name) => ({ name, error: [] }))]
+  if (failures.length > 0) say(`failed:\n${failures.map((f) => [`    ${f.name}`, ...f.error.map((l) => `        ${l}`)].join('\n')).join('\n')}`)
   await teardown()
   say(`total ${seconds(started)}`)
   return finish(ok ? 0 : 1)

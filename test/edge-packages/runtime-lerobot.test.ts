@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LEROBOT_VERSION } from '../../activities/edge-package/runtime-plan'
 import { imageLines } from '../../api/edge-packages/image-lines'
-import { freePort, testManifest, writePackageDir } from '../support/edge-package'
+import { testManifest, writePackageDir } from '../support/edge-package'
 import { lerobotVenvOn, ROBOT_PYTHONS } from '../support/python-venv'
 
 const HERE = join(import.meta.dir, 'lerobot')
@@ -50,15 +50,17 @@ const lines = <T>(file: string): T[] => (existsSync(file) ? readFileSync(file, '
 /** LeRobot's server (stand-in policy, `delayS` per chunk) and LeRobot's robot_client from a jetson-jp6 package,
  *  run until the robot was sent `steps` actions; the client is then stopped, as an operator stops it. */
 async function drive(python: string, delayS: number, steps: number) {
-  const port = freePort()
   const scratch = mkdtempSync(join(tmpdir(), 'rcp-lerobot-run-'))
   dirs.push(scratch)
   const serverOut = join(scratch, 'server.jsonl')
-  const server = Bun.spawn([python, join(HERE, 'policy_server.py'), String(port), String(delayS)], {
+  const server = Bun.spawn([python, join(HERE, 'policy_server.py'), String(delayS)], {
     stdout: Bun.file(serverOut), stderr: Bun.file(join(scratch, 'server.log')),
   })
   procs.push(server)
-  await until('the policy server', () => lines<{ event: string }>(serverOut).some((e) => e.event === 'listening'), 300_000)
+  const listening = () => lines<{ event: string; port: number }>(serverOut).find((e) => e.event === 'listening')
+  await until('the policy server', () => listening() !== undefined || server.exitCode !== null, 300_000)
+  if (!listening()) throw new Error(`the policy server exited with ${server.exitCode}: ${readFileSync(join(scratch, 'server.log'), 'utf8').slice(-2000)}`)
+  const port = listening()!.port
 
   // A remote package: its robot_client's default address is the robot end of a tunnel, 127.0.0.1 and the manifest's port.
   const dir = writePackageDir(testManifest({

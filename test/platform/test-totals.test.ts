@@ -2,10 +2,10 @@
 // `--parallel`, whose coordinator prints the files' results as its workers send them: the totals read from that output
 // are the ones bun counted, the same as a serial run of the same files gives.
 import { describe, expect, test } from 'bun:test'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { bunTotals, failedTests } from '../../scripts/test-totals'
+import { bunTotals, failedTests, junitFailures } from '../../scripts/test-totals'
 
 /** Four files: six tests pass, two fail, one file also prints lines that look like a summary. */
 function fixtureSuite(): string {
@@ -36,5 +36,18 @@ describe("the runner's totals", () => {
     const serial = await bunTest(dir, [])
     expect(bunTotals(serial.output)).toEqual(bunTotals(parallel.output))
     expect(failedTests(parallel.output).sort()).toEqual(['b2', 'd1'])
+  }, 60_000)
+
+  test("name each failed test with why, from bun's JUnit report, describe blocks included", async () => {
+    const dir = fixtureSuite()
+    writeFileSync(join(dir, 'e.test.ts'), "import { describe, test } from 'bun:test'\n" +
+      "describe('outer', () => describe('inner', () => test('e1 & <x>', () => { throw new Error('boom\\nsecond line') })))\n")
+    const report = join(dir, 'junit.xml')
+    await bunTest(dir, ['--parallel=3', '--no-isolate', '--reporter=junit', `--reporter-outfile=${report}`])
+    expect(junitFailures(readFileSync(report, 'utf8')).sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+      { name: 'b2', error: ['expect(received).toBe(expected)', 'Expected: 2', 'Received: 1'] },
+      { name: 'd1', error: ['expect(received).toBe(expected)', 'Expected: "y"', 'Received: "x"'] },
+      { name: 'outer > inner > e1 & <x>', error: ['boom', 'second line'] },
+    ])
   }, 60_000)
 })

@@ -3,7 +3,9 @@ filter, queue and timing), with one part replaced: the policy. A stand-in policy
 with a chunk whose action for control step t is t in every joint, so the robot's side can tell which step each
 applied action was meant for. Loading a real checkpoint (SendPolicyInstructions) is the one thing skipped.
 
-  python policy_server.py PORT CHUNK_DELAY_S   prints "listening PORT", then serves until killed;
+  python policy_server.py CHUNK_DELAY_S         binds a port the system chooses on 127.0.0.1 (a port chosen by the
+                                               caller can be taken by another process's connection before the bind),
+                                               writes {"event": "listening", "port"}, then serves until killed;
                                                writes one JSON line per event to stdout: {"event": "observation",
                                                "timestep", "must_go"} per SendObservations, {"event": "inference",
                                                "timestep"} per chunk inferred.
@@ -64,11 +66,11 @@ class StandInPolicyServer(PolicyServer):
 
 
 def main() -> None:
-    port, delay = int(sys.argv[1]), float(sys.argv[2])
-    config = PolicyServerConfig(host="127.0.0.1", port=port, fps=50)
+    delay = float(sys.argv[1])
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    port = server.add_insecure_port("127.0.0.1:0")
+    config = PolicyServerConfig(host="127.0.0.1", port=port, fps=50)
     services_pb2_grpc.add_AsyncInferenceServicer_to_server(StandInPolicyServer(config, delay), server)
-    server.add_insecure_port(f"127.0.0.1:{port}")
     server.start()
     emit(event="listening", port=port)
     server.wait_for_termination()
