@@ -34,6 +34,29 @@ describe('console: sign in and tenants', () => {
     }
   })
 
+  test('a load asks for the session and the account at once, not one after the other', async () => {
+    const owner = await tenantOwner(env.api.url)
+    const g = await guardedPage(env.browser, env.origin)
+    try {
+      await signInAs(g, env.origin, owner.email)
+      // The session's answer is held until the account is asked for (5 s at most): one after the other, it never is.
+      let accountAsked = false
+      let askedWhileHeld: boolean | undefined
+      g.page.on('request', (r) => { if (new URL(r.url()).pathname === '/v1/users/me') accountAsked = true })
+      await g.page.route(`${env.origin}/v1/sessions/current`, async (route) => {
+        for (const until = Date.now() + 5000; !accountAsked && Date.now() < until;) await Bun.sleep(20)
+        askedWhileHeld ??= accountAsked
+        await route.continue()
+      })
+      await g.page.reload()
+      await g.page.locator('#sign-out').waitFor()
+      expect(askedWhileHeld).toBe(true)
+      expectClean(g)
+    } finally {
+      await g.close()
+    }
+  })
+
   test('an account with TOTP answers the second factor before the console opens', async () => {
     const owner = await tenantOwner(env.api.url)
     const { secret } = await enrolTotp(owner.client)

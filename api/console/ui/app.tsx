@@ -57,20 +57,21 @@ function useRoute(): string {
 
 /** Signed out (null) when the browser has no session. Every load asks the cookie's session for its CSRF token: the
  *  token this tab kept may be another session's (a single sign-on redirect replaces the cookie of a signed-in tab;
- *  another tab signs in as someone else), and a stale one would refuse every change. */
+ *  another tab signs in as someone else), and a stale one would refuse every change. The session and the account are
+ *  asked at once, so the console is usable a round trip sooner; when the session is refused, the account's answer
+ *  is not read. */
 async function whoAmI(): Promise<Me | null> {
-  try {
-    csrf.set((await must(api.GET('/v1/sessions/current'))).data.csrfToken)
-  } catch (err) {
-    if (err instanceof Problem && (err.status === 401 || err.status === 403)) return null
-    throw err
+  const [session, me] = await Promise.allSettled([must(api.GET('/v1/sessions/current')), must(api.GET('/v1/users/me'))])
+  if (session.status === 'rejected') {
+    if (session.reason instanceof Problem && (session.reason.status === 401 || session.reason.status === 403)) return null
+    throw session.reason
   }
-  try {
-    return (await must(api.GET('/v1/users/me'))).data
-  } catch (err) {
-    if (err instanceof Problem && err.status === 401) { csrf.clear(); return null }
-    throw err
+  csrf.set(session.value.data.csrfToken)
+  if (me.status === 'rejected') {
+    if (me.reason instanceof Problem && me.reason.status === 401) { csrf.clear(); return null }
+    throw me.reason
   }
+  return me.value.data
 }
 
 export function App() {
