@@ -9,11 +9,10 @@ import { recordAudit } from '../../api/audit/service'
 import { systemContext } from '../../api/identity/context'
 import { createWorkerMetrics } from '../../worker/metrics'
 import { useApi } from '../support/api'
-import { exclusive } from '../support/exclusive'
 import { patFor, tenantOwner } from '../support/fixtures'
 
-// Its old undispatched event must stay undispatched until the purge has run: no dispatcher may claim it meanwhile.
-exclusive('webhook-dispatcher')
+// Its old undispatched event stays undispatched until the purge has run: no dispatcher runs on the run's database (the
+// runner's worker has none; files that run one do so on a database of their own).
 const api = useApi()
 const DAY = 86_400_000
 

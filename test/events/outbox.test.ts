@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test'
 import { publishEvent } from '../../api/events/service'
 import { createDb } from '../../api/platform/db'
-import { migrate } from '../../api/platform/migrate'
 import { useApi } from '../support/api'
 import { tenantOwner } from '../support/fixtures'
+import { ownDatabase } from '../support/own-database'
 
 const api = useApi()
 
@@ -40,13 +40,9 @@ describe('the event outbox', () => {
   test('a commit wakes listeners on rcp_events once, however many rows it wrote', async () => {
     // NOTIFY reaches every listener of the database: in the shared one, other files' commits wake it too. A database
     // of this test's own makes every wake one of its own commits.
-    const ownDb = `rcp_outbox_${crypto.randomUUID().slice(0, 8)}`
-    await api.sql`create database ${api.sql(ownDb)}`
-    const url = new URL(api.deps.config.DATABASE_URL)
-    url.pathname = `/${ownDb}`
-    const own = createDb(url.toString(), { max: 2 })
+    const db = await ownDatabase('outbox')
+    const own = createDb(db.url, { max: 2 })
     try {
-      await migrate(own)
       const [tenant] = await own<{ id: string }[]>`insert into tenants (name, slug) values ('outbox', 'outbox') returning id`
       let wakes = 0
       const listener = await own.listen('rcp_events', () => { wakes++ })
@@ -61,7 +57,7 @@ describe('the event outbox', () => {
       await listener.unlisten()
     } finally {
       await own.end({ timeout: 5 })
-      await api.sql`drop database if exists ${api.sql(ownDb)} with (force)`
+      await db.drop()
     }
   }, 60_000)
 })

@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startApi, type TestApi } from '../support/api'
-import { acquire, LOCK_WAIT_MS } from '../support/exclusive'
+import { ownDatabase, type OwnDatabase } from '../support/own-database'
+import { auditLeaks, otherScans } from '../support/secrets'
 import { eventually } from '../support/temporal'
 import { killableWorkers } from '../support/worker-process'
 import { makeCertificates, messagesOf, publish, Receiver, trainingDone, webhookTenant } from './delivery-helpers'
@@ -15,15 +16,18 @@ const EVENTS = 150
 const prefix = `rcp-wh-crash-${crypto.randomUUID().slice(0, 8)}`
 const dir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'webhook-crash-'))
 const certs = makeCertificates(dir)
-const settings = {
+const settings: Record<string, string> = {
   TEMPORAL_TASK_QUEUE_PREFIX: prefix, OUTBOUND_CA_FILE: certs.caFile, WEBHOOK_DISPATCHER: 'true',
   WEBHOOK_DISPATCH_POLL_MS: '250', WEBHOOK_DISPATCH_BATCH: '20', WEBHOOK_RETRY_SCHEDULE: '0,500ms,1s,1s,2s,2s,3s,3s',
 }
 let api: TestApi
-let release: (() => Promise<void>) | undefined
+let db: OwnDatabase | undefined
 
-// Its workers run the webhook dispatcher: the resource is held until they are stopped (the last afterAll).
-beforeAll(async () => { release = await acquire('webhook-dispatcher') }, LOCK_WAIT_MS)
+// Its workers run the webhook dispatcher, which claims every undispatched event of its database: a database of its own.
+beforeAll(async () => {
+  db = await ownDatabase('webhook_crash')
+  settings.DATABASE_URL = db.url
+}, 60_000)
 const workers = killableWorkers('webhook-crash-workers', settings)
 
 beforeAll(async () => { api = await startApi(settings) })
@@ -31,7 +35,10 @@ afterAll(async () => {
   await api.stop()
   rmSync(dir, { recursive: true, force: true })
 })
-afterAll(async () => { await release?.() })
+afterAll(async () => { // after the workers' own afterAll: nothing holds a connection to the database any more
+  if (db) otherScans.push(await auditLeaks(db.url))
+  await db?.drop()
+})
 
 describe('a worker killed during a burst of deliveries', () => {
   test('every event is delivered to every endpoint after the restart, each message under one webhook-id', async () => {

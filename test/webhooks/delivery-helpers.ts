@@ -1,8 +1,8 @@
 // Shared by the webhook delivery tests: a test-made certificate authority, HTTPS receivers that verify with the
 // stock `standardwebhooks` npm package, a Python receiver (PyPI standardwebhooks 1.1.0), a delivery worker with
 // its own task-queue prefix (the runner's worker does not dispatch, see scripts/test.ts), and endpoint fixtures.
-// The dispatcher claims every tenant's events, so a file that runs one holds the `webhook-dispatcher` resource while it
-// does (test/support/exclusive.ts): such files take turns while the rest of the suite runs beside them.
+// The dispatcher claims every undispatched event of its database, so each file's API and worker use a database of the
+// file's own (test/support/own-database.ts): the files run beside each other and beside the rest of the suite.
 import { afterAll, beforeAll } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,7 +15,8 @@ import { startWorker, type RunningWorker } from '../../worker/run'
 import { startApi, type TestApi } from '../support/api'
 import type { Client } from '../support/client'
 import { patFor, tenantOwner } from '../support/fixtures'
-import { acquire, LOCK_WAIT_MS } from '../support/exclusive'
+import { ownDatabase, type OwnDatabase } from '../support/own-database'
+import { auditLeaks, otherScans } from '../support/secrets'
 import { eventually } from '../support/temporal'
 import { makeCertificates, type Receiver } from '../support/webhook-receiver'
 
@@ -24,14 +25,14 @@ export { makeCertificates, Receiver } from '../support/webhook-receiver'
 /** The webhook tests' shared setup: certificates, an API and a delivery worker on a task-queue prefix of their own. */
 export function useDeliveryEnv(overrides: Partial<Record<keyof Config, string>> = {}, opts: { resolve?: Resolver; worker?: Partial<Record<keyof Config, string>> } = {}) {
   const env = {} as { api: TestApi; worker: RunningWorker; config: Config; certs: ReturnType<typeof makeCertificates>; dir: string; prefix: string }
-  let release: (() => Promise<void>) | undefined
-  beforeAll(async () => { release = await acquire('webhook-dispatcher') }, LOCK_WAIT_MS)
+  let db: OwnDatabase | undefined
   beforeAll(async () => {
+    db = await ownDatabase('webhooks')
     env.dir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'webhooks-'))
     env.certs = makeCertificates(env.dir)
     env.prefix = `rcp-wh-${crypto.randomUUID().slice(0, 8)}`
     const settings = {
-      TEMPORAL_TASK_QUEUE_PREFIX: env.prefix, OUTBOUND_CA_FILE: env.certs.caFile, WEBHOOK_DISPATCHER: 'true',
+      DATABASE_URL: db.url, TEMPORAL_TASK_QUEUE_PREFIX: env.prefix, OUTBOUND_CA_FILE: env.certs.caFile, WEBHOOK_DISPATCHER: 'true',
       WEBHOOK_DISPATCH_POLL_MS: '250', WEBHOOK_RETRY_SCHEDULE: '0,200ms,400ms,800ms,1s,1s,2s,2s', ...overrides,
     }
     env.api = await startApi(settings)
@@ -42,7 +43,8 @@ export function useDeliveryEnv(overrides: Partial<Record<keyof Config, string>> 
     await env.worker?.shutdown()
     await env.api?.stop()
     if (env.dir) rmSync(env.dir, { recursive: true, force: true })
-    await release?.()
+    if (db) otherScans.push(await auditLeaks(db.url)) // the run-wide scan (test/support/preload.ts) reads the run's database
+    await db?.drop()
   })
   return env
 }
