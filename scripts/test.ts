@@ -245,8 +245,9 @@ async function main(): Promise<number> {
   if (worker && (!ok || !worker.running())) {
     say(`worker log (${worker.running() ? 'running' : `exited with ${await worker.exited}`}):\n${tail(worker.logFile, 40)}`)
   }
-  // The report's failures with their messages; the output's names when bun wrote none (killed) or left one out (a hook).
-  const reported = existsSync(junitReport) ? junitFailures(readFileSync(junitReport, 'utf8')) : []
+  // The report's failures with their messages; the output's names when bun wrote none or a torn one (killed) or left
+  // one out (a hook).
+  const reported = (() => { try { return junitFailures(readFileSync(junitReport, 'utf8')) } catch { return [] } })()
   const failures = [...reported, ...failedTests(`${output.stdout}\n${output.stderr}`)
     .filter((name) => !reported.some((r) => r.name === name)).map((name) => ({ name, error: [] }))]
   if (failures.length > 0) say(`failed:\n${failures.map((f) => [`    ${f.name}`, ...f.error.map((l) => `        ${l}`)].join('\n')).join('\n')}`)
