@@ -108,10 +108,5 @@ export function startRunReceiver(): RunReceiver {
   return { url: `http://127.0.0.1:${server.port}`, reports, refused, stop: () => void server.stop(true) }
 }
 
-/** A port nothing listens on right now. */
-export function freePort(): number {
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = probe.port as number
-  probe.stop(true)
-  return port
-}
+/** A port nothing listens on right now, below the ephemeral range (scripts/ports.ts). */
+export { freePortSync as freePort } from '../../scripts/ports'
