@@ -4,13 +4,16 @@ import { createServer } from 'node:net'
 
 const handedOut = new Set<number>()
 
+let range: { low: number; high: number } | undefined
+
 /** The kernel's range for the local ports of outgoing connections (Linux; its default where unreadable). */
 export function ephemeralRange(): { low: number; high: number } {
+  if (range) return range
   try {
     const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number)
-    if (low! > 0 && high! >= low!) return { low: low!, high: high! }
+    if (low! > 0 && high! >= low!) return (range = { low: low!, high: high! })
   } catch { /* not Linux */ }
-  return { low: 32768, high: 60999 }
+  return (range = { low: 32768, high: 60999 })
 }
 
 /** Candidates below the ephemeral range: a port the kernel handed out for `listen(0)` is in that range, and once
@@ -25,24 +28,6 @@ function candidate(): number {
 const MAX_TRIES = 200
 
 /** A port nobody listens on right now, below the ephemeral range; never the same one twice in this process. */
-export async function freePort(): Promise<number> {
-  for (let i = 0; i < MAX_TRIES; i++) {
-    const port = candidate()
-    if (handedOut.has(port)) continue
-    const free = await new Promise<boolean>((resolve) => {
-      const server = createServer()
-      server.once('error', () => resolve(false))
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
-    })
-    if (free) {
-      handedOut.add(port)
-      return port
-    }
-  }
-  throw new Error(`no free port found below ${ephemeralRange().low} in ${MAX_TRIES} tries`)
-}
-
-/** The same, for callers that cannot wait (a manifest built in an expression). */
 export function freePortSync(): number {
   for (let i = 0; i < MAX_TRIES; i++) {
     const port = candidate()
@@ -50,13 +35,16 @@ export function freePortSync(): number {
     try {
       Bun.serve({ port, hostname: '127.0.0.1', fetch: () => new Response() }).stop(true)
     } catch {
-      continue
+      continue // someone listens there
     }
     handedOut.add(port)
     return port
   }
   throw new Error(`no free port found below ${ephemeralRange().low} in ${MAX_TRIES} tries`)
 }
+
+/** The same, for the callers that await it. */
+export const freePort = async (): Promise<number> => freePortSync()
 
 /** Fails fast, naming the variable to change, instead of letting a server die on EADDRINUSE in its log. */
 export async function assertPortFree(port: number, what: string, envName: string) {

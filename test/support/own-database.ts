@@ -1,11 +1,10 @@
 // A database of a file's own on the run's Postgres, migrated, for what a database's every client shares: the webhook
-// dispatcher claims every undispatched event of its database, NOTIFY wakes every listener of it, a restore replaces
-// all of it. Files that need one run beside the others instead of taking turns on the run's database.
+// dispatcher claims every undispatched event of its database, NOTIFY wakes every listener of it. Files that need one
+// run beside the others instead of taking turns on the run's database.
 import { createDb } from '../../api/platform/db'
 import { migrate } from '../../api/platform/migrate'
 
 export interface OwnDatabase {
-  name: string
   url: string
   drop(): Promise<void>
 }
@@ -19,7 +18,6 @@ export async function ownDatabase(tag: string): Promise<OwnDatabase> {
   const sql = createDb(url.toString(), { max: 1 })
   try { await migrate(sql) } finally { await sql.end({ timeout: 5 }) }
   return {
-    name,
     url: url.toString(),
     async drop() {
       await admin`drop database if exists ${admin(name)} with (force)`
