@@ -4,7 +4,9 @@ import { describe, expect, test } from 'bun:test'
 import { eventually } from '../support/temporal'
 import { messagesOf, publish, Receiver, receivedEventIds, settled, trainingDone, useDeliveryEnv, webhookTenant } from './delivery-helpers'
 
-const env = useDeliveryEnv({ WEBHOOK_RETRY_SCHEDULE: '0,300ms,300ms,500ms,1s,1s,1s,2s' })
+// The tail is long enough that no message of a burst runs out of attempts (12 s) while the last ones of the same burst
+// reach their second on a loaded machine: the outage test brings its receiver back only then.
+const env = useDeliveryEnv({ WEBHOOK_RETRY_SCHEDULE: '0,300ms,300ms,500ms,1s,2s,3s,5s' })
 
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!)
 
@@ -21,7 +23,7 @@ describe('retries', () => {
     })
     await r.start() // back, on the same port
     const rows = await settled(env.api, ep.id, 20)
-    expect(rows.every((m) => m.status === 'succeeded')).toBe(true)
+    expect(rows.filter((m) => m.status !== 'succeeded').map((m) => `${m.status} after ${m.attempt_count} attempts`)).toEqual([])
     expect(receivedEventIds(r)).toEqual(new Set(ids))
     const idsPerEvent = new Map<string, Set<string>>()
     for (const d of r.deliveries) idsPerEvent.set(d.body.id, (idsPerEvent.get(d.body.id) ?? new Set()).add(d.webhookId))
