@@ -63,7 +63,16 @@ describe('the mail server down while invitations and resets are sent', () => {
     const delivered = () => mail.messages().filter((m) => m.to.some((to) => recipients.includes(to)))
     // A message waits out its retry's backoff (2, 4, 8, 16, 32 s ...): one attempt that failed just before the server
     // came back, on a loaded machine, puts its next one half a minute or more away.
-    await eventually('every message delivered', async () => (delivered().length >= recipients.length ? true : undefined), DELIVERY_WINDOW_MS)
+    // A run that passes late says why too: what was still undelivered 20 s after the server returned.
+    let told = false
+    await eventually('every message delivered', async () => {
+      if (delivered().length >= recipients.length) return true
+      if (!told && performance.now() - upAt > 20_000) {
+        told = true
+        console.error(`[drill] still undelivered 20 s after the mail server returned (${new Date().toISOString()}):\n${(await undelivered()).join('\n')}`)
+      }
+      return undefined
+    }, DELIVERY_WINDOW_MS)
       .catch(async (err) => { throw new Error(`${err.message} (now ${new Date().toISOString()}); not delivered:\n${(await undelivered()).join('\n')}`) })
     const deliveredMs = performance.now() - upAt
     // Any second send would come within the activity's next retry; wait longer than its first interval.
