@@ -154,8 +154,9 @@ await benchmark('mixed-load', {
     }), 201, 'create webhook endpoint')
     r.secrets = [created.json.data.secret]
   }
-  const browser = await launchChromium()
-  h.own({ stop: () => browser.close() })
+  // Chromium only when its pages are driven: its processes are neighbours of every other workload.
+  const browser = selected.includes('console') ? await launchChromium() : undefined
+  if (browser) h.own({ stop: () => browser.close() })
 
   const all: Record<WorkloadKey, () => Workload> = {
     'sign-ins': () => signIns(api, users),
@@ -163,7 +164,7 @@ await benchmark('mixed-load', {
     members: () => memberPages(api, membersPat, memberLoops),
     builds: () => packageBuilds(api, { headers: models.pat, versionId: models.versionId, profileId: models.profileId, n: buildLoops }),
     webhooks: () => webhookFanOut(api, { session: hooks.session, receivers, window: webhookWindow }),
-    console: () => consolePages(api, { session: members.session, browser }),
+    console: () => consolePages(api, { session: members.session, browser: browser! }),
   }
   const workloads: Workload[] = selected.map((k) => all[k]())
   const consoleAt = selected.indexOf('console')

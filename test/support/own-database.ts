@@ -3,10 +3,13 @@
 // run beside the others instead of taking turns on the run's database.
 import { createDb } from '../../api/platform/db'
 import { migrate } from '../../api/platform/migrate'
+import { auditLeaks, otherScans } from './secrets'
 
 export interface OwnDatabase {
   url: string
   drop(): Promise<void>
+  /** Scans it for leaked secrets first (the run-wide scan, test/support/preload.ts, reads the run's database only). */
+  scanAndDrop(): Promise<void>
 }
 
 export async function ownDatabase(tag: string): Promise<OwnDatabase> {
@@ -17,11 +20,16 @@ export async function ownDatabase(tag: string): Promise<OwnDatabase> {
   url.pathname = `/${name}`
   const sql = createDb(url.toString(), { max: 1 })
   try { await migrate(sql) } finally { await sql.end({ timeout: 5 }) }
+  const drop = async () => {
+    await admin`drop database if exists ${admin(name)} with (force)`
+    await admin.end({ timeout: 5 })
+  }
   return {
     url: url.toString(),
-    async drop() {
-      await admin`drop database if exists ${admin(name)} with (force)`
-      await admin.end({ timeout: 5 })
+    drop,
+    async scanAndDrop() {
+      otherScans.push(await auditLeaks(url.toString()))
+      await drop()
     },
   }
 }

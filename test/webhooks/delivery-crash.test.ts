@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startApi, type TestApi } from '../support/api'
 import { ownDatabase, type OwnDatabase } from '../support/own-database'
-import { auditLeaks, otherScans } from '../support/secrets'
 import { eventually } from '../support/temporal'
 import { killableWorkers } from '../support/worker-process'
 import { makeCertificates, messagesOf, publish, Receiver, trainingDone, webhookTenant } from './delivery-helpers'
@@ -36,8 +35,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 afterAll(async () => { // after the workers' own afterAll: nothing holds a connection to the database any more
-  if (db) otherScans.push(await auditLeaks(db.url))
-  await db?.drop()
+  await db?.scanAndDrop()
 })
 
 describe('a worker killed during a burst of deliveries', () => {

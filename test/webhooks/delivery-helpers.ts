@@ -16,7 +16,6 @@ import { startApi, type TestApi } from '../support/api'
 import type { Client } from '../support/client'
 import { patFor, tenantOwner } from '../support/fixtures'
 import { ownDatabase, type OwnDatabase } from '../support/own-database'
-import { auditLeaks, otherScans } from '../support/secrets'
 import { eventually } from '../support/temporal'
 import { makeCertificates, type Receiver } from '../support/webhook-receiver'
 
@@ -43,8 +42,7 @@ export function useDeliveryEnv(overrides: Partial<Record<keyof Config, string>> 
     await env.worker?.shutdown()
     await env.api?.stop()
     if (env.dir) rmSync(env.dir, { recursive: true, force: true })
-    if (db) otherScans.push(await auditLeaks(db.url)) // the run-wide scan (test/support/preload.ts) reads the run's database
-    await db?.drop()
+    await db?.scanAndDrop()
   })
   return env
 }
