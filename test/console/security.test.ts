@@ -19,8 +19,12 @@ describe('console: security', () => {
       await auditPage(g, 'security-empty')
 
       await page.getByLabel('Idle timeout, minutes').fill('45')
+      // After a save the page reads the policy again for its new ETag; the change below must come after that read,
+      // or the page reads the changed policy and its next save is (rightly) not stale.
+      const reread = page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/tenants/current/auth-policy' && r.request().method() === 'GET')
       await page.getByRole('button', { name: 'Save policy' }).click()
       await page.getByRole('status').filter({ hasText: 'Policy saved.' }).waitFor()
+      await reread
       expect((await owner.client.get('/tenants/current/auth-policy')).json.data.sessionIdleMinutes).toBe(45)
 
       // Someone else saves the policy between this page's read and its save.
