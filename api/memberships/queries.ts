@@ -51,7 +51,14 @@ export interface MemberPage {
   desc: boolean
   after: MemberCursor | null
   limit: number
+  /** Collect every match, then sort: for a search known (by its count) to match at most FEW_MATCHES members. */
+  collectMatches?: boolean
 }
+
+/** A search's matches can sit anywhere in the sort order, and the planner, taking them for evenly spread, finds a
+ *  page of them by walking the tenant's sort index: for "Member 12" in a tenant of 100,000 that read 87,000 members
+ *  and their users (680 ms). Up to this many matches are cheaper to collect (from the trigram indexes) and sort. */
+export const FEW_MATCHES = 2000
 
 /** "Usable now": active and not past its expiry. The one definition, for every query that needs it. */
 export const LIVE = (alias = 'm') => `${alias}.status = 'active' and (${alias}.expires_at is null or ${alias}.expires_at > now())`
@@ -75,13 +82,26 @@ export async function listMembers(db: Db, f: MemberFilter, p: MemberPage): Promi
   const key = SORT_KEYS[p.sortBy]
   const dir = db.unsafe(p.desc ? 'desc' : 'asc')
   const cmp = db.unsafe(p.desc ? '<' : '>')
-  const after = p.after
-    ? db`and (${db.unsafe(key.expr)}, m.id) ${cmp} (${p.after.k}::text::${db.unsafe(key.type)}, ${p.after.id}::uuid)`
+  const after = (sortExpr: string, idExpr: string) => p.after
+    ? db`and (${db.unsafe(sortExpr)}, ${db.unsafe(idExpr)}) ${cmp} (${p.after.k}::text::${db.unsafe(key.type)}, ${p.after.id}::uuid)`
     : db``
+  if (p.collectMatches) {
+    // OFFSET 0 keeps the planner from pulling the ORDER BY ... LIMIT and the cursor into the inner query, so it
+    // plans the matching alone (from the users the trigram indexes find), as the count does.
+    return db<(MemberRow & { sort_key: string })[]>`
+      select * from (
+        select ${db.unsafe(COLUMNS)}, ${db.unsafe(key.text)} as sort_key, ${db.unsafe(key.expr)} as sort_value
+          from memberships m join users u on u.id = m.user_id
+         where ${whereOf(db, f)}
+        offset 0) matches
+       where true ${after('sort_value', 'id')}
+       order by sort_value ${dir}, id ${dir}
+       limit ${p.limit}`
+  }
   return db<(MemberRow & { sort_key: string })[]>`
     select ${db.unsafe(COLUMNS)}, ${db.unsafe(key.text)} as sort_key
       from memberships m join users u on u.id = m.user_id
-     where ${whereOf(db, f)} ${after}
+     where ${whereOf(db, f)} ${after(key.expr, 'm.id')}
      order by ${db.unsafe(key.expr)} ${dir}, m.id ${dir}
      limit ${p.limit}`
 }

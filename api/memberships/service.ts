@@ -12,7 +12,7 @@ import { revokeMembershipApiKeys } from '../api-keys/queries'
 import { detachMembershipSessions } from '../sessions/queries'
 import type { ListMembershipsQuery, UpdateMembershipBody } from './model'
 import {
-  countMembers, countOtherActiveOwners, findMember, listMembers, lockTenantMemberships, markMemberRemoved, updateMember, type MemberCursor, type MemberRow,
+  FEW_MATCHES, countMembers, countOtherActiveOwners, findMember, listMembers, lockTenantMemberships, markMemberRemoved, updateMember, type MemberCursor, type MemberRow,
 } from './queries'
 
 
@@ -30,11 +30,11 @@ export async function listMemberships({ sql: db, keys }: Pick<ServiceDeps, 'sql'
   const desc = rest.sortOrder === 'desc'
   const binding = { route: 'GET /tenants/current/memberships', scope: `tenant:${tenantId}`, filters: { ...rest, sortBy, sortOrder: desc ? 'desc' : 'asc' } }
   const filter = { tenantId, status: rest.status, role: rest.role, q: rest.q }
-  const fetch = (after: MemberCursor | null, limit: number) => listMembers(db, filter, { sortBy, desc, after, limit })
-  const [p, totalCount] = await Promise.all([
-    paginate(keys, binding, { pageSize, pageToken }, fetch, (r) => ({ k: r.sort_key, id: r.id })),
-    countMembers(db, filter),
-  ])
+  const count = countMembers(db, filter)
+  // A search waits for its count to choose how to find its page (queries.ts FEW_MATCHES); other filters do not.
+  const collectMatches = filter.q !== undefined && (await count) <= FEW_MATCHES
+  const fetch = (after: MemberCursor | null, limit: number) => listMembers(db, filter, { sortBy, desc, after, limit, collectMatches })
+  const [p, totalCount] = await Promise.all([paginate(keys, binding, { pageSize, pageToken }, fetch, (r) => ({ k: r.sort_key, id: r.id })), count])
   return { ...mapPage(p, toMembershipDto), totalCount }
 }
 
