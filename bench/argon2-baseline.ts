@@ -1,10 +1,10 @@
 // Bare argon2id: how many password verifications a second this machine's cores do, with the parameters the API
-// uses (api/identity/passwords.ts), `concurrency` at a time on Bun's thread pool. Run as a script it prints one JSON
-// line; every sign-in benchmark (bench/sign-in.ts, bench/audit.ts) measures it through `argon2Baseline`, in a
-// process of its own so the runner's work does not share its event loop.
+// uses (api/identity/password-hasher.ts), `concurrency` at a time on Bun's thread pool in this process. Run as a
+// script it prints one JSON line; every sign-in benchmark (bench/sign-in.ts, bench/audit.ts) measures it through
+// `argon2Baseline`, in a process of its own so the runner's work does not share its event loop.
 // Usage: bun bench/argon2-baseline.ts <seconds> <concurrency>
 import { join } from 'node:path'
-import { hashPassword } from '../api/identity/passwords'
+import { ARGON2 as PARAMS } from '../api/identity/password-hasher'
 import type { Harness, Measure } from './harness'
 
 export const ARGON2 = 'bare argon2id verifications'
@@ -26,7 +26,7 @@ if (import.meta.main) {
   const seconds = Number(process.argv[2] ?? 5)
   const concurrency = Number(process.argv[3] ?? 32)
   const password = 'correct horse battery staple'
-  const hash = await hashPassword(password)
+  const hash = await Bun.password.hash(password, PARAMS)
   let done = 0
   const deadline = performance.now() + seconds * 1000
   const start = performance.now()

@@ -1,25 +1,26 @@
 import { ZxcvbnFactory } from '@zxcvbn-ts/core'
 import { adjacencyGraphs, dictionary } from '@zxcvbn-ts/language-common'
 import { ApiError } from '../platform/errors'
+import { PasswordHasher } from './password-hasher'
 
-// OWASP's minimum for argon2id: 19 MiB, 2 iterations, 1 lane.
-const ARGON2 = { algorithm: 'argon2id', memoryCost: 19_456, timeCost: 2 } as const
 export const PASSWORD_MIN_LENGTH = 8
 export const PASSWORD_MAX_LENGTH = 1024
 /** zxcvbn's guesses (log10) below which a password counts as common or predictable: its scores 0 and 1. */
 const MIN_GUESSES_LOG10 = 6
 
-export const hashPassword = (password: string): Promise<string> => Bun.password.hash(password, ARGON2)
+// One hashing child per process, started on first use (password-hasher.ts says why a child).
+const hasher = new PasswordHasher()
+export const hashPassword = (password: string): Promise<string> => hasher.hash(password)
 
 // Verified against when the account does not exist, so a wrong email costs the same time as a wrong password.
 let dummyHash: Promise<string> | undefined
 export async function verifyPassword(password: string, hash: string | null | undefined): Promise<boolean> {
   if (!hash) {
     dummyHash ??= hashPassword('not-a-real-password-but-the-same-cost')
-    await Bun.password.verify(password, await dummyHash)
+    await hasher.verify(password, await dummyHash)
     return false
   }
-  return Bun.password.verify(password, hash)
+  return hasher.verify(password, hash)
 }
 
 // Built on first use (about 0.3 s: it indexes the dictionaries), then shared.

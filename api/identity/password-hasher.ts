@@ -1,0 +1,118 @@
+// argon2id runs in a child process of the API at a lower CPU priority (nice 10). In the API's own thread pool a burst
+// of sign-ins kept two hashes on the cores all the time, and they shared the API's CPU share (its cgroup, or its
+// session's autogroup) with the event loop on equal terms: a cached PAT read then waited behind them (issue 22's
+// mixed load). A child of lower priority in the same share gets whatever the request handling leaves, so sign-in
+// keeps the machine's idle cores and the event loop comes first when it has work.
+//
+// Jobs and answers travel as lines of JSON over the child's stdin and stdout (Bun's IPC channel spun the child's
+// main thread at 100% of a core). A password crosses that pipe and nothing else: the child writes no log.
+import type { Subprocess } from 'bun'
+import { setPriority } from 'node:os'
+import { join } from 'node:path'
+
+// OWASP's minimum for argon2id: 19 MiB, 2 iterations, 1 lane.
+export const ARGON2 = { algorithm: 'argon2id', memoryCost: 19_456, timeCost: 2 } as const
+
+/** The hasher's nice value: the event loop (0) gets about nine tenths of a core the two contend for. */
+export const HASHER_NICE = 10
+
+export type HashJob = { op: 'hash'; password: string } | { op: 'verify'; password: string; hash: string }
+export type HashAnswer = { id: number; ok: true; result: string | boolean } | { id: number; ok: false; error: string }
+
+type Child = Subprocess<'pipe', 'pipe', 'inherit'>
+type Pending = { job: HashJob; resolve: (v: string | boolean) => void; reject: (e: Error) => void; sent: number; to?: Child }
+
+/** A job is sent again to a fresh child when the one it was sent to died first, at most this many times in all. */
+const MAX_SENDS = 2
+
+export class PasswordHasher {
+  private child: Child | undefined
+  private stopped = false
+  private readonly pending = new Map<number, Pending>()
+  private nextId = 0
+
+  hash(password: string): Promise<string> {
+    return this.run({ op: 'hash', password }) as Promise<string>
+  }
+
+  verify(password: string, hash: string): Promise<boolean> {
+    return this.run({ op: 'verify', password, hash }) as Promise<boolean>
+  }
+
+  /** Ends the child (it also ends by itself when this process goes: its stdin closes). */
+  stop(): void {
+    this.stopped = true
+    this.child?.kill()
+  }
+
+  private run(job: HashJob): Promise<string | boolean> {
+    return new Promise((resolve, reject) => {
+      const id = ++this.nextId
+      const p: Pending = { job, resolve, reject, sent: 0 }
+      this.pending.set(id, p)
+      this.send(id, p)
+    })
+  }
+
+  private send(id: number, p: Pending) {
+    if (this.stopped) {
+      this.pending.delete(id)
+      return p.reject(new Error('password hasher stopped'))
+    }
+    p.sent++
+    p.to = this.child ??= this.spawn()
+    try {
+      p.to.stdin.write(`${JSON.stringify({ id, ...p.job })}\n`)
+      p.to.stdin.flush()
+    } catch {
+      // The child is gone: lost() sends the job on.
+    }
+  }
+
+  private spawn() {
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, 'password-hasher-process.ts')], {
+      stdin: 'pipe', stdout: 'pipe', stderr: 'inherit',
+    })
+    try {
+      setPriority(child.pid, HASHER_NICE)
+    } catch {
+      // A platform without priorities still hashes, at the same priority as the API.
+    }
+    child.unref()
+    void this.read(child)
+    void child.exited.then(() => this.lost(child))
+    return child
+  }
+
+  private async read(child: Child) {
+    const decoder = new TextDecoder()
+    let buffered = ''
+    const reader = child.stdout.getReader()
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      buffered += decoder.decode(chunk.value, { stream: true })
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const answer = JSON.parse(buffered.slice(0, nl)) as HashAnswer
+        buffered = buffered.slice(nl + 1)
+        const p = this.pending.get(answer.id)
+        if (!p) continue
+        this.pending.delete(answer.id)
+        if (answer.ok) p.resolve(answer.result)
+        else p.reject(new Error(answer.error))
+      }
+    }
+  }
+
+  /** The child died (killed, out of memory): what it still owed goes to a fresh one, once. */
+  private lost(child: Child) {
+    if (this.child === child) this.child = undefined
+    for (const [id, p] of this.pending) {
+      if (p.to !== child) continue
+      if (p.sent >= MAX_SENDS || this.stopped) {
+        this.pending.delete(id)
+        p.reject(new Error(`password hasher exited (code ${child.exitCode}, signal ${child.signalCode}) twice with this job`))
+      } else {
+        this.send(id, p)
+      }
+    }
+  }
+}

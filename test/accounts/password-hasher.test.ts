@@ -1,0 +1,57 @@
+import { describe, expect, test } from 'bun:test'
+import { readdirSync, readFileSync } from 'node:fs'
+import { getPriority } from 'node:os'
+import { HASHER_NICE, PasswordHasher } from '../../api/identity/password-hasher'
+import { hashPassword, verifyPassword } from '../../api/identity/passwords'
+
+/** This process's children running the hasher. */
+function hasherChildren(): number[] {
+  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((pid) => {
+    try {
+      const ppid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
+      return ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('password-hasher-process')
+    } catch {
+      return false // gone meanwhile
+    }
+  })
+}
+
+describe('password hashing', () => {
+  test('argon2id runs in a child process below the API in CPU priority, and answers like Bun.password', async () => {
+    const hash = await hashPassword('correct horse battery staple')
+    expect(hash).toStartWith('$argon2id$v=19$m=19456,t=2,p=1$')
+    expect(await Bun.password.verify('correct horse battery staple', hash)).toBe(true)
+    expect(await verifyPassword('correct horse battery staple', hash)).toBe(true)
+    expect(await verifyPassword('correct horse battery stapler', hash)).toBe(false)
+    expect(await verifyPassword('anything', null)).toBe(false) // the unknown account's dummy check
+    await expect(verifyPassword('anything', 'not a hash')).rejects.toThrow('UnsupportedAlgorithm')
+
+    const children = hasherChildren()
+    expect(children).toHaveLength(1)
+    expect(getPriority(children[0]!)).toBe(getPriority(process.pid) + HASHER_NICE)
+  })
+
+  test('a job whose child dies is answered by a fresh child; a job that kills two is refused', async () => {
+    const hasher = new PasswordHasher()
+    try {
+      const hash = await hasher.hash('correct horse battery staple')
+      const before = hasherChildren()
+      const verifying = Promise.all(Array.from({ length: 4 }, () => hasher.verify('correct horse battery staple', hash)))
+      for (const pid of before) process.kill(pid, 'SIGKILL')
+      expect(await verifying).toEqual([true, true, true, true])
+      expect(hasherChildren().filter((pid) => !before.includes(pid)).length).toBeGreaterThan(0)
+
+      // Killed again and again: the job is refused after its second child, not sent round for ever.
+      const doomed = hasher.verify('correct horse battery staple', hash)
+      let settled = false
+      void doomed.catch(() => {}).finally(() => { settled = true })
+      while (!settled) {
+        for (const pid of hasherChildren()) process.kill(pid, 'SIGKILL')
+        await Bun.sleep(2)
+      }
+      await expect(doomed).rejects.toThrow('password hasher exited')
+    } finally {
+      hasher.stop()
+    }
+  })
+})
