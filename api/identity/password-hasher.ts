@@ -1,11 +1,13 @@
-// argon2id runs in a child process of the API at a lower CPU priority (nice 10). In the API's own thread pool a burst
-// of sign-ins kept two hashes on the cores all the time, and they shared the API's CPU share (its cgroup, or its
-// session's autogroup) with the event loop on equal terms: a cached PAT read then waited behind them (issue 22's
-// mixed load). A child of lower priority in the same share gets whatever the request handling leaves, so sign-in
-// keeps the machine's idle cores and the event loop comes first when it has work.
+// argon2id runs in a child process of the API, in a session of its own and at a lower CPU priority (nice 10). In the
+// API's own thread pool a burst of sign-ins kept two hashes on the cores all the time, and the kernel charged them to
+// the API's CPU share (its session's autogroup, or its cgroup): the event loop, having used its share on hashing, then
+// waited behind every other process before it could answer a cached PAT read (issue 22's mixed load). A session of
+// its own gives the hasher an autogroup of its own, so hashing no longer spends the event loop's share; where
+// processes share a cgroup instead, the lower priority lets the event loop go first.
 //
 // Jobs and answers travel as lines of JSON over the child's stdin and stdout (Bun's IPC channel spun the child's
-// main thread at 100% of a core). A password crosses that pipe and nothing else: the child writes no log.
+// main thread at 100% of a core). A password crosses that pipe and nothing else: the child writes no log. The child
+// ends when its stdin closes, so it does not outlive the API.
 import type { Subprocess } from 'bun'
 import { setPriority } from 'node:os'
 import { join } from 'node:path'
@@ -13,7 +15,8 @@ import { join } from 'node:path'
 // OWASP's minimum for argon2id: 19 MiB, 2 iterations, 1 lane.
 export const ARGON2 = { algorithm: 'argon2id', memoryCost: 19_456, timeCost: 2 } as const
 
-/** The hasher's nice value: the event loop (0) gets about nine tenths of a core the two contend for. */
+/** The hasher's nice value: where it shares a cgroup with the API, the event loop (0) gets about nine tenths of a
+ *  core the two contend for. */
 export const HASHER_NICE = 10
 
 export type HashJob = { op: 'hash'; password: string } | { op: 'verify'; password: string; hash: string }
@@ -71,7 +74,7 @@ export class PasswordHasher {
 
   private spawn() {
     const child = Bun.spawn([process.execPath, join(import.meta.dir, 'password-hasher-process.ts')], {
-      stdin: 'pipe', stdout: 'pipe', stderr: 'inherit',
+      stdin: 'pipe', stdout: 'pipe', stderr: 'inherit', detached: true,
     })
     try {
       setPriority(child.pid, HASHER_NICE)

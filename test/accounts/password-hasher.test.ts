@@ -4,11 +4,15 @@ import { getPriority } from 'node:os'
 import { HASHER_NICE, PasswordHasher } from '../../api/identity/password-hasher'
 import { hashPassword, verifyPassword } from '../../api/identity/passwords'
 
+const statOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+/** The session a process belongs to (the kernel's autogroup follows it). */
+const sessionOf = (pid: number) => Number(statOf(pid)[3])
+
 /** This process's children running the hasher. */
 function hasherChildren(): number[] {
   return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((pid) => {
     try {
-      const ppid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
+      const ppid = Number(statOf(pid)[1])
       return ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('password-hasher-process')
     } catch {
       return false // gone meanwhile
@@ -17,7 +21,7 @@ function hasherChildren(): number[] {
 }
 
 describe('password hashing', () => {
-  test('argon2id runs in a child process below the API in CPU priority, and answers like Bun.password', async () => {
+  test('argon2id runs in a child process of its own session, below the API in CPU priority, and answers like Bun.password', async () => {
     const hash = await hashPassword('correct horse battery staple')
     expect(hash).toStartWith('$argon2id$v=19$m=19456,t=2,p=1$')
     expect(await Bun.password.verify('correct horse battery staple', hash)).toBe(true)
@@ -29,6 +33,9 @@ describe('password hashing', () => {
     const children = hasherChildren()
     expect(children).toHaveLength(1)
     expect(getPriority(children[0]!)).toBe(getPriority(process.pid) + HASHER_NICE)
+    // Its own session, hence its own autogroup: the kernel charges its hashing to it, not to the API's share.
+    expect(sessionOf(children[0]!)).toBe(children[0]!)
+    expect(sessionOf(children[0]!)).not.toBe(sessionOf(process.pid))
   })
 
   test('a job whose child dies is answered by a fresh child; a job that kills two is refused', async () => {
