@@ -10,9 +10,18 @@ import type { ActivityDeps } from './index'
 
 const undeliverable = (message: string) => ApplicationFailure.create({ type: MailErrorType.undeliverable, message, nonRetryable: true })
 
+/** Every wait of one SMTP attempt ends well inside the send activity's start-to-close (1 minute, workflows/mail.ts),
+ *  so a server that accepts the connection and then says nothing (one coming back up) costs an attempt seconds, and
+ *  the retry finds it ready. nodemailer's own defaults (2 minutes to connect, 30 s for the greeting, 10 minutes of
+ *  silence) let such an attempt hang until Temporal timed it out and then wait out the next backoff. */
+export const SMTP_TIMEOUTS_MS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as const
+
+// Transport settings go in the first argument: the second holds defaults for each message only.
+export const smtpTransport = (smtpUrl: string, from: string) => nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS_MS }, { from })
+
 export function mailActivities({ sql, config, log, keys, activityMetrics }: ActivityDeps) {
-  // One pooled SMTP transport per worker process.
-  const transport = nodemailer.createTransport(config.SMTP_URL, { from: config.MAIL_FROM })
+  // One SMTP transport per worker process.
+  const transport = smtpTransport(config.SMTP_URL, config.MAIL_FROM)
   // The span names the server's host only: the URL may carry the SMTP credentials, the message a recipient.
   const smtp = URL.canParse(config.SMTP_URL) ? new URL(config.SMTP_URL) : undefined
   const smtpAttributes = smtp ? { 'server.address': smtp.hostname, 'server.port': Number(smtp.port || (smtp.protocol === 'smtps:' ? 465 : 587)) } : {}
