@@ -28,6 +28,16 @@ type Pending = { job: HashJob; resolve: (v: string | boolean) => void; reject: (
 /** A job is sent again to a fresh child when the one it was sent to died first, at most this many times in all. */
 const MAX_SENDS = 2
 
+/** An answer line, or undefined for anything else the runtime may print on stdout. */
+function answerOf(line: string): HashAnswer | undefined {
+  try {
+    const a = JSON.parse(line) as HashAnswer
+    return typeof a?.id === 'number' ? a : undefined
+  } catch {
+    return undefined
+  }
+}
+
 export class PasswordHasher {
   private child: Child | undefined
   private stopped = false
@@ -75,6 +85,8 @@ export class PasswordHasher {
   private spawn() {
     const child = Bun.spawn([process.execPath, join(import.meta.dir, 'password-hasher-process.ts')], {
       stdin: 'pipe', stdout: 'pipe', stderr: 'inherit', detached: true,
+      // It needs none of the API's settings, and its environment is no place for the API's secrets.
+      env: { PATH: process.env.PATH ?? '' },
     })
     try {
       setPriority(child.pid, HASHER_NICE)
@@ -94,8 +106,9 @@ export class PasswordHasher {
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
       buffered += decoder.decode(chunk.value, { stream: true })
       for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const answer = JSON.parse(buffered.slice(0, nl)) as HashAnswer
+        const answer = answerOf(buffered.slice(0, nl))
         buffered = buffered.slice(nl + 1)
+        if (!answer) continue
         const p = this.pending.get(answer.id)
         if (!p) continue
         this.pending.delete(answer.id)

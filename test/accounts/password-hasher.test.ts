@@ -36,6 +36,10 @@ describe('password hashing', () => {
     // Its own session, hence its own autogroup: the kernel charges its hashing to it, not to the API's share.
     expect(sessionOf(children[0]!)).toBe(children[0]!)
     expect(sessionOf(children[0]!)).not.toBe(sessionOf(process.pid))
+    // None of the API's settings, so none of its secrets, in the child's environment.
+    expect(process.env.SECRET_KEY).toBeDefined()
+    const environ = readFileSync(`/proc/${children[0]}/environ`, 'utf8').split('\0').map((kv) => kv.split('=')[0])
+    expect(environ.filter((k) => k && k !== 'PATH')).toEqual([])
   })
 
   test('a job whose child dies is answered by a fresh child; a job that kills two is refused', async () => {
