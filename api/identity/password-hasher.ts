@@ -125,7 +125,8 @@ export class PasswordHasher {
       if (p.to !== child) continue
       if (p.sent >= MAX_SENDS || this.stopped) {
         this.pending.delete(id)
-        p.reject(new Error(`password hasher exited (code ${child.exitCode}, signal ${child.signalCode}) twice with this job`))
+        p.reject(new Error(this.stopped ? 'password hasher stopped'
+          : `password hasher exited (code ${child.exitCode}, signal ${child.signalCode}) twice with this job`))
       } else {
         this.send(id, p)
       }

@@ -65,4 +65,13 @@ describe('password hashing', () => {
       hasher.stop()
     }
   })
+
+  test('stopping refuses what is still pending, and what comes after', async () => {
+    const hasher = new PasswordHasher()
+    const hash = await hasher.hash('correct horse battery staple')
+    const pending = hasher.verify('correct horse battery staple', hash)
+    hasher.stop()
+    await expect(pending).rejects.toThrow('password hasher stopped')
+    await expect(hasher.hash('another')).rejects.toThrow('password hasher stopped')
+  })
 })
