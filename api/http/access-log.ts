@@ -4,6 +4,15 @@ import { spanOf } from './request-span'
 
 type Finished = { request: Request; set: { status?: number | string } }
 
+/** The path of a request's absolute URL as the client sent it, without its query: sliced rather than parsed with
+ *  `new URL`, which cost a log line a fifth of its time. */
+export function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (start < 0) return '/'
+  const query = url.indexOf('?', start)
+  return url.slice(start, query < 0 ? undefined : query)
+}
+
 /** One line per request. The plugin registers it only when the level would write it: every response pays for it. */
 export function accessLog(log: Logger, traced = false) {
   return function logRequest({ request, set }: Finished): void {
@@ -11,7 +20,7 @@ export function accessLog(log: Logger, traced = false) {
     // In a traced process the line names the request's trace and span (README "Traces"), to find one from the other.
     const ids = traced ? spanOf(request)?.spanContext() : undefined
     log.info('request', {
-      requestId: st.requestId, method: request.method, path: new URL(request.url).pathname, status: set.status,
+      requestId: st.requestId, method: request.method, path: pathOf(request.url), status: set.status,
       ms: Math.round((performance.now() - st.startedAt) * 10) / 10, user: st.principal?.userId, tenant: st.principal?.membership?.tenantId,
       ...(ids ? { trace_id: ids.traceId, span_id: ids.spanId } : {}),
     })
