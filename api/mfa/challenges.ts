@@ -17,9 +17,11 @@ export interface MfaChallenge {
 export type SecondFactors = Awaited<ReturnType<typeof secondFactorsOf>>
 
 /** The methods a user can answer a challenge with; empty when they have no second factor. */
-export function methodsOf(f: SecondFactors): MfaMethod[] {
-  return [...(f.totp ? (['totp', 'recovery_code'] as const) : []), ...(f.webauthn.length > 0 ? (['webauthn'] as const) : [])]
+export function methodsFor(activeTotp: boolean, passkeys: number): MfaMethod[] {
+  return [...(activeTotp ? (['totp', 'recovery_code'] as const) : []), ...(passkeys > 0 ? (['webauthn'] as const) : [])]
 }
+
+export const methodsOf = (f: SecondFactors): MfaMethod[] => methodsFor(f.totp, f.webauthn.length)
 
 /** Called before a password session is stored: whether it must start gated, and by which factors. */
 export async function pendingSecondFactors(db: Db, userId: string): Promise<SecondFactors | null> {

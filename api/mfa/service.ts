@@ -13,11 +13,11 @@ import type { Principal } from '../identity/service'
 import { recordAudit } from '../audit/service'
 import { markSessionSecondFactor } from '../sessions/queries'
 import { findUserById } from '../users/queries'
-import { methodsOf } from './challenges'
+import { methodsFor } from './challenges'
 import type { WebAuthnCredential } from './model'
 import {
-  countRecoveryCodesLeft, countWebAuthnCredentials, deleteTotp, deleteWebAuthnCredential, findTotp, listWebAuthnCredentials, releaseMfaFailureSlot,
-  replaceRecoveryCodes, reserveMfaFailureSlot, secondFactorsOf, spendRecoveryCode, upsertPendingTotp, useTotpStep, type WebAuthnCredentialRow,
+  deleteTotp, deleteWebAuthnCredential, findTotp, listWebAuthnCredentials, mfaSummaryOf, releaseMfaFailureSlot,
+  replaceRecoveryCodes, reserveMfaFailureSlot, spendRecoveryCode, upsertPendingTotp, useTotpStep, type WebAuthnCredentialRow,
 } from './queries'
 import { acceptedTotpStep, newTotpSecret, qrCodeDataUrl, TOTP_DIGITS, TOTP_PERIOD, totpUri } from './totp'
 import { passwordlessOptions, registrationOptions, storeCredential, verifyAssertion, verifyRegistration } from './webauthn'
@@ -54,15 +54,12 @@ const sessionOf = (p: Principal) => (p.credential === 'session' ? p.credentialId
 // ── Status ──────────────────────────────────────────────────────────────────────────────────────────────────
 
 export async function mfaStatus({ sql: db }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext) {
-  const { userId } = ctx.principal
-  const [totp, passkeys, left, factors] = await Promise.all([
-    findTotp(db, userId), countWebAuthnCredentials(db, userId), countRecoveryCodesLeft(db, userId), secondFactorsOf(db, userId),
-  ])
+  const m = await mfaSummaryOf(db, ctx.principal.userId)
   return {
-    totp: { status: totp?.status ?? ('none' as const), activatedAt: totp?.activated_at?.toISOString() ?? null },
-    webauthnCredentials: passkeys,
-    recoveryCodesRemaining: left,
-    methods: methodsOf(factors),
+    totp: { status: m.totp_status ?? ('none' as const), activatedAt: m.totp_activated_at?.toISOString() ?? null },
+    webauthnCredentials: m.passkeys,
+    recoveryCodesRemaining: m.recovery_codes_left,
+    methods: methodsFor(m.totp_status === 'active', m.passkeys),
   }
 }
 
