@@ -4,8 +4,8 @@ import { spanOf } from './request-span'
 
 type Finished = { request: Request; set: { status?: number | string } }
 
-/** The path of a request's absolute URL as the client sent it, without its query: sliced rather than parsed with
- *  `new URL`, which cost a log line a fifth of its time. */
+/** The path of a request's absolute URL as the client sent it, without its query: sliced, since parsing the whole URL
+ *  with `new URL` on every response only to read its path is the dearer way to the same text. */
 export function pathOf(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2)
   if (start < 0) return '/'

@@ -135,9 +135,9 @@ export async function deleteWebAuthnCredential(db: Db, userId: string, id: strin
   return row
 }
 
-/** A user's factors at a glance (GET /users/me/mfa), in one statement: a page's every read waits for a pool
- *  connection, and under load five reads at once waited for five (1.1-1.9 s in the mixed-load bench, against 40 ms
- *  for a one-read route). */
+/** A user's factors at a glance (GET /users/me/mfa), in one statement: under load each read of a request waits for a
+ *  pool connection (and may be queued behind what runs on it), so five reads at once took 1.1-1.9 s in the mixed-load
+ *  bench where one-read routes took 18-272 ms. */
 export async function mfaSummaryOf(db: Db, userId: string) {
   const [row] = await db<{ totp_status: TotpRow['status'] | null; totp_activated_at: Date | null; passkeys: number; recovery_codes_left: number }[]>`
     select t.status as totp_status, t.activated_at as totp_activated_at,

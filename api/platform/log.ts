@@ -6,8 +6,8 @@ type Fields = Record<string, unknown>
 
 const SECRET_KEY = /pass(word)?|secret|token|authorization|cookie|otp|code$|recovery|credential|signature|private/i
 
-// Every access log line asks about the same few keys: a key's verdict is kept once known (up to a bound, since a
-// logged object may carry keys nobody chose), which halves the cost of a line.
+// Every access log line asks about the same few keys, so a key's verdict is kept once known (up to a bound, since a
+// logged object may carry keys nobody chose) rather than tested again on every line.
 const verdicts = new Map<string, boolean>()
 const MAX_VERDICTS = 1024
 function isSecretKey(key: string): boolean {
