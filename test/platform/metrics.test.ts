@@ -86,7 +86,7 @@ describe('API metrics', () => {
     const reader = new Client(api.url).withBearer(token)
     for (let i = 0; i < 3; i++) expect((await reader.get('/users/me')).status).toBe(200)
     // The cache answers only while its feed's last heartbeat is fresher than the fence: on a loaded machine one can
-    // come back late, and the reads meanwhile go to Postgres as misses (a full run at load 10 counted no hit in three).
+    // come back late, and the reads meanwhile go to Postgres as misses (in one full run three reads counted no hit).
     // Read on, for up to 10 s, until two hits are counted.
     const hits = async () => value(await scrape(), 'rcp_pat_cache_lookups_total', { result: 'hit' }) - value(before, 'rcp_pat_cache_lookups_total', { result: 'hit' })
     for (const until = Date.now() + 10_000; (await hits()) < 2 && Date.now() < until;) expect((await reader.get('/users/me')).status).toBe(200)

@@ -116,6 +116,9 @@ describe('PAT cache across replicas', () => {
 
     await b.deps.lastUsed.flush() // writes api_keys.last_used_at for this key
     await Bun.sleep(fenceMs() / 2)
+    // The entry is served only while B's feed is live; on a loaded machine a heartbeat can come back late (a full run
+    // read a miss here), so the read waits for a fresh one: a miss then can only mean the entry was evicted.
+    await eventually('B proving its feed live', async () => b.deps.pats.staleness() < fenceMs() / 2 || undefined)
     const hits = b.deps.pats.stats.hits
     expect((await onB.get('/tokens/self')).status).toBe(200)
     expect(b.deps.pats.stats.hits).toBe(hits + 1)
