@@ -30,14 +30,14 @@ export function retryAfterMs(value: string | null, now: number): number | null {
 // a send. Past this the workflow waits instead.
 const GATE_WAIT_MS = 2000
 
-/** Passes the endpoint's send gate, waiting here while it opens soon enough; answers 0 once through, else how
- *  long until it may open (nothing was sent). */
-async function passGate(sql: ActivityDeps['sql'], endpointId: string, intervalMs: number): Promise<number> {
+/** Passes the endpoint's send gate, waiting here while it opens soon enough; answers the gate's stamp once through,
+ *  else how long until it may open (nothing was sent). */
+async function passGate(sql: ActivityDeps['sql'], endpointId: string, intervalMs: number): Promise<{ sentAt: Date } | { waitMs: number }> {
   const deadline = Date.now() + GATE_WAIT_MS
   for (;;) {
-    const waitMs = await claimSend(sql, endpointId, intervalMs)
-    if (waitMs === 0 || Date.now() + waitMs > deadline) return waitMs
-    await sleep(waitMs)
+    const gate = await claimSend(sql, endpointId, intervalMs)
+    if ('sentAt' in gate || Date.now() + gate.waitMs > deadline) return gate
+    await sleep(gate.waitMs)
   }
 }
 
@@ -83,11 +83,14 @@ export function webhookDeliveryActivities(deps: ActivityDeps) {
 
       // Right before the request (signing takes microseconds): a timer that fired late must not send on the heels
       // of the send before, and the attempt's recorded time is when the gate let it through.
+      let at = new Date()
       if (intervalMs) {
-        const waitMs = await passGate(sql, endpoint.id, intervalMs)
-        if (waitMs > 0) return { result: 'paced', waitMs: Math.ceil(waitMs) }
+        const gate = await passGate(sql, endpoint.id, intervalMs)
+        if ('waitMs' in gate) return { result: 'paced', waitMs: Math.ceil(gate.waitMs) }
+        // The gate's stamp, not this process's clock after the round trip: on a loaded worker the two were tens of
+        // milliseconds apart, and two attempts' recorded times closer than the spacing the gate kept.
+        at = gate.sentAt
       }
-      const at = new Date()
       const body = JSON.stringify(envelopeOf(message))
       const headers = signedHeaders(signingSecrets(deps, endpoint, at), webhookIdOf(message.id), at, body)
       const t0 = performance.now()

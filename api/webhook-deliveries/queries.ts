@@ -140,21 +140,22 @@ export async function reserveSlot(db: Db, endpointId: string, intervalMs: number
 }
 
 /** The gate at the moment of sending: takes the send if the endpoint's last one is at least `intervalMs` ago
- *  (stamping it now), atomically across workers. Answers 0 when taken, else how long until it may be. */
-export async function claimSend(db: Db, endpointId: string, intervalMs: number): Promise<number> {
+ *  (stamping it now), atomically across workers. Answers the stamp when taken (the send's own time, by the one clock
+ *  every worker's gate reads), else how long until it may be. */
+export async function claimSend(db: Db, endpointId: string, intervalMs: number): Promise<{ sentAt: Date } | { waitMs: number }> {
   const step = intervalMs / 1000
-  const [taken] = await db<{ endpoint_id: string }[]>`
+  const [taken] = await db<{ sent_at: Date }[]>`
     insert into webhook_endpoint_pacing as p (endpoint_id, next_slot_at, last_sent_at)
     values (${endpointId}, clock_timestamp(), clock_timestamp())
     on conflict (endpoint_id) do update set last_sent_at = clock_timestamp()
      where p.last_sent_at is null or p.last_sent_at <= clock_timestamp() - make_interval(secs => ${step})
-    returning p.endpoint_id`
-  if (taken) return 0
+    returning p.last_sent_at as sent_at`
+  if (taken) return { sentAt: taken.sent_at }
   // Another send just passed; a row it committed after this statement began may be newer still: at least 1 ms.
   const [row] = await db<{ wait_ms: number }[]>`
     select greatest(1, extract(epoch from last_sent_at + make_interval(secs => ${step}) - clock_timestamp()) * 1000)::float8 as wait_ms
       from webhook_endpoint_pacing where endpoint_id = ${endpointId}`
-  return row?.wait_ms ?? 1
+  return { waitMs: row?.wait_ms ?? 1 }
 }
 
 /** Marks messages for one more run each (redelivery) and answers them with their new run number. Only messages

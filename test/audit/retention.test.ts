@@ -1,19 +1,31 @@
 // Retention: the housekeeping activities purge, a batch at a time, audit entries past AUDIT_RETENTION_DAYS, webhook
 // messages (with their attempts) past WEBHOOK_MESSAGES_RETENTION_DAYS and dispatched events past
 // EVENTS_RETENTION_DAYS, and nothing younger; the trail stays append-only for everyone else, and outlives the tenant.
-import { describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { asyncLocalStorage } from '@temporalio/activity'
 import { createActivities } from '../../activities'
 import { verifyChain } from '../../api/audit/queries'
 import { recordAudit } from '../../api/audit/service'
 import { systemContext } from '../../api/identity/context'
 import { createWorkerMetrics } from '../../worker/metrics'
-import { useApi } from '../support/api'
+import { startApi, type TestApi } from '../support/api'
+import { ownDatabase, type OwnDatabase } from '../support/own-database'
 import { patFor, tenantOwner } from '../support/fixtures'
 
-// Its old undispatched event stays undispatched until the purge has run: no dispatcher runs on the run's database (the
-// runner's worker has none; files that run one do so on a database of their own).
-const api = useApi()
+// A database of the file's own: what it ages past the retention periods must stay until its own purge runs, and on
+// the run's database any housekeeping run may purge it first (test/temporal/replay.test.ts runs a real one on the
+// runner's worker; a full run lost a message that way). No dispatcher runs on it either, so its old undispatched
+// event stays undispatched.
+const api = {} as TestApi
+let db: OwnDatabase | undefined
+beforeAll(async () => {
+  db = await ownDatabase('retention')
+  Object.assign(api, await startApi({ DATABASE_URL: db.url }))
+}, 60_000)
+afterAll(async () => {
+  await api.stop?.()
+  await db?.scanAndDrop()
+})
 const DAY = 86_400_000
 
 /** Runs an activity as the worker would, with the little of a Context the housekeeping activities use. */
