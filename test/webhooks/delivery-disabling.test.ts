@@ -62,13 +62,24 @@ describe('disabling', () => {
   test('a success in between restarts the clock: an endpoint that fails only sometimes stays enabled', async () => {
     const t = await webhookTenant(env.api)
     const flaky = await new Receiver(env.certs).start()
+    // Every other attempt fails, so a failure is always followed by a success. Two failures in a row (every third
+    // attempt succeeding, as this test once had it) can lie more than the window apart when a loaded machine stretches
+    // the half-second retries, and then disabling is the right answer.
     let n = 0
-    flaky.answer = () => (++n % 3 === 0 ? { status: 200 } : { status: 500 })
+    const answered: number[] = []
+    flaky.answer = () => {
+      const status = ++n % 2 === 0 ? 200 : 500
+      answered.push(status)
+      return { status }
+    }
     const ep = await t.register({ url: flaky.url(), events: ['training_job.completed'] })
     await publish(env.api, t.tenantId, 'training_job.completed', trainingDone, 3)
     const rows = await settled(env.api, ep.id, 3, 30_000)
     expect(rows.every((m) => m.status === 'succeeded')).toBe(true)
     expect(await enabledOf(ep.id)).toBe(true)
+    // It did fail in between: three successes took at least three failures, and some came after a success.
+    expect(answered.filter((s) => s === 500).length).toBeGreaterThanOrEqual(3)
+    expect(answered.slice(answered.indexOf(200) + 1)).toContain(500)
     await flaky.stop()
   }, 60_000)
 })
