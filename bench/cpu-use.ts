@@ -24,6 +24,12 @@ function labelOf(pid: string, comm: string): string {
   } catch { return comm }
 }
 
+/** CPU seconds one process has used so far (all its threads); undefined once it has ended. */
+export function cpuSecondsOf(pid: number): number | undefined {
+  const s = readStat(`/proc/${pid}/stat`)
+  return s && s.ticks / TICKS_PER_SECOND
+}
+
 export function cpuSnapshot(threadsOf: Record<string, number> = {}): Ticks {
   const out: Ticks = new Map()
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {

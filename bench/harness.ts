@@ -14,6 +14,7 @@ import {
   freePort, killChildrenOnExit, newSecretKey, onShutdownSignal, spawnChild, startPostgres, stopAll, waitUntil, type Child,
   type PostgresServer, type Stoppable,
 } from '../scripts/platform'
+import { cpuSecondsOf } from './cpu-use'
 import { loadGenerator, type Generator, type Target } from './load'
 import { printTable, writeReport, type Result } from './report'
 
@@ -21,7 +22,11 @@ export const ROOT = join(import.meta.dir, '..')
 export const RESULTS = join(import.meta.dir, 'results')
 
 /** One measurement: a rate per second, and latencies where there are requests. */
-export interface Sample { rate: number; p50Ms?: number; p99Ms?: number; warning?: string; /** Printed under the table, kept in the results. */ note?: string }
+export interface Sample {
+  rate: number; p50Ms?: number; p99Ms?: number; warning?: string; /** Printed under the table, kept in the results. */ note?: string
+  /** CPU time the serving process spent per request during the measurement (HTTP rows and the ceiling). */
+  cpuUsPerRequest?: number
+}
 
 export interface Measure {
   name: string
@@ -150,12 +155,15 @@ export async function benchmark(
     await waitUntil(child, `GET ${ready}`, async () => (await fetch(`${url}${ready}`)).ok, 30_000)
     return { url, pid: child.pid }
   }
-  const drive = (t: Target) => async (): Promise<Sample> => {
+  const drive = (t: Target, server?: number) => async (): Promise<Sample> => {
     if (tornDown) throw new Error('interrupted')
     if (settings.warmup > 0) await generator.drive(t, settings.warmup)
+    const before = server === undefined ? undefined : cpuSecondsOf(server)
     const m = await generator.drive(t, settings.duration)
+    const after = server === undefined ? undefined : cpuSecondsOf(server)
     const warning = m.non2xx || m.errors ? `${m.non2xx} non-2xx/3xx responses, ${m.errors} socket errors/timeouts` : undefined
-    return { rate: m.rps, p50Ms: m.p50Ms, p99Ms: m.p99Ms, warning }
+    const cpuUsPerRequest = before !== undefined && after !== undefined && m.requests > 0 ? (after - before) * 1e6 / m.requests : undefined
+    return { rate: m.rps, p50Ms: m.p50Ms, p99Ms: m.p99Ms, warning, cpuUsPerRequest }
   }
   let ceiling: Measure | undefined
   // A second Postgres or API (bench/audit.ts compares two builds side by side) gets its own data dir, database,
@@ -187,8 +195,8 @@ export async function benchmark(
         ...o.env,
       }, '/healthz')
       if (!ceiling) {
-        const { url: at } = await serve('ceiling', [process.execPath, 'bench/ceiling.ts'], {}, '/')
-        ceiling = { name: 'bare Elysia hello, own process (ceiling)', run: drive({ url: `${at}/`, method: 'GET', headers: {}, connections: settings.connections }) }
+        const { url: at, pid: ceilingPid } = await serve('ceiling', [process.execPath, 'bench/ceiling.ts'], {}, '/')
+        ceiling = { name: 'bare Elysia hello, own process (ceiling)', run: drive({ url: `${at}/`, method: 'GET', headers: {}, connections: settings.connections }, ceilingPid) }
       }
       console.log(`API at ${url} (log: ${join(RESULTS, `${name}-${part}.log`)})`)
       return { url, databaseUrl, pid, call: (m, p, c) => call(url, m, p, c) }
@@ -210,7 +218,7 @@ export async function benchmark(
         // would keep the cores busy well into the next measurement. One more request, queued behind them (argon2id
         // runs on a first-come thread pool), waits that work out.
         async run() {
-          const sample = await drive(target!)()
+          const sample = await drive(target!, ctx.pid)()
           await (await fetch(target!.url, target!)).arrayBuffer()
           return sample
         },

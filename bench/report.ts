@@ -14,13 +14,15 @@ const median = (xs: number[]) => {
 
 /** Rates and p50s are the median of the samples (the mean of a baseline's before and after); p99 is the worst. */
 function summary(r: Result) {
-  const of = (k: 'p50Ms' | 'p99Ms') => r.samples.map((s) => s[k]).filter((v): v is number => v !== undefined)
+  const of = (k: 'p50Ms' | 'p99Ms' | 'cpuUsPerRequest') => r.samples.map((s) => s[k]).filter((v): v is number => v !== undefined)
   const p50 = of('p50Ms')
   const p99 = of('p99Ms')
+  const cpu = of('cpuUsPerRequest')
   return {
     rate: r.samples.length ? median(r.samples.map((s) => s.rate)) : undefined,
     p50Ms: p50.length ? median(p50) : undefined,
     p99Ms: p99.length ? Math.max(...p99) : undefined,
+    cpuUsPerRequest: cpu.length ? median(cpu) : undefined,
   }
 }
 
@@ -51,10 +53,13 @@ export function printTable(results: Result[]) {
   const baselineNames = results.filter((r) => r.baseline).map((r) => r.measure.name)
   const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '' : n.toFixed(digits))
   const pct = (n: number | undefined) => (n === undefined ? '' : `${n < 0.001 ? (n * 100).toPrecision(2) : (n * 100).toFixed(1)}%`)
-  const header = ['', 'per second', 'p50 ms', 'p99 ms', ...baselineNames.map((_, i) => `vs baseline ${i + 1}`), 'target']
+  // The server's CPU per request, where the run could read it: steadier than the rate on a machine whose neighbours
+  // come and go, since it leaves out the time the server waited for a core.
+  const cpu = judged.some((r) => r.cpuUsPerRequest !== undefined)
+  const header = ['', 'per second', 'p50 ms', 'p99 ms', ...(cpu ? ['server CPU µs/req'] : []), ...baselineNames.map((_, i) => `vs baseline ${i + 1}`), 'target']
   const lines = [header, ...judged.map((r) => [
     r.baseline ? `baseline ${baselineNames.indexOf(r.name) + 1}: ${r.name}` : r.name,
-    fmt(r.rate, r.rate !== undefined && r.rate < 100 ? 1 : 0), fmt(r.p50Ms, 2), fmt(r.p99Ms, 2),
+    fmt(r.rate, r.rate !== undefined && r.rate < 100 ? 1 : 0), fmt(r.p50Ms, 2), fmt(r.p99Ms, 2), ...(cpu ? [fmt(r.cpuUsPerRequest, 1)] : []),
     ...baselineNames.map((b) => pct(r.ratios[b])),
     r.error ? `ERROR: ${r.error}` : r.pass === undefined ? '' : `${r.pass ? 'PASS' : 'MISS'} (${r.goal})`,
   ])]
