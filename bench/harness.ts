@@ -22,6 +22,10 @@ export const ROOT = join(import.meta.dir, '..')
 export const RESULTS = join(import.meta.dir, 'results')
 
 /** One measurement: a rate per second, and latencies where there are requests. */
+/** Below this rate a measurement's server CPU per request is not reported: the process's background work would be
+ *  too much of it (an idle API used 30 ms of CPU a second on 2026-11-27, so 3 µs a request at this rate). */
+export const CPU_MIN_RATE = 10_000
+
 export interface Sample {
   rate: number; p50Ms?: number; p99Ms?: number; warning?: string; /** Printed under the table, kept in the results. */ note?: string
   /** CPU time the serving process spent per request during the measurement (HTTP rows and the ceiling). */
@@ -162,7 +166,7 @@ export async function benchmark(
     const m = await generator.drive(t, settings.duration)
     const after = server === undefined ? undefined : cpuSecondsOf(server)
     const warning = m.non2xx || m.errors ? `${m.non2xx} non-2xx/3xx responses, ${m.errors} socket errors/timeouts` : undefined
-    const cpuUsPerRequest = before !== undefined && after !== undefined && m.requests > 0 ? (after - before) * 1e6 / m.requests : undefined
+    const cpuUsPerRequest = before !== undefined && after !== undefined && m.rps >= CPU_MIN_RATE ? (after - before) * 1e6 / m.requests : undefined
     return { rate: m.rps, p50Ms: m.p50Ms, p99Ms: m.p99Ms, warning, cpuUsPerRequest }
   }
   let ceiling: Measure | undefined
