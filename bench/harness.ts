@@ -21,11 +21,11 @@ import { printTable, writeReport, type Result } from './report'
 export const ROOT = join(import.meta.dir, '..')
 export const RESULTS = join(import.meta.dir, 'results')
 
-/** One measurement: a rate per second, and latencies where there are requests. */
 /** Below this rate a measurement's server CPU per request is not reported: the process's background work would be
  *  too much of it (an idle API used 30 ms of CPU a second on 2026-11-27, so 3 µs a request at this rate). */
 export const CPU_MIN_RATE = 10_000
 
+/** One measurement: a rate per second, and latencies where there are requests. */
 export interface Sample {
   rate: number; p50Ms?: number; p99Ms?: number; warning?: string; /** Printed under the table, kept in the results. */ note?: string
   /** CPU time the serving process spent per request during the measurement (HTTP rows and the ceiling). */

@@ -43,8 +43,9 @@ export interface Logger {
 
 /** The process's standard output, a batch at a time: the lines written while the event loop runs one turn go out in
  *  one write on the next, so a busy API pays one stream write (and one syscall) per turn rather than per access log
- *  line. Order is kept; what is still held when the process exits is written synchronously on its way out. A
- *  process killed outright (SIGKILL) loses at most one turn of lines. */
+ *  line. The logger's lines keep their order (a direct console.log may land before lines held from the same turn);
+ *  what is still held when the process exits is written synchronously on its way out. A process killed outright
+ *  (SIGKILL) loses at most one turn of lines. */
 export function stdoutLines(): (line: string) => void {
   let held = ''
   let scheduled = false
@@ -55,7 +56,9 @@ export function stdoutLines(): (line: string) => void {
     if (out) process.stdout.write(out)
   }
   process.once('exit', () => {
-    if (held) writeSync(1, held)
+    try {
+      if (held) writeSync(1, held)
+    } catch { /* stdout closed or full on the way out: nothing left to tell */ }
     held = ''
   })
   return (line) => {
