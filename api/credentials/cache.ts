@@ -35,6 +35,8 @@ export class CredentialCache<V> {
   private confirmedAt = -Infinity
   /** When the current LISTEN took effect: heartbeats sent earlier prove nothing about it. */
   private feedSince = Infinity
+  /** When a token was last looked up here (or the feed started): the feed beats only while lookups come. */
+  askedAt = -Infinity
   readonly stats = { hits: 0, misses: 0, fenced: 0 }
 
   constructor(readonly options: CredentialCacheOptions, readonly now: () => number = () => performance.now()) {}
@@ -62,12 +64,13 @@ export class CredentialCache<V> {
   }
 
   get(key: string): V | undefined {
+    const now = this.now()
+    this.askedAt = now
     const entry = this.entries.get(key)
     if (!entry) {
       this.stats.misses++
       return undefined
     }
-    const now = this.now()
     if (!this.liveAt(now)) {
       this.stats.fenced++
       this.stats.misses++

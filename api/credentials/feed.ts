@@ -7,6 +7,9 @@ export const CREDENTIAL_CHANNEL = 'rcp_credentials'
 /** application_name of the feed's connections is this plus ":<replicaId>", so operators (and the stall test) find them. */
 export const CREDENTIAL_FEED_NAME = 'rcp-credential-feed'
 const HEARTBEATS_PER_FENCE = 5
+/** A replica no token was looked up on for this many fences (30 s at the default) stops beating: each heartbeat costs
+ *  its process about a millisecond of CPU, ten a second. The next lookup reads Postgres and starts the beats again. */
+const QUIET_AFTER_FENCES = 60
 
 /** Keeps one replica's CredentialCache honest: a LISTEN connection applies change notifications (migrations/0007)
  *  and our own heartbeats, sent every fence/5, prove the connection is live and caught up. */
@@ -17,6 +20,8 @@ export class CredentialFeed {
   private beating = false
   private startedAt = 0
   private warned = false
+  /** Send time of the oldest own heartbeat not yet back, if one is out: a feed is dead only if one stays out. */
+  private outSince: number | undefined
 
   constructor(private databaseUrl: string, private cache: CredentialCache<unknown>, private log: Logger) {}
 
@@ -25,6 +30,7 @@ export class CredentialFeed {
     this.timer = setInterval(() => void this.beat(), Math.max(1, Math.floor(this.cache.options.fenceMs / HEARTBEATS_PER_FENCE)))
     this.timer.unref?.()
     await this.connect().catch((err) => this.warnOnce('credential feed could not LISTEN; PATs are read from Postgres meanwhile', { err }))
+    this.cache.askedAt = this.cache.now() // a replica just started is about to be asked
     await this.firstHeartbeat()
   }
 
@@ -55,14 +61,19 @@ export class CredentialFeed {
   private receive(payload: string): void {
     if (!payload.startsWith('hb:')) return this.cache.evict(payload)
     const [, replica, sentAt] = payload.split(':')
-    if (replica === this.replicaId) this.cache.confirm(Number(sentAt))
+    if (replica !== this.replicaId) return
+    this.cache.confirm(Number(sentAt))
+    if (this.outSince !== undefined && Number(sentAt) >= this.outSince) this.outSince = undefined
   }
 
   private async beat(): Promise<void> {
     if (this.beating || !this.client) return
+    const now = this.cache.now()
+    if (now - this.cache.askedAt > QUIET_AFTER_FENCES * this.cache.options.fenceMs) return
     this.beating = true
+    this.outSince ??= now
     try {
-      await this.client.notify(CREDENTIAL_CHANNEL, `hb:${this.replicaId}:${this.cache.now()}`)
+      await this.client.notify(CREDENTIAL_CHANNEL, `hb:${this.replicaId}:${now}`)
       if (this.warned && this.cache.live) {
         this.warned = false
         this.log.info('credential feed live again: PAT cache in use')
@@ -79,10 +90,12 @@ export class CredentialFeed {
   // does not depend on this, since a silent feed only stops the cache from serving; throughput does.
   private async restartIfDead(): Promise<void> {
     const deadFor = Math.max(10_000, 20 * this.cache.options.fenceMs)
-    if (!this.timer || this.cache.staleness() < deadFor || this.cache.now() - this.startedAt < deadFor) return
-    this.warnOnce('credential feed silent: reconnecting its LISTEN connection', { silentMs: Math.round(this.cache.staleness()) })
+    const now = this.cache.now()
+    if (!this.timer || this.outSince === undefined || now - this.outSince < deadFor || now - this.startedAt < deadFor) return
+    this.warnOnce('credential feed silent: reconnecting its LISTEN connection', { silentMs: Math.round(now - this.outSince) })
     const old = this.client
     this.client = undefined
+    this.outSince = undefined
     await old?.end({ timeout: 1 }).catch(() => {})
     await this.connect().catch((err) => this.log.warn('credential feed reconnect failed; will retry', { err }))
   }
