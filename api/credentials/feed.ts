@@ -12,7 +12,8 @@ const HEARTBEATS_PER_FENCE = 5
 const QUIET_AFTER_FENCES = 60
 
 /** Keeps one replica's CredentialCache honest: a LISTEN connection applies change notifications (migrations/0007)
- *  and our own heartbeats, sent every fence/5, prove the connection is live and caught up. */
+ *  and our own heartbeats, sent every fence/5 while tokens are looked up here, prove the connection is live and
+ *  caught up. */
 export class CredentialFeed {
   readonly replicaId = randomUUID()
   private client: Sql | undefined
