@@ -8,6 +8,11 @@
 // Jobs and answers travel as lines of JSON over the child's stdin and stdout (Bun's IPC channel spun the child's
 // main thread at 100% of a core). A password crosses that pipe and nothing else: the child writes no log. The child
 // ends when its stdin closes, so it does not outlive the API.
+//
+// The child keeps this process alive only while it owes answers: it is unref'd when the last one arrives and ref'd
+// again with the next job. Unref'd with a job in flight in a process that nothing else kept alive (a script, a test
+// file awaiting a hash; not a listening API), Bun's event loop polled the pipe without sleeping: its main thread spun
+// at a full core for as long as a hash was out, and on two cores the hashes ran at half speed (26 against 63 a second).
 import type { Subprocess } from 'bun'
 import { setPriority } from 'node:os'
 import { join } from 'node:path'
@@ -74,6 +79,7 @@ export class PasswordHasher {
     }
     p.sent++
     p.to = this.child ??= this.spawn()
+    p.to.ref()
     try {
       p.to.stdin.write(`${JSON.stringify({ id, ...p.job })}\n`)
       p.to.stdin.flush()
@@ -112,6 +118,7 @@ export class PasswordHasher {
         const p = this.pending.get(answer.id)
         if (!p) continue
         this.pending.delete(answer.id)
+        if (this.pending.size === 0) child.unref()
         if (answer.ok) p.resolve(answer.result)
         else p.reject(new Error(answer.error))
       }

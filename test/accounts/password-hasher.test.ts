@@ -42,6 +42,34 @@ describe('password hashing', () => {
     expect(environ.filter((k) => k && k !== 'PATH')).toEqual([])
   })
 
+  test('while a hash is out the event loop sleeps, and an idle child does not keep its process alive', async () => {
+    const hasher = new PasswordHasher()
+    try {
+      const hash = await hasher.hash('correct horse battery staple')
+      const cpu = () => { const u = process.cpuUsage(); return u.user + u.system }
+      const cpu0 = cpu()
+      const t0 = performance.now()
+      let verified = 0
+      while (verified < 10 || performance.now() - t0 < 1000) {
+        expect(await hasher.verify('correct horse battery staple', hash)).toBe(true)
+        verified++
+      }
+      // The hashing is the child's: this process only writes jobs and reads answers. Unref'd with a job in flight,
+      // its main thread spun for the whole time (a ratio of 1).
+      const busy = (cpu() - cpu0) / 1000 / (performance.now() - t0)
+      expect(busy).toBeLessThan(0.3)
+    } finally {
+      hasher.stop()
+    }
+
+    const script = "import { hashPassword } from './api/identity/passwords'; await hashPassword('x'); console.log('hashed')"
+    const proc = Bun.spawn([process.execPath, '-e', script], { cwd: `${import.meta.dir}/../..`, stdout: 'pipe', env: { PATH: process.env.PATH ?? '' } })
+    const ended = await Promise.race([proc.exited, Bun.sleep(30_000).then(() => 'still running')])
+    proc.kill()
+    expect(ended).toBe(0)
+    expect(await new Response(proc.stdout).text()).toBe('hashed\n')
+  }, 60_000)
+
   test('a job whose child dies is answered by a fresh child; a job that kills two is refused', async () => {
     const hasher = new PasswordHasher()
     try {
