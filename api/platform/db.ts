@@ -10,7 +10,8 @@ export type Db = Sql | Tx
 
 /** `name` becomes application_name (pg_stat_activity); `settings` are session parameters for every connection;
  *  `connectTimeoutSeconds` bounds how long a query waits for a new connection (the driver's own default is 30 s). */
-export function createDb(url: string, options: { max?: number; name?: string; settings?: Record<string, string>; connectTimeoutSeconds?: number } = {}): Sql {
+/** `onQuery` sees the text of every statement the pool sends (a test counting a request's round trips). */
+export function createDb(url: string, options: { max?: number; name?: string; settings?: Record<string, string>; connectTimeoutSeconds?: number; onQuery?: (text: string) => void } = {}): Sql {
   const sql = postgres(url, {
     max: options.max ?? 10,
     connect_timeout: options.connectTimeoutSeconds ?? 5,
@@ -18,6 +19,7 @@ export function createDb(url: string, options: { max?: number; name?: string; se
     // queued behind a connection wait that long for an answer (a success, or the error a request answers 503).
     backoff: () => 0.1 + Math.random() * 0.2,
     onnotice: () => {},
+    ...(options.onQuery ? { debug: (_conn: number, text: string) => options.onQuery!(text) } : {}),
     // bigint versions and counters come back as JS numbers; all stay far below 2^53.
     types: { bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } },
     transform: { undefined: null },

@@ -7,13 +7,13 @@ import { ApiError } from '../platform/errors'
 import type { Principal } from '../identity/service'
 import { getAuthPolicy } from '../auth-policy/service'
 import type { TenantAuthPolicy } from '../auth-policy/model'
-import { pendingSecondFactors } from '../mfa/challenges'
+import { pendingSecondFactors, type SecondFactors } from '../mfa/challenges'
 import { domainOfEmail } from '../platform/email'
 import { findTenantsVerifyingDomain } from '../domains/queries'
-import { listUserMemberships } from '../memberships/queries'
+import { listUserMemberships, type MembershipViewRow } from '../memberships/queries'
 import { switchSessionMembership, type AuthMethod } from '../sessions/queries'
 import { findSsoConnection } from '../sso/queries'
-import { findUserById } from '../users/queries'
+import type { UserRow } from '../users/queries'
 import { sessionLifetimes } from './session-start'
 
 type Deps = Pick<ServiceDeps, 'config'>
@@ -48,12 +48,6 @@ export function policyVerdict(policy: TenantAuthPolicy, f: AuthFacts): Verdict {
   // password sign-in) before an SSO session enters a tenant other than the connection's, MFA policy or not.
   if (f.method === 'sso' && !ownSso && f.hasSecondFactor && !f.secondFactor) return 'second_factor_required'
   return policy.mfaRequired && f.hasSecondFactor && !verified ? 'second_factor_required' : 'admitted'
-}
-
-/** The tenants that verified the domain of the user's email. */
-async function domainVerifiedBy(db: Db, userId: string): Promise<string[]> {
-  const user = await findUserById(db, userId)
-  return user ? findTenantsVerifyingDomain(db, domainOfEmail(user.email)) : []
 }
 
 export async function tenantVerdict(db: Db, deps: Deps, tenantId: string, f: AuthFacts): Promise<Verdict> {
@@ -91,15 +85,32 @@ export async function moveSessionInto(tx: Db, deps: Deps, p: Principal, membersh
   return verdict
 }
 
-/** Where a password or passkey sign-in lands: the first active membership whose tenant's policy admits it. A
- *  password sign-in of an account with a second factor counts as verified: its challenge gates the session until
- *  answered. `blocked` when the user has active memberships and none admits the sign-in. */
-export async function landingMembership(tx: Db, deps: Deps, userId: string, method: 'password' | 'passkey'): Promise<{ membershipId: string | null; blocked: boolean }> {
-  const active = (await listUserMemberships(tx, userId)).filter((m) => m.status === 'active')
-  const factor = await hasSecondFactor(tx, userId)
-  const facts = { method, ssoTenantId: null, secondFactor: method === 'passkey' || factor, hasSecondFactor: factor, domainVerifiedBy: await domainVerifiedBy(tx, userId) }
+/** What a fresh sign-in knows of its account: read once, then handed to the landing, the session and the answer. */
+export interface Signer {
+  user: UserRow
+  memberships: MembershipViewRow[]
+  /** The account's second factors; null without any. */
+  factors: SecondFactors | null
+}
+
+export async function signerOf(db: Db, user: UserRow): Promise<Signer> {
+  const [memberships, factors] = await Promise.all([listUserMemberships(db, user.id), pendingSecondFactors(db, user.id)])
+  return { user, memberships, factors }
+}
+
+/** Where a password or passkey sign-in lands: the first active membership whose tenant's policy admits it, with that
+ *  policy. A password sign-in of an account with a second factor counts as verified: its challenge gates the session
+ *  until answered. `blocked` when the user has active memberships and none admits the sign-in. */
+export async function landingMembership(db: Db, deps: Deps, who: Signer, method: 'password' | 'passkey'):
+  Promise<{ membershipId: string | null; policy: TenantAuthPolicy | null; blocked: boolean }> {
+  const active = who.memberships.filter((m) => m.status === 'active')
+  if (active.length === 0) return { membershipId: null, policy: null, blocked: false }
+  const factor = who.factors !== null
+  const domainVerifiedBy = await findTenantsVerifyingDomain(db, domainOfEmail(who.user.email))
+  const facts = { method, ssoTenantId: null, secondFactor: method === 'passkey' || factor, hasSecondFactor: factor, domainVerifiedBy }
   for (const m of active) {
-    if ((await tenantVerdict(tx, deps, m.tenant_id, facts)) === 'admitted') return { membershipId: m.id, blocked: false }
+    const { policy } = await getAuthPolicy(db, m.tenant_id, deps.config)
+    if (policyVerdict(policy, facts) === 'admitted') return { membershipId: m.id, policy, blocked: false }
   }
-  return { membershipId: null, blocked: active.length > 0 }
+  return { membershipId: null, policy: null, blocked: true }
 }

@@ -30,12 +30,12 @@ export const signInRoutes = (deps: AppDeps) => {
   return new Elysia({ tags: ['Sessions'] })
     .use(httpConventions(deps))
     .post('/sessions', async ({ body, request, ctx, set }) => {
-      const { user, membershipId, session } = 'assertion' in body
+      const { who, membershipId, session } = 'assertion' in body
         ? await signInWithPasskey(deps, ctx, body.assertion)
         : await signInWithPassword(deps, ctx, body)
       set.status = 201
       set.headers['set-cookie'] = sessionCookie(deps.config, session.token, session.expiresAt)
-      return ok(request, await sessionEnvelope(deps, user.id, membershipId, session))
+      return ok(request, await sessionEnvelope(deps, who.user.id, membershipId, session, who))
     }, {
       public: true, errors: ['A400s', 'A409s', 'U401'], body: CreateSessionBodyDto, response: { 201: AuthSessionEnvelopeSwaggerDto },
       detail: { summary: 'Sign in with email and password, or with a passkey assertion (see POST /sessions/passkey-challenges)' },

@@ -13,7 +13,7 @@ import { findWebAuthnCredential, markMfaChallengeConfirmed, releaseMfaChallengeA
 import { verifyPasswordlessAssertion } from '../mfa/webauthn'
 import { liftSessionMfaGate, type AuthMethod } from '../sessions/queries'
 import { findUserByEmail, findUserById } from '../users/queries'
-import { landingMembership, moveSessionInto, refusal } from './policy'
+import { landingMembership, moveSessionInto, refusal, signerOf } from './policy'
 import { startSession, type NewSession } from './session-start'
 
 type Deps = Pick<ServiceDeps, 'sql' | 'config'>
@@ -72,14 +72,15 @@ export async function signInWithPassword(deps: Deps & { signInThrottle?: SignInT
     throw new ApiError('UNAUTHORIZED', 'Email or password is incorrect')
   }
   throttle?.succeeded(input.email)
-  const { membershipId, blocked } = await landingMembership(deps.sql, deps, user.id, 'password')
+  const who = await signerOf(deps.sql, user)
+  const { membershipId, policy, blocked } = await landingMembership(deps.sql, deps, who, 'password')
   if (blocked) {
     await failed('method_not_allowed', user.id)
     throw new ApiError('UNAUTHORIZED', 'Your organisation does not allow password sign-in: use single sign-on or a passkey')
   }
-  const session = await deps.sql.begin((tx) =>
-    openAuditedSession(tx, deps, ctx, user.id, membershipId, { method: 'password', passwordChangeRequired: user.password_change_required }))
-  return { user, membershipId, session }
+  const session = await deps.sql.begin((tx) => openAuditedSession(tx, deps, ctx, user.id, membershipId,
+    { method: 'password', passwordChangeRequired: user.password_change_required, known: { factors: who.factors, policy } }))
+  return { who, membershipId, session }
 }
 
 /** A discoverable passkey with user verification is both factors at once: the session starts ungated. A refused
@@ -94,13 +95,15 @@ export async function signInWithPasskey(deps: Deps, ctx: RequestContext<null>, a
     await failed(user ? 'not_active' : 'invalid_credentials', user?.id ?? named?.user_id)
     throw new ApiError('UNAUTHORIZED', 'This passkey was not accepted')
   }
-  const { membershipId, blocked } = await landingMembership(deps.sql, deps, user.id, 'passkey')
+  const who = await signerOf(deps.sql, user)
+  const { membershipId, policy, blocked } = await landingMembership(deps.sql, deps, who, 'passkey')
   if (blocked) {
     await failed('method_not_allowed', user.id)
     throw new ApiError('UNAUTHORIZED', 'Your organisation does not allow passkey sign-in: use single sign-on')
   }
-  const session = await deps.sql.begin((tx) => openAuditedSession(tx, deps, ctx, user.id, membershipId, { method: 'passkey', secondFactorVerified: true }))
-  return { user, membershipId, session }
+  const session = await deps.sql.begin((tx) =>
+    openAuditedSession(tx, deps, ctx, user.id, membershipId, { method: 'passkey', secondFactorVerified: true, known: { factors: who.factors, policy } }))
+  return { who, membershipId, session }
 }
 
 const challengeFailed = () => new ApiError('UNAUTHORIZED', 'The second factor was not accepted')

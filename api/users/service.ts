@@ -32,14 +32,16 @@ const toMembership = (m: MembershipViewRow) => ({
   role: m.role, status: m.status as AuthMe['memberships'][number]['status'],
 })
 
+/** The account, its memberships and the one the credential sits in. */
+export function meOf(user: UserRow, memberships: MembershipViewRow[], currentMembershipId: string | null): AuthMe {
+  const list = memberships.map(toMembership)
+  return { user: toUserDto(user), currentMembership: list.find((m) => m.id === currentMembershipId) ?? null, memberships: list }
+}
+
 export async function describeMe({ sql }: Deps, userId: string, currentMembershipId: string | null): Promise<{ me: AuthMe; version: number }> {
   const [user, memberships] = await Promise.all([findUserById(sql, userId), listUserMemberships(sql, userId)])
   if (!user) throw new ApiError('UNAUTHORIZED', 'The account behind this credential no longer exists')
-  const list = memberships.map(toMembership)
-  return {
-    me: { user: toUserDto(user), currentMembership: list.find((m) => m.id === currentMembershipId) ?? null, memberships: list },
-    version: user.version,
-  }
+  return { me: meOf(user, memberships, currentMembershipId), version: user.version }
 }
 
 /** GET /users/me: the caller, in the membership the credential sits in. */

@@ -15,9 +15,9 @@ export interface TestApi {
 
 /** A real API server on a free port, built from the runner's env plus per-suite overrides
  *  (small rate budgets, say). It is the same app the production entry point serves. */
-export async function startApi(overrides: Partial<Record<keyof Config, string>> = {}): Promise<TestApi> {
+export async function startApi(overrides: Partial<Record<keyof Config, string>> = {}, o: { onQuery?: (text: string) => void } = {}): Promise<TestApi> {
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PORT: '0', ...overrides })
-  const sql = createDb(config.DATABASE_URL, { max: 20, connectTimeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS })
+  const sql = createDb(config.DATABASE_URL, { max: 20, connectTimeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS, onQuery: o.onQuery })
   const deps = createDeps(config, sql, createLogger(config.LOG_LEVEL, { service: 'api-test' }), dependencyProbes(config))
   await deps.credentialFeed.start() // as api/main.ts does: tests exercise the PAT cache replicas really run
   const app = buildApp(deps).listen({ hostname: '127.0.0.1', port: config.PORT }) // PORT is 0 (any free port) unless overridden
