@@ -3,7 +3,6 @@
 // `audit.entry` event in the same statement, which carries it to the tenant's webhook endpoints (a SIEM receives the
 // trail without polling; test/audit/resources.test.ts holds the event to the catalogue's schema and to what the API
 // shows). Who acted and from where comes from the context alone.
-import { randomUUID } from 'node:crypto'
 import type { Config } from '../platform/config'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
@@ -54,7 +53,10 @@ export async function recordAudit(tx: Db, ctx: ActingContext, e: AuditEntryInput
   const tenantId = isAccountAction(e.action) ? null : (e.tenantId ?? null)
   const subject = e.subjectUserId ?? (isAccountAction(e.action) ? actor.actor_id && actor.actor_type !== 'system' ? actor.actor_id : null : null)
   return appendAuditEntry(tx, {
-    id: randomUUID(),
+    // Time-ordered (UUIDv7): each new id lands at the right edge of the primary key's index, not on a random page of
+    // it. With 2,000,000 entries in the table, a transaction writing one entry cost Postgres 465 µs of CPU against
+    // 509 µs with random (v4) ids.
+    id: Bun.randomUUIDv7(),
     chain: tenantId ?? subject ?? 'anonymous',
     tenant_id: tenantId,
     subject_user_id: subject,

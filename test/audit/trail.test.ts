@@ -32,6 +32,9 @@ describe('recording', () => {
     })
     expect(revoked).toMatchObject({ action: 'api_key.revoked', target: { id: keyId } })
     expect(revoked.seq).toBe(made.seq + 1)
+    // Ids are UUIDv7, in the order the entries were made.
+    expect(made.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab]/)
+    expect(revoked.id > made.id).toBe(true)
     expect(JSON.stringify(list.json.data)).not.toContain(created.json.data.token)
   })
 
