@@ -74,7 +74,9 @@ function whereOf(db: Db, f: MemberFilter) {
         ? db`(m.status = 'expired' or (m.status = 'active' and m.expires_at <= now()))`
         : db`m.status = ${f.status}`
   const role = f.role ? db`and m.role = ${f.role}` : db``
-  const q = f.q ? db`and (u.email ilike ${likePattern(f.q)} or u.display_name ilike ${likePattern(f.q)})` : db``
+  // The membership's own copies of its member's email and name (migration 0023): a search costs what the tenant
+  // holds, not what the platform's users do.
+  const q = f.q ? db`and (m.member_email ilike ${likePattern(f.q)} or m.member_name ilike ${likePattern(f.q)})` : db``
   return db`m.tenant_id = ${f.tenantId} and ${status} ${role} ${q}`
 }
 
@@ -110,7 +112,7 @@ export async function listMembers(db: Db, f: MemberFilter, p: MemberPage): Promi
  *  memberships whose expiry has passed (an index range, few rows); with `q` it counts the matches. */
 export async function countMembers(db: Db, f: MemberFilter): Promise<number> {
   if (f.q) {
-    const [row] = await db<{ n: number }[]>`select count(*)::int as n from memberships m join users u on u.id = m.user_id where ${whereOf(db, f)}`
+    const [row] = await db<{ n: number }[]>`select count(*)::int as n from memberships m where ${whereOf(db, f)}`
     return row!.n
   }
   const role = f.role ? db`and role = ${f.role}` : db``
