@@ -89,7 +89,7 @@ export async function listMembers(db: Db, f: MemberFilter, p: MemberPage): Promi
     : db``
   if (p.collectMatches) {
     // OFFSET 0 keeps the planner from pulling the ORDER BY ... LIMIT and the cursor into the inner query, so it
-    // plans the matching alone (from the users the trigram indexes find), as the count does.
+    // plans the matching alone (from the memberships the trigram indexes find), as the count does.
     return db<(MemberRow & { sort_key: string })[]>`
       select * from (
         select ${db.unsafe(COLUMNS)}, ${db.unsafe(key.text)} as sort_key, ${db.unsafe(key.expr)} as sort_value

@@ -9,8 +9,8 @@ export type Tx = postgres.TransactionSql<Record<string, never>>
 export type Db = Sql | Tx
 
 /** `name` becomes application_name (pg_stat_activity); `settings` are session parameters for every connection;
- *  `connectTimeoutSeconds` bounds how long a query waits for a new connection (the driver's own default is 30 s). */
-/** `onQuery` sees the text of every statement the pool sends (a test counting a request's round trips). */
+ *  `connectTimeoutSeconds` bounds how long a query waits for a new connection (the driver's own default is 30 s);
+ *  `onQuery` sees the text of every statement the pool sends (a test counting a request's round trips). */
 export function createDb(url: string, options: { max?: number; name?: string; settings?: Record<string, string>; connectTimeoutSeconds?: number; onQuery?: (text: string) => void } = {}): Sql {
   const sql = postgres(url, {
     max: options.max ?? 10,
