@@ -30,11 +30,15 @@ export const consoleRoutes = () => {
 }
 
 function consolePage(page: () => Promise<Response>) {
+  // One handler per asset, so each is compressed once (a hashed name never changes content).
+  const assets = new Map<string, ReturnType<typeof staticAsset>>()
   return new Elysia({ prefix: '/console', detail: { hide: true } })
     .get('', page)
-    .get('/assets/:file', async ({ params: { file } }) => {
+    .get('/assets/:file', async ({ params: { file }, request }) => {
       const path = join(DIST, 'assets', file)
       if (!HASHED.test(file) || !(await Bun.file(path).exists())) return new Response('Not found', { status: 404 })
-      return staticAsset(path, file.endsWith('.js') ? JS : CSS, 'public, max-age=31536000, immutable', CONSOLE_CSP)()
+      let asset = assets.get(file)
+      if (!asset) assets.set(file, asset = staticAsset(path, file.endsWith('.js') ? JS : CSS, 'public, max-age=31536000, immutable', CONSOLE_CSP))
+      return asset({ request })
     })
 }
