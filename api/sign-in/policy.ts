@@ -50,8 +50,14 @@ export function policyVerdict(policy: TenantAuthPolicy, f: AuthFacts): Verdict {
   return policy.mfaRequired && f.hasSecondFactor && !verified ? 'second_factor_required' : 'admitted'
 }
 
+/** A tenant's policy and its verdict on an authentication. */
+async function judged(db: Db, deps: Deps, tenantId: string, f: AuthFacts): Promise<{ policy: TenantAuthPolicy; verdict: Verdict }> {
+  const { policy } = await getAuthPolicy(db, tenantId, deps.config)
+  return { policy, verdict: policyVerdict(policy, f) }
+}
+
 export async function tenantVerdict(db: Db, deps: Deps, tenantId: string, f: AuthFacts): Promise<Verdict> {
-  return policyVerdict((await getAuthPolicy(db, tenantId, deps.config)).policy, f)
+  return (await judged(db, deps, tenantId, f)).verdict
 }
 
 export async function hasSecondFactor(db: Db, userId: string): Promise<boolean> {
@@ -109,8 +115,8 @@ export async function landingMembership(db: Db, deps: Deps, who: Signer, method:
   const domainVerifiedBy = await findTenantsVerifyingDomain(db, domainOfEmail(who.user.email))
   const facts = { method, ssoTenantId: null, secondFactor: method === 'passkey' || factor, hasSecondFactor: factor, domainVerifiedBy }
   for (const m of active) {
-    const { policy } = await getAuthPolicy(db, m.tenant_id, deps.config)
-    if (policyVerdict(policy, facts) === 'admitted') return { membershipId: m.id, policy, blocked: false }
+    const { policy, verdict } = await judged(db, deps, m.tenant_id, facts)
+    if (verdict === 'admitted') return { membershipId: m.id, policy, blocked: false }
   }
   return { membershipId: null, policy: null, blocked: true }
 }
