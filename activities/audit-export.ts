@@ -7,7 +7,7 @@ import { createGzip } from 'node:zlib'
 import { ApplicationFailure, Context } from '@temporalio/activity'
 import { exportTrailer, auditExportObjectKey, toExportLine } from '../api/audit-exports/service'
 import { findAuditExport, markAuditExportFailed, markAuditExportRunning, markAuditExportSucceeded, recordAuditExportProgress } from '../api/audit/export-queries'
-import { chainHead, exportBatch, exportSpan } from '../api/audit/queries'
+import { chainHead, exportBatch, exportSpan, sealAuditChains } from '../api/audit/queries'
 import { bucketReadiness } from '../api/storage/service'
 import { AuditErrorType, type AuditExportFile, type AuditExportPlan, type ExportAuditLogInput } from '../workflows/contract-audit'
 import { Counter } from './edge-package/archive'
@@ -58,6 +58,8 @@ export function auditExportActivities(deps: ActivityDeps) {
       const readiness = await bucketReadiness(deps.sql, tenantId)
       if (!('buckets' in readiness)) throw permanent(AuditErrorType.exportBucketMissing, readiness.message)
       const bucket = readiness.buckets.find((b) => b.kind === 'export')!
+      // The file is cut at the head as it is once everything committed so far is sealed: the export's own entry too.
+      await sealAuditChains(deps.sql, [tenantId])
       const head = (await chainHead(deps.sql, tenantId)) ?? { seq: 0, hash: null }
       const plan: AuditExportPlan = {
         tenantId, exportId, from: job.from_at.toISOString(), to: job.to_at.toISOString(), regionId: bucket.region_id, bucket: bucket.name,

@@ -16,6 +16,7 @@ const sql = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX, conne
 
 const deps = createDeps(config, sql, log, dependencyProbes(config))
 deps.lastUsed.start()
+deps.auditSealer.start()
 await deps.credentialFeed.start()
 const app = buildApp(deps).listen({ hostname: config.HOST, port: config.PORT })
 log.info('api listening', { url: `http://${config.HOST}:${app.server?.port}` })
@@ -29,6 +30,7 @@ async function shutdown(signal: string) {
   await app.stop()
   await metrics?.stop()
   await deps.lastUsed.stop()
+  await deps.auditSealer.stop()
   await deps.credentialFeed.stop()
   await deps.temporal.close()
   await sql.end({ timeout: 5 })

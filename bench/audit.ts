@@ -1,12 +1,12 @@
 // The audit trail's cost (issue 18, "Performance"): `bun bench/audit.ts [--audit-rows 10000000] [--only writes,export]`
-// plus the harness's flags (2 rounds of 5 s by default; --quick seeds 1,000,000 rows). --only picks rows by part:
+// plus the harness's flags (4 rounds of 5 s by default; --quick seeds 1,000,000 rows). --only picks rows by part:
 // sign-in, writes, page, export (default all; the seeding is skipped when neither page nor export is asked for).
 // Results in bench/results/audit.json.
 //
 // Two builds side by side, each a Postgres and an API process of its own, started from the same code:
 //  - audited: the build as shipped.
 //  - "the same build with the audit insert removed": after migration, its database's audit_append (the one function
-//    every recordAudit call goes through, migrations/0016) is replaced with a pass-through that inserts nothing and
+//    every recordAudit call goes through, migrations/0024) is replaced with a pass-through that inserts nothing and
 //    hands back an entry with no tenant, so no audit.entry event is published either. The switch is made in that
 //    throw-away database by this file alone: no setting, flag or environment variable of the product turns auditing
 //    off, and none is added for this.
@@ -20,8 +20,10 @@
 //     (each request flips one member between viewer and researcher, so every one is a real, audited change), each
 //     against the same requests on the build with the audit insert removed. Target ≥ 90%. Driven by --connections
 //     concurrent fetch loops from this process, not wrk, because every request needs its own body. Each is measured
-//     twice: every loop in one tenant (its chain head serialises their commits: the worst case for the chain) and
-//     every loop in a tenant of its own (the platform's usual mix, many tenants each on its own chain).
+//     twice: every loop in one tenant (one chain, and the tenant's own membership lock for the role change: the
+//     worst case) and every loop in a tenant of its own (the platform's usual mix, many tenants each on its own
+//     chain). Rows 1 and 2 are paired (bench/harness.ts Plan.paired): each measured beside its baseline, round after
+//     round, the order swapped every round, and read as the median of the rounds' ratios.
 //  3. A one-day page of one tenant's trail (action prefix api_key., 50 entries, 1 connection) with 1,000,000 entries
 //     of the tenant in a table of 10,000,000 (ten tenants, 400 days: ~2,500 of the tenant's entries a day), seeded
 //     straight into the audited build's audit_log. Target p50 < 20 ms. The appends of row 2 go into that table too.
@@ -181,8 +183,12 @@ async function seedAuditLog(databaseUrl: string, tenantId: string, total: number
     'storage.reconciliation_started', 'domain.verified',
   ]
   const targets = actions.map((a) => auditCatalogue[a].target)
-  // The tenant's chain already holds what its creation through the API recorded: the seeded entries follow it.
-  const heads = await withDb(databaseUrl, (sql) => sql<{ chain: string; seq: string }[]>`select chain, seq from audit_chain_heads where chain = any(${tenants})`)
+  // The tenant's chain already holds what its creation through the API recorded (sealed first, so no sealer numbers
+  // it while the seeding runs): the seeded entries follow it.
+  const heads = await withDb(databaseUrl, async (sql) => {
+    await sql`select audit_seal_chains(${tenants})`
+    return sql<{ chain: string; seq: string }[]>`select chain, seq from audit_chain_heads where chain = any(${tenants})`
+  })
   const offsets = tenants.map((id) => Number(heads.find((h) => h.chain === id)?.seq ?? 0))
   const CHUNK = 500_000
   const chunks = Array.from({ length: Math.ceil(total / CHUNK) }, (_, k) => [k * CHUNK, Math.min(total, (k + 1) * CHUNK) - 1] as const)
@@ -328,7 +334,9 @@ await benchmark('audit', options, async (h) => {
   // build also proves the switch: the PAT's creation is recorded on one and leaves no entry on the other.
   const reader = await patIn(withAudit, ['tenant:read', 'tenant:manage'])
   await patIn(withoutAudit, ['tenant:read'])
-  const entries = (url: string) => withDb(url, async (sql) => (await sql<{ n: number }[]>`select count(*)::int as n from audit_log`)[0]!.n)
+  // Sealed or still waiting to be (the sealer runs every AUDIT_SEAL_INTERVAL_MS).
+  const entries = (url: string) => withDb(url, async (sql) => (await sql<{ n: number }[]>`
+    select (select count(*) from audit_log)::int + (select count(*) from audit_inbox)::int as n`)[0]!.n)
   const [recorded, leaked] = [await entries(audited.url), await entries(bare.url)]
   if (recorded === 0 || leaked !== 0) throw new Error(`expected entries on the audited build only; found ${recorded} and ${leaked}`)
 
@@ -366,5 +374,5 @@ await benchmark('audit', options, async (h) => {
     }
     if (part('export')) rows.push(...exportRows(seeded, await exportInProcess(h, audited.url)))
   }
-  return { baselines, rows, rounds: 2 }
+  return { baselines, rows, rounds: 4, paired: true }
 })

@@ -52,6 +52,10 @@ export interface Plan {
   rows: Measure[]
   /** Each round measures every baseline, then every row; the baselines once more at the end. Default 1. */
   rounds?: number
+  /** Each row with a `targetOf` is measured right beside that baseline, round after round (baseline first in one
+   *  round, the row first in the next), and its ratio to it is the median of the rounds' pairs: on a machine whose
+   *  neighbours come and go, a row and a baseline measured minutes apart read the neighbours as much as the code. */
+  paired?: boolean
 }
 
 /** What a row's setup can use: the running API. `call` keeps no state; pass cookies and tokens yourself. */
@@ -238,7 +242,7 @@ export async function benchmark(
     console.log(`${name}: load generator ${generator.name}; ${settings.connections} connections, ${settings.warmup} s warm-up + ` +
       `${settings.duration} s a measurement, ${rounds} round(s); the servers and the generator share this machine's cores: ` +
       'read the ratios, not the absolute numbers\n')
-    const results = await measureAll(baselines, p.rows, rounds, () => Boolean(tornDown))
+    const results = await measureAll(baselines, p.rows, rounds, () => Boolean(tornDown), p.paired ?? false)
     printTable(results)
     await writeReport(name, { generator: generator.name, settings: { ...settings, rounds } }, results)
   } catch (err) {
@@ -250,13 +254,13 @@ export async function benchmark(
   process.exit(process.exitCode ?? 0)
 }
 
-/** Rounds of baselines then rows, and the baselines once more, each in the order given. A row that fails is
- *  reported with its error and left out of later rounds. */
-async function measureAll(baselines: Measure[], rows: Measure[], rounds: number, stopped: () => boolean): Promise<Result[]> {
+/** Rounds of baselines then rows, and the baselines once more, each in the order given; or, `paired`, each row beside
+ *  its baseline (the others as before). A row that fails is reported with its error and left out of later rounds. */
+async function measureAll(baselines: Measure[], rows: Measure[], rounds: number, stopped: () => boolean, paired: boolean): Promise<Result[]> {
   const entries = [...baselines.map((m) => ({ m, baseline: true })), ...rows.map((m) => ({ m, baseline: false }))]
-    .map((e) => ({ ...e, samples: [] as Sample[], error: undefined as string | undefined, ready: false }))
+    .map((e) => ({ ...e, samples: [] as Sample[], pairRatios: [] as number[], error: undefined as string | undefined, ready: false }))
   const measure = async (e: (typeof entries)[number]) => {
-    if (stopped() || e.error) return
+    if (stopped() || e.error) return undefined
     process.stdout.write(`  ${e.m.name} ...`)
     try {
       if (!e.ready) await e.m.setup?.()
@@ -264,14 +268,29 @@ async function measureAll(baselines: Measure[], rows: Measure[], rounds: number,
       const s = await e.m.run()
       e.samples.push(s)
       process.stdout.write(` ${s.rate.toFixed(1)}/s\n`)
+      return s
     } catch (err) {
-      if (stopped()) return
+      if (stopped()) return undefined
       e.error = (err as Error).message
       process.stdout.write(` failed: ${e.error}\n`)
+      return undefined
     }
   }
-  for (let r = 0; r < rounds; r++) for (const e of entries) await measure(e)
-  for (const e of entries.filter((x) => x.baseline).reverse()) await measure(e)
+  const pairs = paired
+    ? entries.filter((e) => !e.baseline && e.m.targetOf).map((row) => ({ row, base: entries.find((b) => b.baseline && b.m.name === row.m.targetOf)! }))
+    : []
+  const inPairs = new Set(pairs.flatMap((p) => [p.row, p.base]))
+  const alone = entries.filter((e) => !inPairs.has(e))
+  for (let r = 0; r < rounds; r++) {
+    for (const e of alone) await measure(e)
+    for (const { row, base } of pairs) {
+      const [first, second] = r % 2 === 0 ? [base, row] : [row, base]
+      const a = await measure(first)
+      const b = await measure(second)
+      if (a && b) row.pairRatios.push((first === row ? a : b).rate / (first === row ? b : a).rate)
+    }
+  }
+  for (const e of alone.filter((x) => x.baseline).reverse()) await measure(e)
   if (stopped()) throw new Error('interrupted')
-  return entries.map((e) => ({ measure: e.m, baseline: e.baseline, samples: e.samples, error: e.error }))
+  return entries.map((e) => ({ measure: e.m, baseline: e.baseline, samples: e.samples, pairRatios: e.pairRatios, error: e.error }))
 }

@@ -4,7 +4,11 @@ import { cpus } from 'node:os'
 import { join } from 'node:path'
 import type { Measure, Sample } from './harness'
 
-export interface Result { measure: Measure; baseline: boolean; samples: Sample[]; error?: string }
+export interface Result {
+  measure: Measure; baseline: boolean; samples: Sample[]; error?: string
+  /** A paired row's rate over its baseline's, one per round (bench/harness.ts Plan.paired). */
+  pairRatios?: number[]
+}
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -33,6 +37,7 @@ function judge(results: Result[]) {
     const s = summary(r)
     const ratios = Object.fromEntries(baselines.map((b) => [b.measure.name, s.rate && rateOf.get(b.measure.name) ? s.rate / rateOf.get(b.measure.name)! : undefined]))
     const m = r.measure
+    if (m.targetOf && r.pairRatios?.length) ratios[m.targetOf] = median(r.pairRatios)
     const of = m.targetOf ?? baselines[0]?.measure.name
     const judged = !r.baseline && (m.target !== undefined || m.minRate !== undefined || m.maxP50Ms !== undefined || m.maxP99Ms !== undefined)
     const pass = judged && s.rate !== undefined
@@ -44,7 +49,7 @@ function judge(results: Result[]) {
       m.minRate === undefined ? '' : `≥ ${m.minRate.toLocaleString('en-US')}/s`,
       m.maxP50Ms === undefined ? '' : `p50 ≤ ${m.maxP50Ms} ms`, m.maxP99Ms === undefined ? '' : `p99 ≤ ${m.maxP99Ms} ms`,
     ].filter(Boolean).join(', ')
-    return { name: m.name, baseline: r.baseline, ...s, samples: r.samples, ratios, goal: goal || undefined, pass, error: r.error }
+    return { name: m.name, baseline: r.baseline, ...s, samples: r.samples, pairRatios: r.pairRatios?.length ? r.pairRatios : undefined, ratios, goal: goal || undefined, pass, error: r.error }
   })
 }
 
@@ -69,6 +74,10 @@ export function printTable(results: Result[]) {
   console.log(`\n${show(header)}\n${widths.map((w) => '-'.repeat(w)).join('-|-')}`)
   for (const l of lines.slice(1)) console.log(show(l))
   console.log('\nbaselines are the median of their samples, measured before and after the rows; rows the median of their rounds, p99 the worst')
+  for (const r of results.filter((x) => x.pairRatios?.length)) {
+    console.log(`paired: ${r.measure.name}: against "${r.measure.targetOf}" measured beside it, the median of ${r.pairRatios!.length} ` +
+      `rounds' ratios (${r.pairRatios!.map((x) => `${(x * 100).toFixed(1)}%`).join(', ')})`)
+  }
   for (const r of judged) {
     for (const n of new Set(r.samples.map((s) => s.note).filter(Boolean))) console.log(`note: ${r.name}: ${n}`)
     for (const w of new Set(r.samples.map((s) => s.warning).filter(Boolean))) console.log(`warning: ${r.name}: ${w}`)

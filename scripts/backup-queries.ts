@@ -3,9 +3,10 @@ import { createReadStream, createWriteStream } from 'node:fs'
 import { pipeline } from 'node:stream/promises'
 import type { Db, Sql } from '../api/platform/db'
 
-/** Tables whose rows are not data: staging emptied at every commit (audit_pending), buckets that start full
- *  (rate_budgets), and the migrations' own record (the restore migrates the empty database first). */
-export const NOT_BACKED_UP = new Set(['audit_pending', 'rate_budgets', 'schema_migrations'])
+/** Tables whose rows are not data: buckets that start full (rate_budgets), and the migrations' own record (the
+ *  restore migrates the empty database first). Audit entries waiting to be sealed (audit_inbox) are committed
+ *  entries: they are backed up. */
+export const NOT_BACKED_UP = new Set(['rate_budgets', 'schema_migrations'])
 
 export async function tablesToBackUp(sql: Db): Promise<string[]> {
   const rows = await sql<{ name: string }[]>`select tablename as name from pg_tables where schemaname = 'public' order by tablename`

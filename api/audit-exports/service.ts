@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto'
 import type { ExportLine, ExportTrailer } from '../audit/canonical'
 import { findAuditExport, insertAuditExport, markAuditExportFailed, type AuditExportRow } from '../audit/export-queries'
 import type { AuditExport } from '../audit/model'
-import { countTenantAudit, type ExportRow } from '../audit/queries'
+import { countTenantAudit, sealAuditChains, type ExportRow } from '../audit/queries'
 import { recordAudit, timeRange, toAuditEntry } from '../audit/service'
 import type { RequestContext } from '../identity/context'
 import { currentMembership } from '../identity/service'
@@ -51,6 +51,7 @@ export async function startAuditExport(deps: Pick<ServiceDeps, 'sql' | 'config' 
   const exportBucket = (await readyBuckets(deps.sql, tenantId)).find((b) => b.kind === 'export')!
   regionOf(deps.config, exportBucket.region_id)
   const cap = deps.config.AUDIT_EXPORT_MAX_ENTRIES
+  await sealAuditChains(deps.sql, [tenantId])
   if ((await countTenantAudit(deps.sql, tenantId, from, to, cap)) > cap) {
     throw new ApiError('AUDIT_LOG_EXPORT_TOO_LARGE', `The window holds more than ${cap} entries; export shorter windows`)
   }

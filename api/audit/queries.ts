@@ -1,7 +1,7 @@
 import type { Db, Sql } from '../platform/db'
 import { microsecondText } from '../platform/keyset'
 
-/** audit_log as stored; `seq` and `hash` are set by audit_append (migrations/0016). */
+/** audit_log as stored; `seq` and `hash` are set as the entry is sealed (audit_seal_locked, migrations/0024). */
 export interface AuditRow {
   id: string
   chain: string
@@ -28,12 +28,27 @@ export interface AuditRow {
 
 export type NewAuditRow = Omit<AuditRow, 'seq' | 'hash' | 'occurred_at'>
 
-/** Appends in the caller's transaction, unsealed: the deferred seal (migrations/0016 audit_seal) numbers and hashes
- *  it as that transaction commits, so entries of one chain are numbered in commit order, and a rollback takes the
- *  entry with it and leaves the chain as it was. */
+/** Appends in the caller's transaction, unsealed (audit_inbox, migrations/0024): a rollback takes the entry with it,
+ *  a commit keeps it, and the sealer or the next reader of its chain numbers and hashes it afterwards. */
 export async function appendAuditEntry(db: Db, row: NewAuditRow): Promise<{ id: string }> {
   await db`select 1 from audit_append(jsonb_populate_record(null::audit_log, ${db.json(row as never)}))`
   return { id: row.id }
+}
+
+/** The sealer's step: up to `most` waiting entries of chains no other sealer holds; answers how many it sealed. */
+export async function sealAuditBatch(db: Db, most: number): Promise<number> {
+  const [row] = await db<{ n: number }[]>`select audit_seal_batch(${most}) as n`
+  return row!.n
+}
+
+/** Before a read of these chains: every entry committed so far is sealed when this resolves. */
+export async function sealAuditChains(db: Db, chains: string[]): Promise<void> {
+  await db`select audit_seal_chains(${chains})`
+}
+
+/** Before a read of one account's entries, which lie in its own chain and in its tenants'. */
+export async function sealSubjectAudit(db: Db, userId: string): Promise<void> {
+  await db`select audit_seal_chains(array(select distinct chain from audit_inbox where subject_user_id = ${userId}))`
 }
 
 export interface AuditCursor { at: string; id: string }

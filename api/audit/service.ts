@@ -1,8 +1,8 @@
 // The one way anything is written to the audit trail. The entry goes into the caller's transaction, so it exists
-// exactly when the change it describes committed; audit_append (migrations/0016) also writes a tenant entry's
-// `audit.entry` event in the same statement, which carries it to the tenant's webhook endpoints (a SIEM receives the
-// trail without polling; test/audit/resources.test.ts holds the event to the catalogue's schema and to what the API
-// shows). Who acted and from where comes from the context alone.
+// exactly when the change it describes committed. Sealing it (migrations/0024) also writes a tenant entry's
+// `audit.entry` event, which carries it to the tenant's webhook endpoints (a SIEM receives the trail without
+// polling; test/audit/resources.test.ts holds the event to the catalogue's schema and to what the API shows). Who
+// acted and from where comes from the context alone.
 import type { Config } from '../platform/config'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
@@ -12,7 +12,8 @@ import type { ActingContext, RequestContext } from '../identity/context'
 import { currentMembership } from '../identity/service'
 import { auditActions, auditCatalogue, isAccountAction, type AuditAction } from './catalogue'
 import {
-  appendAuditEntry, auditCursorOf, chainHead, listSubjectAudit, listTenantAudit, verifyChain, type AuditRow, type NewAuditRow,
+  appendAuditEntry, auditCursorOf, chainHead, listSubjectAudit, listTenantAudit, sealAuditChains, sealSubjectAudit, verifyChain,
+  type AuditRow, type NewAuditRow,
 } from './queries'
 
 export interface AuditTarget { type: string; id: string }
@@ -47,7 +48,7 @@ function actorOf(ctx: ActingContext, actorUserId: string | undefined): Pick<NewA
 }
 
 /** Records one entry in `tx` (the change's own transaction; a failure that changes nothing passes the pool). It is
- *  numbered and hashed when that transaction commits. */
+ *  numbered and hashed after that transaction commits, by the sealer or by the first reader of its chain. */
 export async function recordAudit(tx: Db, ctx: ActingContext, e: AuditEntryInput): Promise<{ id: string }> {
   const actor = actorOf(ctx, e.actorUserId)
   const tenantId = isAccountAction(e.action) ? null : (e.tenantId ?? null)
@@ -136,6 +137,7 @@ export async function listTenantAuditLog({ sql, keys, config }: Pick<ServiceDeps
     tenantId, from, to, actorId: q.actorId, actionPrefix: q.action, targetType: q.targetType, targetId: q.targetId, outcome: q.outcome,
   }
   const binding = { route: 'GET /tenants/current/audit-log', scope: `tenant:${tenantId}`, filters: { ...filter, from: from.toISOString(), to: to.toISOString() } }
+  await sealAuditChains(sql, [tenantId])
   const p = await paginate(keys, binding, q, (after, limit) => listTenantAudit(sql, filter, after, limit), auditCursorOf)
   return mapPage(p, toAuditEntry)
 }
@@ -144,6 +146,7 @@ export async function listTenantAuditLog({ sql, keys, config }: Pick<ServiceDeps
 export async function verifyTenantAuditLog({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, body: { from?: string; to?: string }) {
   const tenantId = currentMembership(ctx.principal).tenantId
   const { from, to } = timeRange(config, body, config.AUDIT_RETENTION_DAYS + 1)
+  await sealAuditChains(sql, [tenantId])
   const [check, head] = await Promise.all([verifyChain(sql, tenantId, from, to), chainHead(sql, tenantId)])
   return {
     from: from.toISOString(), to: to.toISOString(), verified: check.verified, firstSeq: check.first_seq, lastSeq: check.last_seq,
@@ -161,6 +164,7 @@ const SECURITY_ACTIVITY_ACTIONS: readonly AuditAction[] = [
 export async function listSecurityActivity({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams) {
   const userId = ctx.principal.userId
   const binding = { route: 'GET /users/me/security-activity', scope: `user:${userId}`, filters: {} }
+  await sealSubjectAudit(sql, userId)
   const p = await paginate(keys, binding, q, (after, limit) => listSubjectAudit(sql, userId, SECURITY_ACTIVITY_ACTIONS, after, limit), auditCursorOf)
   return mapPage(p, toAuditEntry)
 }

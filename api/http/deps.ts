@@ -9,6 +9,7 @@ import { LastUsedRecorder } from '../credentials/last-used'
 import type { PatEntry } from '../credentials/service'
 import { MailDispatcher } from '../mail/service'
 import { SignInThrottle } from '../identity/sign-in-throttle'
+import { AuditSealer } from '../audit/sealer'
 import { createApiMetrics, type ApiMetrics } from './metrics'
 import { SharedBudgets } from '../rate-budgets/service'
 import { DatabaseCircuit } from './database-circuit'
@@ -21,6 +22,8 @@ const DATABASE_SHED_MS = 500
  *  the ServiceDeps slice they declare. */
 export interface AppDeps extends ServiceDeps {
   lastUsed: LastUsedRecorder
+  /** Numbers and hashes committed audit entries in batches; start() and stop() with the process. */
+  auditSealer: AuditSealer
   /** Resolved PATs; fence() after committing anything that narrows a token. */
   pats: CredentialCache<PatEntry>
   /** Keeps `pats` fresh; start() and stop() with the process. */
@@ -55,6 +58,7 @@ export function createDeps(config: Config, sql: Sql, log: Logger, probes: AppDep
     sql,
     log,
     lastUsed: new LastUsedRecorder(sql, log, config.PAT_LAST_USED_FLUSH_SECONDS * 1000),
+    auditSealer: new AuditSealer(sql, log.child({ component: 'audit-sealer' }), config.AUDIT_SEAL_INTERVAL_MS, config.AUDIT_SEAL_BATCH),
     limiter,
     sharedBudgets: config.RATE_BUDGETS_SHARED ? new SharedBudgets(sql, log.child({ component: 'rate-budgets' }), (k, id, n) => limiter.admit(k, id, n)) : null,
     databaseCircuit: new DatabaseCircuit(DATABASE_SHED_MS),

@@ -129,6 +129,10 @@ export const ConfigSchema = z.object({
   EVENTS_RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   WEBHOOK_MESSAGES_RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   RETENTION_PURGE_BATCH: z.coerce.number().int().min(1).max(100_000).default(5000),
+  // The API's audit sealer (api/audit/sealer.ts): how often it numbers and hashes the entries committed since, and
+  // the most it takes in one transaction. Readers of the trail seal what they read first, whatever this is.
+  AUDIT_SEAL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
+  AUDIT_SEAL_BATCH: z.coerce.number().int().min(1).max(100_000).default(5000),
   // Mounts GET /bench/hello, the bare baseline the benchmarks compare every route against.
   BENCH_HELLO: z.stringbool().default(false),
 })

@@ -7,6 +7,7 @@ import { Client } from '../support/client'
 import { PASSWORD, signedUpUser, tenantOwner, uniqueEmail, uniqueSlug } from '../support/fixtures'
 import { codeAt, enrolTotp, signIn } from '../mfa/helpers'
 import { codeFrom, mailTo, memberOf, NEW_PASSWORD, tokenFrom } from '../accounts/helpers'
+import { sealAudit } from '../support/audit'
 
 const api = useApi()
 const anon = () => new Client(api.url)
@@ -21,13 +22,13 @@ interface Row {
 }
 
 /** Every entry about the user or by them, oldest first. */
-const entriesOf = (userId: string) => api.sql<Row[]>`
-  select * from audit_log where subject_user_id = ${userId} or actor_id = ${userId} order by occurred_at, seq`
-const byRequest = (id: string) => api.sql<Row[]>`select * from audit_log where request_id = ${id}`
+const entriesOf = async (userId: string) => (await sealAudit(api.sql), api.sql<Row[]>`
+  select * from audit_log where subject_user_id = ${userId} or actor_id = ${userId} order by occurred_at, seq`)
+const byRequest = async (id: string) => (await sealAudit(api.sql), api.sql<Row[]>`select * from audit_log where request_id = ${id}`)
 const actions = (rows: Row[]) => rows.map((r) => `${r.action}:${r.outcome}`)
 /** The stored form of every entry about the user, as one string to search for secrets. */
 const storedJson = async (userId: string) =>
-  JSON.stringify(await api.sql`select to_jsonb(a) as e from audit_log a where subject_user_id = ${userId} or actor_id = ${userId}`)
+  JSON.stringify(await sealAudit(api.sql).then(() => api.sql`select to_jsonb(a) as e from audit_log a where subject_user_id = ${userId} or actor_id = ${userId}`))
 function sessionToken(c: Client): string {
   const token = c.cookie?.split('=')[1]
   if (!token) throw new Error('this client holds no session cookie')
@@ -85,6 +86,7 @@ describe('sign-in', () => {
       action: 'user.sign_in_failed', reason: 'invalid_credentials', chain: 'anonymous', tenant_id: null, subject_user_id: null,
       actor_type: 'anonymous', actor_id: null, target_id: null,
     })
+    await sealAudit(api.sql)
     const stored = JSON.stringify(await api.sql`select to_jsonb(a) as e from audit_log a where request_id = ${id}`)
     expect(stored).not.toContain(ghost.split('@')[0]!)
     expect(stored).not.toContain('whatever it is')
@@ -174,13 +176,13 @@ describe('account changes', () => {
     // A trigger that refuses this one request's entry, nothing else's.
     await api.sql.unsafe(`create or replace function test_refuse_audit() returns trigger language plpgsql as $$
       begin raise exception 'refused by the test'; end $$`)
-    await api.sql.unsafe(`create trigger test_refuse_audit before insert on audit_log for each row
+    await api.sql.unsafe(`create trigger test_refuse_audit before insert on audit_inbox for each row
       when (new.request_id = '${id}') execute function test_refuse_audit()`)
     try {
       const res = await u.client.call('PATCH', '/users/me/password', { body: { currentPassword: PASSWORD, newPassword: NEW_PASSWORD }, headers: { 'x-request-id': id } })
       expect(res.status).toBe(500)
     } finally {
-      await api.sql.unsafe('drop trigger test_refuse_audit on audit_log')
+      await api.sql.unsafe('drop trigger test_refuse_audit on audit_inbox')
     }
     expect((await anon().post('/sessions', { email: u.email, password: PASSWORD })).status).toBe(201)
     expect((await anon().post('/sessions', { email: u.email, password: NEW_PASSWORD })).status).toBe(401)

@@ -14,6 +14,7 @@ import { useApi } from '../support/api'
 import { patFor, tenantOwner } from '../support/fixtures'
 import { connectTemporal, eventually } from '../support/temporal'
 import { provisionedTenant } from '../storage/helpers'
+import { sealAudit } from '../support/audit'
 
 // Provisioning and an export each wait on the worker.
 setDefaultTimeout(60_000)
@@ -138,6 +139,7 @@ describe('an export', () => {
     const res = await owner.client.post('/tenants/current/audit-log/exports', { from: hourAgo(), to: inAnHour() })
     expect(res.status).toBe(400)
     expect(res.json.code).toBe('STORAGE_NOT_READY')
+    await sealAudit(api.sql)
     const rows = await api.sql`select 1 from audit_log where tenant_id = ${owner.tenantId} and action = 'audit_log.export_started'`
     expect(rows.length).toBe(0)
   })

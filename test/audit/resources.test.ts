@@ -14,6 +14,7 @@ import { FEATURES } from '../edge-packages/helpers'
 import { publish, Receiver, settled, trainingDone, useDeliveryEnv, webhookTenant } from '../webhooks/delivery-helpers'
 import { storageWorkflowIds } from '../../workflows/contract-storage'
 import { webhookWorkflowIds } from '../../workflows/contract-webhooks'
+import { sealAudit } from '../support/audit'
 
 // Two quick attempts: a failing receiver's message fails within a second.
 const env = useDeliveryEnv({ WEBHOOK_RETRY_SCHEDULE: '0,100ms' })
@@ -37,6 +38,7 @@ const actions = (entries: Entry[]) => entries.map((e) => e.action)
 
 /** Every audit row of the tenant and every audit.entry event in its outbox, as one string to search. */
 async function everythingRecorded(api: TestApi, tenantId: string) {
+  await sealAudit(api.sql)
   const rows = await api.sql`select to_jsonb(a) as row from audit_log a where tenant_id = ${tenantId}`
   const events = await api.sql`select data from events where tenant_id = ${tenantId} and type = 'audit.entry'`
   return JSON.stringify([...rows, ...events])

@@ -11,6 +11,7 @@ import { createWorkerMetrics } from '../../worker/metrics'
 import { startApi, type TestApi } from '../support/api'
 import { ownDatabase, type OwnDatabase } from '../support/own-database'
 import { patFor, tenantOwner } from '../support/fixtures'
+import { sealAudit } from '../support/audit'
 
 // A database of the file's own: what it ages past the retention periods must stay until its own purge runs, and on
 // the run's database any housekeeping run may purge it first (test/temporal/replay.test.ts runs a real one on the
@@ -39,6 +40,7 @@ const activities = () => createActivities({ ...api.deps, activityMetrics: create
 
 /** Moves entries back in time, behind the append-only trigger (as only a test with the replica role can). */
 async function age(ids: string[], days: number) {
+  await sealAudit(api.sql)
   await api.sql.begin(async (tx) => {
     await tx`set local session_replication_role = replica`
     await tx`update audit_log set occurred_at = occurred_at - make_interval(days => ${days}) where id = any(${ids}::uuid[])`
@@ -127,6 +129,7 @@ describe('retention', () => {
   test("a tenant's entries survive its deletion, and their chain still verifies", async () => {
     const owner = await tenantOwner(api.url)
     for (let i = 0; i < 2; i++) await patFor(owner.client, ['model:read'])
+    await sealAudit(api.sql)
     const ids = (await api.sql<{ id: string }[]>`select id from audit_log where tenant_id = ${owner.tenantId}`).map((r) => r.id).sort()
     expect(ids.length).toBeGreaterThanOrEqual(2)
 

@@ -10,6 +10,7 @@ import { PASSWORD, patFor, signedUpUser, tenantOwner, uniqueEmail, uniqueSlug } 
 import { waitForMail } from '../support/mailbox'
 import { initialPasswordFrom } from '../accounts/helpers'
 import { memberOf } from '../tenancy/members'
+import { sealAudit } from '../support/audit'
 
 let api: TestApi
 let dns: TestDns
@@ -41,16 +42,16 @@ async function trail(client: Client, filters: Record<string, string> = {}): Prom
 
 /** Every row of the given chains (a tenant, an account), as text: what a search for a leaked secret reads. */
 const rawChains = async (...chains: string[]) =>
-  JSON.stringify(await api.sql`select to_jsonb(a) as row from audit_log a where chain = any(${chains}) order by occurred_at`)
+  JSON.stringify(await sealAudit(api.sql).then(() => api.sql`select to_jsonb(a) as row from audit_log a where chain = any(${chains}) order by occurred_at`))
 /** The audit.entry events that carry the same entries to webhook endpoints. */
 const rawEvents = async (tenantId: string) =>
   JSON.stringify(await api.sql`select data from events where tenant_id = ${tenantId} and type = 'audit.entry'`)
 
 const tokenIn = (text: string) => decodeURIComponent(/[?&]token=([^\s&]+)/.exec(text)![1]!)
 
-const accountEntries = (userId: string, action: string) =>
+const accountEntries = async (userId: string, action: string) => (await sealAudit(api.sql),
   api.sql<{ actor_type: string; actor_id: string | null; tenant_id: string | null; target_id: string | null; details: any; ip: string | null }[]>`
-    select actor_type, actor_id, tenant_id, target_id, details, ip from audit_log where chain = ${userId} and action = ${action}`
+    select actor_type, actor_id, tenant_id, target_id, details, ip from audit_log where chain = ${userId} and action = ${action}`)
 
 describe('memberships', () => {
   test('who gave this person admin, and from where: one filtered query answers with the actor, before/after, IP and request id', async () => {

@@ -5,6 +5,7 @@ import { recordAudit } from '../../api/audit/service'
 import { eventCatalogue } from '../../api/events/catalogue'
 import { systemContext } from '../../api/identity/context'
 import { useApi } from '../support/api'
+import { sealAudit } from '../support/audit'
 import { patFor, tenantOwner } from '../support/fixtures'
 
 const api = useApi()
@@ -40,21 +41,26 @@ describe('recording', () => {
 
   test('an entry written in a transaction that rolls back is gone with it, and the chain does not move', async () => {
     const owner = await tenantOwner(api.url)
-    const head = async () => (await api.sql`select seq from audit_chain_heads where chain = ${owner.tenantId}`)[0]?.seq
+    const head = async () => {
+      await sealAudit(api.sql)
+      return (await api.sql`select seq from audit_chain_heads where chain = ${owner.tenantId}`)[0]?.seq
+    }
     const before = await head()
     await expect(api.sql.begin(async (tx) => {
       await recordAudit(tx, systemContext('test/rollback'), { action: 'storage.provisioned', tenantId: owner.tenantId })
       throw new Error('the change failed')
     })).rejects.toThrow('the change failed')
     expect(await head()).toBe(before)
-    const rows = await api.sql`select 1 from audit_log where tenant_id = ${owner.tenantId} and actor_id = 'test/rollback'`
+    const rows = await api.sql`
+      select 1 from audit_log where tenant_id = ${owner.tenantId} and actor_id = 'test/rollback'
+      union all select 1 from audit_inbox where tenant_id = ${owner.tenantId} and actor_id = 'test/rollback'`
     expect(rows.length).toBe(0)
   })
 
   test('a tenant entry is an audit.entry event in the outbox once the tenant has an endpoint subscribed to it', async () => {
     const owner = await tenantOwner(api.url)
-    const eventOf = (targetId: string) => api.sql<{ data: { action: string; target: { id: string } } }[]>`
-      select data from events where tenant_id = ${owner.tenantId} and type = 'audit.entry' and data->'target'->>'id' = ${targetId}`
+    const eventOf = async (targetId: string) => (await sealAudit(api.sql), api.sql<{ data: { action: string; target: { id: string } } }[]>`
+      select data from events where tenant_id = ${owner.tenantId} and type = 'audit.entry' and data->'target'->>'id' = ${targetId}`)
     const before = await patFor(owner.client, ['model:read'])
     expect([...await eventOf(before.id)]).toEqual([]) // nobody takes the stream: nothing is queued for nobody
     await api.sql`
@@ -62,7 +68,7 @@ describe('recording', () => {
     const { id } = await patFor(owner.client, ['model:read'])
     const [event] = await eventOf(id)
     expect(event?.data).toMatchObject({ action: 'api_key.created', target: { id } })
-    // audit_append writes the event in SQL: it must still be what the catalogue promises, and what the API shows.
+    // The seal writes the event in SQL: it must still be what the catalogue promises, and what the API shows.
     expect(eventCatalogue['audit.entry'].data.safeParse(event!.data).error).toBeUndefined()
     const shown = await owner.client.get(`/tenants/current/audit-log?${window()}&targetId=${id}`)
     expect(event!.data).toEqual(shown.json.data[0])
@@ -98,12 +104,20 @@ describe('the window', () => {
 })
 
 describe('tamper evidence', () => {
-  test('the table refuses UPDATE, DELETE and TRUNCATE', async () => {
+  test('the table refuses UPDATE, DELETE and TRUNCATE, and so does the inbox of entries waiting to be sealed', async () => {
     const owner = await tenantOwner(api.url)
     await patFor(owner.client, ['model:read'])
+    await sealAudit(api.sql)
     await expect(api.sql`update audit_log set action = 'x' where tenant_id = ${owner.tenantId}`).rejects.toThrow(/append-only/)
     await expect(api.sql`delete from audit_log where tenant_id = ${owner.tenantId}`).rejects.toThrow(/append-only/)
     await expect(api.sql`truncate audit_log`).rejects.toThrow(/append-only/)
+    // An entry waiting to be sealed no less: only the seal takes it out.
+    for (const alter of ['update audit_inbox set action = $1', 'delete from audit_inbox where action = $1', 'truncate audit_inbox']) {
+      await expect(api.sql.begin(async (tx) => {
+        await recordAudit(tx, systemContext('test/inbox'), { action: 'storage.provisioned', tenantId: owner.tenantId })
+        await tx.unsafe(alter, alter.startsWith('truncate') ? [] : ['storage.provisioned'])
+      })).rejects.toThrow(/append-only until sealed/)
+    }
   })
 
   test('an entry edited with SQL behind the API is located by the verification', async () => {
@@ -128,6 +142,7 @@ describe('tamper evidence', () => {
   test('a deleted entry leaves a gap the verification finds', async () => {
     const owner = await tenantOwner(api.url)
     for (let i = 0; i < 3; i++) await patFor(owner.client, ['model:read'])
+    await sealAudit(api.sql)
     const [victim] = await api.sql<{ seq: number }[]>`select max(seq) - 1 as seq from audit_log where chain = ${owner.tenantId}`
     await api.sql.begin(async (tx) => {
       await tx`set local session_replication_role = replica`

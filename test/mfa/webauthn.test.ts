@@ -4,6 +4,7 @@ import { SoftAuthenticator } from '../support/authenticator'
 import { Client } from '../support/client'
 import { signedUpUser, tenantOwner } from '../support/fixtures'
 import { signIn } from './helpers'
+import { sealAudit } from '../support/audit'
 
 const ORIGIN = 'http://localhost:4999'
 const api = useApi({ WEBAUTHN_RP_ID: 'localhost', WEBAUTHN_ORIGINS: `https://other.example, ${ORIGIN}` })
@@ -18,8 +19,8 @@ async function registerPasskey(client: Client, name = 'laptop') {
 }
 
 /** The user's audit entries of one action, oldest first. */
-const entries = (userId: string, action: string) => api.sql<{ actor_id: string | null; target_id: string | null; outcome: string; reason: string | null; details: Record<string, unknown> }[]>`
-  select actor_id, target_id, outcome, reason, details from audit_log where subject_user_id = ${userId} and action = ${action} order by seq`
+const entries = async (userId: string, action: string) => (await sealAudit(api.sql), api.sql<{ actor_id: string | null; target_id: string | null; outcome: string; reason: string | null; details: Record<string, unknown> }[]>`
+  select actor_id, target_id, outcome, reason, details from audit_log where subject_user_id = ${userId} and action = ${action} order by seq`)
 
 async function passkeyOptions() {
   const res = await new Client(api.url).post('/sessions/passkey-challenges')

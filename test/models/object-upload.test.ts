@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { bucketsIn, useApiAndTemporal } from '../storage/helpers'
 import { patFor, tenantOwner } from '../support/fixtures'
 import { modelTenant, modelWriter, settled, sha256 } from './support'
+import { sealAudit } from '../support/audit'
 
 const UPLOAD_MAX = 3 * 1024 * 1024
 const env = useApiAndTemporal({ MODEL_UPLOAD_MAX_BYTES: String(UPLOAD_MAX) })
@@ -47,6 +48,7 @@ describe('model versions: objects uploaded through the API', () => {
     const late = await put(token, v.id, 'ckpt/b1/config.json', config)
     expect([late.status, late.json.code]).toEqual([400, 'MODEL_VERSION_INVALID_STATUS'])
 
+    await sealAudit(env.api.sql)
     const audit = await env.api.sql<{ details: Record<string, unknown> }[]>`
       select details from audit_log where tenant_id = ${t.tenantId} and action = 'model_version.object_uploaded' order by seq`
     expect(audit.map((a) => a.details)).toEqual([{ key: 'ckpt/b1/params/w.bin', sizeBytes: weights.length }, { key: 'ckpt/b1/config.json', sizeBytes: config.length }])
@@ -79,6 +81,7 @@ describe('model versions: objects uploaded through the API', () => {
 
     // Nothing refused reached the bucket: the only upload that counts is still to come.
     expect((await put(token, v.id, 'models/one.onnx', config)).status).toBe(200)
+    await sealAudit(env.api.sql)
     const uploads = await env.api.sql`select 1 from audit_log where tenant_id = ${t.tenantId} and action = 'model_version.object_uploaded'`
     expect(uploads.length).toBe(1)
   }, 60_000)

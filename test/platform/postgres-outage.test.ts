@@ -11,6 +11,7 @@ import { createDb, type Sql } from '../../api/platform/db'
 import { migrate } from '../../api/platform/migrate'
 import { freePort, REPO_ROOT, spawnChild, startPostgres, tail, waitUntil, type Child, type PostgresServer } from '../../scripts/platform'
 import { PASSWORD, uniqueEmail, uniqueSlug } from '../support/fixtures'
+import { sealAudit } from '../support/audit'
 
 const CONNECT_TIMEOUT_SECONDS = 2
 // What a request may take at most while the database is away: the connect timeout, and room for a loaded machine.
@@ -146,6 +147,7 @@ describe('Postgres stopped and started again while requests flow', () => {
 
     // Every acknowledged write is in the database, whole: its row and its audit entry, written in one transaction.
     expect({ apiRunning: api.running(), log: api.running() ? '' : tail(api.logFile, 20) }).toEqual({ apiRunning: true, log: '' })
+    await sealAudit(sql)
     const rows = await sql<{ name: string; audited: boolean }[]>`
       select k.name, exists (select 1 from audit_log a where a.tenant_id = k.tenant_id and a.action = 'api_key.created' and a.target_id = k.id::text) as audited
         from api_keys k where k.tenant_id = ${owner.tenantId} and k.name like 'drill-%'`

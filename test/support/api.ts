@@ -20,6 +20,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
   const sql = createDb(config.DATABASE_URL, { max: 20, connectTimeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS, onQuery: o.onQuery })
   const deps = createDeps(config, sql, createLogger(config.LOG_LEVEL, { service: 'api-test' }), dependencyProbes(config))
   await deps.credentialFeed.start() // as api/main.ts does: tests exercise the PAT cache replicas really run
+  deps.auditSealer.start()
   const app = buildApp(deps).listen({ hostname: '127.0.0.1', port: config.PORT }) // PORT is 0 (any free port) unless overridden
   return {
     url: `http://127.0.0.1:${app.server!.port}`,
@@ -28,6 +29,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
     async stop() {
       await app.stop(true)
       await deps.lastUsed.stop()
+      await deps.auditSealer.stop()
       await deps.credentialFeed.stop()
       await deps.temporal.close()
       await sql.end({ timeout: 5 })

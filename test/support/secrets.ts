@@ -29,7 +29,8 @@ export async function auditLeaks(url: string, secrets: Iterable<string> = seenSe
   const sql = createDb(url, { max: 1, name: 'rcp-secret-scan' })
   try {
     const rows = await sql<{ text: string }[]>`
-      select a::text as text from audit_log a union all select data::text from events where type = 'audit.entry'`
+      select a::text as text from audit_log a union all select i::text from audit_inbox i
+      union all select data::text from events where type = 'audit.entry'`
     const leaks: string[] = []
     for (const { text } of rows) for (const s of wanted) if (text.includes(s)) leaks.push(`${s.slice(0, 12)}… in ${text.slice(0, 200)}`)
     return { scanned: rows.length, leaks }

@@ -15,6 +15,7 @@ import {
   type HousekeepingInput, type HousekeepingResult,
 } from '../../workflows/contract'
 import { connectTemporal, eventually, type TestTemporal } from '../support/temporal'
+import { sealAudit } from '../support/audit'
 
 // Each test waits on real workflow runs and on eventually consistent visibility (polled for up to 20 s).
 setDefaultTimeout(30_000)
@@ -94,6 +95,7 @@ async function seedRetention(sql: Sql, config: Config) {
   const days = (n: number) => new Date(Date.now() - (n + 1) * 86_400_000)
   const [tenant] = await sql<{ id: string }[]>`insert into tenants (name, slug) values ('housekeeping', ${`hk-${crypto.randomUUID()}`}) returning id`
   const entry = await recordAudit(sql, systemContext('test/housekeeping'), { action: 'storage.provisioned', tenantId: tenant!.id })
+  await sealAudit(sql)
   await sql.begin(async (tx) => {
     await tx`set local session_replication_role = replica`
     await tx`update audit_log set occurred_at = ${days(config.AUDIT_RETENTION_DAYS)} where id = ${entry.id}`

@@ -8,6 +8,7 @@ import { Client } from '../support/client'
 import { signedUpUser, tenantOwner, uniqueEmail } from '../support/fixtures'
 import { browserLink, browserSignIn as signInWith, CLIENT_ID, CLIENT_SECRET, startOidcProvider, type TestProvider } from '../support/oidc'
 import { memberOf } from './members'
+import { sealAudit } from '../support/audit'
 
 let api: TestApi
 let issuer: string
@@ -82,6 +83,7 @@ describe('OIDC sign-in', () => {
     const [{ n }] = (await api.sql`select count(*)::int as n from memberships m join users u on u.id = m.user_id where lower(u.email) = ${email}`) as unknown as [{ n: number }]
     expect(n).toBe(1)
     // Both sign-ins are in the account's trail (never the tenant's), naming the method and the connection.
+    await sealAudit(api.sql)
     const signIns = await api.sql<{ tenant_id: string | null; details: { method: string; ssoConnectionId: string } }[]>`
       select tenant_id, details from audit_log where subject_user_id = ${me.json.data.user.id} and action = 'user.signed_in' order by seq`
     expect(signIns.map((r) => [r.tenant_id, r.details.method, r.details.ssoConnectionId])).toEqual([[null, 'sso', c.id], [null, 'sso', c.id]])

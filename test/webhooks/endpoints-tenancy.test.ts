@@ -7,6 +7,7 @@ import { disableEndpoint, endpointsForEvent, findEndpoint } from '../../api/webh
 import { useApi } from '../support/api'
 import { patFor, tenantOwner } from '../support/fixtures'
 import { bearer, memberOf } from '../tenancy/members'
+import { sealAudit } from '../support/audit'
 
 const api = useApi()
 const delivery = systemContext('webhook-delivery/test')
@@ -88,6 +89,7 @@ describe('what the delivery side uses', () => {
       type: 'webhook_endpoint.disabled',
       data: { endpointId: a.endpoint.id, url: a.endpoint.url, reason: 'gone', disabledAt: row!.disabled_at!.toISOString() },
     }])
+    await sealAudit(api.sql)
     const recorded = await api.sql`select actor_type, actor_id, details from audit_log where tenant_id = ${tenantId} and action = 'webhook_endpoint.disabled'`
     expect([...recorded]).toEqual([{ actor_type: 'system', actor_id: 'webhook-delivery/test', details: { reason: 'gone', url: a.endpoint.url } }])
     const shown = (await a.owner.client.get(`/webhook-endpoints/${a.endpoint.id}`)).json.data
@@ -104,6 +106,7 @@ describe('what the delivery side uses', () => {
     })).rejects.toThrow('the delivery bookkeeping failed')
     expect((await findEndpoint(api.sql, tenantId, a.endpoint.id))!.enabled).toBe(true)
     expect(await eventsOf(tenantId)).toHaveLength(0)
+    await sealAudit(api.sql)
     expect(await api.sql`select 1 from audit_log where tenant_id = ${tenantId} and action = 'webhook_endpoint.disabled'`).toHaveLength(0)
   })
 })

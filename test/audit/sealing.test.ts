@@ -1,0 +1,105 @@
+// Sealing after the commit (migrations/0024): the change's transaction writes its entry unsealed, and the API's
+// sealer or the chain's next reader numbers and hashes it. What must hold: the sealer does it alone, time never goes
+// back along a chain, and sealers and readers at work together lose, repeat and misorder nothing.
+import { describe, expect, test } from 'bun:test'
+import { sealAuditBatch, sealAuditChains } from '../../api/audit/queries'
+import { recordAudit } from '../../api/audit/service'
+import { systemContext } from '../../api/identity/context'
+import { createDb } from '../../api/platform/db'
+import { useApi } from '../support/api'
+import { sealAudit } from '../support/audit'
+import { patFor, tenantOwner } from '../support/fixtures'
+
+const api = useApi({ AUDIT_SEAL_INTERVAL_MS: '100' })
+const hourAgo = () => new Date(Date.now() - 3_600_000).toISOString()
+const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString()
+
+/** Every sealed entry of one chain, in sequence order. */
+const chainOf = (chain: string) => api.sql<{ id: string; seq: number; occurred_at: Date; actor_id: string | null }[]>`
+  select id, seq, occurred_at, actor_id from audit_log where chain = ${chain} order by seq`
+
+describe('sealing after the commit', () => {
+  test('the sealer numbers, hashes and streams committed entries with no reader asking', async () => {
+    const owner = await tenantOwner(api.url)
+    await api.sql`
+      insert into webhook_endpoints (tenant_id, url, events, secret_sealed) values (${owner.tenantId}, 'https://siem.example.test/', '{audit.entry}', '\\x00')`
+    const { id } = await patFor(owner.client, ['model:read'])
+    const deadline = Date.now() + 10_000
+    let sealed: readonly unknown[] = []
+    while (Date.now() < deadline) {
+      sealed = await api.sql`select 1 from audit_log where chain = ${owner.tenantId} and target_id = ${id}`
+      if (sealed.length > 0) break
+      await Bun.sleep(50)
+    }
+    expect(sealed).toHaveLength(1)
+    expect(await api.sql`select 1 from audit_inbox where chain = ${owner.tenantId}`).toHaveLength(0)
+    const events = await api.sql`select 1 from events where tenant_id = ${owner.tenantId} and type = 'audit.entry' and data->'target'->>'id' = ${id}`
+    expect(events).toHaveLength(1)
+  })
+
+  test('an entry whose transaction commits after a newer one was sealed follows it, in time too', async () => {
+    const owner = await tenantOwner(api.url)
+    const ctx = (name: string) => systemContext(`test/${name}`)
+    let releaseEarly!: () => void
+    const held = new Promise<void>((resolve) => { releaseEarly = resolve })
+    let written!: () => void
+    const early = new Promise<void>((resolve) => { written = resolve })
+    const slow = api.sql.begin(async (tx) => {
+      await recordAudit(tx, ctx('early'), { action: 'storage.provisioned', tenantId: owner.tenantId })
+      written()
+      await held
+    })
+    await early
+    await Bun.sleep(20)
+    await recordAudit(api.sql, ctx('late'), { action: 'storage.provisioned', tenantId: owner.tenantId })
+    await sealAuditChains(api.sql, [owner.tenantId])
+    releaseEarly()
+    await slow
+    await sealAuditChains(api.sql, [owner.tenantId])
+
+    const rows = (await chainOf(owner.tenantId)).filter((r) => r.actor_id?.startsWith('test/'))
+    expect(rows.map((r) => r.actor_id)).toEqual(['test/late', 'test/early'])
+    expect(rows[1]!.seq).toBe(rows[0]!.seq + 1)
+    expect(rows[1]!.occurred_at.getTime()).toBeGreaterThanOrEqual(rows[0]!.occurred_at.getTime())
+    const check = await owner.client.post('/tenants/current/audit-log/verifications', { from: hourAgo(), to: inAnHour() })
+    expect(check.json.data).toMatchObject({ intact: true, firstBrokenSeq: null })
+  })
+
+  test('sealers and readers at work together on one chain lose, repeat and misorder nothing', async () => {
+    const owner = await tenantOwner(api.url)
+    // Two more sealers, as two more replicas would run, each on its own connection.
+    const others = [createDb(api.deps.config.DATABASE_URL, { max: 1 }), createDb(api.deps.config.DATABASE_URL, { max: 1 })]
+    let writing = true
+    try {
+      const sealers = others.map(async (db) => { while (writing) { await sealAuditBatch(db, 7); await Bun.sleep(1) } })
+      const readers = (async () => {
+        while (writing) await owner.client.get(`/tenants/current/audit-log?from=${encodeURIComponent(hourAgo())}&to=${encodeURIComponent(inAnHour())}&pageSize=1`)
+      })()
+      const writers = Array.from({ length: 8 }, async (_, w) => {
+        for (let i = 0; i < 15; i++) {
+          await api.sql.begin((tx) => recordAudit(tx, systemContext(`test/w${w}-${i}`), { action: 'storage.provisioned', tenantId: owner.tenantId }))
+        }
+      })
+      await Promise.all(writers)
+      writing = false
+      await Promise.all([...sealers, readers])
+    } finally {
+      await Promise.all(others.map((db) => db.end()))
+    }
+    await sealAudit(api.sql)
+
+    const rows = await chainOf(owner.tenantId)
+    expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1))
+    const written = rows.filter((r) => r.actor_id?.startsWith('test/w')).map((r) => r.actor_id)
+    expect(new Set(written).size).toBe(8 * 15)
+    expect(written).toHaveLength(8 * 15)
+    for (let i = 1; i < rows.length; i++) expect(rows[i]!.occurred_at.getTime()).toBeGreaterThanOrEqual(rows[i - 1]!.occurred_at.getTime())
+    // Each writer's own entries in the order it made them.
+    for (let w = 0; w < 8; w++) {
+      const mine = written.filter((a) => a!.startsWith(`test/w${w}-`))
+      expect(mine).toEqual(Array.from({ length: 15 }, (_, i) => `test/w${w}-${i}`))
+    }
+    const check = await owner.client.post('/tenants/current/audit-log/verifications', { from: hourAgo(), to: inAnHour() })
+    expect(check.json.data).toMatchObject({ intact: true, firstBrokenSeq: null, verified: rows.length })
+  })
+})
