@@ -10,6 +10,7 @@ export class AuditSealer {
   private timer: ReturnType<typeof setTimeout> | undefined
   private running: Promise<void> | undefined
   private stopped = true
+  private failing = false
 
   constructor(private db: Db, private log: Logger, private intervalMs: number, private batch: number) {}
 
@@ -25,12 +26,17 @@ export class AuditSealer {
     this.timer.unref?.()
   }
 
-  /** Seals until a step finds less than a full batch. Failures (the database away) wait for the next interval. */
+  /** Seals until a step finds less than a full batch. Failures (the database away) wait for the next interval, and
+   *  are logged once until a step succeeds again, not five times a second. */
   async step(): Promise<void> {
     try {
-      while (!this.stopped && (await sealAuditBatch(this.db, this.batch)) >= this.batch) { /* a backlog: keep going */ }
+      // A full batch means a backlog: keep going, unless the process is stopping.
+      while ((await sealAuditBatch(this.db, this.batch)) >= this.batch && !this.stopped) { /* the next batch */ }
+      if (this.failing) this.log.info('audit sealing works again')
+      this.failing = false
     } catch (err) {
-      this.log.warn('audit sealing failed; the next step retries', { err })
+      if (!this.failing) this.log.warn('audit sealing failed; every interval retries', { err })
+      this.failing = true
     }
   }
 

@@ -3,9 +3,12 @@
 // back along a chain, and sealers and readers at work together lose, repeat and misorder nothing.
 import { describe, expect, test } from 'bun:test'
 import { sealAuditBatch, sealAuditChains } from '../../api/audit/queries'
+import { AuditSealer } from '../../api/audit/sealer'
 import { recordAudit } from '../../api/audit/service'
 import { systemContext } from '../../api/identity/context'
-import { createDb } from '../../api/platform/db'
+import { createDb, type Db } from '../../api/platform/db'
+import { createLogger } from '../../api/platform/log'
+import { freePort } from '../../scripts/platform'
 import { useApi } from '../support/api'
 import { sealAudit } from '../support/audit'
 import { patFor, tenantOwner } from '../support/fixtures'
@@ -101,5 +104,25 @@ describe('sealing after the commit', () => {
     }
     const check = await owner.client.post('/tenants/current/audit-log/verifications', { from: hourAgo(), to: inAnHour() })
     expect(check.json.data).toMatchObject({ intact: true, firstBrokenSeq: null, verified: rows.length })
+  })
+
+  test('a sealer that cannot reach the database says so once, and again when it works', async () => {
+    const lines: { level: string; msg: string }[] = []
+    const log = createLogger('info', {}, (line) => lines.push(JSON.parse(line)))
+    const away = createDb(`postgres://nobody:nothing@127.0.0.1:${await freePort()}/none`, { max: 1, connectTimeoutSeconds: 1 })
+    let down = true
+    // The sealer's database, away until `down` turns false (a tagged template forwarded to one pool or the other).
+    const flaky = ((strings: TemplateStringsArray, ...values: unknown[]) => (down ? away : api.sql)(strings, ...(values as never[]))) as unknown as Db
+    try {
+      const sealer = new AuditSealer(flaky, log, 60_000, 10)
+      for (let i = 0; i < 3; i++) await sealer.step()
+      expect(lines.map((l) => [l.level, l.msg])).toEqual([['warn', 'audit sealing failed; every interval retries']])
+      down = false
+      await sealer.step()
+      await sealer.step()
+      expect(lines.map((l) => l.msg)).toEqual(['audit sealing failed; every interval retries', 'audit sealing works again'])
+    } finally {
+      await away.end({ timeout: 1 })
+    }
   })
 })
