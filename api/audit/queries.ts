@@ -41,6 +41,13 @@ export async function sealAuditBatch(db: Db, most: number): Promise<number> {
   return row!.n
 }
 
+/** How long the oldest entry still waiting to be sealed has waited, in seconds (0 when none waits). */
+export async function oldestUnsealedAgeSeconds(db: Db): Promise<number> {
+  const [row] = await db<{ age: number | null }[]>`
+    select extract(epoch from clock_timestamp() - (select occurred_at from audit_inbox order by id limit 1))::float8 as age`
+  return Math.max(0, row?.age ?? 0)
+}
+
 /** Before a read of these chains: every entry committed so far is sealed when this resolves. */
 export async function sealAuditChains(db: Db, chains: string[]): Promise<void> {
   await db`select audit_seal_chains(${chains})`

@@ -9,6 +9,7 @@ import { LastUsedRecorder } from '../credentials/last-used'
 import type { PatEntry } from '../credentials/service'
 import { MailDispatcher } from '../mail/service'
 import { SignInThrottle } from '../identity/sign-in-throttle'
+import { oldestUnsealedAgeSeconds } from '../audit/queries'
 import { AuditSealer } from '../audit/sealer'
 import { createApiMetrics, type ApiMetrics } from './metrics'
 import { SharedBudgets } from '../rate-budgets/service'
@@ -49,6 +50,7 @@ export function createDeps(config: Config, sql: Sql, log: Logger, probes: AppDep
   const limiter = new RateLimiter()
   const metrics = createApiMetrics()
   metrics.watchCache(pats)
+  metrics.watchAuditSealing(() => oldestUnsealedAgeSeconds(sql))
   return {
     pats,
     metrics,

@@ -44,8 +44,16 @@ export function createApiMetrics(registry: Registry = processRegistry('api')) {
       for (const c of caches) { this.inc({ result: 'hit' }, c.stats.hits); this.inc({ result: 'miss' }, c.stats.misses) }
     },
   })
+  let auditSealLag: (() => Promise<number>) | null = null
+  new Gauge({
+    name: 'rcp_audit_seal_lag_seconds', help: 'How long the oldest audit entry waiting to be sealed has waited (0 when none)',
+    registers: [registry],
+    async collect() { this.set(auditSealLag ? await auditSealLag() : 0) },
+  })
   return {
     registry,
+    /** Where the audit seal lag gauge reads at scrape time (one indexed query). */
+    watchAuditSealing(lag: () => Promise<number>) { auditSealLag = lag },
     /** The listening server, for the in-flight gauge. */
     attach(started: Server<unknown> | null) { server = started },
     watchCache(cache: CredentialCache<unknown>) { caches.push(cache) },

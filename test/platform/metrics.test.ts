@@ -6,7 +6,11 @@ import { createApiMetrics } from '../../api/http/metrics'
 import { serveMetrics } from '../../api/platform/metrics'
 import { createWorkerMetrics } from '../../worker/metrics'
 import { createLogger } from '../../api/platform/log'
+import { recordAudit } from '../../api/audit/service'
+import { systemContext } from '../../api/identity/context'
 import { startApi, useApi } from '../support/api'
+import { sealAudit } from '../support/audit'
+import { ownDatabase } from '../support/own-database'
 import { Client } from '../support/client'
 import { patFor, signedUpUser, tenantOwner } from '../support/fixtures'
 import { waitForMail } from '../support/mailbox'
@@ -41,6 +45,25 @@ function value(text: string, name: string, labels: Record<string, string> = {}):
 const seriesOf = (text: string, name: string) => text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
 
 describe('API metrics', () => {
+  test('the audit seal lag is the age of the oldest entry waiting to be sealed, 0 once it is', async () => {
+    // A database of its own, whose one API's sealer waits a minute: no other sealer of the run seals the entry.
+    const own = await ownDatabase('seal_lag')
+    const idle = await startApi({ DATABASE_URL: own.url, AUDIT_SEAL_INTERVAL_MS: '60000' })
+    try {
+      const lag = async () => value(await idle.deps.metrics.registry.metrics(), 'rcp_audit_seal_lag_seconds')
+      await sealAudit(idle.sql)
+      expect(await lag()).toBe(0)
+      await recordAudit(idle.sql, systemContext('test/seal-lag'), { action: 'storage.provisioned', tenantId: crypto.randomUUID() })
+      await Bun.sleep(300)
+      expect(await lag()).toBeGreaterThanOrEqual(0.25)
+      await sealAudit(idle.sql)
+      expect(await lag()).toBe(0)
+    } finally {
+      await idle.stop()
+      await own.scanAndDrop()
+    }
+  })
+
   test('requests are counted by route template, method and status, with their latency', async () => {
     const owner = await tenantOwner(api.url)
     const { token } = await patFor(owner.client, ['model:read'])
