@@ -23,7 +23,8 @@ export async function copyOut(tx: Db, table: string, file: string): Promise<void
 }
 
 /** Loads every table in one transaction with triggers and foreign keys off (session_replication_role = replica):
- *  the rows are already consistent, and the audit trail's append-only and sealing triggers must not run again.
+ *  the rows are already consistent, and the triggers that keep copies and counts must not run again on rows that
+ *  hold their results.
  *  Needs a role that may set session_replication_role (a superuser, or pg_database_owner on PostgreSQL 15+ with
  *  the grant). */
 export async function copyIn(sql: Sql, files: { table: string; file: string }[]): Promise<void> {
