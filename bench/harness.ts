@@ -277,7 +277,10 @@ async function measureAll(baselines: Measure[], rows: Measure[], rounds: number,
     }
   }
   const pairs = paired
-    ? entries.filter((e) => !e.baseline && e.m.targetOf).map((row) => ({ row, base: entries.find((b) => b.baseline && b.m.name === row.m.targetOf)! }))
+    ? entries.filter((e) => !e.baseline && e.m.targetOf).flatMap((row) => {
+      const base = entries.find((b) => b.baseline && b.m.name === row.m.targetOf)
+      return base ? [{ row, base }] : []
+    })
     : []
   const inPairs = new Set(pairs.flatMap((p) => [p.row, p.base]))
   const alone = entries.filter((e) => !inPairs.has(e))
