@@ -74,6 +74,8 @@ const indexHtml = (script: string, css: string) => `<!doctype html>
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Console · Robot Control Plane</title>
   <link rel="stylesheet" href="/console/assets/${css}">
+  <link rel="preload" href="/v1/sessions/current" as="fetch" crossorigin="anonymous">
+  <link rel="preload" href="/v1/users/me" as="fetch" crossorigin="anonymous">
   <script type="module" src="/console/assets/${script}"></script>
 </head>
 <body>

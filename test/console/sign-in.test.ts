@@ -57,6 +57,31 @@ describe('console: sign in and tenants', () => {
     }
   })
 
+  test('the session and the account are asked for while the script still loads, each once', async () => {
+    const owner = await tenantOwner(env.api.url)
+    const g = await guardedPage(env.browser, env.origin)
+    try {
+      await signInAs(g, env.origin, owner.email)
+      // The script is held until the account is asked for (5 s at most): asked only by the script, it never is.
+      const asked: string[] = []
+      g.page.on('request', (r) => { if (r.url().startsWith(`${env.origin}/v1/`)) asked.push(new URL(r.url()).pathname) })
+      let askedWhileScriptHeld: boolean | undefined
+      await g.page.route(`${env.origin}/console/assets/*.js`, async (route) => {
+        for (const until = Date.now() + 5000; !asked.includes('/v1/users/me') && Date.now() < until;) await Bun.sleep(20)
+        askedWhileScriptHeld ??= asked.includes('/v1/users/me')
+        await route.continue()
+      })
+      await g.page.reload()
+      await g.page.locator('#sign-out').waitFor()
+      expect(askedWhileScriptHeld).toBe(true)
+      // The script's own requests took the preloaded answers: neither went out twice.
+      expect(asked.filter((p) => p === '/v1/users/me' || p === '/v1/sessions/current').sort()).toEqual(['/v1/sessions/current', '/v1/users/me'])
+      expectClean(g)
+    } finally {
+      await g.close()
+    }
+  })
+
   test('an account with TOTP answers the second factor before the console opens', async () => {
     const owner = await tenantOwner(env.api.url)
     const { secret } = await enrolTotp(owner.client)
