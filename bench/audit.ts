@@ -35,7 +35,7 @@ import type { ParseArgsConfig } from 'node:util'
 import { asyncLocalStorage } from '@temporalio/activity'
 import { createActivities } from '../activities'
 import { AUDIT_EXPORT_BATCH } from '../activities/audit-export'
-import { chainHead } from '../api/audit/queries'
+import { chainHead, sealAuditChains } from '../api/audit/queries'
 import { loadConfig } from '../api/platform/config'
 import { createLogger } from '../api/platform/log'
 import { createWorkerDeps } from '../worker/deps'
@@ -186,7 +186,7 @@ async function seedAuditLog(databaseUrl: string, tenantId: string, total: number
   // The tenant's chain already holds what its creation through the API recorded (sealed first, so no sealer numbers
   // it while the seeding runs): the seeded entries follow it.
   const heads = await withDb(databaseUrl, async (sql) => {
-    await sql`select audit_seal_chains(${tenants})`
+    await sealAuditChains(sql, tenants)
     return sql<{ chain: string; seq: string }[]>`select chain, seq from audit_chain_heads where chain = any(${tenants})`
   })
   const offsets = tenants.map((id) => Number(heads.find((h) => h.chain === id)?.seq ?? 0))
