@@ -35,8 +35,20 @@ async function* exportText(deps: ActivityDeps, plan: AuditExportPlan, onBatch: (
   let entries = 0
   let collectedAt = 0
   if (span.lo !== null && span.hi !== null) {
-    for (let after = span.lo - 1; after < span.hi; after += plan.batchSize) {
-      const rows = await exportBatch(deps.sql, plan.tenantId, from, to, after, Math.min(plan.batchSize, span.hi - after))
+    const hi = span.hi
+    // The next batch is asked for before this one is turned into text, so Postgres reads while this process writes.
+    // (postgres.js runs a query only once it is awaited: the async wrapper does that. A batch left unread when the
+    // export stops is caught here; one that is read still throws where it is awaited.)
+    const batchAfter = async (after: number) => exportBatch(deps.sql, plan.tenantId, from, to, after, Math.min(plan.batchSize, hi - after))
+    const prefetch = (after: number) => {
+      const batch = batchAfter(after)
+      batch.catch(() => {})
+      return batch
+    }
+    let next = prefetch(span.lo - 1)
+    for (let after = span.lo - 1; after < hi; after += plan.batchSize) {
+      const rows = await next
+      if (after + plan.batchSize < hi) next = prefetch(after + plan.batchSize)
       entries += rows.length
       if (rows.length > 0) yield Buffer.from(rows.map((r) => `${JSON.stringify(toExportLine(r))}\n`).join(''))
       onBatch(entries)
