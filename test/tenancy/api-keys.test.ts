@@ -103,12 +103,15 @@ describe('lastUsedAt', () => {
     batched.deps.lastUsed.start() // as api/main.ts does
     const owner = await tenantOwner(batched.url)
     const keys = await Promise.all([1, 2, 3].map(() => patFor(owner.client, ['tenant:read'])))
-    // Counts UPDATE statements that touch this tenant's keys (a statement trigger over the changed rows).
+    // Counts UPDATE statements that touch this tenant's keys (a statement trigger over the changed rows). The count
+    // lives in a schema of this test's own: the files beside it that dump every table of `public` must not find a
+    // table that is dropped before they read it.
     const t = owner.tenantId.replaceAll('-', '')
-    await batched.sql.unsafe(`create table pat_updates_${t} (n int not null)`)
-    await batched.sql.unsafe(`create function count_${t}() returns trigger language plpgsql as $$ begin
-      if exists (select 1 from changed where tenant_id = '${owner.tenantId}') then insert into pat_updates_${t} values (1); end if; return null; end $$`)
-    await batched.sql.unsafe(`create trigger count_${t} after update on api_keys referencing new table as changed for each statement execute function count_${t}()`)
+    const own = `pat_count_${t}`
+    await batched.sql.unsafe(`create schema ${own}; create table ${own}.updates (n int not null)`)
+    await batched.sql.unsafe(`create function ${own}.count() returns trigger language plpgsql as $$ begin
+      if exists (select 1 from changed where tenant_id = '${owner.tenantId}') then insert into ${own}.updates values (1); end if; return null; end $$`)
+    await batched.sql.unsafe(`create trigger count_${t} after update on api_keys referencing new table as changed for each statement execute function ${own}.count()`)
     try {
       const started = Date.now()
       let requests = 0
@@ -117,14 +120,14 @@ describe('lastUsedAt', () => {
         requests += keys.length
       }
       await Bun.sleep(1300)
-      const [{ n }] = (await batched.sql.unsafe(`select count(*)::int as n from pat_updates_${t}`)) as unknown as [{ n: number }]
+      const [{ n }] = (await batched.sql.unsafe(`select count(*)::int as n from ${own}.updates`)) as unknown as [{ n: number }]
       expect(requests).toBeGreaterThan(30)
       expect(n).toBeGreaterThanOrEqual(2)
       expect(n).toBeLessThanOrEqual(5) // ≈ one per elapsed second (3.8 s), whatever the request count
       const listed = await owner.client.get('/api-keys')
       for (const k of listed.json.data) expect(Date.now() - new Date(k.lastUsedAt).getTime()).toBeLessThan(3000)
     } finally {
-      await batched.sql.unsafe(`drop trigger count_${t} on api_keys; drop function count_${t}(); drop table pat_updates_${t}`)
+      await batched.sql.unsafe(`drop trigger count_${t} on api_keys; drop schema ${own} cascade`)
       await batched.stop()
     }
   })
