@@ -39,9 +39,8 @@ async function* exportText(deps: ActivityDeps, plan: AuditExportPlan, onBatch: (
     // The next batch is asked for before this one is turned into text, so Postgres reads while this process writes.
     // (postgres.js runs a query only once it is awaited: the async wrapper does that. A batch left unread when the
     // export stops is caught here; one that is read still throws where it is awaited.)
-    const batchAfter = async (after: number) => exportBatch(deps.sql, plan.tenantId, from, to, after, Math.min(plan.batchSize, hi - after))
     const prefetch = (after: number) => {
-      const batch = batchAfter(after)
+      const batch = (async () => exportBatch(deps.sql, plan.tenantId, from, to, after, Math.min(plan.batchSize, hi - after)))()
       batch.catch(() => {})
       return batch
     }

@@ -9,6 +9,10 @@ import { messagesOf, publish, Receiver, receivedEventIds, settled, trainingDone,
 const env = useDeliveryEnv({ WEBHOOK_RETRY_SCHEDULE: '0,300ms,300ms,500ms,1s,2s,3s,5s' })
 
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!)
+/** An endpoint's attempts' recorded send times (the pacing gate's stamps), in order, in ms. */
+const sendTimes = async (endpointId: string) => (await env.api.sql<{ at: Date }[]>`
+  select a.attempted_at as at from webhook_attempts a join webhook_messages m on m.id = a.message_id
+   where m.endpoint_id = ${endpointId} order by a.attempted_at`).map((s) => s.at.getTime())
 
 describe('retries', () => {
   test('a receiver down for a while, then back: every event delivered, none lost, one webhook-id per message', async () => {
@@ -66,11 +70,10 @@ describe('retries', () => {
     const times = limited.deliveries.map((d) => d.at).sort((a, b) => a - b)
     expect(times.length).toBe(6)
     // The gate stamps each send (the attempt's recorded time) at least 500 ms after the endpoint's last, whichever
-    // worker sends it (to the millisecond: the stamps are microseconds). The slots taken before are no schedule to check against: each is 500 ms after the one before
-    // it or, when a message's workflow reached the pacing row later than that (a loaded worker), its own time.
-    const sends = (await env.api.sql<{ at: Date }[]>`
-      select a.attempted_at as at from webhook_attempts a join webhook_messages m on m.id = a.message_id
-       where m.endpoint_id = ${ep.id} order by a.attempted_at`).map((s) => s.at.getTime())
+    // worker sends it (to the millisecond: the stamps are microseconds). The slots taken before are no schedule to
+    // check against: each is 500 ms after the one before it or, when a message's workflow reached the pacing row
+    // later than that (a loaded worker), its own time.
+    const sends = await sendTimes(ep.id)
     expect(sends.length).toBe(6)
     expect({ gaps: gaps(sends), spaced: gaps(sends).every((g) => g >= 500 - 1) }).toEqual({ gaps: gaps(sends), spaced: true })
     // So the six arrive spread over at least five intervals (the network's jitter moves each by a little).
@@ -92,9 +95,7 @@ describe('retries', () => {
     // What the README promises (Webhooks / Delivery, Rate limit): sends (the attempts' recorded times) at least
     // 1/rate apart, so a one-second window of arrivals holds at most rate + 1 (the network's jitter moves arrivals,
     // not the count: rate + 2 would need two sends within 1/rate).
-    const sends = (await env.api.sql<{ at: Date }[]>`
-      select a.attempted_at as at from webhook_attempts a join webhook_messages m on m.id = a.message_id
-       where m.endpoint_id = ${ep.id} order by a.attempted_at`).map((s) => s.at.getTime())
+    const sends = await sendTimes(ep.id)
     expect(sends.length).toBe(10)
     expect(Math.min(...gaps(sends))).toBeGreaterThanOrEqual(1000 / rate - 25)
     // A send's recorded time is the gate's own stamp (the last is the endpoint's last_sent_at), not the worker's clock
