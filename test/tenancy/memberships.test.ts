@@ -166,7 +166,10 @@ describe('PATCH /tenants/current/memberships/{id}', () => {
       expect(n).toBe(1)
       expect(results.filter((r) => r.status === 200).length).toBe(1)
       const refused = results.filter((r) => r.status !== 200).map((r) => r.json.code)
-      expect(refused.every((code) => ['LAST_OWNER_PROTECTION', 'PERMISSION_DENIED', 'MEMBERSHIP_NOT_FOUND', 'INVALID_ROLE_TRANSITION'].includes(code))).toBe(true)
+      // A request whose credential is read after the removal of its own membership committed finds its session out of
+      // the tenant (the removal detaches it): TENANT_REQUIRED. Read before, the service's lock finds it removed.
+      const allowed = ['LAST_OWNER_PROTECTION', 'PERMISSION_DENIED', 'MEMBERSHIP_NOT_FOUND', 'INVALID_ROLE_TRANSITION', 'TENANT_REQUIRED']
+      expect({ refused, unexpected: refused.filter((code) => !allowed.includes(code)) }).toEqual({ refused, unexpected: [] })
     }
   })
 
