@@ -7,7 +7,8 @@
 // The real platform, as ./scripts/up runs it: Postgres, a Temporal dev server, MinIO and a mail catcher of the
 // bench's own; the API (api/main.ts) and the worker (worker/main.ts) each its own process with production settings:
 // the access log on at info, written to a file (bench/results/mixed-load-api.log, -worker.log), shared rate budgets
-// on, default pools and caches. Only the rate budgets are raised out of the way (as the harness does for every
+// on, default pools and caches; the API's session at the CPU weight ./scripts/up gives it (API_AUTOGROUP_NICE, in
+// scripts/supervisor.ts). Only the rate budgets are raised out of the way (as the harness does for every
 // benchmark), and the outbound guard lets deliveries reach the bench's HTTPS receivers (a CA the bench makes).
 //
 // Workloads (bench/mixed-workloads.ts):
@@ -29,7 +30,7 @@ import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { bundle } from '../scripts/build-console'
 import {
-  LOOPBACK_CIDRS, freePort, newSecretKey, spawnChild, startMailCatcher, startMinio, startTemporal, waitUntil,
+  API_AUTOGROUP_NICE, LOOPBACK_CIDRS, freePort, newSecretKey, spawnChild, startMailCatcher, startMinio, startTemporal, waitUntil,
 } from '../scripts/platform'
 import { launchChromium } from '../test/support/chromium'
 import { makeCertificates, Receiver } from '../test/support/webhook-receiver'
@@ -129,7 +130,9 @@ await benchmark('mixed-load', {
   h.own(worker)
   await waitUntil(worker, 'the worker started', async () => readFileSync(workerLog, 'utf8').includes('"worker started"'), 120_000)
   // --profile: the API writes a CPU profile (markdown) to bench/results/ when it stops.
-  const api = await h.api(pg.url, { env: platform, args: h.flags.profile ? ['--cpu-prof-md', `--cpu-prof-dir=${RESULTS}`] : [] })
+  const api = await h.api(pg.url, {
+    env: platform, args: h.flags.profile ? ['--cpu-prof-md', `--cpu-prof-dir=${RESULTS}`] : [], autogroupNice: API_AUTOGROUP_NICE,
+  })
 
   // The tenants, through the API (the 100,000 members by SQL: no API could add them in reasonable time).
   say('setting up: sign-in users, PAT, 100,000 members, storage and a model version, webhook endpoints')

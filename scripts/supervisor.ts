@@ -33,6 +33,30 @@ interface SpawnOptions {
   stopTimeoutMs?: number
 }
 
+/** The API's CPU weight where the platform shares one machine (`./scripts/up`, and the mixed-load bench, which runs
+ *  the platform as it does): a latency-bound event loop that uses a tenth of a core, beside batch work that takes
+ *  whatever it is given (Postgres under member counts, Temporal, the worker, argon2id in the hasher's own session).
+ *  At the default weight each of those sessions gets an equal share, and a PAT read waited tens of milliseconds for
+ *  its turn; at -10 (about nine times the weight) the API runs when it wakes, and, using little, takes little. */
+export const API_AUTOGROUP_NICE = -10
+
+/** Sets the niceness of the autogroup of `pid`'s session (sched(7)), which weighs every thread of that session
+ *  against the machine's other sessions. Only for a child in a session of its own (spawnChild's are): a child still
+ *  in ours would carry us along. Answers null when set, else why not: no autogroups in the kernel, or a negative
+ *  value refused without CAP_SYS_NICE. Where each service has a CPU cgroup of its own (systemd, containers,
+ *  Kubernetes) the kernel weighs those instead, and this does nothing: set the cgroup's weight there. */
+export function setAutogroupNice(pid: number, nice: number): string | null {
+  try {
+    if (readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() !== '1') return 'autogroup scheduling is off in this kernel'
+    const group = (p: number | 'self') => readFileSync(`/proc/${p}/autogroup`, 'utf8').split(' ')[0]
+    if (group(pid) === group('self')) return `process ${pid} is in our own session's autogroup`
+    writeFileSync(`/proc/${pid}/autogroup`, String(nice))
+    return null
+  } catch (err) {
+    return (err as Error).message
+  }
+}
+
 const children = new Set<Child>()
 let pidFile: string | undefined
 let exitHandlerInstalled = false

@@ -23,7 +23,7 @@ describe('docker-compose.yml', () => {
 
   test('defines every service of the platform, the api and worker from one image', () => {
     const config = Bun.YAML.parse(run('config').stdout) as {
-      services: Record<string, { image?: string; build?: unknown; command?: string[]; healthcheck?: unknown; depends_on?: Record<string, unknown> }>
+      services: Record<string, { image?: string; build?: unknown; command?: string[]; healthcheck?: unknown; depends_on?: Record<string, unknown>; cpu_shares?: number }>
     }
     for (const name of ['api', 'worker', 'postgres', 'temporal', 'temporal-ui', 'minio', 'mail', 'migrate']) {
       expect(config.services).toHaveProperty(name)
@@ -34,5 +34,12 @@ describe('docker-compose.yml', () => {
     expect(worker!.command).toEqual(['bun', 'worker/main.ts'])
     expect(api!.healthcheck).toBeDefined()
     expect(Object.keys(api!.depends_on ?? {})).toContain('migrate')
+  })
+
+  test("weights the api's CPU nine times any other service's, as ./scripts/up does", () => {
+    const config = Bun.YAML.parse(run('config').stdout) as { services: Record<string, { cpu_shares?: number }> }
+    const shares = Object.fromEntries(Object.entries(config.services).map(([name, s]) => [name, s.cpu_shares ?? 1024]))
+    expect(shares.api).toBe(9 * 1024)
+    expect(Object.entries(shares).filter(([name, n]) => name !== 'api' && n !== 1024)).toEqual([])
   })
 })

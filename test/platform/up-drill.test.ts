@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { chmodSync, existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { alive, CACHE_DIR, freePort, REPO_ROOT, spawnChild, type Child, type ProcessId } from '../../scripts/platform'
+import { alive, API_AUTOGROUP_NICE, CACHE_DIR, freePort, REPO_ROOT, spawnChild, type Child, type ProcessId } from '../../scripts/platform'
 
 const VICTIMS = ['postgres', 'temporal', 'minio', 'worker', 'api'] as const
 
@@ -73,6 +73,11 @@ describe('./scripts/up when a server of the platform dies', () => {
       for (const c of children) everSeen.add(c.pid)
       expect(children.map((c) => c.name).sort()).toEqual(['api', 'minio', 'postgres', 'temporal', 'worker'])
       expect(children.every(alive)).toBe(true)
+      // The API's session weighs more than the others' (scripts/supervisor.ts, API_AUTOGROUP_NICE); nothing else moves.
+      const autogroup = (name: string) => readFileSync(`/proc/${children.find((c) => c.name === name)!.pid}/autogroup`, 'utf8').trim()
+      expect(log()).toContain(`[up] the API's CPU weight: autogroup niceness ${API_AUTOGROUP_NICE}`)
+      expect(autogroup('api')).toEndWith(`nice ${API_AUTOGROUP_NICE}`)
+      for (const other of ['postgres', 'temporal', 'minio', 'worker']) expect(autogroup(other)).toEndWith('nice 0')
 
       const target = children.find((c) => c.name === victim)!
       process.kill(target.pid, 'SIGKILL')
