@@ -11,8 +11,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
-  freePort, killChildrenOnExit, newSecretKey, onShutdownSignal, setAutogroupNice, spawnChild, startPostgres, stopAll, waitUntil, type Child,
-  type PostgresServer, type Stoppable,
+  freePort, killChildrenOnExit, newSecretKey, onShutdownSignal, setAutogroupNice, spawnChild, startPostgres, stopAll, waitUntil,
+  type Child, type PostgresServer, type Stoppable,
 } from '../scripts/platform'
 import { cpuSecondsOf } from './cpu-use'
 import { loadGenerator, type Generator, type Target } from './load'

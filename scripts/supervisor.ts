@@ -34,10 +34,11 @@ interface SpawnOptions {
 }
 
 /** The API's CPU weight where the platform shares one machine (`./scripts/up`, and the mixed-load bench, which runs
- *  the platform as it does): a latency-bound event loop that uses a tenth of a core, beside batch work that takes
+ *  the platform as it does): a latency-bound event loop that uses an eighth of a core, beside batch work that takes
  *  whatever it is given (Postgres under member counts, Temporal, the worker, argon2id in the hasher's own session).
  *  At the default weight each of those sessions gets an equal share, and a PAT read waited tens of milliseconds for
- *  its turn; at -10 (about nine times the weight) the API runs when it wakes, and, using little, takes little. */
+ *  its turn; at -10 (about nine times the weight) the API runs when it wakes. What that costs the others is measured
+ *  in the README (Benchmarks, "Mixed load"). */
 export const API_AUTOGROUP_NICE = -10
 
 /** Sets the niceness of the autogroup of `pid`'s session (sched(7)), which weighs every thread of that session
