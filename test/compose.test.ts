@@ -14,6 +14,11 @@ function run(...args: string[]) {
   return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() }
 }
 
+type Service = { image?: string; build?: unknown; command?: string[]; healthcheck?: unknown; depends_on?: Record<string, unknown>; cpu_shares?: number }
+let resolved: { services: Record<string, Service> } | undefined
+/** The file as docker-compose resolves it (anchors merged, defaults filled), read once for every test. */
+const resolvedConfig = () => (resolved ??= Bun.YAML.parse(run('config').stdout) as { services: Record<string, Service> })
+
 describe('docker-compose.yml', () => {
   test('is valid', () => {
     const check = run('config', '-q')
@@ -22,9 +27,7 @@ describe('docker-compose.yml', () => {
   })
 
   test('defines every service of the platform, the api and worker from one image', () => {
-    const config = Bun.YAML.parse(run('config').stdout) as {
-      services: Record<string, { image?: string; build?: unknown; command?: string[]; healthcheck?: unknown; depends_on?: Record<string, unknown>; cpu_shares?: number }>
-    }
+    const config = resolvedConfig()
     for (const name of ['api', 'worker', 'postgres', 'temporal', 'temporal-ui', 'minio', 'mail', 'migrate']) {
       expect(config.services).toHaveProperty(name)
     }
@@ -37,8 +40,7 @@ describe('docker-compose.yml', () => {
   })
 
   test("weights the api's CPU nine times any other service's, as ./scripts/up does", () => {
-    const config = Bun.YAML.parse(run('config').stdout) as { services: Record<string, { cpu_shares?: number }> }
-    const shares = Object.fromEntries(Object.entries(config.services).map(([name, s]) => [name, s.cpu_shares ?? 1024]))
+    const shares = Object.fromEntries(Object.entries(resolvedConfig().services).map(([name, s]) => [name, s.cpu_shares ?? 1024]))
     expect(shares.api).toBe(9 * 1024)
     expect(Object.entries(shares).filter(([name, n]) => name !== 'api' && n !== 1024)).toEqual([])
   })
