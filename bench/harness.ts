@@ -11,7 +11,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
-  freePort, killChildrenOnExit, newSecretKey, onShutdownSignal, setAutogroupNice, spawnChild, startPostgres, stopAll, waitUntil,
+  freePort, killChildrenOnExit, newSecretKey, onShutdownSignal, spawnChild, startPostgres, stopAll, waitUntil, weightApi,
   type Child, type PostgresServer, type Stoppable,
 } from '../scripts/platform'
 import { cpuSecondsOf } from './cpu-use'
@@ -92,7 +92,7 @@ export interface Harness {
    *  to <name>-postgres-2.log). */
   postgres(): Promise<PostgresServer>
   /** The API as its own process against `databaseUrl`, rate budgets out of the way, and the ceiling beside it. */
-  api(databaseUrl: string, o?: { args?: string[]; env?: Record<string, string>; autogroupNice?: number }): Promise<BenchContext>
+  api(databaseUrl: string, o?: { args?: string[]; env?: Record<string, string>; weightedAsUp?: boolean }): Promise<BenchContext>
   /** A row driven over HTTP against the API: setup, one probe for the status, warm-up, then the measured run. */
   http(ctx: BenchContext, row: HttpRow): Measure
   /** Stopped at teardown, after the API, in reverse order of adding. */
@@ -204,11 +204,7 @@ export async function benchmark(
       }, '/healthz')
       // Only where the plan runs the platform as ./scripts/up does (bench/mixed-load.ts); rows read against the
       // ceiling keep the same weight as it.
-      if (o.autogroupNice !== undefined) {
-        const unweighted = setAutogroupNice(pid, o.autogroupNice)
-        console.log(unweighted ? `warning: the API runs at the default CPU weight, as ./scripts/up would here (${unweighted})`
-          : `the API's CPU weight: autogroup niceness ${o.autogroupNice}, as ./scripts/up sets it`)
-      }
+      if (o.weightedAsUp) console.log(`${weightApi(pid)}, as ./scripts/up would here`)
       if (!ceiling) {
         const { url: at, pid: ceilingPid } = await serve('ceiling', [process.execPath, 'bench/ceiling.ts'], {}, '/')
         ceiling = { name: 'bare Elysia hello, own process (ceiling)', run: drive({ url: `${at}/`, method: 'GET', headers: {}, connections: settings.connections }, ceilingPid) }

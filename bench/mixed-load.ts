@@ -30,7 +30,7 @@ import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { bundle } from '../scripts/build-console'
 import {
-  API_AUTOGROUP_NICE, LOOPBACK_CIDRS, freePort, newSecretKey, spawnChild, startMailCatcher, startMinio, startTemporal, waitUntil,
+  LOOPBACK_CIDRS, freePort, newSecretKey, spawnChild, startMailCatcher, startMinio, startTemporal, waitUntil,
 } from '../scripts/platform'
 import { launchChromium } from '../test/support/chromium'
 import { makeCertificates, Receiver } from '../test/support/webhook-receiver'
@@ -131,7 +131,7 @@ await benchmark('mixed-load', {
   await waitUntil(worker, 'the worker started', async () => readFileSync(workerLog, 'utf8').includes('"worker started"'), 120_000)
   // --profile: the API writes a CPU profile (markdown) to bench/results/ when it stops.
   const api = await h.api(pg.url, {
-    env: platform, args: h.flags.profile ? ['--cpu-prof-md', `--cpu-prof-dir=${RESULTS}`] : [], autogroupNice: API_AUTOGROUP_NICE,
+    env: platform, args: h.flags.profile ? ['--cpu-prof-md', `--cpu-prof-dir=${RESULTS}`] : [], weightedAsUp: true,
   })
 
   // The tenants, through the API (the 100,000 members by SQL: no API could add them in reasonable time).

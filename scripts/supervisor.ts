@@ -58,6 +58,13 @@ export function setAutogroupNice(pid: number, nice: number): string | null {
   }
 }
 
+/** Gives the API's process `pid` the weight ./scripts/up gives it; answers the line that says what happened, for the
+ *  caller to print (up and the mixed-load bench say the same). */
+export function weightApi(pid: number): string {
+  const unweighted = setAutogroupNice(pid, API_AUTOGROUP_NICE)
+  return unweighted ? `the API runs at the default CPU weight (${unweighted})` : `the API's CPU weight: autogroup niceness ${API_AUTOGROUP_NICE}`
+}
+
 const children = new Set<Child>()
 let pidFile: string | undefined
 let exitHandlerInstalled = false

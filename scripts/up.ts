@@ -8,9 +8,9 @@ import { join } from 'node:path'
 import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
-  API_AUTOGROUP_NICE, CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, assertPortFree, claimPidFile, killChildrenOnExit, newSecretKey, onShutdownSignal,
-  releasePidFile, seconds, setAutogroupNice, spawnChild,
-  startMailCatcher, startMinio, startPostgres, startTemporal, startTogether, stopAll, tail, waitUntil, type Child, type Stoppable,
+  CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, assertPortFree, claimPidFile, killChildrenOnExit, newSecretKey, onShutdownSignal,
+  releasePidFile, seconds, spawnChild,
+  startMailCatcher, startMinio, startPostgres, startTemporal, startTogether, stopAll, tail, waitUntil, weightApi, type Child, type Stoppable,
 } from './platform'
 
 const started = performance.now()
@@ -156,8 +156,7 @@ async function main(): Promise<void> {
   const apiChild = spawnChild('api', { cmd: [bun, 'api/main.ts'], env, logFile: join(logs, 'api.log') })
   apps = [apiChild, worker]
   await waitUntil(apiChild, 'GET /readyz = 200', async () => (await fetch(`http://127.0.0.1:${ports.api}/readyz`, { signal: AbortSignal.timeout(3000) })).ok)
-  const unweighted = setAutogroupNice(apiChild.pid, API_AUTOGROUP_NICE)
-  say(unweighted ? `the API runs at the default CPU weight (${unweighted})` : `the API's CPU weight: autogroup niceness ${API_AUTOGROUP_NICE}`)
+  say(weightApi(apiChild.pid))
 
   const rows: [string, string][] = [
     ['API', api],
