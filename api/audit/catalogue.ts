@@ -7,9 +7,9 @@ const a = (scope: Scope, target: string | null, summary: string) => ({ scope, ta
 
 export const auditCatalogue = {
   // Account: the user's own sign-ins and credentials. Kept in the account's chain; shown in security activity.
-  'user.registered': a('account', 'user', 'An account was created (self-registration or a completed registration invitation).'),
+  'user.registered': a('account', 'user', 'An account was created; details.via is self_registration, tenant_invitation, registration_invitation or sso (with details.connectionId: a first single sign-on made it).'),
   'user.signed_in': a('account', 'session', 'A session was started; details.method is password, passkey or sso.'),
-  'user.sign_in_failed': a('account', 'user', 'A sign-in failed; reason is its class (invalid_credentials, locked, not_active, ...), never what was typed.'),
+  'user.sign_in_failed': a('account', 'user', 'A sign-in failed; details.method says how; reason is its class, never what was typed: invalid_credentials, throttled, not_active, method_not_allowed, and for sso state_invalid, connection_disabled, provider_failed, email_unverified, domain_not_covered, link_required.'),
   'user.mfa_challenge_passed': a('account', 'session', "A session answered its sign-in second-factor challenge."),
   'user.mfa_challenge_failed': a('account', 'session', 'A second-factor answer was wrong or expired.'),
   'user.totp_enrolled': a('account', 'user', 'An authenticator app (TOTP) was confirmed as a second factor.'),
@@ -34,6 +34,8 @@ export const auditCatalogue = {
   'invitation.revoked': a('tenant', 'invitation', 'A pending invitation was revoked.'),
   'membership.updated': a('tenant', 'membership', "A membership's role, status or expiry changed; changes has before and after."),
   'membership.removed': a('tenant', 'membership', 'A member was removed from the tenant.'),
+  'membership.password_reset_requested': a('tenant', 'membership', "An administrator sent a member a password reset (the member's own activity shows it as user.password_reset_requested)."),
+  'membership.sso_provisioned': a('tenant', 'membership', "A single sign-on gave its user a membership just in time; details has connectionId, role and accountCreated."),
   'api_key.created': a('tenant', 'api_key', 'A personal access token was created; details.scopes lists its scopes.'),
   'api_key.revoked': a('tenant', 'api_key', 'A personal access token was revoked by its owner.'),
   'api_key.revoked_by_admin': a('tenant', 'api_key', "An administrator revoked another member's token."),

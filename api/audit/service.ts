@@ -156,9 +156,9 @@ export async function verifyTenantAuditLog({ sql, config }: Pick<ServiceDeps, 's
 }
 
 /** The actions a user's own security activity shows: every account action, and the tenant actions about their
- *  credentials (their tokens created or revoked, their account provisioned). */
+ *  credentials (their tokens created or revoked, their account provisioned or given a membership by single sign-on). */
 const SECURITY_ACTIVITY_ACTIONS: readonly AuditAction[] = [
-  ...auditActions.filter(isAccountAction), 'user.provisioned', 'api_key.created', 'api_key.revoked', 'api_key.revoked_by_admin', 'api_key.member_keys_revoked',
+  ...auditActions.filter(isAccountAction), 'user.provisioned', 'membership.sso_provisioned', 'api_key.created', 'api_key.revoked', 'api_key.revoked_by_admin', 'api_key.member_keys_revoked',
 ]
 
 export async function listSecurityActivity({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams) {

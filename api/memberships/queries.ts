@@ -244,10 +244,13 @@ export async function joinTenant(db: Db, tenantId: string, userId: string, role:
 }
 
 /** Just-in-time membership: created with the given role when the user has none; an existing one (even disabled
- *  or removed by an administrator) is left as it is. Returns the usable membership, if any. */
-export async function ensureMembership(db: Db, tenantId: string, userId: string, role: Role): Promise<string | null> {
-  await db`insert into memberships (tenant_id, user_id, role) values (${tenantId}, ${userId}, ${role}) on conflict (tenant_id, user_id) do nothing`
+ *  or removed by an administrator) is left as it is. Returns the usable membership, if any, and whether this call
+ *  created it (the tenant's log records who was given access, not every sign-in that found it). */
+export async function ensureMembership(db: Db, tenantId: string, userId: string, role: Role): Promise<{ id: string; created: true } | { id: string | null; created: false }> {
+  const [inserted] = await db<{ id: string }[]>`
+    insert into memberships (tenant_id, user_id, role) values (${tenantId}, ${userId}, ${role}) on conflict (tenant_id, user_id) do nothing returning id`
+  if (inserted) return { id: inserted.id, created: true }
   const [row] = await db<{ id: string }[]>`
     select m.id from memberships m where m.tenant_id = ${tenantId} and m.user_id = ${userId} and ${db.unsafe(LIVE())}`
-  return row?.id ?? null
+  return { id: row?.id ?? null, created: false }
 }

@@ -29,13 +29,22 @@ async function claimSlot({ sql, keys }: Deps, email: string): Promise<void> {
 
 /** Issues the grant, records the request and queues the mail in one transaction. `tenantId`: the tenant of the
  *  administrator who asked for it (they are the actor then); null for the user's own request. */
-async function mailReset(deps: Deps, ctx: RequestContext<Principal | null>, user: UserRow, tenantId: string | null): Promise<void> {
+async function mailReset(deps: Deps, ctx: RequestContext<Principal | null>, user: UserRow, byAdmin: { tenantId: string; membershipId: string } | null): Promise<void> {
+  const tenantId = byAdmin?.tenantId ?? null
   const mail = await deps.sql.begin(async (tx) => {
     const grant = await issueGrant(tx, deps, { userId: user.id, kind: 'reset', ttlSeconds: RESET_MINUTES * 60 })
     await recordAudit(tx, ctx, {
       action: 'user.password_reset_requested', subjectUserId: user.id, target: { type: 'user', id: user.id },
       details: tenantId ? { via: 'administrator', tenantId } : { via: 'self_service' },
     })
+    // The account's entry is in no tenant's log; the tenant's other managers see one of them reset a member's
+    // password through this one.
+    if (byAdmin) {
+      await recordAudit(tx, ctx, {
+        action: 'membership.password_reset_requested', tenantId: byAdmin.tenantId, subjectUserId: user.id,
+        target: { type: 'membership', id: byAdmin.membershipId },
+      })
+    }
     return enqueueMail(tx, { to: user.email, tenantId, template: 'passwordReset', data: { link: grant.link, code: grant.code!, minutes: RESET_MINUTES } }, deps.keys)
   })
   await deps.mail.dispatch([mail])
@@ -58,11 +67,12 @@ export async function requestPasswordReset(deps: Deps, ctx: RequestContext<null>
 export async function adminRequestPasswordReset(deps: Deps, ctx: RequestContext, userId: string) {
   const { tenantId } = currentMembership(ctx.principal)
   const notFound = () => new ApiError('RESOURCE_NOT_FOUND', 'No member of this tenant has that id')
-  if (!isUuid(userId) || !(await findMembershipOf(deps.sql, tenantId, userId))) throw notFound()
+  const membership = isUuid(userId) ? await findMembershipOf(deps.sql, tenantId, userId) : undefined
+  if (!membership) throw notFound()
   const user = await findUserById(deps.sql, userId)
   if (!user || user.status === 'disabled') throw notFound()
   await claimSlot(deps, user.email)
-  await mailReset(deps, ctx, user, tenantId)
+  await mailReset(deps, ctx, user, { tenantId, membershipId: membership.id })
   return { userId, requested: true as const }
 }
 

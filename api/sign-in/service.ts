@@ -22,16 +22,21 @@ type Deps = Pick<ServiceDeps, 'sql' | 'config'>
  *  has 10 in a million per password typed, and the password attempts are throttled on their own. */
 export const MFA_CHALLENGE_MAX_ATTEMPTS = 5
 
-/** Why a sign-in was refused, as the account's security activity shows it. */
-type SignInFailure = 'invalid_credentials' | 'throttled' | 'not_active' | 'method_not_allowed'
+/** Why a sign-in was refused, as the account's security activity shows it (the catalogue's user.sign_in_failed
+ *  lists them). Single sign-on adds its own: the callback's state was unknown, used or expired; the connection is
+ *  disabled; the provider failed the exchange; it vouched for no email address; the address is outside the
+ *  connection's domains; the address or identity belongs to an account that must link it first. */
+export type SignInFailure = 'invalid_credentials' | 'throttled' | 'not_active' | 'method_not_allowed'
+  | 'state_invalid' | 'connection_disabled' | 'provider_failed' | 'email_unverified' | 'domain_not_covered' | 'link_required'
 
 /** A refused sign-in, written with the pool so the error the request then answers cannot roll it back. The subject
  *  is the account when the attempt names one; an unknown address leaves no subject and never the address itself,
  *  and being an account action it is in no tenant's log (it would tell a tenant which addresses exist). */
-async function recordSignInFailure(db: Db, ctx: RequestContext<null>, method: AuthMethod, reason: SignInFailure, userId: string | undefined) {
+export async function recordSignInFailure(db: Db, ctx: RequestContext<null>, method: AuthMethod, reason: SignInFailure, userId: string | undefined,
+  details: Record<string, unknown> = {}) {
   await recordAudit(db, ctx, {
     action: 'user.sign_in_failed', subjectUserId: userId ?? null, target: userId ? { type: 'user', id: userId } : null,
-    outcome: 'failure', reason, details: { method },
+    outcome: 'failure', reason, details: { method, ...details },
   })
 }
 

@@ -13,11 +13,12 @@ import { outboundPolicyOf } from '../platform/outbound/policy'
 import type { Role } from '../identity/permissions'
 import type { RequestContext } from '../identity/context'
 import { ensureMembership } from '../memberships/queries'
-import { findSsoConnection, insertLoginState, takeLoginState, type SsoConnectionRow } from '../sso/queries'
-import { findUserById } from '../users/queries'
-import { claimAccount } from './sso-claim'
+import { recordAudit } from '../audit/service'
+import { findIdentityUser, findSsoConnection, insertLoginState, takeLoginState, type SsoConnectionRow } from '../sso/queries'
+import { findUserByEmail, findUserById } from '../users/queries'
+import { claimAccount, SsoRefused } from './sso-claim'
 import { tenantVerdict } from './policy'
-import { openAuditedSession } from './service'
+import { openAuditedSession, recordSignInFailure, type SignInFailure } from './service'
 
 export const SSO_STATE_COOKIE = 'rcp_sso_state'
 const STATE_TTL_SECONDS = 600
@@ -26,6 +27,7 @@ const SCOPE = 'openid email profile'
 type SsoDeps = Pick<ServiceDeps, 'sql' | 'config' | 'keys' | 'log'>
 
 const notConfigured = (why: string) => new ApiError('SSO_NOT_CONFIGURED', why)
+const refused = (reason: SignInFailure, why: string) => new SsoRefused(reason, 'SSO_NOT_CONFIGURED', why)
 
 /** Every request openid-client makes for a connection (discovery, JWKS, token, userinfo) goes through the outbound
  *  guard. Plain-HTTP issuers are accepted only for loopback addresses outside production (a provider in a test). */
@@ -40,7 +42,7 @@ function providerFailed(deps: SsoDeps, c: SsoConnectionRow, step: string, err: u
   const cause = (err as { cause?: unknown } | null)?.cause
   const detail = [err, cause].map((e) => (e as { detail?: unknown } | null)?.detail).find((d) => typeof d === 'string') // the outbound guard's
   deps.log.warn('sso provider request failed', { connectionId: c.id, step, error: String(err), cause: cause ? String(cause) : undefined, detail })
-  return new ApiError('OAUTH_EXCHANGE_FAILED', message)
+  return new SsoRefused('provider_failed', 'OAUTH_EXCHANGE_FAILED', message)
 }
 
 async function discover(deps: SsoDeps, c: SsoConnectionRow): Promise<oidc.Configuration> {
@@ -88,14 +90,43 @@ export async function startSsoLink(deps: SsoDeps, ctx: RequestContext, input: { 
   return startSsoSignIn(deps, input.connectionId, { redirectUri, returnTo: safeReturnTo(input.returnTo), linkUserId: principal.userId })
 }
 
-/** `callbackUrl` is the full URL the provider redirected to; `cookieState` the state cookie of this browser. */
+/** What a callback has established so far about who is signing in: a refusal is recorded against that account. */
+interface Attempt { linkUserId?: string | null; connectionId?: string; subject?: string; verifiedEmail?: string }
+
+/** The existing account a refused attempt concerns: the one the refusal named, the one asking to link, the one the
+ *  provider's subject is linked to, or the one a provider-verified address belongs to. Read with the pool, after
+ *  the rollback, so an account made in the refused transaction is no one. */
+async function accountOf(db: SsoDeps['sql'], known: Attempt, err: SsoRefused): Promise<string | undefined> {
+  if (err.userId) return err.userId
+  if (known.linkUserId) return known.linkUserId
+  const linked = known.connectionId && known.subject ? await findIdentityUser(db, known.connectionId, known.subject) : undefined
+  return linked ?? (known.verifiedEmail ? (await findUserByEmail(db, known.verifiedEmail))?.id : undefined)
+}
+
+/** `callbackUrl` is the full URL the provider redirected to; `cookieState` the state cookie of this browser. Each
+ *  refusal is recorded as user.sign_in_failed (method sso, its reason class) with the pool, so the rollback the
+ *  error causes cannot take it: an account entry, in no tenant's log, never holding the address, code or claims. */
 export async function finishSsoSignIn(deps: SsoDeps, ctx: RequestContext<null>, callbackUrl: URL, cookieState: string | undefined) {
+  const known: Attempt = {}
+  try {
+    return await completeSsoSignIn(deps, ctx, callbackUrl, cookieState, known)
+  } catch (err) {
+    if (err instanceof SsoRefused) {
+      await recordSignInFailure(deps.sql, ctx, 'sso', err.reason, await accountOf(deps.sql, known, err),
+        known.connectionId ? { ssoConnectionId: known.connectionId } : {})
+    }
+    throw err
+  }
+}
+
+async function completeSsoSignIn(deps: SsoDeps, ctx: RequestContext<null>, callbackUrl: URL, cookieState: string | undefined, known: Attempt) {
   const state = callbackUrl.searchParams.get('state')
-  if (!state || state !== cookieState) throw new ApiError('OAUTH_STATE_INVALID', 'The sign-in state is missing or belongs to another browser; start again')
+  if (!state || state !== cookieState) throw new SsoRefused('state_invalid', 'OAUTH_STATE_INVALID', 'The sign-in state is missing or belongs to another browser; start again')
   const pending = await takeLoginState(deps.sql, sha256(state))
-  if (!pending || pending.expires_at.getTime() <= Date.now()) throw new ApiError('OAUTH_STATE_INVALID', 'This sign-in attempt is unknown, used or expired; start again')
+  if (pending) Object.assign(known, { linkUserId: pending.link_user_id, connectionId: pending.connection_id })
+  if (!pending || pending.expires_at.getTime() <= Date.now()) throw new SsoRefused('state_invalid', 'OAUTH_STATE_INVALID', 'This sign-in attempt is unknown, used or expired; start again')
   const c = await findSsoConnection(deps.sql, pending.connection_id)
-  if (!c || !c.enabled) throw notConfigured('This single sign-on connection was disabled')
+  if (!c || !c.enabled) throw refused('connection_disabled', 'This single sign-on connection was disabled')
   const config = await discover(deps, c)
   let claims: oidc.IDToken & Partial<oidc.UserInfoResponse>
   try {
@@ -109,25 +140,38 @@ export async function finishSsoSignIn(deps: SsoDeps, ctx: RequestContext<null>, 
     throw providerFailed(deps, c, 'code exchange', err, 'The identity provider did not complete the sign-in')
   }
   const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : ''
-  if (!email || claims.email_verified === false) throw new ApiError('OAUTH_EXCHANGE_FAILED', 'The identity provider sent no verified email address')
+  // Only what finds the account a refusal concerns; an address the provider did not vouch for names no one.
+  known.subject = claims.sub
+  if (email && claims.email_verified === true) known.verifiedEmail = email
+  if (!email || claims.email_verified === false) throw new SsoRefused('email_unverified', 'OAUTH_EXCHANGE_FAILED', 'The identity provider sent no verified email address')
   const domain = domainOfEmail(email)
   if (c.email_domains.length > 0 && !c.email_domains.includes(domain)) {
-    throw notConfigured(`Single sign-on of this tenant does not cover ${domain}`)
+    throw refused('domain_not_covered', `Single sign-on of this tenant does not cover ${domain}`)
   }
   const assertion = { subject: claims.sub, email, emailVerified: claims.email_verified === true, name: typeof claims.name === 'string' ? claims.name.slice(0, 200) : null }
   // The landing rule of every sign-in (api/sign-in/policy.ts): a tenant may keep a connection but stop taking SSO.
   // SSO_NOT_CONFIGURED, not 403: this public callback documents its 400 set only.
   const facts = { method: 'sso' as const, ssoTenantId: c.tenant_id, secondFactor: true, hasSecondFactor: false }
-  if ((await tenantVerdict(deps.sql, deps, c.tenant_id, facts)) !== 'admitted') throw notConfigured('This organisation does not take single sign-on sign-ins')
+  if ((await tenantVerdict(deps.sql, deps, c.tenant_id, facts)) !== 'admitted') throw refused('method_not_allowed', 'This organisation does not take single sign-on sign-ins')
 
   return deps.sql.begin(async (tx) => {
-    const userId = await claimAccount(tx, ctx, c, assertion, pending.link_user_id)
+    const { userId, created } = await claimAccount(tx, ctx, c, assertion, pending.link_user_id)
     const user = await findUserById(tx, userId)
-    if (!user || user.status === 'disabled') throw new ApiError('OAUTH_EXCHANGE_FAILED', 'This account is disabled')
-    if (user.status === 'activation_required') throw new ApiError('OAUTH_ACCOUNT_LINK_REQUIRED', 'This account awaits activation: follow the invitation mail first')
-    const membershipId = await ensureMembership(tx, c.tenant_id, userId, c.default_role as Role)
+    if (!user || user.status === 'disabled') throw new SsoRefused('not_active', 'OAUTH_EXCHANGE_FAILED', 'This account is disabled', user?.id)
+    if (user.status === 'activation_required') {
+      throw new SsoRefused('not_active', 'OAUTH_ACCOUNT_LINK_REQUIRED', 'This account awaits activation: follow the invitation mail first', user.id)
+    }
+    const membership = await ensureMembership(tx, c.tenant_id, userId, c.default_role as Role)
+    // The tenant's owners see who was given access, by which connection and with which role; a sign-in that finds
+    // the membership already there (even disabled or removed) gives nothing and records nothing here.
+    if (membership.created) {
+      await recordAudit(tx, ctx, {
+        action: 'membership.sso_provisioned', tenantId: c.tenant_id, subjectUserId: userId, actorUserId: userId,
+        target: { type: 'membership', id: membership.id }, details: { connectionId: c.id, role: c.default_role, accountCreated: created },
+      })
+    }
     // The provider authenticated the user: its sign-in stands in for our second factor, in this tenant only.
-    const session = await openAuditedSession(tx, deps, ctx, userId, membershipId, { method: 'sso', ssoConnectionId: c.id, secondFactorVerified: true })
+    const session = await openAuditedSession(tx, deps, ctx, userId, membership.id, { method: 'sso', ssoConnectionId: c.id, secondFactorVerified: true })
     return { session, returnTo: pending.return_to }
   })
 }

@@ -250,7 +250,7 @@ describe('password reset', () => {
     for (const s of [tokenFrom(mail.text), codeFrom(mail.text), NEW_PASSWORD]) expect({ s, found: stored.includes(s) }).toEqual({ s, found: false })
   })
 
-  test('requested by an administrator: the admin is the actor, the member the subject, and it stays out of the tenant log', async () => {
+  test('requested by an administrator: the admin is the actor, the member the subject; the account entry stays out of the tenant log, its twin is in it', async () => {
     const owner = await tenantOwner(api.url)
     const member = await memberOf(api.url, owner.client, 'viewer')
     const res = await owner.client.post(`/users/${member.userId}/password-reset-requests`)
@@ -260,5 +260,12 @@ describe('password reset', () => {
     const activity = (await member.client.get('/users/me/security-activity')).json.data as { action: string; actor: { id: string } }[]
     expect(activity).toContainEqual(expect.objectContaining({ action: 'user.password_reset_requested', actor: expect.objectContaining({ id: owner.userId }) }))
     expect((await owner.client.get(`/tenants/current/audit-log?${window()}&action=user.password`)).json.data).toEqual([])
+    // The tenant's other managers see that one of them sent a member a reset, about the membership, without the
+    // member's other tenants.
+    const twin = (await owner.client.get(`/tenants/current/audit-log?${window()}&action=membership.password_reset`)).json.data
+    expect(twin).toEqual([expect.objectContaining({
+      action: 'membership.password_reset_requested', tenantId: owner.tenantId, actor: expect.objectContaining({ type: 'user', id: owner.userId }),
+      target: { type: 'membership', id: member.membershipId }, outcome: 'success',
+    })])
   })
 })

@@ -37,6 +37,21 @@ async function connection(owner: { client: Client }, extra: Record<string, unkno
 
 const browserSignIn = (startUrl: string, email: string, cookies: { name: string; value: string }[] = []) => signInWith(browser, api.url, startUrl, email, cookies)
 
+const window = () => `from=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}&to=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}`
+/** The tenant's log as its owner reads it, for one action or prefix. */
+const tenantLog = async (owner: { client: Client }, action: string) => {
+  const res = await owner.client.get(`/tenants/current/audit-log?${window()}&action=${action}`)
+  if (res.status !== 200) throw new Error(`audit log: ${res.status} ${res.text}`)
+  return res.json.data as { action: string; tenantId: string; actor: { type: string; id: string }; target: { type: string; id: string }; details: Record<string, unknown> }[]
+}
+interface FailureRow { tenant_id: string | null; subject_user_id: string | null; actor_type: string; outcome: string; reason: string; details: Record<string, unknown> }
+/** The SSO sign-in failures recorded for a connection (or, with no connection known, for a request id). */
+const ssoFailures = async (by: { connectionId: string } | { requestId: string }): Promise<FailureRow[]> => (await sealAudit(api.sql), [...await api.sql<FailureRow[]>`
+  select tenant_id, subject_user_id, actor_type, outcome, reason, details from audit_log
+   where action = 'user.sign_in_failed' and details->>'method' = 'sso'
+     and ${'connectionId' in by ? api.sql`details->>'ssoConnectionId' = ${by.connectionId}` : api.sql`request_id = ${by.requestId}`}
+   order by occurred_at, seq`])
+
 describe('SSO connections', () => {
   test('create, list, get and patch with If-Match; the client secret is write-only and encrypted at rest', async () => {
     const owner = await tenantOwner(api.url)
@@ -92,6 +107,15 @@ describe('OIDC sign-in', () => {
       select target_id, details from audit_log where subject_user_id = ${me.json.data.user.id} and action = 'user.sso_identity_linked'`
     const [identity] = await api.sql<{ id: string }[]>`select id from sso_identities where connection_id = ${c.id} and user_id = ${me.json.data.user.id}`
     expect(links.map((r) => [r.target_id, r.details.connectionId])).toEqual([[identity!.id, c.id]])
+    // The account was registered by the sign-in, and the tenant's owner sees who gave the access: one provisioning
+    // entry, by the user, naming the connection and the role; the second sign-in found the membership and added none.
+    const userId = me.json.data.user.id
+    const registered = [...await api.sql`select tenant_id, actor_id, target_id, details from audit_log where subject_user_id = ${userId} and action = 'user.registered'`]
+    expect(registered).toEqual([{ tenant_id: null, actor_id: userId, target_id: userId, details: { via: 'sso', connectionId: c.id } }])
+    expect(await tenantLog(owner, 'membership.')).toMatchObject([{
+      action: 'membership.sso_provisioned', tenantId: owner.tenantId, actor: { type: 'user', id: userId },
+      target: { type: 'membership', id: me.json.data.currentMembership.id }, details: { connectionId: c.id, role: 'researcher', accountCreated: true },
+    }])
   })
 
   // Issue 12 changed the second half: linking starts from an explicit POST (CSRF header) of a recently
@@ -103,10 +127,20 @@ describe('OIDC sign-in', () => {
     const refused = await browserSignIn(`${api.url}/v1/auth/sso/${c.id}/start`, existing.email)
     expect(refused.status).toBe(400)
     expect(refused.body.code).toBe('OAUTH_ACCOUNT_LINK_REQUIRED')
+    // The refusal concerns the account the provider-verified address belongs to: its owner sees it, the tenant not.
+    const activity = (await existing.client.get('/users/me/security-activity')).json.data
+    expect(activity).toContainEqual(expect.objectContaining({
+      action: 'user.sign_in_failed', tenantId: null, outcome: 'failure', reason: 'link_required', details: { method: 'sso', ssoConnectionId: c.id },
+    }))
     const linked = await browserLink(browser, api.url, { cookie: existing.client.cookie!.split('=')[1]!, csrf: existing.client.csrf! }, c.id, existing.email)
     expect(linked.status).toBe(303)
     const [row] = await api.sql`select user_id from sso_identities where connection_id = ${c.id}`
     expect(row!.user_id).toBe(existing.userId)
+    // The link gave the existing account a membership of the connection's tenant: recorded there, account not made.
+    expect(await tenantLog(owner, 'membership.')).toMatchObject([{
+      action: 'membership.sso_provisioned', actor: { type: 'user', id: existing.userId }, details: { connectionId: c.id, role: 'researcher', accountCreated: false },
+    }])
+    expect(await tenantLog(owner, 'user.sign_in_failed')).toEqual([])
   })
 
   test('SSO_NOT_CONFIGURED, OAUTH_STATE_INVALID and OAUTH_EXCHANGE_FAILED', async () => {
@@ -128,13 +162,37 @@ describe('OIDC sign-in', () => {
     expect(location.searchParams.get('nonce')).toBeTruthy()
     const state = location.searchParams.get('state')!
     const cookie = start.headers.get('set-cookie')!.split(';')[0]!
-    const callback = (query: string, headers: Record<string, string> = {}) =>
-      fetch(`${api.url}/v1/auth/sso/callback?${query}`, { redirect: 'manual', headers }).then(async (r) => ({ status: r.status, code: (await r.json()).code }))
+    const requestIds: string[] = []
+    const callback = (query: string, headers: Record<string, string> = {}) => {
+      const requestId = `sso-refused-${crypto.randomUUID()}`
+      requestIds.push(requestId)
+      return fetch(`${api.url}/v1/auth/sso/callback?${query}`, { redirect: 'manual', headers: { ...headers, 'x-request-id': requestId } })
+        .then(async (r) => ({ status: r.status, code: (await r.json()).code }))
+    }
     expect(await callback(`code=x&state=${state}`)).toEqual({ status: 400, code: 'OAUTH_STATE_INVALID' }) // no state cookie
     expect(await callback(`code=x&state=forged`, { cookie: 'rcp_sso_state=forged' })).toEqual({ status: 400, code: 'OAUTH_STATE_INVALID' })
     expect(await callback(`code=bogus&state=${state}&iss=${encodeURIComponent(issuer)}`, { cookie })).toEqual({ status: 400, code: 'OAUTH_EXCHANGE_FAILED' })
     // The state was single use.
     expect(await callback(`code=bogus&state=${state}&iss=${encodeURIComponent(issuer)}`, { cookie })).toEqual({ status: 400, code: 'OAUTH_STATE_INVALID' })
+    // A connection disabled between the start and the callback.
+    const later = await fetch(`${api.url}/v1/auth/sso/${c.id}/start`, { redirect: 'manual' })
+    const laterState = new URL(later.headers.get('location')!).searchParams.get('state')!
+    expect((await owner.client.patch(`/tenants/current/sso-connections/${c.id}`, { enabled: false })).status).toBe(200)
+    expect(await callback(`code=x&state=${laterState}`, { cookie: later.headers.get('set-cookie')!.split(';')[0]! })).toEqual({ status: 400, code: 'SSO_NOT_CONFIGURED' })
+
+    // Each refusal is an account-level failure with its reason class, about no account (none is known), naming the
+    // connection once the state named it, and never the state or the code; the tenant's log has none of them.
+    const rows = await Promise.all(requestIds.map(async (requestId) => ssoFailures({ requestId })))
+    const anonymous = { tenant_id: null, subject_user_id: null, actor_type: 'anonymous', outcome: 'failure' }
+    expect(rows).toEqual([
+      [{ ...anonymous, reason: 'state_invalid', details: { method: 'sso' } }],
+      [{ ...anonymous, reason: 'state_invalid', details: { method: 'sso' } }],
+      [{ ...anonymous, reason: 'provider_failed', details: { method: 'sso', ssoConnectionId: c.id } }],
+      [{ ...anonymous, reason: 'state_invalid', details: { method: 'sso' } }],
+      [{ ...anonymous, reason: 'connection_disabled', details: { method: 'sso', ssoConnectionId: c.id } }],
+    ])
+    expect(JSON.stringify(rows)).not.toContain(state)
+    expect(await tenantLog(owner, 'user.')).toEqual([])
   })
 
   test('attack: SSO signs in and joins a tenant whose policy no longer takes SSO sign-ins', async () => {
@@ -145,13 +203,29 @@ describe('OIDC sign-in', () => {
     const res = await browserSignIn(`${api.url}/v1/auth/sso/${c.id}/start`, email)
     expect({ status: res.status, code: res.body?.code, session: res.session }).toEqual({ status: 400, code: 'SSO_NOT_CONFIGURED', session: undefined })
     expect(await api.sql`select 1 from users where lower(email) = ${email}`).toHaveLength(0)
+    // Recorded as a refusal about no account (the address has none), never in the tenant's log nor with the address.
+    const failures = await ssoFailures({ connectionId: c.id })
+    expect(failures).toEqual([{
+      tenant_id: null, subject_user_id: null, actor_type: 'anonymous', outcome: 'failure', reason: 'method_not_allowed', details: { method: 'sso', ssoConnectionId: c.id },
+    }])
+    expect(JSON.stringify(failures)).not.toContain(email)
+    expect(await tenantLog(owner, 'user.')).toEqual([])
+    expect(await tenantLog(owner, 'membership.')).toEqual([])
   })
 
-  test('an address outside the connection\'s domains is refused', async () => {
+  test('an address outside the connection\'s domains is refused, and its account sees the attempt', async () => {
     const owner = await tenantOwner(api.url)
     const c = await connection(owner, { emailDomains: ['robots.example'] })
-    const res = await browserSignIn(`${api.url}/v1/auth/sso/${c.id}/start`, uniqueEmail('outsider'))
+    const outsider = await signedUpUser(api.url)
+    const res = await browserSignIn(`${api.url}/v1/auth/sso/${c.id}/start`, outsider.email)
     expect(res.status).toBe(400)
     expect(res.body.code).toBe('SSO_NOT_CONFIGURED')
+    // The provider vouched for the address, so the refusal is about its account: in that account's activity only.
+    const activity = (await outsider.client.get('/users/me/security-activity')).json.data
+    expect(activity).toContainEqual(expect.objectContaining({
+      action: 'user.sign_in_failed', tenantId: null, target: { type: 'user', id: outsider.userId }, outcome: 'failure',
+      reason: 'domain_not_covered', details: { method: 'sso', ssoConnectionId: c.id },
+    }))
+    expect(await tenantLog(owner, 'user.')).toEqual([])
   })
 })
