@@ -28,7 +28,7 @@ export const AuditVerificationDto = z.object({
   firstSeq: z.number().int().nullable(),
   lastSeq: z.number().int().nullable(),
   intact: z.boolean(),
-  firstBrokenSeq: z.number().int().nullable().describe('The first entry whose hash or sequence does not follow from its predecessor'),
+  firstBrokenSeq: z.number().int().nullable().describe('The first entry whose hash or sequence does not follow from its predecessor; or, when entries are missing after the window\'s last entry (or around an empty window), the first sequence number the chain cannot account for'),
   head: z.object({ seq: z.number().int(), hash: z.string().nullable() }).nullable().describe("The chain's newest entry now"),
 }).meta({ id: 'AuditVerificationDto' })
 

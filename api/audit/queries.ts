@@ -104,26 +104,47 @@ export interface ChainCheck {
   last_seq: number | null
 }
 
-/** Recomputes every link of one chain among the entries in [from, to): each hash from its predecessor's stored
- *  hash and its own canonical form, and the sequence without gaps. The first entry links to the one before the
- *  window (or to the chain's start). An edited row breaks its own link; a deleted one leaves a gap. */
-export async function verifyChain(db: Db, chain: string, from: Date, to: Date): Promise<ChainCheck> {
+/** Recomputes a tenant's chain over the entries in [from, to): each hash from its predecessor's stored hash and its
+ *  own canonical form, and the sequence without gaps, from the entry before the window to the window's last. Both
+ *  edges are held to what the chain must hold there, so deleting entries at either end is found too: the window's
+ *  first entry follows the chain's previous entry, or, when none survives before it, the retention purge's mark (a
+ *  chain's start purged by rule is not a break); the window's last entry is followed by the chain's next entry, or is
+ *  the head. The first broken seq is the first entry whose link fails, or, past the last entry of the window (or of
+ *  an empty window's neighbours), the first number the chain cannot account for. Time follows seq along a chain
+ *  (migrations/0024), so the neighbours are found by time, through the tenant's time index. */
+export async function verifyChain(db: Db, tenantId: string, from: Date, to: Date): Promise<ChainCheck> {
   const [row] = await db<ChainCheck[]>`
     with span as (
-      select min(seq) as lo, max(seq) as hi from audit_log where chain = ${chain} and occurred_at >= ${from} and occurred_at < ${to}
+      select min(seq) as lo, max(seq) as hi from audit_log where tenant_id = ${tenantId} and occurred_at >= ${from} and occurred_at < ${to}
+    ), edge as (
+      select
+        (select max(seq) from audit_log where tenant_id = ${tenantId} and occurred_at =
+          (select max(occurred_at) from audit_log where tenant_id = ${tenantId} and occurred_at < ${from})) as prev_seq,
+        (select min(seq) from audit_log where tenant_id = ${tenantId} and occurred_at =
+          (select min(occurred_at) from audit_log where tenant_id = ${tenantId} and occurred_at >= ${to})) as next_seq,
+        h.seq as head_seq, coalesce(h.purged_through, 0) as purged_through
+        from (select 1) one left join audit_chain_heads h on h.chain = ${tenantId}::text
     ), links as (
       select a.seq,
              a.hash = audit_link(lag(a.hash) over w, a) and a.seq = coalesce(lag(a.seq) over w, a.seq - 1) + 1 as ok,
              row_number() over w as n
-        from audit_log a, span
-       where a.chain = ${chain} and a.seq between span.lo - 1 and span.hi
+        from audit_log a, span, edge
+       where a.chain = ${tenantId}::text and a.seq between coalesce(edge.prev_seq, span.lo) and span.hi
       window w as (order by a.seq)
     )
-    select count(*) filter (where links.seq >= span.lo)::int as verified,
-           min(links.seq) filter (where links.seq >= span.lo and not links.ok and not (links.n = 1 and links.seq > 1)) as first_broken_seq,
+    select count(links.seq) filter (where links.seq >= span.lo)::int as verified,
+           least(
+             min(links.seq) filter (where links.seq >= span.lo and not links.ok
+               and not (links.n = 1 and links.seq > 1 and links.seq <= edge.purged_through + 1)),
+             case when span.hi is not null and coalesce(edge.next_seq, edge.head_seq + 1) <> span.hi + 1 then span.hi + 1 end,
+             case when span.lo is null and edge.prev_seq is not null and coalesce(edge.next_seq, edge.head_seq + 1) <> edge.prev_seq + 1
+                  then edge.prev_seq + 1 end,
+             case when span.lo is null and edge.prev_seq is null and coalesce(edge.next_seq, edge.head_seq + 1) > edge.purged_through + 1
+                  then edge.purged_through + 1 end
+           ) as first_broken_seq,
            span.lo as first_seq, span.hi as last_seq
-      from span left join links on true
-     group by span.lo, span.hi`
+      from span cross join edge left join links on true
+     group by span.lo, span.hi, edge.prev_seq, edge.next_seq, edge.head_seq, edge.purged_through`
   return row!
 }
 
@@ -165,13 +186,22 @@ export async function exportBatch(db: Db, tenantId: string, from: Date, to: Date
      order by s.seq`
 }
 
-/** The retention purge: entries older than `before`, in batches, the only delete the table's trigger admits. */
+/** The retention purge: entries older than `before`, in batches, the only delete the table's trigger admits. Time
+ *  follows seq along a chain, so each batch takes the oldest entries of each chain it touches, and the chain's head
+ *  records how far its start was purged (the verification holds the chain's oldest entry to that mark). */
 export async function purgeAuditEntries(sql: Sql, before: Date, batch: number): Promise<number> {
   return sql.begin(async (tx) => {
     await tx`set local rcp.audit_purge = 'on'`
-    const rows = await tx`
-      delete from audit_log where id in (select id from audit_log where occurred_at < ${before} order by occurred_at limit ${batch})
-      returning 1`
-    return rows.length
+    const [row] = await tx<{ n: number }[]>`
+      with gone as (
+        delete from audit_log where id in (select id from audit_log where occurred_at < ${before} order by occurred_at, seq limit ${batch})
+        returning chain, seq
+      ), marked as (
+        update audit_chain_heads h set purged_through = g.seq
+          from (select chain, max(seq) as seq from gone group by chain) g
+         where h.chain = g.chain and g.seq > h.purged_through
+      )
+      select count(*)::int as n from gone`
+    return row!.n
   })
 }

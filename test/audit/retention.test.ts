@@ -140,4 +140,30 @@ describe('retention', () => {
     const check = await verifyChain(api.sql, owner.tenantId, new Date(Date.now() - DAY), new Date(Date.now() + DAY))
     expect(check).toMatchObject({ verified: ids.length, first_broken_seq: null })
   })
+
+  test('a chain whose start was purged by rule still verifies; its oldest survivor deleted behind the purge does not', async () => {
+    const { config } = api.deps
+    const owner = await tenantOwner(api.url)
+    const record = () => recordAudit(api.sql, systemContext('test/retention'), { action: 'storage.provisioned', tenantId: owner.tenantId }).then((r) => r.id)
+    for (let i = 0; i < 3; i++) await record()
+    await sealAudit(api.sql)
+    // Every entry so far, aged together: the chain's start, as time would leave it.
+    const start = (await api.sql<{ id: string }[]>`select id from audit_log where chain = ${owner.tenantId}`).map((r) => r.id)
+    await age(start, config.AUDIT_RETENTION_DAYS + 1)
+    const young = [await record(), await record()]
+    await sealAudit(api.sql)
+
+    await inActivity(() => activities().purgeExpiredAuditEntries())
+    expect(await stillThere('audit_log', start)).toEqual([])
+    const [head] = await api.sql<{ purged_through: number }[]>`select purged_through from audit_chain_heads where chain = ${owner.tenantId}`
+    expect(head!.purged_through).toBe(start.length)
+    const verify = () => verifyChain(api.sql, owner.tenantId, new Date(Date.now() - DAY), new Date(Date.now() + DAY))
+    expect(await verify()).toMatchObject({ verified: 2, first_broken_seq: null, first_seq: start.length + 1 })
+
+    await api.sql.begin(async (tx) => {
+      await tx`set local session_replication_role = replica`
+      await tx`delete from audit_log where id = ${young[0]!}`
+    })
+    expect(await verify()).toMatchObject({ verified: 1, first_broken_seq: start.length + 2 })
+  })
 })

@@ -151,6 +151,47 @@ describe('tamper evidence', () => {
     const res = await owner.client.post('/tenants/current/audit-log/verifications', { from: hourAgo(), to: inAnHour() })
     expect(res.json.data).toMatchObject({ intact: false, firstBrokenSeq: victim!.seq + 1 })
   })
+
+  test('the newest entries deleted are found against the chain head, and a window emptied against its neighbours', async () => {
+    const owner = await tenantOwner(api.url)
+    for (let i = 0; i < 3; i++) await patFor(owner.client, ['model:read'])
+    await sealAudit(api.sql)
+    const body = { from: hourAgo(), to: inAnHour() }
+    const [row] = await api.sql<{ head: number }[]>`select seq as head from audit_chain_heads where chain = ${owner.tenantId}`
+    const head = Number(row!.head)
+    const behindTheTriggers = (statement: string) => api.sql.begin(async (tx) => {
+      await tx`set local session_replication_role = replica`
+      await tx.unsafe(statement, [owner.tenantId])
+    })
+
+    await behindTheTriggers(`delete from audit_log where chain = $1 and seq = (select max(seq) from audit_log where chain = $1)`)
+    const tail = await owner.client.post('/tenants/current/audit-log/verifications', body)
+    expect(tail.json.data).toMatchObject({ intact: false, firstBrokenSeq: head, lastSeq: head - 1, head: { seq: head } })
+
+    // Every entry of the window gone: nothing is left in it to recompute, and still the chain cannot account for them.
+    await behindTheTriggers(`delete from audit_log where chain = $1`)
+    const emptied = await owner.client.post('/tenants/current/audit-log/verifications', body)
+    expect(emptied.json.data).toMatchObject({ verified: 0, intact: false, firstBrokenSeq: 1, firstSeq: null })
+  })
+
+  test('the purge\'s permission does not reach an entry younger than a day, and a chain head never moves back', async () => {
+    const owner = await tenantOwner(api.url)
+    await patFor(owner.client, ['model:read'])
+    await sealAudit(api.sql)
+    await expect(api.sql.begin(async (tx) => {
+      await tx`set local rcp.audit_purge = 'on'` // what the retention purge says; any session could say it
+      await tx`delete from audit_log where chain = ${owner.tenantId}`
+    })).rejects.toThrow(/at least a day/)
+    for (const rewind of [
+      'update audit_chain_heads set seq = seq - 1 where chain = $1',
+      'update audit_chain_heads set hash = null where chain = $1',
+      'update audit_chain_heads set purged_through = -1 where chain = $1',
+      'delete from audit_chain_heads where chain = $1',
+      'truncate audit_chain_heads',
+    ]) await expect(api.sql.unsafe(rewind, rewind.startsWith('truncate') ? [] : [owner.tenantId])).rejects.toThrow(/only move forward/)
+    const res = await owner.client.post('/tenants/current/audit-log/verifications', { from: hourAgo(), to: inAnHour() })
+    expect(res.json.data).toMatchObject({ intact: true, firstBrokenSeq: null })
+  })
 })
 
 describe('the attacker\'s view', () => {
