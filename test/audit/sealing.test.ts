@@ -106,6 +106,42 @@ describe('sealing after the commit', () => {
     expect(check.json.data).toMatchObject({ intact: true, firstBrokenSeq: null, verified: rows.length })
   })
 
+  test("one tenant's chain held by a sealer holds up no other tenant's changes, seals or reads, nor its own changes", async () => {
+    const [a, b] = [await tenantOwner(api.url), await tenantOwner(api.url)]
+    await sealAudit(api.sql)
+    const log = (id: string) => `/tenants/current/audit-log?from=${encodeURIComponent(hourAgo())}&to=${encodeURIComponent(inAnHour())}&targetId=${id}`
+    // A sealer at work on a's chain holds its head row locked (audit_seal_locked) for as long as its transaction lasts.
+    const holder = createDb(api.deps.config.DATABASE_URL, { max: 1 })
+    let release!: () => void
+    const released = new Promise<void>((resolve) => { release = resolve })
+    let locked!: () => void
+    const isLocked = new Promise<void>((resolve) => { locked = resolve })
+    const held = holder.begin(async (tx) => {
+      await tx`select 1 from audit_chain_heads where chain = ${a.tenantId} for update`
+      locked()
+      await released
+    })
+    try {
+      await isLocked
+      // a's change commits: a change never waits for its chain. Its entry waits, unsealed, behind the held head.
+      const aKey = await patFor(a.client, ['model:read'])
+      // b changes something and reads it back, which seals b's chain first: neither waits for a's.
+      const bKey = await patFor(b.client, ['model:read'])
+      const bList = await b.client.get(log(bKey.id))
+      expect({ status: bList.status, entries: bList.json.data.length }).toEqual({ status: 200, entries: 1 })
+      // Only a's reader waits, for the sealer at work on a's chain to finish.
+      const aList = a.client.get(log(aKey.id))
+      expect(await Promise.race([aList.then(() => 'answered'), Bun.sleep(500).then(() => 'waiting')])).toBe('waiting')
+      release()
+      const answered = await aList
+      expect({ status: answered.status, entries: answered.json.data.length }).toEqual({ status: 200, entries: 1 })
+    } finally {
+      release()
+      await held
+      await holder.end()
+    }
+  })
+
   test('a sealer that cannot reach the database says so once, and again when it works', async () => {
     const lines: { level: string; msg: string }[] = []
     const log = createLogger('info', {}, (line) => lines.push(JSON.parse(line)))
