@@ -65,6 +65,8 @@ export async function revokeMembershipApiKeys(db: Db, tenantId: string, membersh
 
 export interface PatRow {
   id: string
+  /** The token's name: the audit trail's label of what it does. */
+  name: string
   tenant_id: string
   user_id: string
   membership_id: string
@@ -80,7 +82,7 @@ export interface PatRow {
 
 export async function findPatByHash(db: Db, hash: Buffer): Promise<PatRow | undefined> {
   const [row] = await db<PatRow[]>`
-    select k.id, k.tenant_id, k.user_id, k.membership_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
+    select k.id, k.name, k.tenant_id, k.user_id, k.membership_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
            m.role, m.status as membership_status, m.expires_at as membership_expires_at, u.status as user_status
       from api_keys k
       join memberships m on m.id = k.membership_id and m.tenant_id = k.tenant_id

@@ -41,7 +41,7 @@ function actorOf(ctx: ActingContext, actorUserId: string | undefined): Pick<NewA
   const p = ctx.principal
   if (p) {
     const viaKey = p.credential === 'personal_access_token'
-    return { actor_type: viaKey ? 'api_key' : 'user', actor_id: p.userId, actor_label: null, credential_id: p.credentialId }
+    return { actor_type: viaKey ? 'api_key' : 'user', actor_id: p.userId, actor_label: p.label, credential_id: p.credentialId }
   }
   if (actorUserId) return { actor_type: 'user', actor_id: actorUserId, actor_label: null, credential_id: null }
   return { actor_type: 'anonymous', actor_id: null, actor_label: null, credential_id: null }

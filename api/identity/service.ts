@@ -26,6 +26,9 @@ export interface Principal {
   credential: CredentialClass
   credentialId: string
   userId: string
+  /** Who the audit trail says acted, read with the credential: the account's email for a session, the token's name
+   *  for a PAT (a cached PAT is evicted when its name changes, migrations/0026). */
+  label: string
   membership: Membership | null
   /** The PAT's scopes (its grant ceiling); null for a session. */
   grantCeiling: string[] | null

@@ -97,6 +97,8 @@ export interface SessionRow {
   revoked_at: Date | null
   password_change_required: boolean
   user_status: string
+  /** The account's address as this request found it: the audit trail's label of the actor. */
+  email: string
   tenant_id: string | null
   role: Role | null
   membership_status: string | null
@@ -115,7 +117,7 @@ export async function findSessionByHash(db: Db, hash: Buffer): Promise<SessionRo
   const [row] = await db<SessionRow[]>`
     select s.id, s.user_id, s.membership_id, s.expires_at, s.last_seen_at, s.idle_timeout_seconds, s.revoked_at,
            s.password_change_required,
-           u.status as user_status, m.tenant_id, m.role, m.status as membership_status,
+           u.status as user_status, u.email, m.tenant_id, m.role, m.status as membership_status,
            m.expires_at as membership_expires_at, s.mfa_pending, s.auth_method, s.sso_connection_id, s.second_factor_at,
            s.authenticated_at,
            (exists (select 1 from totp_factors f where f.user_id = s.user_id and f.status = 'active')

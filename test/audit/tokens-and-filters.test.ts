@@ -173,8 +173,10 @@ describe('who acted: a token or a session', () => {
     const viaToken = bearer(api.url, pat.token)
     const before = await keyOf(viaToken, 'child one')
 
-    // The API offers no rename: the token's name is changed in the table, as a future rename would.
+    // The API offers no rename: the token's name is changed in the table, as a future rename would, and like every
+    // change to a token it evicts the token from every replica's cache (migrations/0026) by the fence's end.
     await api.sql`update api_keys set name = 'deploy bot (renamed)' where id = ${pat.id}`
+    await api.deps.pats.fence()
     const after = await keyOf(viaToken, 'child two')
 
     const [bySession] = await trail(owner.client, { targetId: pat.id })
