@@ -27,8 +27,8 @@ async function claimSlot({ sql, keys }: Deps, email: string): Promise<void> {
   }
 }
 
-/** Issues the grant, records the request and queues the mail in one transaction. `tenantId`: the tenant of the
- *  administrator who asked for it (they are the actor then); null for the user's own request. */
+/** Issues the grant, records the request and queues the mail in one transaction. `byAdmin`: the tenant and the
+ *  member's membership when an administrator asked for it (they are the actor then); null for the user's own request. */
 async function mailReset(deps: Deps, ctx: RequestContext<Principal | null>, user: UserRow, byAdmin: { tenantId: string; membershipId: string } | null): Promise<void> {
   const tenantId = byAdmin?.tenantId ?? null
   const mail = await deps.sql.begin(async (tx) => {
