@@ -14,7 +14,7 @@ import { useApi } from '../support/api'
 import { patFor, tenantOwner } from '../support/fixtures'
 import { connectTemporal, eventually } from '../support/temporal'
 import { provisionedTenant } from '../storage/helpers'
-import { sealAudit } from '../support/audit'
+import { hourAgo, inAnHour, sealAudit } from '../support/audit'
 
 // Provisioning and an export each wait on the worker.
 setDefaultTimeout(60_000)
@@ -23,8 +23,6 @@ const api = useApi()
 // The same server with a bound of one entry per export.
 const capped = useApi({ AUDIT_EXPORT_MAX_ENTRIES: '1' })
 
-const hourAgo = () => new Date(Date.now() - 3_600_000).toISOString()
-const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString()
 
 /** One tenant with ready storage for the whole file: provisioning takes seconds. */
 let provisioned: ReturnType<typeof provisionedTenant> | undefined

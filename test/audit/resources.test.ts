@@ -14,7 +14,7 @@ import { FEATURES } from '../edge-packages/helpers'
 import { publish, Receiver, settled, trainingDone, useDeliveryEnv, webhookTenant } from '../webhooks/delivery-helpers'
 import { storageWorkflowIds } from '../../workflows/contract-storage'
 import { webhookWorkflowIds } from '../../workflows/contract-webhooks'
-import { sealAudit } from '../support/audit'
+import { auditWindow, hourAgo, sealAudit } from '../support/audit'
 
 // Two quick attempts: a failing receiver's message fails within a second.
 const env = useDeliveryEnv({ WEBHOOK_RETRY_SCHEDULE: '0,100ms' })
@@ -25,12 +25,10 @@ interface Entry {
   ip: string | null; userAgent: string | null; changes: Record<string, { before: unknown; after: unknown }> | null; details: Record<string, unknown> | null
 }
 
-const hourAgo = () => new Date(Date.now() - 3_600_000).toISOString()
-const window = () => `from=${encodeURIComponent(hourAgo())}&to=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}`
 
 /** The caller's tenant trail (filtered by `q`), oldest first. */
 async function trail(client: Client, q = ''): Promise<Entry[]> {
-  const res = await client.get(`/tenants/current/audit-log?${window()}&pageSize=100${q}`)
+  const res = await client.get(`/tenants/current/audit-log?${auditWindow()}&pageSize=100${q}`)
   expect(res.status).toBe(200)
   return (res.json.data as Entry[]).toReversed()
 }

@@ -10,12 +10,10 @@ import { createDb, type Db } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
 import { freePort } from '../../scripts/platform'
 import { useApi } from '../support/api'
-import { sealAudit } from '../support/audit'
+import { hourAgo, inAnHour, sealAudit } from '../support/audit'
 import { patFor, tenantOwner } from '../support/fixtures'
 
 const api = useApi({ AUDIT_SEAL_INTERVAL_MS: '100' })
-const hourAgo = () => new Date(Date.now() - 3_600_000).toISOString()
-const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString()
 
 /** Every sealed entry of one chain, in sequence order. */
 const chainOf = (chain: string) => api.sql<{ id: string; seq: number; occurred_at: Date; actor_id: string | null }[]>`

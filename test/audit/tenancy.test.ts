@@ -10,7 +10,7 @@ import { PASSWORD, patFor, signedUpUser, tenantOwner, uniqueEmail, uniqueSlug } 
 import { waitForMail } from '../support/mailbox'
 import { initialPasswordFrom } from '../accounts/helpers'
 import { memberOf } from '../tenancy/members'
-import { sealAudit } from '../support/audit'
+import { auditWindow, sealAudit } from '../support/audit'
 
 let api: TestApi
 let dns: TestDns
@@ -31,11 +31,10 @@ type Entry = {
   details: Record<string, unknown> | null; tenantId: string | null
 }
 
-const window = () => `from=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}&to=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}`
 
 /** The tenant's entries through the API, newest first, with optional filters (`action` is a prefix). */
 async function trail(client: Client, filters: Record<string, string> = {}): Promise<Entry[]> {
-  const res = await client.get(`/tenants/current/audit-log?${window()}&pageSize=100&${new URLSearchParams(filters)}`)
+  const res = await client.get(`/tenants/current/audit-log?${auditWindow()}&pageSize=100&${new URLSearchParams(filters)}`)
   if (res.status !== 200) throw new Error(`audit log: ${res.status} ${res.text}`)
   return res.json.data
 }
@@ -314,7 +313,7 @@ describe('who may read it', () => {
     const researcher = member // now a researcher
     const viewer = await memberOf(api.url, api.sql, owner.tenantId, 'viewer')
     for (const who of [researcher, viewer]) {
-      const res = await who.client.get(`/tenants/current/audit-log?${window()}`)
+      const res = await who.client.get(`/tenants/current/audit-log?${auditWindow()}`)
       expect({ status: res.status, code: res.json.code }).toEqual({ status: 403, code: 'PERMISSION_DENIED' })
     }
   })

@@ -4,7 +4,7 @@
 // every entry is read back through GET /v1/tenants/current/audit-log as the tenant's owner.
 import { describe, expect, test } from 'bun:test'
 import { useApi } from '../support/api'
-import { sealAudit } from '../support/audit'
+import { auditWindow, hourAgo, inAnHour, sealAudit } from '../support/audit'
 import type { Client } from '../support/client'
 import { patFor, tenantOwner } from '../support/fixtures'
 import { bearer, memberOf } from '../tenancy/members'
@@ -17,11 +17,9 @@ type Entry = {
   target: { type: string; id: string } | null; details: Record<string, unknown> | null
 }
 
-const window = () => `from=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}&to=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}`
-
 /** The tenant's entries through the API, newest first, with the listing's own filters. */
 async function trail(client: Client, filters: Record<string, string> = {}): Promise<Entry[]> {
-  const res = await client.get(`/tenants/current/audit-log?${window()}&pageSize=100&${new URLSearchParams(filters)}`)
+  const res = await client.get(`/tenants/current/audit-log?${auditWindow()}&pageSize=100&${new URLSearchParams(filters)}`)
   if (res.status !== 200) throw new Error(`audit log: ${res.status} ${res.text}`)
   return res.json.data
 }
@@ -195,7 +193,7 @@ describe('who acted: a token or a session', () => {
     }
     // The labels are part of the chain: the stored entries still verify.
     const check = await owner.client.post('/tenants/current/audit-log/verifications', {
-      from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 3_600_000).toISOString(),
+      from: hourAgo(), to: inAnHour(),
     })
     expect(check.json.data).toMatchObject({ intact: true, verified: 4 })
   })

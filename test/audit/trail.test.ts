@@ -5,13 +5,10 @@ import { recordAudit } from '../../api/audit/service'
 import { eventCatalogue } from '../../api/events/catalogue'
 import { systemContext } from '../../api/identity/context'
 import { useApi } from '../support/api'
-import { sealAudit } from '../support/audit'
+import { auditWindow, hourAgo, inAnHour, sealAudit } from '../support/audit'
 import { patFor, tenantOwner } from '../support/fixtures'
 
 const api = useApi()
-const hourAgo = () => new Date(Date.now() - 3_600_000).toISOString()
-const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString()
-const window = () => `from=${encodeURIComponent(hourAgo())}&to=${encodeURIComponent(inAnHour())}`
 
 describe('recording', () => {
   test('a token created and revoked is recorded with who, from where, which request, and nothing secret', async () => {
@@ -23,7 +20,7 @@ describe('recording', () => {
     const keyId = created.json.data.apiKey.id as string
     expect((await owner.client.delete(`/api-keys/${keyId}`)).status).toBe(200)
 
-    const list = await owner.client.get(`/tenants/current/audit-log?${window()}&targetId=${keyId}`)
+    const list = await owner.client.get(`/tenants/current/audit-log?${auditWindow()}&targetId=${keyId}`)
     expect(list.status).toBe(200)
     const [revoked, made] = list.json.data
     expect(made).toMatchObject({
@@ -70,7 +67,7 @@ describe('recording', () => {
     expect(event?.data).toMatchObject({ action: 'api_key.created', target: { id } })
     // The seal writes the event in SQL: it must still be what the catalogue promises, and what the API shows.
     expect(eventCatalogue['audit.entry'].data.safeParse(event!.data).error).toBeUndefined()
-    const shown = await owner.client.get(`/tenants/current/audit-log?${window()}&targetId=${id}`)
+    const shown = await owner.client.get(`/tenants/current/audit-log?${auditWindow()}&targetId=${id}`)
     expect(event!.data).toEqual(shown.json.data[0])
   })
 })
@@ -90,7 +87,7 @@ describe('the window', () => {
   test('page tokens are bound to the window and filters', async () => {
     const owner = await tenantOwner(api.url)
     for (let i = 0; i < 3; i++) await patFor(owner.client, ['model:read'])
-    const q = `${window()}&action=api_key.&pageSize=2`
+    const q = `${auditWindow()}&action=api_key.&pageSize=2`
     const first = await owner.client.get(`/tenants/current/audit-log?${q}`)
     expect(first.json.data.length).toBe(2)
     const token = first.json.nextPageToken as string
@@ -98,7 +95,7 @@ describe('the window', () => {
     expect(second.json?.code).toBeUndefined()
     expect(second.json.data.length).toBe(1)
     expect(second.json.data[0].seq).toBeLessThan(first.json.data[1].seq)
-    const other = await owner.client.get(`/tenants/current/audit-log?${window()}&action=membership.&pageSize=2&pageToken=${token}`)
+    const other = await owner.client.get(`/tenants/current/audit-log?${auditWindow()}&action=membership.&pageSize=2&pageToken=${token}`)
     expect(other.json.code).toBe('PAGE_TOKEN_QUERY_MISMATCH')
   })
 })
@@ -199,10 +196,10 @@ describe('the attacker\'s view', () => {
     const victim = await tenantOwner(api.url)
     const { id } = await patFor(victim.client, ['model:read'])
     const attacker = await tenantOwner(api.url)
-    const res = await attacker.client.get(`/tenants/current/audit-log?${window()}&targetId=${id}`)
+    const res = await attacker.client.get(`/tenants/current/audit-log?${auditWindow()}&targetId=${id}`)
     expect(res.status).toBe(200)
     expect(res.json.data).toEqual([])
-    const all = await attacker.client.get(`/tenants/current/audit-log?${window()}&pageSize=100`)
+    const all = await attacker.client.get(`/tenants/current/audit-log?${auditWindow()}&pageSize=100`)
     expect(all.json.data.every((e: { tenantId: string }) => e.tenantId === attacker.tenantId)).toBe(true)
     expect(JSON.stringify(all.json.data)).not.toContain(victim.tenantId)
   })
@@ -210,7 +207,7 @@ describe('the attacker\'s view', () => {
   test('a token without tenant:manage is refused, and no route alters an entry', async () => {
     const owner = await tenantOwner(api.url)
     const reader = owner.client.withBearer((await patFor(owner.client, ['tenant:read', 'model:read'])).token)
-    expect((await reader.get(`/tenants/current/audit-log?${window()}`)).status).toBe(403)
+    expect((await reader.get(`/tenants/current/audit-log?${auditWindow()}`)).status).toBe(403)
     expect((await reader.post('/tenants/current/audit-log/verifications', { from: hourAgo(), to: inAnHour() })).status).toBe(403)
     for (const method of ['PATCH', 'PUT', 'DELETE']) {
       expect([404, 405]).toContain((await owner.client.call(method, '/tenants/current/audit-log', { body: {} })).status)

@@ -8,7 +8,7 @@ import { Client } from '../support/client'
 import { signedUpUser, tenantOwner, uniqueEmail } from '../support/fixtures'
 import { browserLink, browserSignIn as signInWith, CLIENT_ID, CLIENT_SECRET, startOidcProvider, type TestProvider } from '../support/oidc'
 import { memberOf } from './members'
-import { sealAudit } from '../support/audit'
+import { auditWindow, sealAudit } from '../support/audit'
 
 let api: TestApi
 let issuer: string
@@ -37,10 +37,9 @@ async function connection(owner: { client: Client }, extra: Record<string, unkno
 
 const browserSignIn = (startUrl: string, email: string, cookies: { name: string; value: string }[] = []) => signInWith(browser, api.url, startUrl, email, cookies)
 
-const window = () => `from=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}&to=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}`
 /** The tenant's log as its owner reads it, for one action or prefix. */
 const tenantLog = async (owner: { client: Client }, action: string) => {
-  const res = await owner.client.get(`/tenants/current/audit-log?${window()}&action=${action}`)
+  const res = await owner.client.get(`/tenants/current/audit-log?${auditWindow()}&action=${action}`)
   if (res.status !== 200) throw new Error(`audit log: ${res.status} ${res.text}`)
   return res.json.data as { action: string; tenantId: string; actor: { type: string; id: string }; target: { type: string; id: string }; details: Record<string, unknown> }[]
 }
