@@ -4,7 +4,6 @@ import type { AppDeps } from './http/deps'
 import { raiseBunHeaderLimit } from './http/arrival'
 import { openapiRoutes } from './http/openapi'
 import { httpConventions, publishRoutes } from './http/plugin'
-import { accountRoutes } from './account/routes'
 import { docsRoutes } from './docs/routes'
 import { consoleRoutes } from './console/routes'
 import { apiKeysRoutes } from './api-keys/routes'
@@ -57,7 +56,6 @@ export function buildApp(deps: AppDeps) {
       .use(embodimentProfilesRoutes(deps)).use(trainingJobsRoutes(deps)).use(modelVersionsRoutes(deps))
       .use(webhookEndpointsRoutes(deps)).use(edgePackagesRoutes(deps)).use(webhookDeliveriesRoutes(deps))
       .use(auditRoutes(deps)))
-    .use(accountRoutes(deps))
     .use(docsRoutes())
     .use(consoleRoutes())
   if (deps.config.BENCH_HELLO) elysiaHello(app as unknown as Elysia)

@@ -166,7 +166,7 @@ async function landAfterAcceptance(tx: Db, deps: Deps, principal: Principal | nu
  *  answer POST /users gives, so it tells nothing new). */
 export async function inviteToRegister(deps: Deps, _ctx: RequestContext<null>, email: string) {
   const token = randomToken(32)
-  const link = `${publicBase(deps.config)}/registration?token=${encodeURIComponent(token)}`
+  const link = `${publicBase(deps.config)}/console/registration?token=${encodeURIComponent(token)}`
   const { row, mail } = await deps.sql.begin(async (tx) => {
     if (await findUserByEmail(tx, email)) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
     const row = await insertRegistrationInvitation(tx, { email, tokenHash: sha256(token), days: REGISTRATION_INVITATION_DAYS })

@@ -2,12 +2,12 @@
 // console page names only its own hashed assets.
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { LINK_PATHS } from '../../api/account/routes'
+import { LINK_PAGES } from '../../api/console/routes'
 import { useApi } from '../support/api'
 
 const api = useApi()
 
-const PAGES = ['/console', '/invitations/accept', '/account', '/v1/docs', ...LINK_PATHS]
+const PAGES = ['/console', '/invitations/accept', '/v1/docs', ...Object.values(LINK_PAGES)]
 
 describe('CSP on every HTML response', () => {
   test.each(PAGES)('%s', async (path) => {

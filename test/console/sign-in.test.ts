@@ -180,7 +180,7 @@ describe('console: sign in and tenants', () => {
       await page.getByRole('status').filter({ hasText: `If ${email} has an account` }).waitFor()
       await auditPage(g, 'forgot-password')
       const mail = await waitForMail(email, { after: since, timeoutMs: 30_000 })
-      expect(mail.text).toContain(`${env.origin}/password-reset?token=`)
+      expect(mail.text).toContain(`${env.origin}/console/password-reset?token=`)
     } finally {
       await g.close()
     }

@@ -32,7 +32,7 @@ const sources = await withImports([
 // Layers below or beside the domains: `platform` imports nothing of ours; `http` is the Elysia conventions plugin.
 const LAYERS = new Set(['platform', 'http'])
 // Folders of pages: a routes.ts serving static files (and the console's browser program), no domain of their own.
-const PAGES = new Set(['account', 'docs', 'console'])
+const PAGES = new Set(['docs', 'console'])
 // The composition roots: they wire everything and nothing imports them.
 const ROOTS = new Set(['api/app.ts', 'api/main.ts'])
 

@@ -19,6 +19,7 @@ import { Models } from './models'
 import { Packages } from './packages'
 import { Account } from './account'
 import { AcceptInvitation, invitationToken } from './invitation'
+import { mailedLink, MailedLinkPage } from './links'
 
 export type Me = components['schemas']['AuthMeResponseDto']
 
@@ -78,11 +79,14 @@ export function App() {
   const [me, reloadMe] = useLoad(whoAmI, [])
   const route = useRoute()
   const [invitation, setInvitation] = useState(invitationToken)
+  const [link, setLink] = useState(mailedLink)
   const accepted = () => {
     history.replaceState(null, '', '/console#/api-keys') // the token leaves the address bar
     setInvitation(null)
     reloadMe()
   }
+  // A mailed link's page needs no session: it shows at once, whoever the tab is signed in as.
+  if (link) return <MailedLinkPage link={link} onSignedIn={() => { setLink(null); reloadMe() }} />
   return (
     <Show loaded={me}>
       {(who) => invitation !== null ? <AcceptInvitation token={invitation} me={who} onSignedIn={reloadMe} onAccepted={accepted} />
