@@ -94,6 +94,7 @@ describe('OIDC sign-in', () => {
     // A second sign-in finds the linked identity: same user, no new membership.
     const again = await browserSignIn(`${api.url}/v1/auth/sso/${c.id}/start`, email)
     expect(again.status).toBe(303)
+    expect(again.location).toBe('/console#/account') // no returnTo: the console's My account
     const [{ n }] = (await api.sql`select count(*)::int as n from memberships m join users u on u.id = m.user_id where lower(u.email) = ${email}`) as unknown as [{ n: number }]
     expect(n).toBe(1)
     // Both sign-ins are in the account's trail (never the tenant's), naming the method and the connection.
