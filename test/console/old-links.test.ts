@@ -27,10 +27,17 @@ describe('old links redirect to the console', () => {
     for (const [, to] of MOVED) {
       const res = await fetch(`${api.url}${to('?token=abc').replace(/#.*$/, '')}`)
       expect(res.status).toBe(200)
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer') // the token never leaves in a Referer
       expect(await res.text()).toContain('/console/assets/')
     }
     for (const gone of ['/account/page.js', '/account/links.js', '/account/page.css', '/account/webauthn.js']) {
       expect({ gone, status: (await fetch(`${api.url}${gone}`)).status }).toEqual({ gone, status: 404 })
     }
+  })
+
+  test('the HTML routes, old and new, are hidden from the OpenAPI document', async () => {
+    const paths = Object.keys((await (await fetch(`${api.url}/v1/openapi.json`)).json()).paths)
+    expect(paths.length).toBeGreaterThan(50)
+    expect(paths.filter((p) => !p.startsWith('/v1/'))).toEqual([])
   })
 })

@@ -63,6 +63,19 @@ describe('console: single sign-on', () => {
       await eventually('the display name saved', async () =>
         (await env.api.sql`select display_name from users where email = ${email}`)[0]?.display_name === 'Single sign-on engineer' || undefined, 10_000)
       expectClean(g)
+
+      // Started without a returnTo (a bookmarked start link, say): the provider's sign-in lands on My account.
+      const bare = await guardedPage(env.browser, env.origin, [], [idp.issuer])
+      try {
+        await bare.page.goto(`${env.origin}/v1/auth/sso/${connection.json.data.id}/start`)
+        await signInAtProvider(bare.page, idp.issuer, email)
+        await bare.page.getByRole('heading', { level: 1, name: 'My account' }).waitFor()
+        expect(bare.page.url()).toBe(`${env.origin}/console#/account`)
+        expect(await bare.page.locator('#my-email').textContent()).toBe(email)
+        expectClean(bare)
+      } finally {
+        await bare.close()
+      }
     } finally {
       await g.close()
       idp.stop()
