@@ -19,38 +19,37 @@ export function mailedLink(): MailedLink | null {
   return kind ? { kind, token: new URLSearchParams(location.search).get('token') ?? '' } : null
 }
 
-const TEXT: Record<Kind, { heading: string; intro: string; submit: string; done: string }> = {
+const HEADING: Record<Kind, string> = { 'password-reset': 'Choose a new password', activate: 'Activate your account', registration: 'Finish registering' }
+
+// The two links that confirm a password grant; registration's page says its own (it names the address).
+const GRANT: Record<Exclude<Kind, 'registration'>, { intro: string; submit: string; done: string }> = {
   'password-reset': {
-    heading: 'Choose a new password', intro: 'Set a new password for your account. Every session of the account is ended.',
+    intro: 'Set a new password for your account. Every session of the account is ended.',
     submit: 'Set the password', done: 'Your password was changed. Sign in with the new one.',
   },
   activate: {
-    heading: 'Activate your account', intro: 'Choose the password of your new account.',
+    intro: 'Choose the password of your new account.',
     submit: 'Activate', done: 'Your account is active. Sign in with your new password.',
-  },
-  registration: {
-    heading: 'Finish registering', intro: 'Choose a password to create your account.',
-    submit: 'Create the account', done: 'Your account was created and you are signed in.',
   },
 }
 
 /** `onSignedIn`: a finished registration has a session; the console opens with it. */
 export function MailedLinkPage({ link, onSignedIn }: { link: MailedLink; onSignedIn: () => void }) {
-  const text = TEXT[link.kind]
-  useEffect(() => { document.title = `${text.heading} · Robot Control Plane` }, [text])
+  const heading = HEADING[link.kind]
+  useEffect(() => { document.title = `${heading} · Robot Control Plane` }, [heading])
   return (
     <main class="narrow">
-      <h1>{text.heading}</h1>
+      <h1>{heading}</h1>
       {!link.token ? <p class="problem" role="alert">This link has no token: open the link from the mail again.</p>
         : link.kind === 'registration' ? <Registration token={link.token} onSignedIn={onSignedIn} />
-          : <ChoosePassword link={link} />}
+          : <ChoosePassword kind={link.kind} token={link.token} />}
     </main>
   )
 }
 
 /** Reset and activation: one grant, confirmed with the new password; the person then signs in with it. */
-function ChoosePassword({ link }: { link: MailedLink }) {
-  const text = TEXT[link.kind]
+function ChoosePassword({ kind, token }: { kind: keyof typeof GRANT; token: string }) {
+  const text = GRANT[kind]
   const [done, setDone] = useState(false)
   const [action, run] = useAction()
   const choose = (e: Event) => {
@@ -58,7 +57,7 @@ function ChoosePassword({ link }: { link: MailedLink }) {
     const { password, differ } = passwordOf(e)
     return run(async () => {
       if (differ) throw new Error('The two passwords differ.')
-      await must(api.POST('/v1/password-resets/confirmations', { body: { token: link.token, newPassword: password } }))
+      await must(api.POST('/v1/password-resets/confirmations', { body: { token, newPassword: password } }))
       history.replaceState(null, '', '/console')
       setDone(true)
     })
@@ -79,7 +78,6 @@ function ChoosePassword({ link }: { link: MailedLink }) {
 
 /** The address the link was mailed to, then the new account's password (and a display name). */
 function Registration({ token, onSignedIn }: { token: string; onSignedIn: () => void }) {
-  const text = TEXT.registration
   const [valid] = useLoad(() => must(api.GET('/v1/registration-invitations/validation', { params: { query: { token } } })).then((r) => r.data), [token])
   const [action, run] = useAction()
   const register = (e: Event) => {
@@ -106,7 +104,7 @@ function Registration({ token, onSignedIn }: { token: string; onSignedIn: () => 
             <label for="link-name">Display name (optional)</label>
             <input id="link-name" name="name" maxLength={200} autocomplete="name" />
             <PasswordFields />
-            <button type="submit" disabled={action.busy}>{text.submit}</button>
+            <button type="submit" disabled={action.busy}>Create the account</button>
           </form>
           <ProblemMessage problem={action.problem} />
         </section>
