@@ -2,7 +2,7 @@
 // invitation link opens the console: api/console/ui/invitation.tsx).
 // It reads the path and the token from the address, shows one form, and calls /v1 with JSON. Text goes into the
 // DOM with textContent only.
-'use strict'
+
 const $ = (id) => document.getElementById(id)
 const token = new URLSearchParams(location.search).get('token') ?? ''
 

@@ -1,6 +1,6 @@
 // The hosted account page: plain DOM and fetch against /v1 with the session cookie. The CSRF token of the session
 // is kept in sessionStorage (it is answered at sign-in); the session token itself stays in the HttpOnly cookie.
-'use strict'
+
 const $ = (id) => document.getElementById(id)
 const { startAuthentication, startRegistration } = window.SimpleWebAuthnBrowser
 const store = window.sessionStorage
