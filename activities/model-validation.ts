@@ -53,7 +53,7 @@ export function modelValidationActivities(deps: ActivityDeps) {
   return {
     async measureModelVersionObjects(input: ValidateModelVersionInput): Promise<ValidationOutcome> {
       const row = await findModelVersion(sql, input.tenantId, input.modelVersionId)
-      if (!row || row.status !== 'validating' || !row.bucket || !row.region_id) {
+      if (row?.status !== 'validating' || !row.bucket || !row.region_id) {
         throw ApplicationFailure.create({ type: ModelsErrorType.versionNotValidating, message: 'The model version is gone or no longer validating', nonRetryable: true })
       }
       const ctx = Context.current()

@@ -145,7 +145,10 @@ export const stopAll = (list: Iterable<Child | Stoppable | undefined>) =>
  *  start-up stops it too; if any fails, the error names every failure. */
 export async function startTogether<T extends Record<string, Promise<Stoppable>>>(starts: T, started: Stoppable[]): Promise<{ [K in keyof T]: Awaited<T[K]> }> {
   const entries = Object.entries(starts)
-  const results = await Promise.allSettled(entries.map(([, p]) => p.then((server) => (started.push(server), server))))
+  const results = await Promise.allSettled(entries.map(([, p]) => p.then((server) => {
+    started.push(server)
+    return server
+  })))
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')
   if (failures.length > 0) throw new Error(failures.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('\n'))
   return Object.fromEntries(entries.map(([name], i) => [name, (results[i] as PromiseFulfilledResult<Stoppable>).value])) as { [K in keyof T]: Awaited<T[K]> }

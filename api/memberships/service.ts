@@ -73,7 +73,7 @@ async function guardedChange(tx: Db, principal: Principal, membershipId: string,
   await lockTenantMemberships(tx, actor.tenantId)
   // The principal was resolved before the lock: another change may have demoted the caller meanwhile.
   const me = await findMember(tx, actor.tenantId, actor.id)
-  if (!me || me.status !== 'active') throw new ApiError('MEMBERSHIP_NOT_FOUND', 'Your membership in this tenant changed; it no longer allows this')
+  if (me?.status !== 'active') throw new ApiError('MEMBERSHIP_NOT_FOUND', 'Your membership in this tenant changed; it no longer allows this')
   const held = effectivePermissions(me.role, principal.grantCeiling)
   if (!held.includes('tenant:manage')) throw new ApiError('PERMISSION_DENIED', 'This operation requires tenant:manage')
   const target = await findMember(tx, actor.tenantId, membershipId)

@@ -17,7 +17,7 @@ import { moveSessionInto, tenantVerdict } from '../sign-in/policy'
 import { startSession } from '../sign-in/session-start'
 import { findTenantName } from '../tenants/queries'
 import { findUserByEmail, findUserById, insertUser, updateUserProfile } from '../users/queries'
-import { INVITATION_STATUSES, REGISTRATION_INVITATION_DAYS, TENANT_INVITATION_DAYS } from './model'
+import { type INVITATION_STATUSES, REGISTRATION_INVITATION_DAYS, TENANT_INVITATION_DAYS } from './model'
 import {
   findRegistrationInvitation, findTenantInvitation, insertRegistrationInvitation, insertTenantInvitation, listTenantInvitations, lockInvitationByHash, markInvitationAccepted, markRegistrationCompleted, revokeOpenInvitations,
   revokeTenantInvitationRow, type TenantInvitationRow,
@@ -153,7 +153,7 @@ export async function acceptInvitation(deps: Deps, ctx: RequestContext<Principal
 /** The invitation is spent and the membership made either way; the session moves into it only when the tenant's
  *  policy admits how the session signed in (a new account: its password), else it stays where it was (a new
  *  account: without a tenant) and the person signs in the way that tenant asks. A PAT never moves. */
-async function landAfterAcceptance(tx: Db, deps: Deps, principal: Principal | null, userId: string, m: { id: string; tenantId: string }): Promise<string | null> {
+async function landAfterAcceptance(tx: Db, deps: Deps, principal: Principal | null, _userId: string, m: { id: string; tenantId: string }): Promise<string | null> {
   if (!principal) {
     const facts = { method: 'password' as const, ssoTenantId: null, secondFactor: false, hasSecondFactor: false }
     return (await tenantVerdict(tx, deps, m.tenantId, facts)) === 'admitted' ? m.id : null

@@ -23,6 +23,7 @@ function operationOf(strings: unknown): string {
 function traceQuery(tracer: Tracer, query: Thenable): Thenable {
   const original = query.then
   let settled: Promise<unknown> | undefined
+  // biome-ignore lint/suspicious/noThenProperty: the query is a thenable by design (postgres.js); its span starts when it is awaited
   query.then = function then(onFulfilled?: unknown, onRejected?: unknown) {
     settled ??= run()
     return settled.then(onFulfilled as never, onRejected as never)

@@ -95,7 +95,7 @@ export async function signInWithPasskey(deps: Deps, ctx: RequestContext<null>, a
   const cred = await verifyPasswordlessAssertion(deps.sql, deps.config, response)
   const user = cred ? await findUserById(deps.sql, cred.user_id) : undefined
   const failed = (reason: SignInFailure, userId: string | undefined) => recordSignInFailure(deps.sql, ctx, 'passkey', reason, userId)
-  if (!user || user.status !== 'active') {
+  if (user?.status !== 'active') {
     const named = typeof response?.id === 'string' ? await findWebAuthnCredential(deps.sql, response.id) : undefined
     await failed(user ? 'not_active' : 'invalid_credentials', user?.id ?? named?.user_id)
     throw new ApiError('UNAUTHORIZED', 'This passkey was not accepted')

@@ -109,7 +109,7 @@ export async function readyBuckets(sql: Sql, tenantId: string): Promise<BucketRo
 /** The region of ready buckets, with credentials: configuration may have changed since provisioning. */
 export function regionOf(config: Config, regionId: string): Region {
   const region = regionsFromConfig(config).find((r) => r.id === regionId)
-  if (!region || !region.accessKey || !region.secretKey) {
+  if (!region?.accessKey || !region.secretKey) {
     throw new ApiError('STORAGE_PROVIDER_NOT_CONFIGURED', `Storage region "${regionId}" is no longer configured with credentials`)
   }
   return region

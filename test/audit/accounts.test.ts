@@ -21,9 +21,9 @@ interface Row {
 }
 
 /** Every entry about the user or by them, oldest first. */
-const entriesOf = async (userId: string) => (await sealAudit(api.sql), api.sql<Row[]>`
+const entriesOf = async (userId: string) => sealAudit(api.sql).then(() => api.sql<Row[]>`
   select * from audit_log where subject_user_id = ${userId} or actor_id = ${userId} order by occurred_at, seq`)
-const byRequest = async (id: string) => (await sealAudit(api.sql), api.sql<Row[]>`select * from audit_log where request_id = ${id}`)
+const byRequest = async (id: string) => sealAudit(api.sql).then(() => api.sql<Row[]>`select * from audit_log where request_id = ${id}`)
 const actions = (rows: Row[]) => rows.map((r) => `${r.action}:${r.outcome}`)
 /** The stored form of every entry about the user, as one string to search for secrets. */
 const storedJson = async (userId: string) =>

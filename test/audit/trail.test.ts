@@ -56,7 +56,7 @@ describe('recording', () => {
 
   test('a tenant entry is an audit.entry event in the outbox once the tenant has an endpoint subscribed to it', async () => {
     const owner = await tenantOwner(api.url)
-    const eventOf = async (targetId: string) => (await sealAudit(api.sql), api.sql<{ data: { action: string; target: { id: string } } }[]>`
+    const eventOf = async (targetId: string) => sealAudit(api.sql).then(() => api.sql<{ data: { action: string; target: { id: string } } }[]>`
       select data from events where tenant_id = ${owner.tenantId} and type = 'audit.entry' and data->'target'->>'id' = ${targetId}`)
     const before = await patFor(owner.client, ['model:read'])
     expect([...await eventOf(before.id)]).toEqual([]) // nobody takes the stream: nothing is queued for nobody

@@ -46,7 +46,7 @@ describe('console: accepting an invitation', () => {
       await auditPage(g, 'invitation')
       await page.getByLabel('Display name (optional)').fill(HOSTILE)
       await page.getByLabel('Password', { exact: true }).fill(NEW_PASSWORD)
-      await page.getByLabel('Password again').fill(NEW_PASSWORD + ' typo')
+      await page.getByLabel('Password again').fill(`${NEW_PASSWORD} typo`)
       await page.getByRole('button', { name: 'Accept the invitation' }).click()
       await page.getByRole('alert').filter({ hasText: 'The two passwords differ.' }).waitFor()
       await page.getByLabel('Password again').fill(NEW_PASSWORD)

@@ -17,7 +17,9 @@ import { modelWriter } from '../models/support'
 
 const api = useApi()
 const dirs: string[] = []
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
 
 /** What a name may not hold (a line break, a control, a bidi override): refused by the API from now on. */
 const UNPRINTABLE = ['x\n# y', 'x\r\n## y', 'x\ry', 'x\u2028# y', 'x\u2029y', 'x\u0085y', 'x\ty', 'x\u001b[31my', 'x\u202eevil', 'x\u2066y']

@@ -10,7 +10,9 @@ import { LEROBOT_VERSION } from '../../activities/edge-package/runtime-plan'
 import { runProcess, testManifest, writePackageDir } from '../support/edge-package'
 
 const dirs: string[] = []
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
 
 const onArch = (arch: TargetArch, overrides: Partial<PackageManifest> = {}) =>
   testManifest({ targetArch: arch, baseImage: imageLines[arch].baseImage, platform: imageLines[arch].platform, ...overrides })
@@ -54,7 +56,7 @@ describe('selection by mode and format', () => {
     const f = files(local('onnx', { wireProtocols: [{ name: 'openpi-ws', port: 8123 }] }))
     expect(f['runtime/onnx_policy_server.py']).toContain('CPUExecutionProvider')
     expect(f['launch.sh']).toContain('"$PYTHON" runtime/onnx_policy_server.py &')
-    expect(f['Dockerfile']).toContain('--require-hashes --no-deps -r requirements/onnx-server.txt')
+    expect(f.Dockerfile).toContain('--require-hashes --no-deps -r requirements/onnx-server.txt')
     expect(f['requirements/robot-client.txt']).toBeUndefined()
     expect(f['README.md']).toContain('openpi-ws on port 8123')
   })
@@ -80,7 +82,7 @@ describe('selection by mode and format', () => {
     for (const flag of ['--server_address="${LEROBOT_SERVER_ADDRESS:-127.0.0.1:9191}"', '--policy_type="${LEROBOT_POLICY_TYPE:-smolvla}"',
       '--pretrained_name_or_path=', '--actions_per_chunk=', '--fps=50'])
       expect(f['lerobot/robot_client.sh']).toContain(flag)
-    expect(f['Dockerfile']).toContain('"lerobot[async]==0.4.4"')
+    expect(f.Dockerfile).toContain('"lerobot[async]==0.4.4"')
     expect(Object.values(f).join('\n')).not.toContain('0.0.0.0')
   })
 
@@ -102,7 +104,7 @@ describe('selection by mode and format', () => {
 
 test.each([...targetArchs])('%s: the Dockerfile starts FROM its image line and the compose file builds for its platform', (arch) => {
   const f = files(onArch(arch))
-  expect(f['Dockerfile']!.split('\n').filter((l) => l.startsWith('FROM '))).toEqual([`FROM ${imageLines[arch].baseImage}`])
+  expect(f.Dockerfile!.split('\n').filter((l) => l.startsWith('FROM '))).toEqual([`FROM ${imageLines[arch].baseImage}`])
   expect(f['compose.yaml']).toContain(`platform: ${imageLines[arch].platform}`)
   if (arch === 'jetson-jp6') expect(f['compose.yaml']).toContain('runtime: nvidia')
 })
@@ -152,9 +154,9 @@ test("the README's table of requirements files is what each mode, format and pro
       const m = mode === 'local' ? { ...base, mode, remotePolicy: null } : base
       const got = files(m)
       expect({ row: `${modeAndFormat} ${protocols}`, format: f, file: Object.keys(got).find((p) => p.startsWith('requirements/')) ?? null }).toEqual({ row: `${modeAndFormat} ${protocols}`, format: f, file })
-      if (file) expect(got['Dockerfile']).toContain(`--require-hashes --no-deps -r ${file}`)
+      if (file) expect(got.Dockerfile).toContain(`--require-hashes --no-deps -r ${file}`)
       if (file) expect(got['README.md']).toContain(`-r ${file}\``)
-      expect(got['Dockerfile']!.includes(`lerobot[async]==${LEROBOT_VERSION}`)).toBe(installs!.includes(`LeRobot ${LEROBOT_VERSION}`))
+      expect(got.Dockerfile!.includes(`lerobot[async]==${LEROBOT_VERSION}`)).toBe(installs!.includes(`LeRobot ${LEROBOT_VERSION}`))
     }
   }
 })

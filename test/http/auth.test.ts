@@ -12,7 +12,7 @@ describe('authentication plugin', () => {
   test('no credential, a garbage token or an unknown PAT: 401 UNAUTHORIZED, never a TOKEN_* code', async () => {
     const anon = new Client(api.url)
     expect((await anon.get('/tokens/self')).json.code).toBe('UNAUTHORIZED')
-    for (const token of ['garbage', newPat().token, 'rcp_ses_' + 'a'.repeat(43)]) {
+    for (const token of ['garbage', newPat().token, `rcp_ses_${'a'.repeat(43)}`]) {
       const res = await anon.withBearer(token).get('/tokens/self')
       expect(res.status).toBe(401)
       expect(res.json.code).toBe('UNAUTHORIZED')

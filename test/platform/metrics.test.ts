@@ -179,7 +179,10 @@ describe('worker metrics', () => {
   test("the worker's scrape has its own series, mail sent, and the Temporal SDK's worker metrics", async () => {
     let before = ''
     // The runner's worker may still be starting when this file begins.
-    for (let i = 0; i < 300 && !before; i++) before = await fetch(workerUrl()).then((r) => r.text(), async () => (await Bun.sleep(100), ''))
+    for (let i = 0; i < 300 && !before; i++) before = await fetch(workerUrl()).then((r) => r.text(), async () => {
+      await Bun.sleep(100)
+      return ''
+    })
     const { email } = await signedUpUser(api.url)
     expect((await new Client(api.url).post('/password-resets', { email })).status).toBe(202)
     await waitForMail(email)

@@ -118,7 +118,10 @@ describe('requests over real sockets', () => {
       },
     })
     // Same port on another loopback address: where a second resolution would send the request.
-    evil = Bun.serve({ port: good.port, hostname: '127.0.0.2', fetch: (req) => (hits.evil!.push(new URL(req.url).pathname), new Response('evil')) })
+    evil = Bun.serve({ port: good.port, hostname: '127.0.0.2', fetch: (req) => {
+      hits.evil!.push(new URL(req.url).pathname)
+      return new Response('evil')
+    } })
   })
   afterAll(() => {
     good?.stop(true)

@@ -41,7 +41,9 @@ describe('CredentialCache', () => {
   test('evicts by api key, membership and user, and leaves the rest', () => {
     const { cache } = cacheAt()
     const rows = [ids(), ids(), ids(), ids()]
-    rows.forEach((r, i) => cache.fill(String(i), r, String(i), cache.generation))
+    rows.forEach((r, i) => {
+      cache.fill(String(i), r, String(i), cache.generation)
+    })
     cache.evict(`k:${rows[0]!.apiKeyId}`)
     cache.evict(`m:${rows[1]!.membershipId}`)
     cache.evict(`u:${rows[2]!.userId}`)

@@ -45,7 +45,7 @@ const tenantLog = async (owner: { client: Client }, action: string) => {
 }
 interface FailureRow { tenant_id: string | null; subject_user_id: string | null; actor_type: string; outcome: string; reason: string; details: Record<string, unknown> }
 /** The SSO sign-in failures recorded for a connection (or, with no connection known, for a request id). */
-const ssoFailures = async (by: { connectionId: string } | { requestId: string }): Promise<FailureRow[]> => (await sealAudit(api.sql), [...await api.sql<FailureRow[]>`
+const ssoFailures = async (by: { connectionId: string } | { requestId: string }): Promise<FailureRow[]> => sealAudit(api.sql).then(async () => [...await api.sql<FailureRow[]>`
   select tenant_id, subject_user_id, actor_type, outcome, reason, details from audit_log
    where action = 'user.sign_in_failed' and details->>'method' = 'sso'
      and ${'connectionId' in by ? api.sql`details->>'ssoConnectionId' = ${by.connectionId}` : api.sql`request_id = ${by.requestId}`}

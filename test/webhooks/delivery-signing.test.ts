@@ -98,7 +98,7 @@ describe('signed deliveries', () => {
         return res.json.data.secret as string
       }
       const [nodeNew, pyNew] = [await rotate(nodeEp.id), await rotate(pyEp.id)]
-      node.secrets = [nodeEp.secret, nodeNew, 'whsec_' + Buffer.alloc(32, 9).toString('base64')]
+      node.secrets = [nodeEp.secret, nodeNew, `whsec_${Buffer.alloc(32, 9).toString('base64')}`]
       py.trust([pyEp.secret, pyNew])
       await publish(env.api, t.tenantId, 'training_job.completed', trainingDone)
       await settled(env.api, nodeEp.id, 1)

@@ -129,8 +129,7 @@ function Sessions() {
   })
 
   return (
-    <>
-      <section aria-labelledby="sessions-title">
+    <section aria-labelledby="sessions-title">
         <h2 id="sessions-title">Sessions</h2>
         <ProblemMessage problem={action.problem} />
         <Show loaded={list}>
@@ -152,6 +151,5 @@ function Sessions() {
           )}
         </Show>
       </section>
-    </>
   )
 }

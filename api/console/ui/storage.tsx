@@ -97,6 +97,7 @@ function UsageChart({ summary }: { summary: Summary }) {
   return (
     <>
       <p id="usage-total">{summary.totalObjects} objects, {bytes(summary.totalBytes)} in total (counted {when(summary.computedAt)}).</p>
+      {/* biome-ignore lint/a11y/noSvgWithoutTitle: named by aria-labelledby (the total above it), which the rule does not follow */}
       <svg role="img" aria-labelledby="usage-total" width="520" height={row * summary.buckets.length + 4} class="chart">
         {summary.buckets.map((b, i) => (
           <g key={b.bucket}>
