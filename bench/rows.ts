@@ -85,7 +85,7 @@ export const signIn: HttpRow = {
   },
 }
 
-/** The hot path (README "Benchmarks"): a cached PAT, its budgets, the envelope. bench/run.ts drives it a second time
+/** The hot path (bench/README.md): a cached PAT, its budgets, the envelope. bench/run.ts drives it a second time
  *  against an API at the production default log level, its access log written to a file. */
 export const tokensSelf: HttpRow = { name: 'GET /v1/tokens/self (PAT)', method: 'GET', path: '/v1/tokens/self', setup: patHeaders, target: 0.5, maxP99Ms: 5 }
 

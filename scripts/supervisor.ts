@@ -38,7 +38,7 @@ interface SpawnOptions {
  *  whatever it is given (Postgres under member counts, Temporal, the worker, argon2id in the hasher's own session).
  *  At the default weight each of those sessions gets an equal share, and a PAT read waited tens of milliseconds for
  *  its turn; at -10 (about nine times the weight) the API runs when it wakes. What that costs the others is measured
- *  in the README (Benchmarks, "Mixed load"). */
+ *  in bench/README.md ("Mixed load"). */
 export const API_AUTOGROUP_NICE = -10
 
 /** Sets the niceness of the autogroup of `pid`'s session (sched(7)), which weighs every thread of that session

@@ -85,7 +85,7 @@ async function timed<T>(name: string, p: Promise<T>): Promise<T> {
   return value
 }
 
-/** The scrape listeners of the processes this run starts (README "Metrics"), on free ports like the servers. Files run
+/** The scrape listeners of the processes this run starts (docs/operations.md "Metrics"), on free ports like the servers. Files run
  *  side by side, so an API a test file starts as a process (api/main.ts) names a METRICS_PORT of its own: two of them
  *  on this one would race for it. */
 let scrapePorts: Record<string, string> = {}

@@ -20,7 +20,7 @@ const resealProgressQuery = defineQuery<ResealProgress>(RESEAL_PROGRESS_QUERY)
 /** Bounds the history: a schema with millions of sealed values continues as new, carrying its cursor and counts. */
 const BATCHES_PER_RUN = 200
 
-/** Moves every sealed value to the current key of SECRET_KEY's ring (README "Key rotation"), column by column, in
+/** Moves every sealed value to the current key of SECRET_KEY's ring (docs/operations.md "Key rotation"), column by column, in
  *  batches; progress is the `progress` query. Started by `bun scripts/reseal.ts` as reseal/<current key id>. */
 export async function resealSecretsWorkflow(input: ResealInput = {}): Promise<Record<string, ResealCounts>> {
   const batchSize = input.batchSize ?? RESEAL_DEFAULT_BATCH

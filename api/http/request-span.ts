@@ -1,4 +1,4 @@
-// One server span per request, registered only in a traced process (README "Traces"). It wraps the whole handler
+// One server span per request, registered only in a traced process (docs/operations.md "Traces"). It wraps the whole handler
 // (Elysia's `wrap`: the span's context is active through every hook, the handler, its SQL and the workflow starts)
 // and ends in the after-response hook, where the matched route template names it: `GET /v1/tokens/self`, never a
 // path with ids in it. It records the method, the template, the status and the request id: no path, no query

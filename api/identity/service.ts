@@ -71,7 +71,7 @@ export function requirePermission(p: Principal, anyOf: readonly Permission[]): v
   throw new ApiError('PERMISSION_DENIED', anyOf.length > 1 ? `This operation requires any of: ${list}` : `This operation requires ${list}`)
 }
 
-/** No path grants a role above the caller's own (README "Security model"): provisioning, invitations, membership
+/** No path grants a role above the caller's own (docs/security.md "Security model"): provisioning, invitations, membership
  *  changes. `held` defaults to the principal's permissions; a caller re-read under a lock passes its fresh ones. */
 export function requireRoleWithinReach(p: Principal, role: Role, held: readonly Permission[] = p.permissions): void {
   if (!roleWithinReach(role, held)) {

@@ -1,4 +1,4 @@
-// The re-seal after a key rotation (README "Key rotation"): every sealed value moves to the current key of
+// The re-seal after a key rotation (docs/operations.md "Key rotation"): every sealed value moves to the current key of
 // SECRET_KEY's ring, one column and one batch at a time (workflows/reseal.ts drives it), so the old key can leave.
 import { outboxData } from '../mail/queries'
 import { totpSecrets } from '../mfa/queries'

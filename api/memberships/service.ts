@@ -47,7 +47,7 @@ export async function getMembership({ sql }: Pick<ServiceDeps, 'sql'>, { princip
 }
 const isActiveOwner = (m: MemberRow) => m.role === 'owner' && m.status === 'active'
 
-/** The role model (README "Membership changes"): the role ceiling applies to the target's role and to the new one
+/** The role model (docs/api.md "Membership changes"): the role ceiling applies to the target's role and to the new one
  *  (changing a member above you is granting their role as much as taking it away); a removed membership is final
  *  (the person comes back through a new invitation). */
 function checkTransition(principal: Principal, held: Permission[], target: MemberRow, change: UpdateMembershipBody | 'remove'): void {

@@ -1,4 +1,4 @@
-// SQL spans (README "Traces"): the `postgres` driver has no OpenTelemetry instrumentation, so a traced process
+// SQL spans (docs/operations.md "Traces"): the `postgres` driver has no OpenTelemetry instrumentation, so a traced process
 // wraps its pool. A query is a lazy promise that runs when first awaited; fragments (`sql\`and x\``, `sql.unsafe`
 // column lists) are queries that are never awaited themselves. So the span starts at the first `then`, not at the
 // tagged call, and a fragment never makes one. The span carries the statement text with its $n placeholders,

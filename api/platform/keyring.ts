@@ -1,4 +1,4 @@
-// The keyring behind SECRET_KEY (README "Key rotation"): several 32-byte keys, comma-separated, the first current.
+// The keyring behind SECRET_KEY (docs/operations.md "Key rotation"): several 32-byte keys, comma-separated, the first current.
 // The current key signs and seals; every key still verifies and opens, so a rotation loses nothing while the
 // re-seal workflow moves sealed values to the current key; then the old key can leave the list.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'

@@ -23,8 +23,8 @@ describe('CSP on every HTML response', () => {
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//) // nothing from another origin
   })
 
-  test("the README states the console's policy as it is sent", async () => {
-    const readme = await Bun.file(join(import.meta.dir, '..', '..', 'README.md')).text()
+  test("docs/api.md states the console's policy as it is sent", async () => {
+    const readme = await Bun.file(join(import.meta.dir, '..', '..', 'docs', 'api.md')).text()
     const stated = /\*\*CSP\*\*: `\/console`: `([^`]+)`/.exec(readme.replace(/\n\s+/g, ' '))?.[1]
     expect(stated).toBe((await fetch(`${api.url}/console`)).headers.get('content-security-policy')!)
   })

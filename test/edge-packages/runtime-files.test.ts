@@ -36,10 +36,10 @@ describe('selection by mode and format', () => {
       'runtime/contract.py', 'runtime/robot_client.py', 'runtime/robot_io.py', 'runtime/run_report.py'])
     expect(f['launch.sh']).not.toContain('policy_server')
     // Every setting the client takes (robot_client.py's settings()) reaches its container from the shell and is
-    // named, with its flag, in the package's README, the client's docstring and this repository's README.
+    // named, with its flag, in the package's README, the client's docstring and this repository's docs/robots.md.
     const settings = [...f['runtime/robot_client.py']!.matchAll(/option\("(--[a-z-]+)", "(RCP_[A-Z_]+)"/g)].map((m) => ({ flag: m[1]!, name: m[2]! }))
     expect(settings.map((o) => o.name)).toEqual(['RCP_MAX_HZ', 'RCP_CHUNK_THRESHOLD', 'RCP_AGGREGATION', 'RCP_CONNECT_TIMEOUT_S', 'RCP_OPEN_TIMEOUT_S', 'RCP_PING_INTERVAL_S', 'RCP_PING_TIMEOUT_S'])
-    const readme = readFileSync(join(import.meta.dir, '..', '..', 'README.md'), 'utf8')
+    const readme = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'robots.md'), 'utf8')
     for (const { flag, name } of settings) {
       expect(f['compose.yaml']).toContain(`      ${name}: \${${name}:-}\n`)
       expect(f['README.md']).toContain(name)
@@ -136,8 +136,8 @@ test.each([
   expect(check.code).toBe(0)
 })
 
-test("the README's table of requirements files is what each mode, format and protocol set installs", () => {
-  const readme = readFileSync(join(import.meta.dir, '..', '..', 'README.md'), 'utf8')
+test("docs/robots.md's table of requirements files is what each mode, format and protocol set installs", () => {
+  const readme = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'robots.md'), 'utf8')
   const table = readme.slice(readme.indexOf('| mode, model format | wire protocols | installs |'))
   const tableLines = table.split('\n')
   const rows = tableLines.slice(2, tableLines.findIndex((l) => !l.startsWith('|'))).map((l) => l.split('|').slice(1, -1).map((c) => c.trim()))

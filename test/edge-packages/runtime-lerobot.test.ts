@@ -80,7 +80,7 @@ async function drive(python: string, delayS: number, steps: number) {
   })
   procs.push(client)
   // Until `steps` actions, or until the robot has been sent nothing for STALL_MS: LeRobot 0.4.4's client can wait for
-  // good when its "must go" observation is lost (huggingface/lerobot#2356; README), and that is LeRobot's to fix.
+  // good when its "must go" observation is lost (huggingface/lerobot#2356; docs/robots.md), and that is LeRobot's to fix.
   await until('the first action at the robot', () => lines(actionsOut).length > 0 || client.exitCode !== null, 400_000)
   let seen = 0
   let movedAt = Date.now()
@@ -143,8 +143,8 @@ describe.each([ROBOT_PYTHONS[0]])(`LeRobot ${LEROBOT_VERSION} async inference, i
     expect(`${found.python} ${found.lerobot}`).toBe(`${version} ${LEROBOT_VERSION}`)
   })
 
-  test("the README's account of LeRobot's client defaults is LeRobot's own", () => {
-    const readme = readFileSync(join(import.meta.dir, '..', '..', 'README.md'), 'utf8')
+  test("docs/robots.md's account of LeRobot's client defaults is LeRobot's own", () => {
+    const readme = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'robots.md'), 'utf8')
     const at = readme.indexOf("**LeRobot packages (`lerobot-grpc`): LeRobot's own control loop.**")
     const paragraph = readme.slice(at, readme.indexOf('\n\n', at)).replaceAll('\n', ' ')
     expect(paragraph).toContain(`\`chunk_size_threshold\` of a chunk (LeRobot's default ${found.threshold})`)

@@ -1,4 +1,4 @@
-// Request budgets across replicas (README "Rate budgets"): two API replicas on one database grant a principal its
+// Request budgets across replicas (docs/api.md "Rate budgets"): two API replicas on one database grant a principal its
 // documented budget once, not once each; the per-replica mode (RATE_BUDGETS_SHARED=false) is the control.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { RateLimiter } from '../../api/http/rate-limit'

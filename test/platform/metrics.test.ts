@@ -1,4 +1,4 @@
-// The Prometheus metrics (README "Metrics"): what each process counts, that no label can grow with ids, and that
+// The Prometheus metrics (docs/operations.md "Metrics"): what each process counts, that no label can grow with ids, and that
 // only the separate loopback listener serves them.
 import { describe, expect, test } from 'bun:test'
 import type { Registry } from 'prom-client'
@@ -162,8 +162,8 @@ describe('API metrics', () => {
   })
 })
 
-test("the README's Metrics table names every series the two processes register, and no other", async () => {
-  const readme = await Bun.file(new URL('../../README.md', import.meta.url)).text()
+test("docs/operations.md's Metrics table names every series the two processes register, and no other", async () => {
+  const readme = await Bun.file(new URL('../../docs/operations.md', import.meta.url)).text()
   const section = readme.slice(readme.indexOf('## Metrics'), readme.indexOf('\n## ', readme.indexOf('## Metrics') + 1))
   const documented = new Set([...section.matchAll(/`(rcp_[a-z_]+)`/g)].map((m) => m[1]!))
   const own = (names: string[]) => names.filter((n) => !/^rcp_(process|nodejs)_/.test(n))

@@ -1,4 +1,4 @@
-// Traces (README "Traces"), as deployed: the API (api/main.ts) and the worker (worker/main.ts) in processes of their
+// Traces (docs/operations.md "Traces"), as deployed: the API (api/main.ts) and the worker (worker/main.ts) in processes of their
 // own, exporting OTLP/HTTP JSON to a receiver in this process. One package request and one webhook test event are
 // followed from the HTTP request's span to the last outbound call (an S3 upload, the webhook POST) under one trace
 // id; nothing a secret is made of reaches the receiver; the access log names the trace. Then what tracing costs

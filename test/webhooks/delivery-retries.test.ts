@@ -92,7 +92,7 @@ describe('retries', () => {
     await settled(env.api, ep.id, 10, 30_000)
     const times = r.deliveries.map((d) => d.at).sort((a, b) => a - b)
     expect(times.length).toBe(10)
-    // What the README promises (Webhooks / Delivery, Rate limit): sends (the attempts' recorded times) at least
+    // What docs/webhooks.md promises (Delivery, Rate limit): sends (the attempts' recorded times) at least
     // 1/rate apart, so a one-second window of arrivals holds at most rate + 1 (the network's jitter moves arrivals,
     // not the count: rate + 2 would need two sends within 1/rate).
     const sends = await sendTimes(ep.id)

@@ -72,7 +72,7 @@ function requestOptions(target: CheckedTarget, init: GuardedInit, body: Buffer |
 export async function guardedFetch(url: string | URL, init: GuardedInit, opts: GuardedOptions): Promise<GuardedResponse> {
   const target = await checkUrl(url, opts.policy)
   if (opts.signal?.aborted) throw new OutboundFailed('aborted', target.hostname)
-  // In a traced process, a client span (README "Traces"): the method, host and port, the status; never the path or
+  // In a traced process, a client span (docs/operations.md "Traces"): the method, host and port, the status; never the path or
   // query (a webhook URL may hold a token in either) nor a header. No traceparent goes out: every URL here is a
   // tenant's, and our trace ids are not theirs to see.
   const method = init.method ?? 'GET'
