@@ -8,7 +8,7 @@ import { embodimentOf, loadSources, modelObjectsOf, sourceOf } from '../../api/e
 import { publicBase } from '../../api/platform/config'
 import { bucketReadiness } from '../../api/storage/service'
 import { EdgePackageErrorType, edgePackageWorkflowId, type EdgePackagePlan, type PlannedObject } from '../../workflows/contract-edge-packages'
-import type { ActivityDeps } from '../index'
+import type { ActivityDeps } from '../deps'
 
 const permanent = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true })
 

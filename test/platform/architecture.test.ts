@@ -158,7 +158,7 @@ describe('import direction', () => {
 
   test('one dependency container: AppDeps and ActivityDeps extend ServiceDeps, and no worker-side code fakes one with a cast', async () => {
     expect(await Bun.file(join(ROOT, 'api/http/deps.ts')).text()).toMatch(/interface AppDeps extends ServiceDeps\b/)
-    expect(await Bun.file(join(ROOT, 'activities/index.ts')).text()).toMatch(/interface ActivityDeps extends ServiceDeps\b/)
+    expect(await Bun.file(join(ROOT, 'activities/deps.ts')).text()).toMatch(/interface ActivityDeps extends ServiceDeps\b/)
     for (const { file } of sources.filter((s) => /^(activities|workflows|worker)\//.test(s.file))) {
       const casts = (await Bun.file(join(ROOT, file)).text()).match(/\bas\s+(unknown\s+as\s+)?(ServiceDeps|ActivityDeps|AppDeps)\b/g)
       expect({ file, casts }).toEqual({ file, casts: null })
