@@ -16,7 +16,11 @@ import {
 } from '../scripts/platform'
 import { cpuSecondsOf } from './cpu-use'
 import { loadGenerator, type Generator, type Target } from './load'
+import type { Measure, Sample } from './measure'
 import { printTable, writeReport, type Result } from './report'
+
+// Every benchmark names these with the harness: bench/measure.ts holds them only so that report.ts can too.
+export type { Measure, Sample }
 
 export const ROOT = join(import.meta.dir, '..')
 export const RESULTS = join(import.meta.dir, 'results')
@@ -24,28 +28,6 @@ export const RESULTS = join(import.meta.dir, 'results')
 /** Below this rate a measurement's server CPU per request is not reported: the process's background work would be
  *  too much of it (an idle API used 30 ms of CPU a second on 2026-11-27, so 3 µs a request at this rate). */
 export const CPU_MIN_RATE = 10_000
-
-/** One measurement: a rate per second, and latencies where there are requests. */
-export interface Sample {
-  rate: number; p50Ms?: number; p99Ms?: number; warning?: string; /** Printed under the table, kept in the results. */ note?: string
-  /** CPU time the serving process spent per request during the measurement (HTTP rows and the ceiling). */
-  cpuUsPerRequest?: number
-}
-
-export interface Measure {
-  name: string
-  /** Runs once, just before the first measurement (sign-ups, seeding). */
-  setup?(): Promise<void>
-  run(): Promise<Sample>
-  /** Minimum rate as a fraction of the baseline named `targetOf` (default: the first, the ceiling when there is an API). */
-  target?: number
-  targetOf?: string
-  /** A floor on the rate itself, for a target stated per second rather than against a baseline. */
-  minRate?: number
-  /** Latency ceilings (ms), judged with the target: PASS needs all of them. */
-  maxP50Ms?: number
-  maxP99Ms?: number
-}
 
 export interface Plan {
   baselines: Measure[]
