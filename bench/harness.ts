@@ -73,7 +73,8 @@ export interface Harness {
   /** A migrated, throw-away Postgres (fsync off); its log goes to bench/results/<name>-postgres.log (a second one's
    *  to <name>-postgres-2.log). */
   postgres(): Promise<PostgresServer>
-  /** The API as its own process against `databaseUrl`, rate budgets out of the way, and the ceiling beside it. */
+  /** The API as its own process against `databaseUrl` (with the baselines of bench/baselines.ts), rate budgets out of
+   *  the way, and the ceiling beside it. */
   api(databaseUrl: string, o?: { args?: string[]; env?: Record<string, string>; weightedAsUp?: boolean }): Promise<BenchContext>
   /** A row driven over HTTP against the API: setup, one probe for the status, warm-up, then the measured run. */
   http(ctx: BenchContext, row: HttpRow): Measure
@@ -179,8 +180,9 @@ export async function benchmark(
     },
     async api(databaseUrl, o = {}) {
       const part = nth('api')
-      const { url, pid } = await serve(part, [process.execPath, ...(o.args ?? []), 'api/main.ts'], {
-        DATABASE_URL: databaseUrl, SECRET_KEY: newSecretKey(), HOST: '127.0.0.1', LOG_LEVEL: 'warn', BENCH_HELLO: 'true', METRICS_PORT: String(await freePort()),
+      // The production process with the baselines mounted (bench/api-entry.ts).
+      const { url, pid } = await serve(part, [process.execPath, ...(o.args ?? []), 'bench/api-entry.ts'], {
+        DATABASE_URL: databaseUrl, SECRET_KEY: newSecretKey(), HOST: '127.0.0.1', LOG_LEVEL: 'warn', METRICS_PORT: String(await freePort()),
         RATE_LIMIT_PRINCIPAL_PER_MINUTE: '100000000', RATE_LIMIT_TENANT_PER_MINUTE: '100000000', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
         ...o.env,
       }, '/healthz')
