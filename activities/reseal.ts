@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity'
-import { resealBatch, SEALED_COLUMNS, sealedColumnNamed, type ResealBatchResult } from '../api/keys/service'
+import { resealBatch, SEALED_COLUMNS, sealedColumnNamed, type ResealBatchResult } from './reseal-batch'
 import { ErrorType } from '../workflows/contract'
 import type { ActivityDeps } from './deps'
 
