@@ -1,10 +1,10 @@
 import { continueAsNew, defineQuery, log, proxyActivities, setHandler } from '@temporalio/workflow'
 // Type-only: activity code (Postgres, Node APIs) must never be bundled into the workflow sandbox.
-import type { createActivities } from '../activities'
+import type { Activities } from '../activities'
 import { ErrorType } from './contract'
 import { RESEAL_DEFAULT_BATCH, RESEAL_PROGRESS_QUERY, type ResealCounts, type ResealInput, type ResealProgress } from './contract-keys'
 
-const { listSealedColumns, resealSealedBatch } = proxyActivities<ReturnType<typeof createActivities>>({
+const { listSealedColumns, resealSealedBatch } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   retry: {
     initialInterval: '2 seconds',

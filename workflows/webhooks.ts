@@ -1,9 +1,7 @@
 import { ActivityFailure, proxyLocalActivities, sleep } from '@temporalio/workflow'
 // Type-only: activity code (HTTP, Postgres) must never be bundled into the workflow sandbox.
-import type { createActivities } from '../activities'
+import type { Activities } from '../activities'
 import { WebhookErrorType, type AttemptOutcome, type DeliverWebhookInput, type DeliverWebhookResult } from './contract-webhooks'
-
-type Activities = ReturnType<typeof createActivities>
 
 // One attempt is one local activity: it runs in the worker that runs the workflow, so an attempt costs the server
 // one workflow task instead of an activity task round trip (the delivery rate tracks a no-op workflow's, and the

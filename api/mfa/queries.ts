@@ -234,7 +234,7 @@ export async function releaseMfaFailureSlot(db: Db, slot: string): Promise<void>
   await db`delete from mfa_failures where id = ${slot}::bigint`
 }
 
-/** TOTP seeds, for the re-seal (api/keys). */
+/** TOTP seeds, for the re-seal (activities/reseal-batch.ts). */
 export const totpSecrets: SealedColumn = {
   name: 'totp_factors.secret_sealed',
   purpose: 'secrets',

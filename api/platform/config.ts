@@ -133,8 +133,6 @@ export const ConfigSchema = z.object({
   // the most it takes in one transaction. Readers of the trail seal what they read first, whatever this is.
   AUDIT_SEAL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
   AUDIT_SEAL_BATCH: z.coerce.number().int().min(1).max(100_000).default(5000),
-  // Mounts GET /bench/hello, the bare baseline the benchmarks compare every route against.
-  BENCH_HELLO: z.stringbool().default(false),
 })
 
 export type Config = z.infer<typeof ConfigSchema>

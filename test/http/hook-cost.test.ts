@@ -4,11 +4,12 @@ import { createDeps } from '../../api/http/deps'
 import { loadConfig } from '../../api/platform/config'
 import { createDb } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
+import { ELYSIA_HELLO_PATH, withBaselines } from '../../bench/baselines'
 
 // Every request pays for the global hooks, so their number and shape are checked, not only their answers.
-const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', BENCH_HELLO: 'true' })
+const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' })
 const sql = createDb(config.DATABASE_URL, { max: 1 })
-const app = buildApp(createDeps(config, sql, createLogger('silent', {})))
+const app = withBaselines(buildApp(createDeps(config, sql, createLogger('silent', {}))))
 afterAll(async () => { await sql.end() })
 
 describe('the conventions\' cost', () => {
@@ -21,7 +22,7 @@ describe('the conventions\' cost', () => {
 
   test('a route that needs no convention but the request id is answered without a promise', () => {
     app.compile()
-    const res = app.fetch(new Request('http://localhost/bench/hello-elysia')) // the benchmarks' Elysia baseline
+    const res = app.fetch(new Request(`http://localhost${ELYSIA_HELLO_PATH}`)) // the benchmarks' Elysia baseline
     expect(res).toBeInstanceOf(Response)
     expect((res as Response).headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
   })

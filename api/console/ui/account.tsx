@@ -4,7 +4,7 @@
 // them; second factors and linked identities need none.
 import { useState } from 'preact/hooks'
 import { api, must } from './api'
-import type { PageProps } from './app'
+import type { PageProps } from './page'
 import { ProblemMessage } from './problem'
 import { SecondFactors } from './second-factors'
 import { Empty, Show, useAction, useLoad, when } from './ui'

@@ -4,7 +4,6 @@ import type { ComponentType } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { ROLE_PERMISSIONS, type Permission } from '../../identity/permissions'
 import { api, csrf, must } from './api'
-import type { components } from './api-types.gen'
 import { Problem } from './problem'
 import { Show, useLoad } from './ui'
 import { SignIn } from './sign-in'
@@ -20,14 +19,7 @@ import { Packages } from './packages'
 import { Account } from './account'
 import { AcceptInvitation, invitationToken } from './invitation'
 import { mailedLink, MailedLinkPage } from './links'
-
-export type Me = components['schemas']['AuthMeResponseDto']
-
-export interface PageProps {
-  me: Me
-  can: (p: Permission) => boolean
-  reloadMe: () => void
-}
+import type { Me, PageProps } from './page'
 
 interface PageDef { path: string; title: string; needs: Permission | 'tenant' | null; view: ComponentType<PageProps> }
 

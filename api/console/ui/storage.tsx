@@ -1,7 +1,7 @@
 // The tenant's storage: provisioning its buckets in a region (progress until ready), the usage summary as a chart,
 // and reconciliation jobs with their progress (billing roles).
 import { api, must } from './api'
-import type { PageProps } from './app'
+import type { PageProps } from './page'
 import type { components } from './api-types.gen'
 import { ProblemMessage } from './problem'
 import { Empty, Show, useAction, useLoad, usePoll, when } from './ui'
