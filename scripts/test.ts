@@ -12,7 +12,7 @@ import {
   CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, claimPidFile, killChildrenOnExit, freePort, newSecretKey, onShutdownSignal, seconds, spawnChild, startMailCatcher, startMinio,
   reapStale, releasePidFile, startPostgres, startTemporal, startTogether, stopAll, tail, workerStarted, type Child, type Stoppable,
 } from './platform'
-import { bunTotals, failedTests, junitFailures } from './test-totals'
+import { bunTotals, failedTests, junitFailures, junitSkipped, skippedLine, type SkippedTest } from './test-totals'
 
 const started = performance.now()
 killChildrenOnExit()
@@ -61,11 +61,16 @@ async function stopEverything() {
 /** bun test's own totals (scripts/test-totals.ts), never a count of ours. */
 const totals = () => bunTotals(`${output.stdout}\n${output.stderr}`)
 
+/** The skipped tests bun's report names, read before the teardown takes the report away. */
+let skippedTests: SkippedTest[] = []
 let finished = false
 function finish(code: number): number {
-  const { passed, failed } = totals()
+  const { passed, failed, skipped } = totals()
   // A Ctrl-C lands while main() is also finishing; the summary is printed once, last.
-  if (!finished) console.log(`tests: ${passed} passed, ${failed} failed`)
+  if (!finished) {
+    console.log(skippedLine(skipped, skippedTests))
+    console.log(`tests: ${passed} passed, ${failed} failed`)
+  }
   finished = true
   return code
 }
@@ -248,6 +253,7 @@ async function main(): Promise<number> {
   // The report's failures with their messages; the output's names when bun wrote none or a torn one (killed) or left
   // one out (a hook).
   const reported = (() => { try { return junitFailures(readFileSync(junitReport, 'utf8')) } catch { return [] } })()
+  try { skippedTests = junitSkipped(readFileSync(junitReport, 'utf8')) } catch { /* no report: the count alone */ }
   const failures = [...reported, ...failedTests(`${output.stdout}\n${output.stderr}`)
     .filter((name) => !reported.some((r) => r.name === name)).map((name) => ({ name, error: [] }))]
   if (failures.length > 0) say(`failed:\n${failures.map((f) => [`    ${f.name}`, ...f.error.map((l) => `        ${l}`)].join('\n')).join('\n')}`)

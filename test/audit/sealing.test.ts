@@ -114,8 +114,10 @@ describe('sealing after the commit', () => {
     const released = new Promise<void>((resolve) => { release = resolve })
     let locked!: () => void
     const isLocked = new Promise<void>((resolve) => { locked = resolve })
+    let holderPid = 0
     const held = holder.begin(async (tx) => {
       await tx`select 1 from audit_chain_heads where chain = ${a.tenantId} for update`
+      holderPid = (await tx<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid
       locked()
       await released
     })
@@ -128,8 +130,14 @@ describe('sealing after the commit', () => {
       const bList = await b.client.get(log(bKey.id))
       expect({ status: bList.status, entries: bList.json.data.length }).toEqual({ status: 200, entries: 1 })
       // Only a's reader waits, for the sealer at work on a's chain to finish.
-      const aList = a.client.get(log(aKey.id))
-      expect(await Promise.race([aList.then(() => 'answered'), Bun.sleep(500).then(() => 'waiting')])).toBe('waiting')
+      let aAnswered = false
+      const aList = a.client.get(log(aKey.id)).finally(() => { aAnswered = true })
+      // Postgres itself says when the reader is waiting: its seal of a's chain is blocked by the held head. (The
+      // background sealer skips a locked head, so the blocked statement is the reader's.)
+      const readerBlocked = async () => (await api.sql`
+        select 1 from pg_stat_activity where ${holderPid} = any(pg_blocking_pids(pid)) and query like '%audit_seal_chains%'`).length > 0
+      while (!aAnswered && !(await readerBlocked())) await Bun.sleep(20)
+      expect(aAnswered).toBe(false)
       release()
       const answered = await aList
       expect({ status: answered.status, entries: answered.json.data.length }).toEqual({ status: 200, entries: 1 })

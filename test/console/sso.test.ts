@@ -9,7 +9,7 @@ import { useDns } from '../support/dns'
 import { signedUpUser, tenantOwner, uniqueSlug } from '../support/fixtures'
 import { CLIENT_ID, CLIENT_SECRET, startOidcProvider } from '../support/oidc'
 import { eventually } from '../support/temporal'
-import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, useConsole } from './browser'
+import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, SIGNED_OUT, useConsole } from './browser'
 
 /** The provider's own login and consent pages (oidc-provider's development interactions), then back in the console. */
 async function signInAtProvider(page: Page, issuer: string, email: string) {
@@ -42,6 +42,7 @@ describe('console: single sign-on', () => {
       const email = `engineer@${domain}`
 
       const { page } = g
+      const signedIn = g.expect4xx(...SIGNED_OUT)
       await page.goto(`${env.origin}/console`)
       expect(await page.getByRole('link', { name: /^Sign in with/ }).count()).toBe(0) // no address, no connection
       await page.getByLabel('Email').fill(email)
@@ -55,6 +56,7 @@ describe('console: single sign-on', () => {
       await signInAtProvider(page, idp.issuer, email)
       expect(new URL(page.url()).pathname).toBe('/console')
       expect(await page.locator('header .who').textContent()).toBe(`${email} · Test tenant (researcher)`)
+      signedIn()
 
       // An unsafe request with the token the page asked for.
       await openPage(g, 'My account')

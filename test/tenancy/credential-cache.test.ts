@@ -93,13 +93,18 @@ describe('CredentialCache', () => {
   })
 
   test('fence() waits at least the fence, and not at all when the cache is off', async () => {
+    // Orderings against timers of the test's own, not durations: a timer due at the fence fires before fence()
+    // resolves; with the cache off, fence() resolves before even a timer due at once.
+    const order: string[] = []
     const { cache } = cacheAt({ fenceMs: 120 })
-    let t = performance.now()
+    setTimeout(() => order.push('fence due'), 120)
     await cache.fence()
-    expect(performance.now() - t).toBeGreaterThanOrEqual(120)
+    order.push('fenced')
     const off = new CredentialCache<string>({ fenceMs: 0, ttlMs: 1, maxEntries: 1 })
-    t = performance.now()
+    const due = new Promise<void>((resolve) => setTimeout(() => { order.push('next timer'); resolve() }, 0))
     await off.fence()
-    expect(performance.now() - t).toBeLessThan(100)
+    order.push('fenced (off)')
+    await due
+    expect(order).toEqual(['fence due', 'fenced', 'fenced (off)', 'next timer'])
   })
 })
