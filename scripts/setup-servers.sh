@@ -9,6 +9,7 @@ TEMPORAL_CLI_VERSION="v1.4.1"
 MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
 # The Java SDK's test server, the one @temporalio/testing would download from GitHub (unreachable here).
 TEST_SERVER_VERSION="1.31.0"
+LAUNCHER_REVISION="2"
 BIN="$CACHE_DIR/bin"
 mkdir -p "$BIN"
 
@@ -47,14 +48,17 @@ find_or_build_minio() {
 
 # The jars of io.temporal:temporal-test-server and a launcher that runs it as the SDK runs its own download:
 # `<launcher> <port> [extra args]`. Java 17 and Maven come from Debian (apt-get install openjdk-17-jre-headless maven).
+# The client compiler and the serial collector: a test run's server starts in about half the time and CPU (the SDK
+# gives it 5 s to listen, several start at once on 2 cores) and never runs long enough to want more.
 find_or_fetch_test_server() {
-  local launcher="$BIN/temporal-test-server-$TEST_SERVER_VERSION" lib="$CACHE_DIR/lib/temporal-test-server-$TEST_SERVER_VERSION"
+  local launcher="$BIN/temporal-test-server-$TEST_SERVER_VERSION-$LAUNCHER_REVISION" lib="$CACHE_DIR/lib/temporal-test-server-$TEST_SERVER_VERSION"
   [ -x "$launcher" ] && return
-  command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1 || { log "Java and Maven are needed once to fetch the Temporal test server"; exit 1; }
-  log "temporal test server: fetching $TEST_SERVER_VERSION from Maven Central (about 15 seconds the first time)"
-  local pom
-  pom=$(mktemp -d)
-  cat >"$pom/pom.xml" <<POM
+  if [ ! -d "$lib" ]; then
+    command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1 || { log "Java and Maven are needed once to fetch the Temporal test server"; exit 1; }
+    log "temporal test server: fetching $TEST_SERVER_VERSION from Maven Central (about 15 seconds the first time)"
+    local pom
+    pom=$(mktemp -d)
+    cat >"$pom/pom.xml" <<POM
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>rcp</groupId><artifactId>temporal-test-server-jars</artifactId><version>1</version>
@@ -63,19 +67,20 @@ find_or_fetch_test_server() {
   </dependencies>
 </project>
 POM
-  rm -rf "$lib.tmp"
-  (cd "$pom" && mvn -q -B dependency:copy-dependencies -DoutputDirectory="$lib.tmp" >&2)
-  rm -rf "$pom" "$lib"; mv "$lib.tmp" "$lib"
-  printf '#!/bin/sh\n# Temporal %s time-skipping test server: <port> [extra args]\nexec java -cp "%s/*" io.temporal.testserver.TestServer "$@"\n' \
+    rm -rf "$lib.tmp"
+    (cd "$pom" && mvn -q -B dependency:copy-dependencies -DoutputDirectory="$lib.tmp" >&2)
+    rm -rf "$pom"; mv "$lib.tmp" "$lib"
+    log "temporal test server: fetched"
+  fi
+  printf '#!/bin/sh\n# Temporal %s time-skipping test server: <port> [extra args]\nexec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -cp "%s/*" io.temporal.testserver.TestServer "$@"\n' \
     "$TEST_SERVER_VERSION" "$lib" >"$launcher.tmp"
   chmod +x "$launcher.tmp"; mv "$launcher.tmp" "$launcher"
-  log "temporal test server: fetched"
 }
 
 case "${1:-all}" in
   temporal) find_or_build_temporal ;;
   minio) find_or_build_minio ;;
-  test-server) find_or_fetch_test_server; printf '%s\n' "$BIN/temporal-test-server-$TEST_SERVER_VERSION"; exit 0 ;;
+  test-server) find_or_fetch_test_server; printf '%s\n' "$BIN/temporal-test-server-$TEST_SERVER_VERSION-$LAUNCHER_REVISION"; exit 0 ;;
   # The two servers the API runs against (scripts/servers/binaries.ts reads these two lines); the fast tier asks for
   # the test server on its own.
   all) find_or_build_temporal; find_or_build_minio ;;

