@@ -9,7 +9,7 @@ TEMPORAL_CLI_VERSION="v1.4.1"
 MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
 # The Java SDK's test server, the one @temporalio/testing would download from GitHub (unreachable here).
 TEST_SERVER_VERSION="1.31.0"
-LAUNCHER_REVISION="2"
+LAUNCHER_REVISION="3"
 BIN="$CACHE_DIR/bin"
 mkdir -p "$BIN"
 
@@ -72,8 +72,20 @@ POM
     rm -rf "$pom"; mv "$lib.tmp" "$lib"
     log "temporal test server: fetched"
   fi
-  printf '#!/bin/sh\n# Temporal %s time-skipping test server: <port> [extra args]\nexec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -cp "%s/*" io.temporal.testserver.TestServer "$@"\n' \
-    "$TEST_SERVER_VERSION" "$lib" >"$launcher.tmp"
+  # The classes a start loads, archived once (class data sharing): a start then reads them mapped instead of parsing
+  # 39 jars, about a third less CPU. -Xshare:auto runs without it when it is missing or stale.
+  local jsa="$lib.jsa" flags="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+  if [ ! -f "$jsa" ]; then
+    local port=$((20000 + RANDOM % 20000)) pid
+    # shellcheck disable=SC2086
+    java $flags -XX:ArchiveClassesAtExit="$jsa.tmp" -cp "$lib/*" io.temporal.testserver.TestServer "$port" >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 1 600); do (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+    if [ -s "$jsa.tmp" ]; then mv "$jsa.tmp" "$jsa"; else rm -f "$jsa.tmp"; log "temporal test server: no class archive (starts slower)"; fi
+  fi
+  printf '#!/bin/sh\n# Temporal %s time-skipping test server: <port> [extra args]\nexec java %s -XX:SharedArchiveFile="%s" -Xshare:auto -cp "%s/*" io.temporal.testserver.TestServer "$@"\n' \
+    "$TEST_SERVER_VERSION" "$flags" "$jsa" "$lib" >"$launcher.tmp"
   chmod +x "$launcher.tmp"; mv "$launcher.tmp" "$launcher"
 }
 

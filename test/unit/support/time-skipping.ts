@@ -3,6 +3,7 @@
 // server moves forward whenever every workflow waits on a timer. A file's workflows and activities run in a Worker
 // of the file's own on a task queue of each test's own.
 import { afterAll, beforeAll } from 'bun:test'
+import { mkdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { TestWorkflowEnvironment } from '@temporalio/testing'
@@ -42,15 +43,37 @@ export function workflowBundle(module: string): Promise<WorkflowBundleWithSource
   return cachedBundle(join(CACHE_DIR, 'workflow-bundles'), workflowsPath, [], () => bundleWorkflowCode({ workflowsPath, logger: silent }))
 }
 
-/** The SDK gives the server 5 s to listen, a bound a JVM can miss when several files start theirs at once on a busy
- *  machine (the error names that limit); the next try usually finds the CPU freer. */
+/** The SDK gives the server 5 s to listen, a bound a JVM misses when several start at once on a busy machine (the
+ *  error names that limit). So the files of a run start theirs one at a time (a lock directory beside the cached
+ *  server), and a start that still misses it is tried again. */
 async function startServer(path: string): Promise<TestWorkflowEnvironment> {
   for (let attempt = 1; ; attempt++) {
+    const release = await startLock(`${path}.starting`)
     try {
       return await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } })
     } catch (err) {
-      if (attempt === 4 || !/did not start within/.test(String((err as Error)?.message))) throw err
-      await Bun.sleep(Math.random() * 1000 * attempt)
+      if (attempt === 5 || !/did not start within/.test(String((err as Error)?.message))) throw err
+    } finally {
+      release()
+    }
+    await Bun.sleep(Math.random() * 500 * attempt)
+  }
+}
+
+/** mkdir is atomic: whoever creates the directory starts next. One left by a killed run is taken over after
+ *  STALE_LOCK_MS, longer than any start (the SDK gives up after 5 s). */
+const STALE_LOCK_MS = 15_000
+async function startLock(dir: string): Promise<() => void> {
+  for (;;) {
+    try {
+      mkdirSync(dir)
+      return () => rmSync(dir, { recursive: true, force: true })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      try {
+        if (Date.now() - statSync(dir).mtimeMs > STALE_LOCK_MS) rmSync(dir, { recursive: true, force: true })
+      } catch { /* released meanwhile */ }
+      await Bun.sleep(50 + Math.random() * 100)
     }
   }
 }
