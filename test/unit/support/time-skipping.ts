@@ -52,7 +52,7 @@ async function startServer(path: string): Promise<TestWorkflowEnvironment> {
     try {
       return await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } })
     } catch (err) {
-      if (attempt === 5 || !/did not start within/.test(String((err as Error)?.message))) throw err
+      if (attempt === 8 || !/did not start within/.test(String((err as Error)?.message))) throw err
     } finally {
       release()
     }
