@@ -82,27 +82,29 @@ export interface TimeSkipping {
   env: TestWorkflowEnvironment
   /** Records a stand-in activity's call with the server's time (the clock time skipping moves), under `name`. */
   calls: Calls
-  /** Runs `fn` with a worker of `module`'s workflows and these activities polling a fresh task queue. */
-  withWorker<T>(activities: object, fn: (taskQueue: string) => Promise<T>): Promise<T>
+  /** Runs `fn` with a worker of a module's workflows (the first one given unless named) and these activities polling
+   *  a fresh task queue. */
+  withWorker<T>(activities: object, fn: (taskQueue: string) => Promise<T>, module?: string): Promise<T>
 }
 
-/** One time-skipping server and one bundle of `module` for the file's tests. */
-export function useTimeSkipping(module: string): TimeSkipping {
+/** One time-skipping server and one bundle of each workflows/ module for the file's tests. */
+export function useTimeSkipping(...modules: [string, ...string[]]): TimeSkipping {
   const ts = {} as TimeSkipping
-  let bundle: Promise<WorkflowBundleWithSourceMap>
+  const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>()
   beforeAll(async () => {
     quietRuntime()
-    bundle = workflowBundle(module)
+    for (const m of modules) bundles.set(m, workflowBundle(m))
     ts.env = await startServer(await testServerLauncher())
-    await bundle
+    await Promise.all(bundles.values())
   }, 120_000)
   afterAll(async () => {
     await ts.env?.teardown()
   })
   ts.calls = new Calls(() => ts.env.currentTimeMs())
-  ts.withWorker = async (activities, fn) => {
+  ts.withWorker = async (activities, fn, module = modules[0]) => {
     const taskQueue = `unit-${crypto.randomUUID()}`
-    const worker = await Worker.create({ connection: ts.env.nativeConnection, taskQueue, workflowBundle: await bundle, activities })
+    const workflowBundle = await bundles.get(module)!
+    const worker = await Worker.create({ connection: ts.env.nativeConnection, taskQueue, workflowBundle, activities })
     return worker.runUntil(fn(taskQueue))
   }
   return ts
