@@ -25,13 +25,18 @@ export function testServerLauncher(): Promise<string> {
 }
 
 let quiet = false
-/** The SDK's workers log every retried activity at WARN: the failures these tests provoke on purpose. */
+/** The SDK's workers log every retried activity at WARN: the failures these tests provoke on purpose. In the full run
+ *  a test process also runs server files (--no-isolate), so the Runtime is installed as worker/run.ts installs it
+ *  otherwise: no signal handlers of the SDK's, the runner decides how a test process stops. */
 function quietRuntime() {
   if (quiet) return
   quiet = true
   try {
-    Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { forward: {}, filter: { core: 'ERROR', other: 'ERROR' } } } })
-  } catch { /* already installed by this process */ }
+    Runtime.install({
+      logger: new DefaultLogger('ERROR'), shutdownSignals: [],
+      telemetryOptions: { logging: { forward: {}, filter: { core: 'ERROR', other: 'ERROR' } } },
+    })
+  } catch { /* already installed by this process (worker/run.ts, or an earlier file) */ }
 }
 
 const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} }
