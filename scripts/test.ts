@@ -2,6 +2,8 @@
  * ./scripts/test [bun test args]: fresh real servers on free ports and a throw-away data dir, the worker,
  * then `bun test` against them. Ends with exactly one line, `tests: N passed, N failed`, and a non-zero
  * exit when anything failed, bun test failed, or no test ran.
+ * `./scripts/test --fast [files]`: the fast tier alone (test/unit: pure logic, and workflow logic on Temporal's
+ * time-skipping test server, which each file starts itself), with none of the servers started.
  */
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
@@ -15,6 +17,8 @@ import {
 import { bunTotals, failedTests, junitFailures, junitSkipped, skippedLine, type SkippedTest } from './test-totals'
 
 const started = performance.now()
+const fast = process.argv.includes('--fast')
+const FAST_TIER = 'test/unit'
 killChildrenOnExit()
 const say = (msg: string) => console.error(`[test] ${msg}`)
 
@@ -168,7 +172,9 @@ function keepTimings(): void {
   } catch { /* bun wrote none (no file ran) */ }
 }
 
-async function main(): Promise<number> {
+/** The servers, the schema and the worker; their addresses as the environment of bun test. Undefined when something
+ *  did not start (said, and torn down). */
+async function serverEnv(): Promise<Record<string, string | undefined> | undefined> {
   let s: Awaited<ReturnType<typeof startServers>>
   try {
     s = await startServers()
@@ -177,7 +183,7 @@ async function main(): Promise<number> {
   } catch (err) {
     say(`could not start the test servers:\n${err instanceof Error ? err.message : String(err)}`)
     await teardown()
-    return finish(1)
+    return undefined
   }
 
   const env: Record<string, string | undefined> = {
@@ -215,13 +221,26 @@ async function main(): Promise<number> {
       } catch (err) {
         say(`the worker did not start:\n${err instanceof Error ? err.message : String(err)}`)
         await teardown()
-        return finish(1)
+        return undefined
       }
     }
   }
   say(`servers ready in ${seconds(started)} (data ${dataDir})`)
+  return env
+}
 
-  const args = process.argv.slice(2)
+/** The fast tier's environment: no server, so the preload (test/support/preload.ts) lets its files run without one. */
+const fastEnv = (): Record<string, string | undefined> => ({
+  ...process.env, NODE_ENV: 'test', RCP_TEST_TIER: 'fast', RCP_CACHE_DIR: CACHE_DIR, RCP_TEST_DATA_DIR: dataDir,
+})
+
+async function main(): Promise<number> {
+  const env = fast ? fastEnv() : await serverEnv()
+  if (!env) return finish(1)
+
+  const given = process.argv.slice(2).filter((a) => a !== '--fast')
+  // The fast tier is its folder unless files of it are named.
+  const args = fast && !given.some((a) => !a.startsWith('-')) ? [...given, FAST_TIER] : given
   bunTest = spawnChild('bun test', {
     cmd: [process.execPath, 'test', ...timeoutArgs(args), ...parallelArgs(args), ...timingsArgs(args), ...reportArgs(args), ...args],
     env: { ...env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
