@@ -54,7 +54,16 @@ find_or_fetch_test_server() {
   local launcher="$BIN/temporal-test-server-$TEST_SERVER_VERSION-$LAUNCHER_REVISION" lib="$CACHE_DIR/lib/temporal-test-server-$TEST_SERVER_VERSION"
   [ -x "$launcher" ] && return
   if [ ! -d "$lib" ]; then
-    command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1 || { log "Java and Maven are needed once to fetch the Temporal test server"; exit 1; }
+    if ! { command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; }; then
+      # Like docker-compose and Chromium, a JRE and Maven come from Debian's packages when the machine has none.
+      if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        log "installing a JRE and Maven from apt (Temporal's test server is a Java program, fetched from Maven Central)"
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless maven; } >&2 ||
+          { log "could not install openjdk-17-jre-headless and maven"; exit 1; }
+      else
+        log "Java 17 and Maven are needed once to fetch the Temporal test server (Debian: openjdk-17-jre-headless maven)"; exit 1
+      fi
+    fi
     log "temporal test server: fetching $TEST_SERVER_VERSION from Maven Central (about 15 seconds the first time)"
     local pom
     pom=$(mktemp -d)
