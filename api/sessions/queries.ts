@@ -15,22 +15,6 @@ export interface SessionListRow {
 
 export type AuthMethod = 'password' | 'passkey' | 'sso'
 
-export async function insertSession(db: Db, s: {
-  userId: string; tokenHash: Buffer; membershipId: string | null; userAgent: string | null; ip: string | null
-  absoluteSeconds: number; idleSeconds: number; mfaPending?: boolean; passwordChangeRequired?: boolean
-  authMethod: AuthMethod; ssoConnectionId?: string | null; secondFactorVerified?: boolean
-}): Promise<{ id: string; expires_at: Date }> {
-  const [row] = await db<{ id: string; expires_at: Date }[]>`
-    insert into sessions (user_id, token_hash, membership_id, user_agent, ip, expires_at, idle_timeout_seconds, mfa_pending,
-                          password_change_required, auth_method, sso_connection_id, second_factor_at)
-    values (${s.userId}, ${s.tokenHash}, ${s.membershipId}, ${s.userAgent}, ${s.ip},
-            now() + make_interval(secs => ${s.absoluteSeconds}), ${s.idleSeconds}, ${s.mfaPending ?? false},
-            ${s.passwordChangeRequired ?? false}, ${s.authMethod}, ${s.ssoConnectionId ?? null},
-            ${s.secondFactorVerified ? db`now()` : null})
-    returning id, expires_at`
-  return row!
-}
-
 export async function revokeSession(db: Db, sessionId: string, userId: string): Promise<boolean> {
   const rows = await db`update sessions set revoked_at = now() where id = ${sessionId} and user_id = ${userId} and revoked_at is null returning 1`
   return rows.length === 1
