@@ -6,7 +6,8 @@ import type { AuthPolicyRow } from '../auth-policy/queries'
 import { auditAppend, type NewAuditRow } from '../audit/queries'
 import type { MembershipViewRow } from '../memberships/queries'
 import type { SecondFactors } from '../mfa/challenges'
-import type { AuthMethod } from '../sessions/queries'
+import { expiredMfaChallengesDelete, mfaChallengeInsert } from '../mfa/queries'
+import { sessionInsert, type NewSessionRow } from '../sessions/queries'
 import type { UserRow } from '../users/queries'
 
 /** A tenant the account is an active member of: its policy row (none while it has the defaults) and the email
@@ -59,47 +60,18 @@ export async function findSignInAccount(db: Db, by: { email: string } | { id: st
   return row
 }
 
-export interface NewSessionRow {
-  id: string
-  userId: string
-  tokenHash: Buffer
-  membershipId: string | null
-  userAgent: string | null
-  ip: string | null
-  absoluteSeconds: number
-  idleSeconds: number
-  mfaPending: boolean
-  passwordChangeRequired: boolean
-  authMethod: AuthMethod
-  ssoConnectionId: string | null
-  secondFactorVerified: boolean
-}
-
-/** The session, its sign-in challenge when it starts gated (after sweeping challenges a day past their expiry), and
- *  its audit entry when given, in one statement: all of it is written or none, without a transaction of its own. */
+/** The session, its sign-in challenge when it starts gated (sweeping challenges a day past their expiry), and its
+ *  audit entry when given, in one statement: all of it is written or none, without a transaction of its own. Each
+ *  table's own module writes it (the fragments); this only puts them together. */
 export async function insertSession(db: Db, s: NewSessionRow, challenge: { webauthnChallenge: string | null; ttlSeconds: number } | null,
   entry: NewAuditRow | null): Promise<{ expires_at: Date; challenge_id: string | null; challenge_expires_at: Date | null }> {
   const [row] = await db<{ expires_at: Date; challenge_id: string | null; challenge_expires_at: Date | null }[]>`
-    with s as (
-      insert into sessions (id, user_id, token_hash, membership_id, user_agent, ip, expires_at, idle_timeout_seconds, mfa_pending,
-                            password_change_required, auth_method, sso_connection_id, second_factor_at)
-      values (${s.id}, ${s.userId}, ${s.tokenHash}, ${s.membershipId}, ${s.userAgent}, ${s.ip},
-              now() + make_interval(secs => ${s.absoluteSeconds}), ${s.idleSeconds}, ${s.mfaPending},
-              ${s.passwordChangeRequired}, ${s.authMethod}, ${s.ssoConnectionId},
-              ${s.secondFactorVerified ? db`now()` : null})
-      returning expires_at
-    )${challenge ? db`, swept as (
-      delete from mfa_challenges where expires_at < now() - interval '1 day'
-    ), c as (
-      insert into mfa_challenges (session_id, user_id, webauthn_challenge, expires_at)
-      select ${s.id}, ${s.userId}, ${challenge.webauthnChallenge}, now() + make_interval(secs => ${challenge.ttlSeconds}) from s
-      returning id, expires_at
-    )` : db``}${entry ? db`, a as (
-      select 1 from ${auditAppend(db, entry)}
-    )` : db``}
+    with s as (${sessionInsert(db, s)})
+    ${challenge ? db`, swept as (${expiredMfaChallengesDelete(db)}), c as (${mfaChallengeInsert(db, { sessionId: s.id, userId: s.userId, ...challenge })})` : db``}
+    ${entry ? db`, a as (select 1 from ${auditAppend(db, entry)})` : db``}
     select s.expires_at,
            ${challenge ? db`c.id` : db`null::uuid`} as challenge_id,
            ${challenge ? db`c.expires_at` : db`null::timestamptz`} as challenge_expires_at
-      from s${challenge ? db` cross join c` : db``}${entry ? db` cross join a` : db``}`
+      from s ${challenge ? db`cross join c` : db``} ${entry ? db`cross join a` : db``}`
   return row!
 }
