@@ -50,10 +50,16 @@ function actorOf(ctx: ActingContext, actorUserId: string | undefined): Pick<NewA
 /** Records one entry in `tx` (the change's own transaction; a failure that changes nothing passes the pool). It is
  *  numbered and hashed after that transaction commits, by the sealer or by the first reader of its chain. */
 export async function recordAudit(tx: Db, ctx: ActingContext, e: AuditEntryInput): Promise<{ id: string }> {
+  return appendAuditEntry(tx, auditRowOf(ctx, e))
+}
+
+/** The row recordAudit appends, for a statement that appends it beside the change it describes (queries.ts
+ *  auditAppend): the same entry, one round trip fewer. */
+export function auditRowOf(ctx: ActingContext, e: AuditEntryInput): NewAuditRow {
   const actor = actorOf(ctx, e.actorUserId)
   const tenantId = isAccountAction(e.action) ? null : (e.tenantId ?? null)
   const subject = e.subjectUserId ?? (isAccountAction(e.action) ? actor.actor_id && actor.actor_type !== 'system' ? actor.actor_id : null : null)
-  return appendAuditEntry(tx, {
+  return {
     // Time-ordered (UUIDv7): each new id lands at the right edge of the primary key's index, not on a random page of
     // it. With 2,000,000 entries in the table, a transaction writing one entry cost Postgres 465 µs of CPU against
     // 509 µs with random (v4) ids.
@@ -72,7 +78,7 @@ export async function recordAudit(tx: Db, ctx: ActingContext, e: AuditEntryInput
     request_id: ctx.requestId,
     changes: e.changes ?? null,
     details: e.details ?? null,
-  })
+  }
 }
 
 /** Only the fields whose values differ, as { field: { before, after } }; null when nothing changed. */

@@ -41,8 +41,12 @@ const toDto = (tenantId: string, f: PolicyFields, updatedAt: Date | null): Tenan
  *  sign-in methods, session lifetimes, password length, email domains, MFA. */
 export async function getAuthPolicy(db: Db, tenantId: string, sessions: SessionDefaults): Promise<{ policy: TenantAuthPolicy; version: number }> {
   const row = await findAuthPolicy(db, tenantId)
-  return row ? { policy: toDto(tenantId, row, row.updated_at), version: row.version } : { policy: toDto(tenantId, defaultFields(sessions), null), version: 1 }
+  return { policy: policyOf(tenantId, row, sessions), version: row?.version ?? 1 }
 }
+
+/** The policy a tenant's row says, or the defaults without one: for a caller that read the row with more. */
+export const policyOf = (tenantId: string, row: AuthPolicyRow | undefined, sessions: SessionDefaults): TenantAuthPolicy =>
+  row ? toDto(tenantId, row, row.updated_at) : toDto(tenantId, defaultFields(sessions), null)
 
 /** The current tenant's policy, for its administrators. */
 export async function currentAuthPolicy({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, { principal }: RequestContext) {
