@@ -12,8 +12,9 @@ export interface RequestContext<P extends Principal | null = Principal> {
   readonly system: null
 }
 
-/** Work the platform does on its own behalf: a workflow, a schedule, the dispatcher. */
-export interface SystemContext {
+/** What an activity acts as: the platform, named by its workflow (a schedule, the dispatcher, a build). Not a
+ *  request, and named apart from one. */
+export interface ActivityContext {
   readonly principal: null
   readonly ip: null
   readonly userAgent: null
@@ -22,9 +23,9 @@ export interface SystemContext {
 }
 
 /** Any of them: what an audited change accepts. */
-export type ActingContext = RequestContext<Principal> | RequestContext<null> | SystemContext
+export type ActingContext = RequestContext<Principal> | RequestContext<null> | ActivityContext
 
-export const systemContext = (workflowId: string): SystemContext =>
+export const activityContext = (workflowId: string): ActivityContext =>
   Object.freeze({ principal: null, ip: null, userAgent: null, requestId: null, system: Object.freeze({ workflowId }) })
 
 /** A copy of a request's context that outlives it: work a handler leaves running after it answered (a mail sent in
