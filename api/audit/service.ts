@@ -8,8 +8,7 @@ import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
-import type { ActingContext, RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { tenantOf, type ActingContext, type RequestContext } from '../identity/context'
 import { auditActions, auditCatalogue, isAccountAction, type AuditAction } from './catalogue'
 import {
   appendAuditEntry, auditCursorOf, chainHead, listSubjectAudit, listTenantAudit, sealAuditChains, sealSubjectAudit, verifyChain,
@@ -131,7 +130,7 @@ type ListQuery = PageParams & { from?: string; to?: string; actorId?: string; ac
 
 /** The current tenant's trail, newest first; page tokens are bound to the window and every filter. */
 export async function listTenantAuditLog({ sql, keys, config }: Pick<ServiceDeps, 'sql' | 'keys' | 'config'>, ctx: RequestContext, q: ListQuery) {
-  const tenantId = currentMembership(ctx.principal).tenantId
+  const tenantId = tenantOf(ctx).tenantId
   const { from, to } = timeRange(config, q)
   const filter = {
     tenantId, from, to, actorId: q.actorId, actionPrefix: q.action, targetType: q.targetType, targetId: q.targetId, outcome: q.outcome,
@@ -144,7 +143,7 @@ export async function listTenantAuditLog({ sql, keys, config }: Pick<ServiceDeps
 
 /** Recomputes the current tenant's chain over a window (verifications may span the whole retention period). */
 export async function verifyTenantAuditLog({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, body: { from?: string; to?: string }) {
-  const tenantId = currentMembership(ctx.principal).tenantId
+  const tenantId = tenantOf(ctx).tenantId
   const { from, to } = timeRange(config, body, config.AUDIT_RETENTION_DAYS + 1)
   await sealAuditChains(sql, [tenantId])
   const [check, head] = await Promise.all([verifyChain(sql, tenantId, from, to), chainHead(sql, tenantId)])

@@ -1,8 +1,7 @@
 // Reading an endpoint's deliveries, redelivering, recovering and test events. Every route is tenant-scoped through
 // the endpoint: an endpoint of another tenant is a 404, and so is any message under it.
 import { recordAudit } from '../audit/service'
-import type { RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { tenantOf, type RequestContext } from '../identity/context'
 import { publishEvent } from '../events/service'
 import { markEventsDispatched } from '../events/queries'
 import type { ServiceDeps } from '../platform/deps'
@@ -31,7 +30,7 @@ const endpointTarget = (endpoint: { id: string }) => ({ type: 'webhook_endpoint'
 const notFound = (what: string) => new ApiError('NOT_FOUND', `No ${what} with this id in the current tenant`)
 
 async function endpointOf({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, endpointId: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const endpoint = isUuid(endpointId) ? await findEndpoint(sql, tenantId, endpointId) : undefined
   if (!endpoint) throw notFound('webhook endpoint')
   return endpoint
