@@ -2,7 +2,7 @@
 // exactly when the change it describes committed. Sealing it (migrations/0024) also writes a tenant entry's
 // `audit.entry` event, which carries it to the tenant's webhook endpoints (a SIEM receives the trail without
 // polling; test/audit/resources.test.ts holds the event to the catalogue's schema and to what the API shows). Who
-// acted and from where comes from the context alone.
+// acted, from where, and in which request and trace comes from the context alone.
 import type { Config } from '../platform/config'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
@@ -69,6 +69,7 @@ export async function recordAudit(tx: Db, ctx: ActingContext, e: AuditEntryInput
     ip: ctx.ip,
     user_agent: ctx.userAgent,
     request_id: ctx.requestId,
+    trace_id: ctx.traceId,
     changes: e.changes ?? null,
     details: e.details ?? null,
   })

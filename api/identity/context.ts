@@ -49,3 +49,12 @@ export const detachedContext = <P extends Principal | null>(ctx: RequestContext<
  *  permission; a service reached by another route stays safe on its own. */
 export const tenantOf = (ctx: RequestContext): Membership => ctx.membership ?? requireActiveMembership(ctx.principal, undefined)
 
+/** The fields a log line about this context's work carries: the request's id and trace, keyed as the access log
+ *  keys them (one search finds the request's line and its services' lines), or the acting workflow. */
+export function logIds(ctx: ActingContext): Record<string, string> {
+  if (ctx.system) return { workflowId: ctx.system.workflowId }
+  const ids: Record<string, string> = {}
+  if (ctx.requestId !== null) ids.requestId = ctx.requestId
+  if (ctx.traceId !== null) ids.trace_id = ctx.traceId
+  return ids
+}

@@ -4,7 +4,7 @@ import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { checkPasswordPolicy, hashPassword } from '../identity/passwords'
 import type { Role } from '../identity/permissions'
-import { tenantOf, type RequestContext } from '../identity/context'
+import { logIds, tenantOf, type RequestContext } from '../identity/context'
 import { requireRoleWithinReach, type Principal } from '../identity/service'
 import { recordAudit } from '../audit/service'
 import { emailDomainAllowed, getAuthPolicy } from '../auth-policy/service'
@@ -82,7 +82,7 @@ export async function provisionUser(deps: Pick<ServiceDeps, 'sql' | 'config' | '
     }
     return { user, membership: member, mail }
   })
-  await deps.mail.dispatch([result.mail])
+  await deps.mail.dispatch([result.mail], logIds(ctx))
   return {
     user: toUserDto(result.user),
     membership: { id: result.membership.id, tenantId, userId: result.user.id, role: result.membership.role, status: result.membership.status },

@@ -7,7 +7,7 @@ import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
 import { checkPasswordPolicy, hashPassword } from '../identity/passwords'
-import { tenantOf, type RequestContext } from '../identity/context'
+import { logIds, tenantOf, type RequestContext } from '../identity/context'
 import { requireRoleWithinReach, type Principal } from '../identity/service'
 import { recordAudit } from '../audit/service'
 import { getAuthPolicy } from '../auth-policy/service'
@@ -66,7 +66,7 @@ export async function inviteToTenant(deps: Deps, ctx: RequestContext, input: { e
     }, deps.keys)
     return { row, mail }
   })
-  await deps.mail.dispatch([mail])
+  await deps.mail.dispatch([mail], logIds(ctx))
   return toInvitationDto(row)
 }
 
@@ -164,7 +164,7 @@ async function landAfterAcceptance(tx: Db, deps: Deps, principal: Principal | nu
 
 /** Public: mails a single-use link to finish registration. An address that has an account is refused (the same
  *  answer POST /users gives, so it tells nothing new). */
-export async function inviteToRegister(deps: Deps, _ctx: RequestContext<null>, email: string) {
+export async function inviteToRegister(deps: Deps, ctx: RequestContext<null>, email: string) {
   const token = randomToken(32)
   const link = `${publicBase(deps.config)}/registration?token=${encodeURIComponent(token)}`
   const { row, mail } = await deps.sql.begin(async (tx) => {
@@ -173,7 +173,7 @@ export async function inviteToRegister(deps: Deps, _ctx: RequestContext<null>, e
     const mail = await enqueueMail(tx, { to: email, template: 'registrationInvitation', data: { link, days: REGISTRATION_INVITATION_DAYS } }, deps.keys)
     return { row, mail }
   })
-  await deps.mail.dispatch([mail])
+  await deps.mail.dispatch([mail], logIds(ctx))
   return { email: row.email, expiresAt: row.expires_at.toISOString() }
 }
 

@@ -3,6 +3,7 @@ import { z } from 'zod'
 import type { AppDeps } from '../http/deps'
 import { envelope, ok } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
+import { logIds } from '../identity/context'
 import { AdminPasswordResetRequestedDto, PasswordResetConfirmationBodyDto, PasswordResetConfirmationResponseDto, PasswordResetRequestBodyDto, PasswordResetRequestedDto } from './model'
 import { adminRequestPasswordReset, confirmPasswordReset, requestPasswordReset } from './service'
 
@@ -11,7 +12,7 @@ export const passwordResetsRoutes = (deps: AppDeps) =>
     .use(httpConventions(deps))
     .post('/password-resets', async ({ request, ctx, body, set }) => {
       const { background } = await requestPasswordReset(deps, ctx, body.email)
-      background.catch((err) => deps.log.error('password reset mail failed', { err }))
+      background.catch((err) => deps.log.error('password reset mail failed', { ...logIds(ctx), err }))
       set.status = 202
       return ok(request, { accepted: true as const })
     }, {

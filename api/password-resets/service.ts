@@ -2,7 +2,7 @@ import { hmac, safeEqual, sha256 } from '../platform/crypto'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError, type ErrorCode } from '../platform/errors'
 import { isUuid } from '../platform/ids'
-import { detachedContext, tenantOf, type RequestContext } from '../identity/context'
+import { detachedContext, logIds, tenantOf, type RequestContext } from '../identity/context'
 import type { Principal } from '../identity/service'
 import { recordAudit } from '../audit/service'
 import { enqueueMail } from '../mail/service'
@@ -47,7 +47,7 @@ async function mailReset(deps: Deps, ctx: RequestContext<Principal | null>, user
     }
     return enqueueMail(tx, { to: user.email, tenantId, template: 'passwordReset', data: { link: grant.link, code: grant.code!, minutes: RESET_MINUTES } }, deps.keys)
   })
-  await deps.mail.dispatch([mail])
+  await deps.mail.dispatch([mail], logIds(ctx))
 }
 
 /** POST /password-resets. The caller learns nothing: after the throttle (the same for every address) it answers
