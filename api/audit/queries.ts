@@ -24,6 +24,9 @@ export interface AuditRow {
   request_id: string | null
   changes: Record<string, unknown> | null
   details: Record<string, unknown> | null
+  /** The request's trace (migrations/0027): kept to find the entry's request in the traces, never shown by the API,
+   *  the export or the audit.entry event, and outside the hash (toAuditEntry, audit_canonical). */
+  trace_id: string | null
 }
 
 export type NewAuditRow = Omit<AuditRow, 'seq' | 'hash' | 'occurred_at'>

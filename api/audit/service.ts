@@ -2,14 +2,13 @@
 // exactly when the change it describes committed. Sealing it (migrations/0024) also writes a tenant entry's
 // `audit.entry` event, which carries it to the tenant's webhook endpoints (a SIEM receives the trail without
 // polling; test/audit/resources.test.ts holds the event to the catalogue's schema and to what the API shows). Who
-// acted and from where comes from the context alone.
+// acted, from where, and in which request and trace comes from the context alone.
 import type { Config } from '../platform/config'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
-import type { ActingContext, RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { tenantOf, type ActingContext, type RequestContext } from '../identity/context'
 import { auditActions, auditCatalogue, isAccountAction, type AuditAction } from './catalogue'
 import {
   appendAuditEntry, auditCursorOf, chainHead, listSubjectAudit, listTenantAudit, sealAuditChains, sealSubjectAudit, verifyChain,
@@ -76,6 +75,7 @@ export function auditRowOf(ctx: ActingContext, e: AuditEntryInput): NewAuditRow 
     ip: ctx.ip,
     user_agent: ctx.userAgent,
     request_id: ctx.requestId,
+    trace_id: ctx.traceId,
     changes: e.changes ?? null,
     details: e.details ?? null,
   }
@@ -137,7 +137,7 @@ type ListQuery = PageParams & { from?: string; to?: string; actorId?: string; ac
 
 /** The current tenant's trail, newest first; page tokens are bound to the window and every filter. */
 export async function listTenantAuditLog({ sql, keys, config }: Pick<ServiceDeps, 'sql' | 'keys' | 'config'>, ctx: RequestContext, q: ListQuery) {
-  const tenantId = currentMembership(ctx.principal).tenantId
+  const tenantId = tenantOf(ctx).tenantId
   const { from, to } = timeRange(config, q)
   const filter = {
     tenantId, from, to, actorId: q.actorId, actionPrefix: q.action, targetType: q.targetType, targetId: q.targetId, outcome: q.outcome,
@@ -150,7 +150,7 @@ export async function listTenantAuditLog({ sql, keys, config }: Pick<ServiceDeps
 
 /** Recomputes the current tenant's chain over a window (verifications may span the whole retention period). */
 export async function verifyTenantAuditLog({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, body: { from?: string; to?: string }) {
-  const tenantId = currentMembership(ctx.principal).tenantId
+  const tenantId = tenantOf(ctx).tenantId
   const { from, to } = timeRange(config, body, config.AUDIT_RETENTION_DAYS + 1)
   await sealAuditChains(sql, [tenantId])
   const [check, head] = await Promise.all([verifyChain(sql, tenantId, from, to), chainHead(sql, tenantId)])

@@ -1,6 +1,5 @@
 import type { Logger } from '../platform/log'
-import { stateOf } from './request-state'
-import { spanOf } from './request-span'
+import { spanOf, stateOf } from './request-state'
 
 type Finished = { request: Request; set: { status?: number | string } }
 

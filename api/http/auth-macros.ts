@@ -4,7 +4,7 @@ import { admissionFor, authenticate, describeRequirement, permissionsOf, readCoo
 import type { RequestBudgets } from './budgets'
 import type { AppDeps } from './deps'
 import { awaited, syncMerging } from './hook-kinds'
-import { stateOf, type RequestState } from './request-state'
+import { requestContext, stateOf, type RequestState } from './request-state'
 
 const SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { sessionCookie: [] }]
 
@@ -47,6 +47,7 @@ export function authMacros(deps: AppDeps, budgets: RequestBudgets) {
 
   // Synchronous while the replica holds a lease of the caller's budgets; a promise when one is renewed.
   function admit(st: RequestState, p: Principal): Resolved<Principal> | Promise<Resolved<Principal>> {
+    requestContext(st, p)
     const spent = budgets.admitted(st, p)
     return spent ? spent.then(() => admittedIn(st)) : admittedIn(st)
   }

@@ -61,9 +61,13 @@ export function requireActiveMembership(p: Principal, requestedTenant: string | 
   return m
 }
 
-/** The one way a service reads its tenant: the caller's current membership, checked usable (routes with a
- *  permission have had it checked by the auth macro already; this keeps the service safe on its own). */
-export const currentMembership = (p: Principal): Membership => requireActiveMembership(p, undefined)
+/** The principal's current membership if it is usable (what requireActiveMembership admits), else null: checked
+ *  once as a request is admitted, for its context (api/identity/context.ts tenantOf). */
+export function usableMembership(p: Principal): Membership | null {
+  const m = p.membership
+  if (!m || m.status !== 'active' || (m.expiresAt && m.expiresAt.getTime() <= Date.now())) return null
+  return m
+}
 
 export function requirePermission(p: Principal, anyOf: readonly Permission[]): void {
   if (anyOf.some((perm) => p.permissions.includes(perm))) return

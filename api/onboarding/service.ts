@@ -7,8 +7,8 @@ import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
 import { checkPasswordPolicy, hashPassword } from '../identity/passwords'
-import type { RequestContext } from '../identity/context'
-import { currentMembership, requireRoleWithinReach, type Principal } from '../identity/service'
+import { logIds, tenantOf, type RequestContext } from '../identity/context'
+import { requireRoleWithinReach, type Principal } from '../identity/service'
 import { recordAudit } from '../audit/service'
 import { getAuthPolicy } from '../auth-policy/service'
 import { enqueueMail } from '../mail/service'
@@ -42,7 +42,7 @@ export const toInvitationDto = (r: TenantInvitationRow) => ({
  *  mail is started after commit. The role is within the inviter's reach (the role ceiling). */
 export async function inviteToTenant(deps: Deps, ctx: RequestContext, input: { email: string; role: Role }) {
   const { principal } = ctx
-  const actor = currentMembership(principal)
+  const actor = tenantOf(ctx)
   requireRoleWithinReach(principal, input.role)
   const token = randomToken(32)
   const link = `${publicBase(deps.config)}/invitations/accept?token=${encodeURIComponent(token)}`
@@ -66,12 +66,12 @@ export async function inviteToTenant(deps: Deps, ctx: RequestContext, input: { e
     }, deps.keys)
     return { row, mail }
   })
-  await deps.mail.dispatch([mail])
+  await deps.mail.dispatch([mail], logIds(ctx))
   return toInvitationDto(row)
 }
 
-export async function listInvitations({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, { principal }: RequestContext, q: PageParams & { status?: (typeof INVITATION_STATUSES)[number] }) {
-  const { tenantId } = currentMembership(principal)
+export async function listInvitations({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { status?: (typeof INVITATION_STATUSES)[number] }) {
+  const { tenantId } = tenantOf(ctx)
   const status = q.status ?? 'pending'
   const binding = { route: 'GET /tenant-invitations', scope: `tenant:${tenantId}`, filters: { status } }
   const p = await paginate(keys, binding, q, (after, limit) => listTenantInvitations(db, tenantId, status, after, limit), createdCursorOf)
@@ -81,7 +81,7 @@ export async function listInvitations({ sql: db, keys }: Pick<ServiceDeps, 'sql'
 /** Revoking twice answers the same (and records nothing new); an accepted invitation cannot be revoked (remove the
  *  membership instead). */
 export async function revokeInvitation({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const found = isUuid(id) ? await findTenantInvitation(sql, tenantId, id) : undefined
   if (!found) throw new ApiError('NOT_FOUND', 'No invitation with this id in the current tenant')
   if (found.accepted_at) throw new ApiError('INVITATION_ALREADY_ACCEPTED', 'This invitation was accepted; remove the membership instead')
@@ -164,7 +164,7 @@ async function landAfterAcceptance(tx: Db, deps: Deps, principal: Principal | nu
 
 /** Public: mails a single-use link to finish registration. An address that has an account is refused (the same
  *  answer POST /users gives, so it tells nothing new). */
-export async function inviteToRegister(deps: Deps, _ctx: RequestContext<null>, email: string) {
+export async function inviteToRegister(deps: Deps, ctx: RequestContext<null>, email: string) {
   const token = randomToken(32)
   const link = `${publicBase(deps.config)}/console/registration?token=${encodeURIComponent(token)}`
   const { row, mail } = await deps.sql.begin(async (tx) => {
@@ -173,7 +173,7 @@ export async function inviteToRegister(deps: Deps, _ctx: RequestContext<null>, e
     const mail = await enqueueMail(tx, { to: email, template: 'registrationInvitation', data: { link, days: REGISTRATION_INVITATION_DAYS } }, deps.keys)
     return { row, mail }
   })
-  await deps.mail.dispatch([mail])
+  await deps.mail.dispatch([mail], logIds(ctx))
   return { email: row.email, expiresAt: row.expires_at.toISOString() }
 }
 

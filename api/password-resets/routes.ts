@@ -3,6 +3,7 @@ import { z } from 'zod'
 import type { AppDeps } from '../http/deps'
 import { envelope, ok } from '../http/envelope'
 import { httpConventions } from '../http/plugin'
+import { logIds } from '../identity/context'
 import { AdminPasswordResetRequestedDto, PasswordResetConfirmationBodyDto, PasswordResetConfirmationResponseDto, PasswordResetRequestBodyDto, PasswordResetRequestedDto } from './model'
 import { adminRequestPasswordReset, confirmPasswordReset, requestPasswordReset } from './service'
 
@@ -14,8 +15,8 @@ export const passwordResetsRoutes = (deps: AppDeps) =>
       // The debug line marks the background work's end, known address or not (it says which of them it was to no
       // one): what a test waits for before it asserts an unknown address left no trace.
       background.then(
-        () => deps.log.debug('password reset request settled', { requestId: ctx.requestId }),
-        (err) => deps.log.error('password reset mail failed', { err }),
+        () => deps.log.debug('password reset request settled', logIds(ctx)),
+        (err) => deps.log.error('password reset mail failed', { ...logIds(ctx), err }),
       )
       set.status = 202
       return ok(request, { accepted: true as const })

@@ -5,7 +5,7 @@ import { describe, expect, test } from 'bun:test'
 import { sealAuditBatch, sealAuditChains } from '../../api/audit/queries'
 import { AuditSealer } from '../../api/audit/sealer'
 import { recordAudit } from '../../api/audit/service'
-import { systemContext } from '../../api/identity/context'
+import { activityContext } from '../../api/identity/context'
 import { createDb, type Db } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
 import { freePort } from '../../scripts/platform'
@@ -40,7 +40,7 @@ describe('sealing after the commit', () => {
 
   test('an entry whose transaction commits after a newer one was sealed follows it, in time too', async () => {
     const owner = await tenantOwner(api.url)
-    const ctx = (name: string) => systemContext(`test/${name}`)
+    const ctx = (name: string) => activityContext(`test/${name}`)
     let releaseEarly!: () => void
     const held = new Promise<void>((resolve) => { releaseEarly = resolve })
     let written!: () => void
@@ -78,7 +78,7 @@ describe('sealing after the commit', () => {
       })()
       const writers = Array.from({ length: 8 }, async (_, w) => {
         for (let i = 0; i < 15; i++) {
-          await api.sql.begin((tx) => recordAudit(tx, systemContext(`test/w${w}-${i}`), { action: 'storage.provisioned', tenantId: owner.tenantId }))
+          await api.sql.begin((tx) => recordAudit(tx, activityContext(`test/w${w}-${i}`), { action: 'storage.provisioned', tenantId: owner.tenantId }))
         }
       })
       await Promise.all(writers)

@@ -7,7 +7,7 @@ import { serveMetrics } from '../../api/platform/metrics'
 import { createWorkerMetrics } from '../../worker/metrics'
 import { createLogger } from '../../api/platform/log'
 import { recordAudit } from '../../api/audit/service'
-import { systemContext } from '../../api/identity/context'
+import { activityContext } from '../../api/identity/context'
 import { startApi, useApi } from '../support/api'
 import { sealAudit } from '../support/audit'
 import { ownDatabase } from '../support/own-database'
@@ -53,7 +53,7 @@ describe('API metrics', () => {
       const lag = async () => value(await idle.deps.metrics.registry.metrics(), 'rcp_audit_seal_lag_seconds')
       await sealAudit(idle.sql)
       expect(await lag()).toBe(0)
-      await recordAudit(idle.sql, systemContext('test/seal-lag'), { action: 'storage.provisioned', tenantId: crypto.randomUUID() })
+      await recordAudit(idle.sql, activityContext('test/seal-lag'), { action: 'storage.provisioned', tenantId: crypto.randomUUID() })
       await Bun.sleep(300)
       expect(await lag()).toBeGreaterThanOrEqual(0.25)
       await sealAudit(idle.sql)
