@@ -1,5 +1,5 @@
 -- An audit entry names the trace of the request that wrote it (issue 35), beside its request id: from an entry an
--- operator finds the request's spans, down to its SQL and the workflows it started (README "Traces"). Null when the
+-- operator finds the request's spans, down to its SQL and the workflows it started (docs/operations.md "Traces"). Null when the
 -- API does not trace, and for the platform's own entries.
 --
 -- It is operational metadata, not evidence: the API, the export and the audit.entry event do not show it, and the
