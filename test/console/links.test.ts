@@ -5,7 +5,7 @@ import { describe, expect, test } from 'bun:test'
 import { Client } from '../support/client'
 import { PASSWORD, signedUpUser, tenantOwner, uniqueEmail } from '../support/fixtures'
 import { waitForMail } from '../support/mailbox'
-import { auditPage, expectClean, guardedPage, HOSTILE, useConsole, type GuardedPage } from './browser'
+import { auditPage, expectClean, guardedPage, HOSTILE, SIGNED_OUT, useConsole, type GuardedPage } from './browser'
 
 const env = useConsole()
 const NEW_PASSWORD = 'purple elephant juggles seventeen oranges'
@@ -21,6 +21,8 @@ async function linkIn(to: string, subject: RegExp, since: Date, path: string): P
 
 async function onLink(link: string, fn: (g: GuardedPage) => Promise<void>) {
   const g = await guardedPage(env.browser, env.origin)
+  // A link's page is opened signed out: the console's first look for a session answers 401, as on every signed-out load.
+  g.expect4xx(...SIGNED_OUT)
   try {
     await g.page.goto(link)
     await fn(g)
@@ -51,6 +53,8 @@ describe('console: the mailed links', () => {
       expect(await page.title()).toBe('Choose a new password · Robot Control Plane')
       expect(await page.getByLabel('Display name (optional)').count()).toBe(0)
       await auditPage(g, 'link-password-reset')
+      // Refused on purpose below: a password the policy rejects, then the link's second use.
+      g.expect4xx({ status: 400, method: 'POST', path: '/v1/password-resets/confirmations' })
       await choosePassword(g, 'Set the password', NEW_PASSWORD, `${NEW_PASSWORD} typo`)
       await page.getByRole('alert').filter({ hasText: 'The two passwords differ.' }).waitFor()
       await choosePassword(g, 'Set the password', 'short')
@@ -67,6 +71,7 @@ describe('console: the mailed links', () => {
     expect(await signInStatus(email, PASSWORD)).toBe(401)
 
     await onLink(link, async (g) => {
+      g.expect4xx({ status: 400, method: 'POST', path: '/v1/password-resets/confirmations' }) // the link's second use
       await choosePassword(g, 'Set the password', 'yet another fine long phrase')
       await g.page.getByRole('alert').filter({ hasText: 'already used' }).waitFor()
       expect(await g.page.getByRole('status').count()).toBe(0)
