@@ -1,6 +1,5 @@
 import { buildApp } from './app'
-import { dependencyProbes } from './health/probes'
-import { createDeps } from './http/deps'
+import { composeApi } from './compose'
 import { loadConfig } from './platform/config'
 import { serveMetrics } from './platform/metrics'
 import { createDb, surviveDriverClosedSocketWrites } from './platform/db'
@@ -14,7 +13,7 @@ surviveDriverClosedSocketWrites(log)
 const traces = startTracing('rcp-api', log)
 const sql = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX, connectTimeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS })
 
-const deps = createDeps(config, sql, log, dependencyProbes(config))
+const deps = composeApi(config, sql, log)
 deps.lastUsed.start()
 deps.auditSealer.start()
 await deps.credentialFeed.start()

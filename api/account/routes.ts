@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { join } from 'node:path'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { CSS, HTML, JS, staticAsset } from '../http/static-asset'
 
 const HERE = import.meta.dir

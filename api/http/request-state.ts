@@ -31,6 +31,13 @@ export class RequestState implements RequestContext<Principal | null> {
   }
 }
 
+/** The context of a request the auth macros admitted: its principal, for every service the handler calls. The
+ *  request's own state, so no object is built for it. */
+export function requestContext(st: RequestState, principal: Principal): RequestContext<Principal> {
+  st.principal = principal
+  return st as RequestContext<Principal>
+}
+
 const STATE = Symbol('rcp.requestState')
 type WithState = Request & { [STATE]?: RequestState }
 

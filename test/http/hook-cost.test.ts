@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { buildApp } from '../../api/app'
-import { createDeps } from '../../api/http/deps'
+import { composeApi } from '../../api/compose'
 import { loadConfig } from '../../api/platform/config'
 import { createDb } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
@@ -8,7 +8,7 @@ import { createLogger } from '../../api/platform/log'
 // Every request pays for the global hooks, so their number and shape are checked, not only their answers.
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', BENCH_HELLO: 'true' })
 const sql = createDb(config.DATABASE_URL, { max: 1 })
-const app = buildApp(createDeps(config, sql, createLogger('silent', {})))
+const app = buildApp(composeApi(config, sql, createLogger('silent', {})))
 afterAll(async () => { await sql.end() })
 
 describe('the conventions\' cost', () => {

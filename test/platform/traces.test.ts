@@ -13,7 +13,7 @@ import { context, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base'
 import { buildApp } from '../../api/app'
-import { createDeps } from '../../api/http/deps'
+import { composeApi } from '../../api/compose'
 import { loadConfig } from '../../api/platform/config'
 import { createDb, type Sql } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
@@ -194,7 +194,7 @@ describe('with no OTLP variables', () => {
     // app has no higher-order handler around each request (the request span's wrap).
     const sql = createDb(process.env.DATABASE_URL!, { max: 1 })
     expect(sql.begin).toBe(sql.begin)
-    const app = buildApp(createDeps(loadConfig({ ...process.env, LOG_LEVEL: 'warn', METRICS: 'false' }), sql, createLogger('silent')))
+    const app = buildApp(composeApi(loadConfig({ ...process.env, LOG_LEVEL: 'warn', METRICS: 'false' }), sql, createLogger('silent')))
     expect((app as unknown as { extender: { higherOrderFunctions: unknown[] } }).extender.higherOrderFunctions).toHaveLength(0)
     await sql.end()
   })
