@@ -12,7 +12,7 @@ import { bucketReadiness } from '../api/storage/service'
 import { AuditErrorType, type AuditExportFile, type AuditExportPlan, type ExportAuditLogInput } from '../workflows/contract-audit'
 import { Counter } from './edge-package/archive'
 import { abortIncompleteUploads, MultipartSink } from './edge-package/multipart'
-import type { ActivityDeps } from './index'
+import type { ActivityDeps } from './deps'
 import { s3ForRegion } from './storage-provision'
 import { collectStreamedGarbage } from './streamed-garbage'
 

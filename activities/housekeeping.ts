@@ -5,7 +5,7 @@ import { deleteExpiredKeys } from '../api/idempotency/queries'
 import { purgeIdleBudgets } from '../api/rate-budgets/queries'
 import { deleteDeadSessions } from '../api/sessions/queries'
 import { purgeOldMessages } from '../api/webhook-deliveries/queries'
-import type { ActivityDeps } from './index'
+import type { ActivityDeps } from './deps'
 import { ErrorType, HOUSEKEEPING_DEFAULT_BATCH_SIZE } from '../workflows/contract'
 
 /** Revoked sessions stay a week so recent sign-outs remain visible to audit and support. */

@@ -1,7 +1,5 @@
 // Activities get their dependencies from this factory rather than module state, so the worker, tests and
 // benchmarks can each build a set against their own pool. Only framework-free api/platform code is used.
-import type { ServiceDeps } from '../api/platform/deps'
-import type { Resolver } from '../api/platform/outbound/policy'
 import { housekeepingActivities } from './housekeeping'
 import { storageProvisionActivities } from './storage-provision'
 import { storageReconcileActivities } from './storage-reconcile'
@@ -11,16 +9,9 @@ import { edgePackageActivities } from './edge-package/activities'
 import { webhookDeliveryActivities } from './webhook-delivery'
 import { auditExportActivities } from './audit-export'
 import { resealActivities } from './reseal'
-import type { ActivityMetrics } from './metrics'
+import type { ActivityDeps } from './deps'
 
-/** The services' own container (api/compose.ts builds it; the worker adds its metrics), so an activity hands a domain service
- *  exactly what the API would. */
-export interface ActivityDeps extends ServiceDeps {
-  /** What the activities report to the worker's metrics (worker/metrics.ts). */
-  activityMetrics: ActivityMetrics
-  /** Name resolution for outbound requests; the system's unless a test injects one (DNS rebinding). */
-  resolve?: Resolver
-}
+export type { ActivityDeps }
 
 const withComponent = (deps: ActivityDeps, component: string): ActivityDeps => ({ ...deps, log: deps.log.child({ component }) })
 
@@ -39,7 +30,7 @@ export const activitySets = {
   keys: (deps: ActivityDeps) => resealActivities(withComponent(deps, 'keys')),
 }
 
-/** Every activity: the type the workflows proxy (`import type`), and one set for a test or benchmark to call. */
+/** Every activity in one set, for a test or benchmark to call. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...activitySets.housekeeping(deps), ...activitySets.storage(deps), ...activitySets.mail(deps), ...activitySets.models(deps),
@@ -47,4 +38,6 @@ export function createActivities(deps: ActivityDeps) {
   }
 }
 
+/** Every activity's signature: the one type the workflows proxy (`import type { Activities }`), so no workflow
+ *  declares its own. */
 export type Activities = ReturnType<typeof createActivities>

@@ -6,7 +6,7 @@ import { renderMail, isMailTemplate } from '../api/mail/templates'
 import { purgeResetThrottles } from '../api/password-resets/queries'
 import { MAIL_STALE_SECONDS, MailErrorType } from '../workflows/contract-mail'
 import { inSpan, SpanKind } from '../api/platform/tracing'
-import type { ActivityDeps } from './index'
+import type { ActivityDeps } from './deps'
 
 const undeliverable = (message: string) => ApplicationFailure.create({ type: MailErrorType.undeliverable, message, nonRetryable: true })
 

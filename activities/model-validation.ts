@@ -7,7 +7,7 @@ import type { Client as S3Client } from 'minio'
 import { findModelVersion } from '../api/model-versions/queries'
 import { recordValidationOutcome } from '../api/model-versions/service'
 import { ModelsErrorType, type MeasuredObject, type ValidateModelVersionInput, type ValidationCheckpoint, type ValidationOutcome } from '../workflows/contract-models'
-import type { ActivityDeps } from './index'
+import type { ActivityDeps } from './deps'
 import { s3ForRegion } from './storage-provision'
 import { isMissingObject } from '../api/storage/s3'
 import { garbageCollector } from './streamed-garbage'
@@ -53,7 +53,7 @@ export function modelValidationActivities(deps: ActivityDeps) {
   return {
     async measureModelVersionObjects(input: ValidateModelVersionInput): Promise<ValidationOutcome> {
       const row = await findModelVersion(sql, input.tenantId, input.modelVersionId)
-      if (!row || row.status !== 'validating' || !row.bucket || !row.region_id) {
+      if (row?.status !== 'validating' || !row.bucket || !row.region_id) {
         throw ApplicationFailure.create({ type: ModelsErrorType.versionNotValidating, message: 'The model version is gone or no longer validating', nonRetryable: true })
       }
       const ctx = Context.current()

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity'
-import { resealBatch, SEALED_COLUMNS, sealedColumnNamed, type ResealBatchResult } from '../api/keys/service'
+import { resealBatch, SEALED_COLUMNS, sealedColumnNamed, type ResealBatchResult } from './reseal-batch'
 import { ErrorType } from '../workflows/contract'
-import type { ActivityDeps } from './index'
+import type { ActivityDeps } from './deps'
 
 /** The re-seal's activities (workflows/reseal.ts): which columns there are, and one batch of one of them. */
 export function resealActivities(deps: ActivityDeps) {

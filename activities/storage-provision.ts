@@ -7,7 +7,7 @@ import { markBucketsFailed } from '../api/storage/queries'
 import { regionsFromConfig } from '../api/storage/regions'
 import { BUCKET_POLICY, isNoSuchBucket, isUnreachable, s3For, type BucketKind } from '../api/storage/s3'
 import { StorageErrorType } from '../workflows/contract-storage'
-import type { ActivityDeps } from './index'
+import type { ActivityDeps } from './deps'
 import { workflowActor } from './system-actor'
 
 const TAG = { tenant: 'rcp-tenant', kind: 'rcp-kind', run: 'rcp-provisioned-by' } as const

@@ -8,7 +8,7 @@ import { failJobAndAnnounce, finishJobAndAnnounce } from '../api/storage/outcome
 import { expectedKeys, findJob, insertFindings, listBuckets, markJobRunning, recordJobProgress, replaceUsage, type FindingRow } from '../api/storage/queries'
 import { isUnreachable, pages } from '../api/storage/s3'
 import { StorageErrorType, type ReconcileCheckpoint, type ReconcileStorageResult } from '../workflows/contract-storage'
-import type { ActivityDeps } from './index'
+import type { ActivityDeps } from './deps'
 import { s3ForRegion } from './storage-provision'
 
 export interface ReconcilePlan {

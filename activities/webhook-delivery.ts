@@ -10,7 +10,7 @@ import { claimSend, failingSince, findOutgoingMessage, markMessageFailed, record
 import { envelopeOf, signedHeaders, webhookIdOf } from '../api/webhook-deliveries/signing'
 import { disableEndpoint, findEndpoint, signingSecrets } from '../api/webhook-endpoints/service'
 import { WebhookErrorType, type AttemptInput, type AttemptOutcome } from '../workflows/contract-webhooks'
-import type { ActivityDeps } from './index'
+import type { ActivityDeps } from './deps'
 import { workflowActor } from './system-actor'
 
 const BODY_KEPT_BYTES = 1024

@@ -5,7 +5,6 @@ import { raiseBunHeaderLimit } from './http/arrival'
 import { openapiRoutes } from './http/openapi'
 import { RouteTable } from './http/method-index'
 import { httpConventions } from './http/plugin'
-import { accountRoutes } from './account/routes'
 import { docsRoutes } from './docs/routes'
 import { consoleRoutes } from './console/routes'
 import { apiKeysRoutes } from './api-keys/routes'
@@ -31,17 +30,11 @@ import { edgePackagesRoutes } from './edge-packages/routes'
 import { webhookDeliveriesRoutes } from './webhook-deliveries/routes'
 import { auditRoutes } from './audit/routes'
 
-// The benchmark baseline: a route Bun serves natively on the same server and port, before Elysia sees the
-// request, so no framework or convention cost is in it.
-const benchRoutes = { '/bench/hello': () => new Response('hello') }
-// The second baseline: an Elysia route on the same app, paying only what every route pays (the global hooks).
-const elysiaHello = (app: Elysia) => app.get('/bench/hello-elysia', () => 'hello', { detail: { hide: true } })
-
 /** The whole HTTP surface. Domains are separate Elysia instances, each with its own prefix under /v1. */
 export function buildApp(deps: AppDeps) {
   const serve = { // Bun's own hard stop sits above ours, so an honest oversize gets our problem body, not a bare 413;
     // object uploads stream far more (the JSON parser stops reading at MAX_BODY_BYTES).
-    maxRequestBodySize: Math.max(deps.config.MAX_BODY_BYTES * 4 + 65536, deps.config.MODEL_UPLOAD_MAX_BYTES + 65536), ...(deps.config.BENCH_HELLO ? { routes: benchRoutes } : {}) }
+    maxRequestBodySize: Math.max(deps.config.MAX_BODY_BYTES * 4 + 65536, deps.config.MODEL_UPLOAD_MAX_BYTES + 65536) }
   raiseBunHeaderLimit() // likewise for the request line and headers: an overlong target gets our 431 problem
   const app = new Elysia({ serve: serve as { maxRequestBodySize: number } })
   // The conventions, built once and handed to every domain; the route table reaches their 405 answers once filled.
@@ -61,10 +54,8 @@ export function buildApp(deps: AppDeps) {
       .use(embodimentProfilesRoutes(deps, http)).use(trainingJobsRoutes(deps, http)).use(modelVersionsRoutes(deps, http))
       .use(webhookEndpointsRoutes(deps, http)).use(edgePackagesRoutes(deps, http)).use(webhookDeliveriesRoutes(deps, http))
       .use(auditRoutes(deps, http)))
-    .use(accountRoutes(deps))
     .use(docsRoutes())
     .use(consoleRoutes())
-  if (deps.config.BENCH_HELLO) elysiaHello(app as unknown as Elysia)
   routes.publish(app.routes)
   return app
 }

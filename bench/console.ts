@@ -3,11 +3,12 @@
 // its baseline measured in the same run:
 //  1. First load of the members page: a fresh browser context (empty cache) opens /console#/members signed in, until
 //     the first page of rows and the total count are drawn. Target p50 < 1 s. Baseline: the same fresh context
-//     loading the account page (/account, static files of this origin) to its load event.
+//     loading the console itself (/console: its page, script and stylesheet, static files of this origin) to its load
+//     event (the account page of earlier runs is now the console's).
 //  2. Every page: a fresh context opens each page of the console in turn (tenants, members, API keys, models,
 //     packages, storage, security, webhooks, audit log, my account; the first by a load, the rest by the location
 //     hash, as the navigation moves) until its link is current and nothing is still loading; the row's time is the
-//     slowest page's. Target p50 < 1 s. Baseline: the account page's load, as in 1.
+//     slowest page's. Target p50 < 1 s. Baseline: the console's load, as in 1.
 //  3. A search keystroke to updated rows: the last digit of a member's name typed into the search box (the console
 //     waits 150 ms for the next key, then asks the server) until the rows of that query are drawn (the box's
 //     data-settled names the query the rows answer). Target p50 < 300 ms.
@@ -46,14 +47,14 @@ await benchmark('console', {}, async (h) => {
   // What a person types to find someone: a name with a number, the keystroke being its last digit (a dozen matches).
   const queries = Array.from({ length: 50 }, (_, i) => `Member ${4001 + 37 * i}`)
 
-  const accountLoad: Measure = {
-    name: 'GET /account, fresh context, to load (baseline)',
+  const shellLoad: Measure = {
+    name: 'GET /console, fresh context, to load (baseline)',
     run: () => timed(seconds, async () => {
       const context = await signedContext(api, signed)
       try {
         const page = await context.newPage()
         const t = performance.now()
-        await page.goto(`${api.url}/account`, { waitUntil: 'load' })
+        await page.goto(`${api.url}/console`, { waitUntil: 'load' })
         return performance.now() - t
       } finally {
         await context.close()
@@ -71,7 +72,7 @@ await benchmark('console', {}, async (h) => {
     }),
   }
   const firstLoad: Measure = {
-    name: 'console members page, fresh context, to rows and count drawn (100k members)', maxP50Ms: 1000, targetOf: accountLoad.name,
+    name: 'console members page, fresh context, to rows and count drawn (100k members)', maxP50Ms: 1000, targetOf: shellLoad.name,
     run: () => timed(seconds, async () => {
       const context = await signedContext(api, signed)
       try {
@@ -87,7 +88,7 @@ await benchmark('console', {}, async (h) => {
     }),
   }
   const everyPage: Measure = {
-    name: 'every console page, fresh context, the slowest to its content drawn', maxP50Ms: 1000, targetOf: accountLoad.name,
+    name: 'every console page, fresh context, the slowest to its content drawn', maxP50Ms: 1000, targetOf: shellLoad.name,
     run: () => timed(seconds, async () => {
       const context = await signedContext(api, signed)
       try {
@@ -126,5 +127,5 @@ await benchmark('console', {}, async (h) => {
       return performance.now() - t
     }),
   }
-  return { baselines: [accountLoad, apiSearch], rows: [firstLoad, everyPage, keystroke] }
+  return { baselines: [shellLoad, apiSearch], rows: [firstLoad, everyPage, keystroke] }
 })

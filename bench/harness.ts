@@ -16,7 +16,11 @@ import {
 } from '../scripts/platform'
 import { cpuSecondsOf } from './cpu-use'
 import { loadGenerator, type Generator, type Target } from './load'
+import type { Measure, Sample } from './measure'
 import { printTable, writeReport, type Result } from './report'
+
+// Every benchmark names these with the harness: bench/measure.ts holds them only so that report.ts can too.
+export type { Measure, Sample }
 
 export const ROOT = join(import.meta.dir, '..')
 export const RESULTS = join(import.meta.dir, 'results')
@@ -24,28 +28,6 @@ export const RESULTS = join(import.meta.dir, 'results')
 /** Below this rate a measurement's server CPU per request is not reported: the process's background work would be
  *  too much of it (an idle API used 30 ms of CPU a second on 2026-11-27, so 3 µs a request at this rate). */
 export const CPU_MIN_RATE = 10_000
-
-/** One measurement: a rate per second, and latencies where there are requests. */
-export interface Sample {
-  rate: number; p50Ms?: number; p99Ms?: number; warning?: string; /** Printed under the table, kept in the results. */ note?: string
-  /** CPU time the serving process spent per request during the measurement (HTTP rows and the ceiling). */
-  cpuUsPerRequest?: number
-}
-
-export interface Measure {
-  name: string
-  /** Runs once, just before the first measurement (sign-ups, seeding). */
-  setup?(): Promise<void>
-  run(): Promise<Sample>
-  /** Minimum rate as a fraction of the baseline named `targetOf` (default: the first, the ceiling when there is an API). */
-  target?: number
-  targetOf?: string
-  /** A floor on the rate itself, for a target stated per second rather than against a baseline. */
-  minRate?: number
-  /** Latency ceilings (ms), judged with the target: PASS needs all of them. */
-  maxP50Ms?: number
-  maxP99Ms?: number
-}
 
 export interface Plan {
   baselines: Measure[]
@@ -91,7 +73,8 @@ export interface Harness {
   /** A migrated, throw-away Postgres (fsync off); its log goes to bench/results/<name>-postgres.log (a second one's
    *  to <name>-postgres-2.log). */
   postgres(): Promise<PostgresServer>
-  /** The API as its own process against `databaseUrl`, rate budgets out of the way, and the ceiling beside it. */
+  /** The API as its own process against `databaseUrl` (with the baselines of bench/baselines.ts), rate budgets out of
+   *  the way, and the ceiling beside it. */
   api(databaseUrl: string, o?: { args?: string[]; env?: Record<string, string>; weightedAsUp?: boolean }): Promise<BenchContext>
   /** A row driven over HTTP against the API: setup, one probe for the status, warm-up, then the measured run. */
   http(ctx: BenchContext, row: HttpRow): Measure
@@ -197,8 +180,9 @@ export async function benchmark(
     },
     async api(databaseUrl, o = {}) {
       const part = nth('api')
-      const { url, pid } = await serve(part, [process.execPath, ...(o.args ?? []), 'api/main.ts'], {
-        DATABASE_URL: databaseUrl, SECRET_KEY: newSecretKey(), HOST: '127.0.0.1', LOG_LEVEL: 'warn', BENCH_HELLO: 'true', METRICS_PORT: String(await freePort()),
+      // The production process with the baselines mounted (bench/api-entry.ts).
+      const { url, pid } = await serve(part, [process.execPath, ...(o.args ?? []), 'bench/api-entry.ts'], {
+        DATABASE_URL: databaseUrl, SECRET_KEY: newSecretKey(), HOST: '127.0.0.1', LOG_LEVEL: 'warn', METRICS_PORT: String(await freePort()),
         RATE_LIMIT_PRINCIPAL_PER_MINUTE: '100000000', RATE_LIMIT_TENANT_PER_MINUTE: '100000000', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
         ...o.env,
       }, '/healthz')

@@ -5,11 +5,12 @@
 // Results in bench/results/mixed-load.json and, with the RSS samples and every error, mixed-load-details.json.
 //
 // The real platform, as ./scripts/up runs it: Postgres, a Temporal dev server, MinIO and a mail catcher of the
-// bench's own; the API (api/main.ts) and the worker (worker/main.ts) each its own process with production settings:
-// the access log on at info, written to a file (bench/results/mixed-load-api.log, -worker.log), shared rate budgets
-// on, default pools and caches; the API's session at the CPU weight ./scripts/up gives it (API_AUTOGROUP_NICE, in
-// scripts/supervisor.ts). Only the rate budgets are raised out of the way (as the harness does for every
-// benchmark), and the outbound guard lets deliveries reach the bench's HTTPS receivers (a CA the bench makes).
+// bench's own; the API (api/main.ts's process, started as bench/api-entry.ts) and the worker (worker/main.ts) each
+// its own process with production settings: the access log on at info, written to a file
+// (bench/results/mixed-load-api.log, -worker.log), shared rate budgets on, default pools and caches; the API's
+// session at the CPU weight ./scripts/up gives it (API_AUTOGROUP_NICE, in scripts/supervisor.ts). Only the rate
+// budgets are raised out of the way (as the harness does for every benchmark), and the outbound guard lets
+// deliveries reach the bench's HTTPS receivers (a CA the bench makes).
 //
 // Workloads (bench/mixed-workloads.ts):
 //  1. password sign-ins in closed loops, two per core: argon2id busy on every core, and each sign-in waiting behind

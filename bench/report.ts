@@ -2,7 +2,7 @@
 // PASS or MISS where a row has a target) and bench/results/<name>.json.
 import { cpus } from 'node:os'
 import { join } from 'node:path'
-import type { Measure, Sample } from './harness'
+import type { Measure, Sample } from './measure'
 
 export interface Result {
   measure: Measure; baseline: boolean; samples: Sample[]; error?: string

@@ -3,11 +3,13 @@
 // run; a row's target is a fraction of the ceiling unless it names another baseline. Add a row here; nothing else changes.
 
 import { createDb } from '../api/platform/db'
+import { BUN_HELLO_PATH, ELYSIA_HELLO_PATH } from './baselines'
 import type { BenchContext, HttpRow, Reply } from './harness'
 
-/** The app's own hellos, on the API's server: what the global hooks cost, and what Bun answers without a framework. */
-export const appHello: HttpRow = { name: 'GET /bench/hello-elysia (the app\'s Elysia, global hooks only)', method: 'GET', path: '/bench/hello-elysia' }
-export const bunHello: HttpRow = { name: 'GET /bench/hello (Bun native, the app\'s server)', method: 'GET', path: '/bench/hello' }
+/** The hellos bench/api-entry.ts adds to the API, on its server: what the global hooks cost, and what Bun answers
+ *  without a framework. */
+export const appHello: HttpRow = { name: `GET ${ELYSIA_HELLO_PATH} (the app's Elysia, global hooks only)`, method: 'GET', path: ELYSIA_HELLO_PATH }
+export const bunHello: HttpRow = { name: `GET ${BUN_HELLO_PATH} (Bun native, the app's server)`, method: 'GET', path: BUN_HELLO_PATH }
 
 export const unique = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`
 const SIGN_IN = { email: `bench-signin-${unique()}@example.test`, password: 'correct horse battery staple' }
@@ -85,7 +87,7 @@ export const signIn: HttpRow = {
   },
 }
 
-/** The hot path (README "Benchmarks"): a cached PAT, its budgets, the envelope. bench/run.ts drives it a second time
+/** The hot path (bench/README.md): a cached PAT, its budgets, the envelope. bench/run.ts drives it a second time
  *  against an API at the production default log level, its access log written to a file. */
 export const tokensSelf: HttpRow = { name: 'GET /v1/tokens/self (PAT)', method: 'GET', path: '/v1/tokens/self', setup: patHeaders, target: 0.5, maxP99Ms: 5 }
 

@@ -68,7 +68,10 @@ await benchmark('webhooks', { events: { type: 'string' }, 'latency-events': { ty
     })
   }
   const arrivals = new Map<string, number[]>()
-  for (const r of receivers) r.answer = (d) => (arrivals.set(d.body.id, [...(arrivals.get(d.body.id) ?? []), d.at]), { status: 204 })
+  for (const r of receivers) r.answer = (d) => {
+    arrivals.set(d.body.id, [...(arrivals.get(d.body.id) ?? []), d.at])
+    return { status: 204 }
+  }
   const data = () => ({ trainingJobId: crypto.randomUUID(), name: 'bench', outputArtifactPath: null })
   const allArrived = async (ids: string[], timeoutMs = 300_000) => {
     const deadline = Date.now() + timeoutMs

@@ -50,7 +50,7 @@ alter table audit_pending alter column seq drop not null, alter column hash drop
 
 -- The canonical form an entry's hash covers: a JSON array of every column but the hash, in this order, as
 -- PostgreSQL's jsonb renders it (", " between items, object keys ordered by length then bytes), the time as
--- integer microseconds since the epoch. README "Audit trail / Tamper evidence" shows how to recompute it.
+-- integer microseconds since the epoch. docs/security.md "Audit trail", "Tamper evidence" shows how to recompute it.
 create function audit_canonical(a audit_log) returns text language sql immutable as $$
   select jsonb_build_array(
     a.id, a.chain, a.seq, (extract(epoch from a.occurred_at) * 1000000)::bigint, a.tenant_id, a.subject_user_id,

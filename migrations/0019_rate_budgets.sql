@@ -1,4 +1,4 @@
--- Request budgets shared by every API replica (README "Rate budgets"): one token bucket per principal and per
+-- Request budgets shared by every API replica (docs/api.md "Rate budgets"): one token bucket per principal and per
 -- tenant. Replicas lease tokens from it in small batches (api/rate-budgets), so no request waits on this table
 -- unless its replica's lease ran out. Unlogged: after a crash every bucket starts full, which is what an idle one is.
 create unlogged table rate_budgets (

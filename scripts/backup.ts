@@ -1,4 +1,4 @@
-// `bun scripts/backup.ts backup <dir>` and `bun scripts/backup.ts restore <dir>` (README "Backup and restore"): the
+// `bun scripts/backup.ts backup <dir>` and `bun scripts/backup.ts restore <dir>` (docs/operations.md "Backup and restore"): the
 // database (every table's rows, COPY in binary, one consistent snapshot) and every bucket of every configured
 // storage region (objects, tags, versioning, lifecycle), written to <dir>; and back into an empty database and
 // empty storage. Run with the platform's environment (DATABASE_URL, S3_*, STORAGE_REGIONS). The API and worker are

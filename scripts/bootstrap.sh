@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes a checkout runnable: npm packages, the Go-built servers, docker-compose (to validate the compose
 # file). Idempotent and quick when nothing changed, so ./scripts/up and ./scripts/test always call it.
+# --fast: only what the fast tier needs (npm packages, the time-skipping test server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +21,13 @@ if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ packag
   fi
   log "npm packages installed"
 fi
+
+# Temporal's time-skipping test server (Java), for the workflow tests of the fast tier (test/unit/workflows).
+if ! bash scripts/setup-servers.sh test-server >/dev/null; then
+  log "warning: could not fetch the Temporal test server (needs Java 17 and Maven); test/unit/workflows will fail"
+fi
+# --fast (./scripts/test --fast): nothing else is needed by the fast tier.
+if [ "${1:-}" = --fast ]; then exit 0; fi
 
 if ! command -v docker-compose >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

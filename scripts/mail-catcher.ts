@@ -102,7 +102,7 @@ export async function startMailCatcher(opts: MailCatcherOptions = {}): Promise<M
             date: new Date().toISOString(),
           }
           store.push(message)
-          if (opts.file) appendFileSync(opts.file, JSON.stringify(message) + '\n')
+          if (opts.file) appendFileSync(opts.file, `${JSON.stringify(message)}\n`)
           callback()
         })
         .catch((err: Error) => callback(err))

@@ -1,4 +1,4 @@
-// `bun scripts/reseal.ts`: after a new key went in front of SECRET_KEY (README "Key rotation"), moves every sealed
+// `bun scripts/reseal.ts`: after a new key went in front of SECRET_KEY (docs/operations.md "Key rotation"), moves every sealed
 // value to it and prints progress until done. It starts reseal/<current key id> on the keys task queue, or attaches
 // to that run if one is under way; a worker with the same SECRET_KEY must be running. Exit 0 when every column is done.
 import { Client, Connection, WorkflowIdConflictPolicy } from '@temporalio/client'

@@ -38,7 +38,7 @@ interface SpawnOptions {
  *  whatever it is given (Postgres under member counts, Temporal, the worker, argon2id in the hasher's own session).
  *  At the default weight each of those sessions gets an equal share, and a PAT read waited tens of milliseconds for
  *  its turn; at -10 (about nine times the weight) the API runs when it wakes. What that costs the others is measured
- *  in the README (Benchmarks, "Mixed load"). */
+ *  in bench/README.md ("Mixed load"). */
 export const API_AUTOGROUP_NICE = -10
 
 /** Sets the niceness of the autogroup of `pid`'s session (sched(7)), which weighs every thread of that session
@@ -145,7 +145,10 @@ export const stopAll = (list: Iterable<Child | Stoppable | undefined>) =>
  *  start-up stops it too; if any fails, the error names every failure. */
 export async function startTogether<T extends Record<string, Promise<Stoppable>>>(starts: T, started: Stoppable[]): Promise<{ [K in keyof T]: Awaited<T[K]> }> {
   const entries = Object.entries(starts)
-  const results = await Promise.allSettled(entries.map(([, p]) => p.then((server) => (started.push(server), server))))
+  const results = await Promise.allSettled(entries.map(([, p]) => p.then((server) => {
+    started.push(server)
+    return server
+  })))
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')
   if (failures.length > 0) throw new Error(failures.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('\n'))
   return Object.fromEntries(entries.map(([name], i) => [name, (results[i] as PromiseFulfilledResult<Stoppable>).value])) as { [K in keyof T]: Awaited<T[K]> }

@@ -2,6 +2,8 @@
  * ./scripts/test [bun test args]: fresh real servers on free ports and a throw-away data dir, the worker,
  * then `bun test` against them. Ends with exactly one line, `tests: N passed, N failed`, and a non-zero
  * exit when anything failed, bun test failed, or no test ran.
+ * `./scripts/test --fast [files]`: the fast tier alone (test/unit: pure logic, and workflow logic on Temporal's
+ * time-skipping test server, which each file starts itself), with none of the servers started.
  */
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
@@ -12,9 +14,11 @@ import {
   CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, claimPidFile, killChildrenOnExit, freePort, newSecretKey, onShutdownSignal, seconds, spawnChild, startMailCatcher, startMinio,
   reapStale, releasePidFile, startPostgres, startTemporal, startTogether, stopAll, tail, workerStarted, type Child, type Stoppable,
 } from './platform'
-import { bunTotals, failedTests, junitFailures } from './test-totals'
+import { bunTotals, failedTests, junitFailures, junitSkipped, skippedLine, type SkippedTest } from './test-totals'
 
 const started = performance.now()
+const fast = process.argv.includes('--fast')
+const FAST_TIER = 'test/unit'
 killChildrenOnExit()
 const say = (msg: string) => console.error(`[test] ${msg}`)
 
@@ -61,11 +65,16 @@ async function stopEverything() {
 /** bun test's own totals (scripts/test-totals.ts), never a count of ours. */
 const totals = () => bunTotals(`${output.stdout}\n${output.stderr}`)
 
+/** The skipped tests bun's report names, read before the teardown takes the report away. */
+let skippedTests: SkippedTest[] = []
 let finished = false
 function finish(code: number): number {
-  const { passed, failed } = totals()
+  const { passed, failed, skipped } = totals()
   // A Ctrl-C lands while main() is also finishing; the summary is printed once, last.
-  if (!finished) console.log(`tests: ${passed} passed, ${failed} failed`)
+  if (!finished) {
+    console.log(skippedLine(skipped, skippedTests))
+    console.log(`tests: ${passed} passed, ${failed} failed`)
+  }
   finished = true
   return code
 }
@@ -85,7 +94,7 @@ async function timed<T>(name: string, p: Promise<T>): Promise<T> {
   return value
 }
 
-/** The scrape listeners of the processes this run starts (README "Metrics"), on free ports like the servers. Files run
+/** The scrape listeners of the processes this run starts (docs/operations.md "Metrics"), on free ports like the servers. Files run
  *  side by side, so an API a test file starts as a process (api/main.ts) names a METRICS_PORT of its own: two of them
  *  on this one would race for it. */
 let scrapePorts: Record<string, string> = {}
@@ -163,7 +172,9 @@ function keepTimings(): void {
   } catch { /* bun wrote none (no file ran) */ }
 }
 
-async function main(): Promise<number> {
+/** The servers, the schema and the worker; their addresses as the environment of bun test. Undefined when something
+ *  did not start (said, and torn down). */
+async function serverEnv(): Promise<Record<string, string | undefined> | undefined> {
   let s: Awaited<ReturnType<typeof startServers>>
   try {
     s = await startServers()
@@ -172,7 +183,7 @@ async function main(): Promise<number> {
   } catch (err) {
     say(`could not start the test servers:\n${err instanceof Error ? err.message : String(err)}`)
     await teardown()
-    return finish(1)
+    return undefined
   }
 
   const env: Record<string, string | undefined> = {
@@ -210,13 +221,26 @@ async function main(): Promise<number> {
       } catch (err) {
         say(`the worker did not start:\n${err instanceof Error ? err.message : String(err)}`)
         await teardown()
-        return finish(1)
+        return undefined
       }
     }
   }
   say(`servers ready in ${seconds(started)} (data ${dataDir})`)
+  return env
+}
 
-  const args = process.argv.slice(2)
+/** The fast tier's environment: no server, so the preload (test/support/preload.ts) lets its files run without one. */
+const fastEnv = (): Record<string, string | undefined> => ({
+  ...process.env, NODE_ENV: 'test', RCP_TEST_TIER: 'fast', RCP_CACHE_DIR: CACHE_DIR, RCP_TEST_DATA_DIR: dataDir,
+})
+
+async function main(): Promise<number> {
+  const env = fast ? fastEnv() : await serverEnv()
+  if (!env) return finish(1)
+
+  const given = process.argv.slice(2).filter((a) => a !== '--fast')
+  // The fast tier is its folder unless files of it are named.
+  const args = fast && !given.some((a) => !a.startsWith('-')) ? [...given, FAST_TIER] : given
   bunTest = spawnChild('bun test', {
     cmd: [process.execPath, 'test', ...timeoutArgs(args), ...parallelArgs(args), ...timingsArgs(args), ...reportArgs(args), ...args],
     env: { ...env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
@@ -248,6 +272,7 @@ async function main(): Promise<number> {
   // The report's failures with their messages; the output's names when bun wrote none or a torn one (killed) or left
   // one out (a hook).
   const reported = (() => { try { return junitFailures(readFileSync(junitReport, 'utf8')) } catch { return [] } })()
+  try { skippedTests = junitSkipped(readFileSync(junitReport, 'utf8')) } catch { /* no report: the count alone */ }
   const failures = [...reported, ...failedTests(`${output.stdout}\n${output.stderr}`)
     .filter((name) => !reported.some((r) => r.name === name)).map((name) => ({ name, error: [] }))]
   if (failures.length > 0) say(`failed:\n${failures.map((f) => [`    ${f.name}`, ...f.error.map((l) => `        ${l}`)].join('\n')).join('\n')}`)

@@ -7,7 +7,7 @@ import type { ActivityMetrics } from '../activities/metrics'
 // Attempts past the sixth share one label value, so a long retry schedule cannot grow the series.
 const attemptLabel = (attempt: number) => (attempt >= 6 ? '6+' : String(attempt))
 
-/** The worker's own metrics (README "Metrics"); the Temporal SDK's come from its runtime's exporter and are appended
+/** The worker's own metrics (docs/operations.md "Metrics"); the Temporal SDK's come from its runtime's exporter and are appended
  *  to the same scrape (worker/run.ts). */
 export function createWorkerMetrics(sql: Sql) {
   const registry = processRegistry('worker')

@@ -32,7 +32,7 @@ export interface StartWorkerOptions {
   schedules?: boolean
   /** Outbound name resolution for activities (tests of DNS rebinding); the system's by default. */
   resolve?: Resolver
-  /** Serve the Prometheus scrape endpoint (README "Metrics"): the production entry point does, tests choose. The
+  /** Serve the Prometheus scrape endpoint (docs/operations.md "Metrics"): the production entry point does, tests choose. The
    *  Temporal SDK's exporter is per process, so only the first worker of a process can have it. */
   metrics?: boolean
 }

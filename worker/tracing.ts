@@ -1,4 +1,4 @@
-// The worker's half of traces (README "Traces"): Temporal's OpenTelemetry interceptors continue the trace a
+// The worker's half of traces (docs/operations.md "Traces"): Temporal's OpenTelemetry interceptors continue the trace a
 // workflow start carried in its headers. The workflow interceptors run in the sandbox and hand their spans out
 // through a sink to the process's span processor (the same bounded queue as every other span); the activity
 // interceptor runs each activity inside its span, so the activity's SQL, S3, SMTP and HTTP spans are its children.

@@ -1,5 +1,5 @@
 // The keys part of the Temporal contract (see contract.ts for the rules): the re-seal after a rotation of
-// SECRET_KEY (README "Key rotation"). Types and constants only.
+// SECRET_KEY (docs/operations.md "Key rotation"). Types and constants only.
 export const KeysWorkflowType = { reseal: 'resealSecretsWorkflow' } as const
 
 /** One re-seal per current key: starting it again while it runs attaches to the same run. */

@@ -1,10 +1,8 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities } from '@temporalio/workflow'
 // Type-only: activity code (S3, Postgres) must never be bundled into the workflow sandbox.
-import type { createActivities } from '../activities'
+import type { Activities } from '../activities'
 import { ErrorType } from './contract'
 import { EdgePackageErrorType, type BuildEdgePackageInput } from './contract-edge-packages'
-
-type Activities = ReturnType<typeof createActivities>
 
 const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' }
 const permanent = [ErrorType.invalidArgument, ...Object.values(EdgePackageErrorType)]

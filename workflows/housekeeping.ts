@@ -1,11 +1,11 @@
 import { log, patched, proxyActivities } from '@temporalio/workflow'
 // Type-only: activity code (Postgres, Node APIs) must never be bundled into the workflow sandbox.
-import type { createActivities } from '../activities'
+import type { Activities } from '../activities'
 import { ErrorType, HOUSEKEEPING_DEFAULT_BATCH_SIZE, type HousekeepingInput, type HousekeepingResult } from './contract'
 
 const {
   purgeExpiredIdempotencyKeys, purgeExpiredSessions, purgeExpiredAuditEntries, purgeExpiredWebhookMessages, purgeExpiredEvents, purgeIdleRateBudgets,
-} = proxyActivities<ReturnType<typeof createActivities>>({
+} = proxyActivities<Activities>({
   // A purge of a large backlog is many short batches; heartbeats, not the overall timeout, detect a dead worker.
   startToCloseTimeout: '15 minutes',
   heartbeatTimeout: '1 minute',

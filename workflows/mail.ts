@@ -1,13 +1,11 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common'
 import { ActivityFailure, ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow'
-import type { createActivities } from '../activities'
+import type { Activities } from '../activities'
 import { SYSTEM_TENANT, TENANT_ID } from './contract'
 import { MailErrorType, MailWorkflowType, mailWorkflowId, type MailSweepResult, type SendMailInput, type SendMailResult } from './contract-mail'
 
-type Acts = ReturnType<typeof createActivities>
-
 // SMTP servers refuse for minutes at a time (greylisting, restarts): back off up to 10 minutes, about 1 hour in all.
-const { sendOutboxMail } = proxyActivities<Acts>({
+const { sendOutboxMail } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: {
     initialInterval: '2 seconds',
@@ -17,7 +15,7 @@ const { sendOutboxMail } = proxyActivities<Acts>({
     nonRetryableErrorTypes: [MailErrorType.undeliverable],
   },
 })
-const { markOutboxMailFailed, listStaleOutboxMail, purgeResetThrottles } = proxyActivities<Acts>({
+const { markOutboxMailFailed, listStaleOutboxMail, purgeResetThrottles } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5 },
 })

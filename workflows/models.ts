@@ -1,11 +1,9 @@
 import { ActivityFailure, CancellationScope, proxyActivities } from '@temporalio/workflow'
 // Type-only: activity code (S3, Postgres) must never be bundled into the workflow sandbox.
-import type { createActivities } from '../activities'
+import type { Activities } from '../activities'
 import { ErrorType } from './contract'
 import { ModelsErrorType, type ValidateModelVersionInput, type ValidationOutcome } from './contract-models'
 import { StorageErrorType } from './contract-storage'
-
-type Activities = ReturnType<typeof createActivities>
 
 const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' }
 

@@ -1,10 +1,10 @@
 import { continueAsNew, defineQuery, log, proxyActivities, setHandler } from '@temporalio/workflow'
 // Type-only: activity code (Postgres, Node APIs) must never be bundled into the workflow sandbox.
-import type { createActivities } from '../activities'
+import type { Activities } from '../activities'
 import { ErrorType } from './contract'
 import { RESEAL_DEFAULT_BATCH, RESEAL_PROGRESS_QUERY, type ResealCounts, type ResealInput, type ResealProgress } from './contract-keys'
 
-const { listSealedColumns, resealSealedBatch } = proxyActivities<ReturnType<typeof createActivities>>({
+const { listSealedColumns, resealSealedBatch } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   retry: {
     initialInterval: '2 seconds',
@@ -20,7 +20,7 @@ const resealProgressQuery = defineQuery<ResealProgress>(RESEAL_PROGRESS_QUERY)
 /** Bounds the history: a schema with millions of sealed values continues as new, carrying its cursor and counts. */
 const BATCHES_PER_RUN = 200
 
-/** Moves every sealed value to the current key of SECRET_KEY's ring (README "Key rotation"), column by column, in
+/** Moves every sealed value to the current key of SECRET_KEY's ring (docs/operations.md "Key rotation"), column by column, in
  *  batches; progress is the `progress` query. Started by `bun scripts/reseal.ts` as reseal/<current key id>. */
 export async function resealSecretsWorkflow(input: ResealInput = {}): Promise<Record<string, ResealCounts>> {
   const batchSize = input.batchSize ?? RESEAL_DEFAULT_BATCH

@@ -4,11 +4,11 @@ import { ApplicationFailure } from '@temporalio/activity'
 import { imageLines } from '../../api/edge-packages/image-lines'
 import { DEFAULT_PORTS, type PackageManifest } from '../../api/edge-packages/manifest'
 import { findPackage, type PackageRow } from '../../api/edge-packages/queries'
-import { embodimentOf, loadSources, modelObjectsOf, sourceOf } from '../../api/edge-packages/sources'
+import { embodimentOf, loadSources, modelObjectsOf, sourceOf } from './sources'
 import { publicBase } from '../../api/platform/config'
 import { bucketReadiness } from '../../api/storage/service'
 import { EdgePackageErrorType, edgePackageWorkflowId, type EdgePackagePlan, type PlannedObject } from '../../workflows/contract-edge-packages'
-import type { ActivityDeps } from '../index'
+import type { ActivityDeps } from '../deps'
 
 const permanent = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true })
 

@@ -31,7 +31,7 @@ export function dockerfile(m: PackageManifest, plan: RuntimePlan): string {
       `RUN /opt/venv/bin/pip install --no-cache-dir "lerobot[async]==${LEROBOT_VERSION}"`,
     )
   lines.push('COPY . .', 'ENV RCP_PYTHON=/opt/venv/bin/python PATH=/opt/venv/bin:$PATH', 'ENTRYPOINT ["./launch.sh"]')
-  return lines.join('\n') + '\n'
+  return `${lines.join('\n')}\n`
 }
 
 const gpu = (m: PackageManifest): string[] =>
@@ -94,5 +94,5 @@ export function composeFile(m: PackageManifest, plan: RuntimePlan): string {
       : '    # Real transport: list your robot\'s devices here, e.g. devices: ["/dev/ttyACM0:/dev/ttyACM0"]',
   ]
   if (plan.server === 'openpi') lines.push(...openpiServer(m, plan))
-  return lines.join('\n') + '\n'
+  return `${lines.join('\n')}\n`
 }

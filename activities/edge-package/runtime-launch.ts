@@ -42,13 +42,13 @@ export function launchScript(m: PackageManifest, plan: RuntimePlan): string {
     'esac',
     'exit "$status"',
   )
-  return lines.join('\n') + '\n'
+  return `${lines.join('\n')}\n`
 }
 
 export function lerobotClientScript(m: PackageManifest, plan: RuntimePlan): string {
   const port = plan.ports['lerobot-grpc']
   const where = m.mode === 'local' ? 'the policy_server beside it' : `the robot end of a tunnel to the remote policy server`
-  return [
+  return `${[
     header(m, "LeRobot's async robot_client"),
     `# WARNING: ${PICKLE_WARNING}`,
     `# The server address defaults to 127.0.0.1:${port}, ${where}; set LEROBOT_SERVER_ADDRESS only to an address on a`,
@@ -65,14 +65,14 @@ export function lerobotClientScript(m: PackageManifest, plan: RuntimePlan): stri
     '  --policy_device="${LEROBOT_POLICY_DEVICE:-cuda}" \\',
     '  --task="${LEROBOT_TASK:-}" \\',
     '  $LEROBOT_ROBOT_ARGS',
-  ].join('\n') + '\n'
+  ].join('\n')}\n`
 }
 
 export function lerobotServerScript(m: PackageManifest, plan: RuntimePlan): string {
-  return [
+  return `${[
     header(m, "LeRobot's async policy_server"),
     `# WARNING: ${PICKLE_WARNING}`,
     'exec "${RCP_PYTHON:-python3}" -m lerobot.async_inference.policy_server \\',
     `  --host=127.0.0.1 --port=${plan.ports['lerobot-grpc']} --fps=${Math.round(m.embodiment.controlRateHz)}`,
-  ].join('\n') + '\n'
+  ].join('\n')}\n`
 }

@@ -72,5 +72,5 @@ export function packageReadme(m: PackageManifest, plan: RuntimePlan): string {
         : 'Both ends run in this container on 127.0.0.1.',
       'Set LEROBOT_ROBOT_ARGS to your robot\'s LeRobot flags (for example `--robot.type=so100_follower --robot.port=/dev/ttyACM0 --robot.id=arm`) and run with `RCP_PROTOCOL=lerobot-grpc` when the package ships both clients. LEROBOT_POLICY_TYPE, LEROBOT_ACTIONS_PER_CHUNK, LEROBOT_POLICY_DEVICE and LEROBOT_TASK override the defaults in `lerobot/robot_client.sh`.',
     )
-  return out.join('\n') + '\n'
+  return `${out.join('\n')}\n`
 }

@@ -3,8 +3,8 @@ import { ApiError } from '../platform/errors'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
-import type { RequestContext } from '../identity/context'
-import { currentMembership, requirePermission, type Principal } from '../identity/service'
+import { tenantOf, type RequestContext } from '../identity/context'
+import { requirePermission, type Principal } from '../identity/service'
 import { recordAudit } from '../audit/service'
 import { newPat } from '../identity/tokens'
 import { PAT_DEFAULT_DAYS, PAT_MAX_DAYS } from './model'
@@ -40,7 +40,7 @@ function patExpiry(principal: Principal, asked: string | undefined): Date {
 /** A PAT is bound to the caller's current membership; its scopes may not exceed what the caller holds now. */
 export async function createApiKey({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, input: { name: string; scopes: string[]; expiresAt?: string }) {
   const { principal } = ctx
-  const membership = currentMembership(principal)
+  const membership = tenantOf(ctx)
   const beyond = input.scopes.filter((s) => !principal.permissions.includes(s as never))
   if (beyond.length > 0) {
     throw new ApiError('INVALID_PERMISSION_OVERLAY', `Scopes exceed your own permissions: ${beyond.join(', ')}`)
@@ -76,8 +76,9 @@ export const describeCredential = ({ principal: p }: RequestContext) => ({
 const keyNotFound = () => new ApiError('NOT_FOUND', 'No API key with this id in the current tenant')
 
 /** Revoked and expired keys stay listed (with revokedAt / expiresAt) so administrators can audit them. */
-export async function listKeys({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, { principal }: RequestContext, q: PageParams & { scope: 'self' | 'tenant' }) {
-  const membership = currentMembership(principal)
+export async function listKeys({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { scope: 'self' | 'tenant' }) {
+  const { principal } = ctx
+  const membership = tenantOf(ctx)
   if (q.scope === 'tenant') requirePermission(principal, ['apikey:manage'])
   const scope = q.scope === 'tenant' ? `tenant:${membership.tenantId}` : `tenant:${membership.tenantId}:user:${principal.userId}`
   const binding = { route: 'GET /api-keys', scope, filters: { scope: q.scope } }
@@ -90,7 +91,7 @@ export async function listKeys({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'key
  *  ids cannot be probed. Revoking twice answers the same summary. Takes effect on the key's very next use. */
 export async function revokeKey({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, apiKeyId: string) {
   const { principal } = ctx
-  const membership = currentMembership(principal)
+  const membership = tenantOf(ctx)
   const key = isUuid(apiKeyId) ? await findApiKey(sql, membership.tenantId, apiKeyId) : undefined
   if (!key || (key.user_id !== principal.userId && !principal.permissions.includes('apikey:manage'))) throw keyNotFound()
   if (key.revoked_at) return toApiKeySummary(key) // revoking twice answers the same summary and records nothing new

@@ -7,8 +7,7 @@ import { findAuditExport, insertAuditExport, markAuditExportFailed, type AuditEx
 import type { AuditExport } from '../audit/model'
 import { countTenantAudit, sealAuditChains, type ExportRow } from '../audit/queries'
 import { recordAudit, timeRange, toAuditEntry } from '../audit/service'
-import type { RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { tenantOf, type RequestContext } from '../identity/context'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { isUuid } from '../platform/ids'
@@ -46,7 +45,7 @@ async function toAuditExportDto(config: ServiceDeps['config'], r: AuditExportRow
  *  anything is written when the window is invalid, the tenant's storage is not ready, or the window holds more
  *  entries than one file may. The job and its audit entry commit together; then its workflow starts. */
 export async function startAuditExport(deps: Pick<ServiceDeps, 'sql' | 'config' | 'temporal'>, ctx: RequestContext, body: { from?: string; to?: string }) {
-  const tenantId = currentMembership(ctx.principal).tenantId
+  const tenantId = tenantOf(ctx).tenantId
   const { from, to } = timeRange(deps.config, body, deps.config.AUDIT_RETENTION_DAYS + 1)
   const exportBucket = (await readyBuckets(deps.sql, tenantId)).find((b) => b.kind === 'export')!
   regionOf(deps.config, exportBucket.region_id)
@@ -81,7 +80,7 @@ export async function startAuditExport(deps: Pick<ServiceDeps, 'sql' | 'config' 
 }
 
 export async function getAuditExport({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, exportId: string) {
-  const tenantId = currentMembership(ctx.principal).tenantId
+  const tenantId = tenantOf(ctx).tenantId
   const row = isUuid(exportId) ? await findAuditExport(sql, tenantId, exportId) : undefined
   if (!row) throw new ApiError('NOT_FOUND', `No audit log export ${exportId} in this tenant`)
   return toAuditExportDto(config, row)

@@ -1,5 +1,5 @@
 // The audit action catalogue: every action an entry may carry, with what it means and what its target is. The
-// README table is generated from it (test/audit/catalogue.test.ts keeps the two equal) and recordAudit accepts
+// table in docs/security.md is generated from it (test/audit/catalogue.test.ts keeps the two equal) and recordAudit accepts
 // nothing else. Dotted names, `<object>.<past tense>`, as WorkOS and GitHub name theirs.
 
 type Scope = 'account' | 'tenant'
@@ -75,7 +75,7 @@ export type AuditAction = keyof typeof auditCatalogue
 export const auditActions = Object.keys(auditCatalogue) as AuditAction[]
 export const isAccountAction = (action: AuditAction) => auditCatalogue[action].scope === 'account'
 
-/** The README's table of actions, generated here so the two cannot drift (test/audit/catalogue.test.ts). */
+/** The table of actions in docs/security.md, generated here so the two cannot drift (test/audit/catalogue.test.ts). */
 export const auditCatalogueMarkdown = (): string =>
   ['| action | log | target | meaning |', '|---|---|---|---|',
     ...auditActions.map((k) => {

@@ -24,6 +24,9 @@ export interface AuditRow {
   request_id: string | null
   changes: Record<string, unknown> | null
   details: Record<string, unknown> | null
+  /** The request's trace (migrations/0027): kept to find the entry's request in the traces, never shown by the API,
+   *  the export or the audit.entry event, and outside the hash (toAuditEntry, audit_canonical). */
+  trace_id: string | null
 }
 
 export type NewAuditRow = Omit<AuditRow, 'seq' | 'hash' | 'occurred_at'>
@@ -31,9 +34,12 @@ export type NewAuditRow = Omit<AuditRow, 'seq' | 'hash' | 'occurred_at'>
 /** Appends in the caller's transaction, unsealed (audit_inbox, migrations/0024): a rollback takes the entry with it,
  *  a commit keeps it, and the sealer or the next reader of its chain numbers and hashes it afterwards. */
 export async function appendAuditEntry(db: Db, row: NewAuditRow): Promise<{ id: string }> {
-  await db`select 1 from audit_append(jsonb_populate_record(null::audit_log, ${db.json(row as never)}))`
+  await db`select 1 from ${auditAppend(db, row)}`
   return { id: row.id }
 }
+
+/** The same append as a fragment, for a statement that writes a change and its entry at once (a sign-in's session). */
+export const auditAppend = (db: Db, row: NewAuditRow) => db`audit_append(jsonb_populate_record(null::audit_log, ${db.json(row as never)}))`
 
 /** The sealer's step: up to `most` waiting entries of chains no other sealer holds; answers how many it sealed. */
 export async function sealAuditBatch(db: Db, most: number): Promise<number> {

@@ -4,8 +4,7 @@ import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { domainOfEmail } from '../platform/email'
 import { ApiError } from '../platform/errors'
-import type { RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { tenantOf, type RequestContext } from '../identity/context'
 import { changesBetween, recordAudit } from '../audit/service'
 import { PASSWORD_MIN_LENGTH_FLOOR, SIGN_IN_METHODS, type AuthPolicyPatch, type TenantAuthPolicy } from './model'
 import { findAuthPoliciesOfUser, findAuthPolicy, insertDefaultAuthPolicy, updateAuthPolicy, type AuthPolicyRow } from './queries'
@@ -41,12 +40,16 @@ const toDto = (tenantId: string, f: PolicyFields, updatedAt: Date | null): Tenan
  *  sign-in methods, session lifetimes, password length, email domains, MFA. */
 export async function getAuthPolicy(db: Db, tenantId: string, sessions: SessionDefaults): Promise<{ policy: TenantAuthPolicy; version: number }> {
   const row = await findAuthPolicy(db, tenantId)
-  return row ? { policy: toDto(tenantId, row, row.updated_at), version: row.version } : { policy: toDto(tenantId, defaultFields(sessions), null), version: 1 }
+  return { policy: policyOf(tenantId, row, sessions), version: row?.version ?? 1 }
 }
 
+/** The policy a tenant's row says, or the defaults without one: for a caller that read the row with more. */
+export const policyOf = (tenantId: string, row: AuthPolicyRow | undefined, sessions: SessionDefaults): TenantAuthPolicy =>
+  row ? toDto(tenantId, row, row.updated_at) : toDto(tenantId, defaultFields(sessions), null)
+
 /** The current tenant's policy, for its administrators. */
-export async function currentAuthPolicy({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, { principal }: RequestContext) {
-  return getAuthPolicy(sql, currentMembership(principal).tenantId, config)
+export async function currentAuthPolicy({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext) {
+  return getAuthPolicy(sql, tenantOf(ctx).tenantId, config)
 }
 
 /** The strictest minimum length over every tenant the user is an active member of (the floor without any). */
@@ -64,7 +67,7 @@ const POLICY_FIELDS = [
 ] as const
 
 export async function patchAuthPolicy({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, expectedVersion: number | null, patch: AuthPolicyPatch) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   return sql.begin(async (tx) => {
     await insertDefaultAuthPolicy(tx, tenantId, defaultFields(config))
     const current = (await findAuthPolicy(tx, tenantId))!

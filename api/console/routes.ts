@@ -4,6 +4,14 @@ import { CSS, HTML, JS, staticAsset } from '../http/static-asset'
 
 export const INVITATION_PATH = '/invitations/accept'
 
+/** The console's pages of the links the API mails (password-resets/grants.ts, onboarding/service.ts), each keyed by
+ *  the path those mails named before the console served them: a mail already sent is redirected (LEGACY_PATHS). */
+export const LINK_PAGES = {
+  '/password-reset': '/console/password-reset',
+  '/activate': '/console/activate',
+  '/registration': '/console/registration',
+} as const
+
 // Built by scripts/build-console.ts (run by ./scripts/up, ./scripts/test and the Dockerfile) from ./ui; not committed.
 const DIST = join(import.meta.dir, 'dist')
 
@@ -18,21 +26,35 @@ const notBuilt = () => new Response('The console is not built: run scripts/build
   status: 503, headers: { 'content-type': 'text/plain; charset=utf-8', 'content-security-policy': CONSOLE_CSP },
 })
 
-/** The console: one page (its views follow the location hash) and its two assets, whose names change with their
- *  content, so they are cached for good while the page itself is never cached. */
+/** The query of the address as the browser sent it (with its '?'), so a redirect hands on the token byte for byte. */
+const rawQuery = (url: string) => {
+  const at = url.indexOf('?')
+  return at < 0 ? '' : url.slice(at).replace(/#.*$/, '')
+}
+
+/** Answers the old addresses (the hosted account page and its mailed links, api/account until the console served
+ *  them) with a redirect to the console's page: links in mail sent before still work. */
+const moved = (to: (query: string) => string) => ({ request }: { request: Request }) =>
+  new Response(null, { status: 302, headers: { location: to(rawQuery(request.url)), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' } })
+
+/** The console: one page (its views follow the location hash, or the path of a mailed link) and its two assets,
+ *  whose names change with their content, so they are cached for good while the page itself is never cached. */
 export const consoleRoutes = () => {
   const index = staticAsset(join(DIST, 'index.html'), HTML, 'no-store', CONSOLE_CSP)
   const page = async () => ((await Bun.file(join(DIST, 'index.html')).exists()) ? index() : notBuilt())
-  return new Elysia({ detail: { hide: true } })
+  const app = new Elysia({ detail: { hide: true } })
     // The mailed invitation link (api/onboarding) opens the console, which accepts it (ui/invitation.tsx).
     .get(INVITATION_PATH, page)
     .use(consolePage(page))
+    .get('/account', moved((query) => `/console${query}#/account`))
+  for (const [legacy, path] of Object.entries(LINK_PAGES)) app.get(legacy, moved((query) => `${path}${query}`))
+  return app
 }
 
 function consolePage(page: () => Promise<Response>) {
   // One handler per asset, so each is compressed once (a hashed name never changes content).
   const assets = new Map<string, ReturnType<typeof staticAsset>>()
-  return new Elysia({ prefix: '/console', detail: { hide: true } })
+  const app = new Elysia({ prefix: '/console', detail: { hide: true } })
     .get('', page)
     .get('/assets/:file', async ({ params: { file }, request }) => {
       const path = join(DIST, 'assets', file)
@@ -41,4 +63,7 @@ function consolePage(page: () => Promise<Response>) {
       if (!asset) assets.set(file, asset = staticAsset(path, file.endsWith('.js') ? JS : CSS, 'public, max-age=31536000, immutable', CONSOLE_CSP))
       return asset({ request })
     })
+  // The mailed links' pages (ui/links.tsx reads the path and the token).
+  for (const path of Object.values(LINK_PAGES)) app.get(path.slice('/console'.length), page)
+  return app
 }

@@ -60,7 +60,10 @@ export class CredentialFeed {
   }
 
   private receive(payload: string): void {
-    if (!payload.startsWith('hb:')) return this.cache.evict(payload)
+    if (!payload.startsWith('hb:')) {
+      this.cache.evict(payload)
+      return
+    }
     const [, replica, sentAt] = payload.split(':')
     if (replica !== this.replicaId) return
     this.cache.confirm(Number(sentAt))

@@ -5,8 +5,7 @@ import { ApiError } from '../platform/errors'
 import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
-import type { RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { tenantOf, type RequestContext } from '../identity/context'
 import { recordAudit } from '../audit/service'
 import { lookupTxt } from './dns'
 import { CHALLENGE_LABEL } from './model'
@@ -29,7 +28,7 @@ const domainTarget = (r: TenantDomainRow) => ({ type: 'domain', id: r.id })
 
 /** Adding a domain the tenant lists already answers that claim and records nothing new. */
 export async function addDomain({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, domain: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   return sql.begin(async (tx) => {
     const row = await insertTenantDomain(tx, tenantId, domain, randomBytes(24).toString('base64url'))
     if (row.inserted) await recordAudit(tx, ctx, { action: 'domain.added', tenantId, target: domainTarget(row), details: { domain: row.domain } })
@@ -37,15 +36,15 @@ export async function addDomain({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestC
   })
 }
 
-export async function listDomains({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, { principal }: RequestContext, q: PageParams) {
-  const { tenantId } = currentMembership(principal)
+export async function listDomains({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams) {
+  const { tenantId } = tenantOf(ctx)
   const binding = { route: 'GET /tenants/current/domains', scope: `tenant:${tenantId}`, filters: {} }
   const p = await paginate(keys, binding, q, (after, limit) => listTenantDomains(sql, tenantId, after, limit), createdCursorOf)
   return mapPage(p, toTenantDomainDto)
 }
 
 export async function removeDomain({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   if (!isUuid(id)) throw notFound()
   return sql.begin(async (tx) => {
     const row = await deleteTenantDomain(tx, tenantId, id)
@@ -62,7 +61,7 @@ const uniqueViolation = (err: unknown) => (err as { code?: string }).code === '2
 /** Looks the TXT record up now. A domain another tenant holds verified stays theirs until they delete it. A failed
  *  attempt changes nothing but is recorded all the same (with the pool, before the error is answered). */
 export async function verifyDomain({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, id: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const row = isUuid(id) ? await findTenantDomain(sql, tenantId, id) : undefined
   if (!row) throw notFound()
   if (row.verified_at) return row

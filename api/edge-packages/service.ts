@@ -3,8 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { publishEvent } from '../events/service'
 import { recordAudit } from '../audit/service'
-import type { RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { tenantOf, type RequestContext } from '../identity/context'
 import { assertSourceStillPresent } from '../model-versions/objects'
 import { findModelVersion } from '../model-versions/queries'
 import type { ServiceDeps } from '../platform/deps'
@@ -31,7 +30,7 @@ const packageTarget = (id: string) => ({ type: 'edge_package', id })
 
 /** Recorded with the package row (a replayed Idempotency-Key answers from the stored response and never gets here). */
 export async function createPackage(deps: Deps, ctx: RequestContext, modelVersionId: string, input: PackageRequestInput) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const version = isUuid(modelVersionId) ? await findModelVersion(deps.sql, tenantId, modelVersionId) : undefined
   if (!version) throw new ApiError('MODEL_VERSION_NOT_FOUND', `No model version ${modelVersionId} in this tenant`)
   if (version.status !== 'ready') {
@@ -91,12 +90,12 @@ async function ownPackage({ sql }: Pick<ServiceDeps, 'sql'>, tenantId: string, i
 }
 
 export async function getPackage(deps: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, id: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   return packageViews(deps, tenantId)(await ownPackage(deps, tenantId, id))
 }
 
 export async function listTenantPackages(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, ctx: RequestContext, q: PageParams & { modelVersionId?: string; status?: PackageStatus }) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const binding = { route: 'GET /edge-inference-packages', scope: `tenant:${tenantId}`, filters: { modelVersionId: q.modelVersionId, status: q.status } }
   const p = await paginate(deps.keys, binding, q, (after, limit) => listPackages(deps.sql, tenantId, q, after, limit), createdCursorOf)
   const items = await Promise.all(p.items.map(packageViews(deps, tenantId)))
@@ -106,7 +105,7 @@ export async function listTenantPackages(deps: Pick<ServiceDeps, 'sql' | 'config
 /** The robot-side client's report; its event and audit entry are written in the same transaction, so a stored run
  *  is announced and recorded once. */
 export async function reportRun(deps: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, packageId: string, report: RunReport) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   await ownPackage(deps, tenantId, packageId)
   const run = await deps.sql.begin(async (tx) => {
     const row = await insertRun(tx, tenantId, packageId, ctx.principal.userId, report)
@@ -124,7 +123,7 @@ export async function reportRun(deps: Pick<ServiceDeps, 'sql'>, ctx: RequestCont
 }
 
 export async function listPackageRuns({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, packageId: string, q: PageParams) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   await ownPackage({ sql }, tenantId, packageId)
   const binding = { route: 'GET /edge-inference-packages/{id}/runs', scope: `tenant:${tenantId}`, filters: { packageId } }
   return mapPage(await paginate(keys, binding, q, (after, limit) => listRuns(sql, tenantId, packageId, after, limit), createdCursorOf), toRunDto)

@@ -18,7 +18,7 @@ export interface Feature {
 export const CONTROL_RATE_MAX_HZ = 1000
 
 export const FeatureDto = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.\/-]{0,127}$/, 'letters, digits, _ . / - (up to 128), starting with a letter or digit')
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$/, 'letters, digits, _ . / - (up to 128), starting with a letter or digit')
     .describe('Unique within its list; the key the policy and the robot client use (e.g. `observation.images.top`, `state`)'),
   dtype: z.enum(FEATURE_DTYPES),
   shape: z.array(z.number().int().min(1).max(1_000_000)).min(1).max(6).describe('1 to 6 positive dimensions'),

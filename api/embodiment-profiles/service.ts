@@ -6,8 +6,7 @@ import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { changesBetween, recordAudit } from '../audit/service'
-import type { RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { tenantOf, type RequestContext } from '../identity/context'
 import type { CreateProfileInput, EmbodimentProfile, UpdateProfileInput } from './model'
 import {
   deleteEmbodimentProfile, findEmbodimentProfile, insertEmbodimentProfile, lockEmbodimentProfile, listEmbodimentProfiles, updateEmbodimentProfile,
@@ -45,7 +44,7 @@ async function nameChecked<T>(name: string, write: () => Promise<T>): Promise<T>
 }
 
 export async function createProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, input: CreateProfileInput) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const row = await nameChecked(input.name, () => sql.begin(async (tx) => {
     const made = await insertEmbodimentProfile(tx, tenantId, input)
     await recordAudit(tx, ctx, {
@@ -57,12 +56,12 @@ export async function createProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Requ
 }
 
 export async function getProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
-  const row = await own(sql, currentMembership(ctx.principal).tenantId, id)
+  const row = await own(sql, tenantOf(ctx).tenantId, id)
   return { profile: toEmbodimentProfile(row), version: row.version }
 }
 
 export async function listProfiles({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const binding = { route: 'GET /embodiment-profiles', scope: `tenant:${tenantId}`, filters: {} }
   const p = await paginate(keys, binding, q, (after, limit) => listEmbodimentProfiles(sql, tenantId, after, limit), createdCursorOf)
   return mapPage(p, toEmbodimentProfile)
@@ -71,7 +70,7 @@ export async function listProfiles({ sql, keys }: Pick<ServiceDeps, 'sql' | 'key
 /** Fields left out keep their value. A stale If-Match answers 412 and writes nothing. Recorded with the fields that
  *  changed, before and after. */
 export async function patchProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string, expectedVersion: number | null, patch: UpdateProfileInput) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   return sql.begin(async (tx) => {
     const current = await own(tx, tenantId, id, lockEmbodimentProfile)
     if (expectedVersion !== null && expectedVersion !== current.version) {
@@ -95,7 +94,7 @@ export async function patchProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Reque
  *  the only check that cannot race with a package being created. RESTRICT raises 23001 (restrict_violation),
  *  NO ACTION 23503 (foreign_key_violation): both mean the same here. */
 export async function removeProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string): Promise<void> {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const row = await own(sql, tenantId, id)
   try {
     await sql.begin(async (tx) => {

@@ -1,6 +1,5 @@
 import type { Logger } from '../platform/log'
-import { stateOf } from './request-state'
-import { spanOf } from './request-span'
+import { spanOf, stateOf } from './request-state'
 
 type Finished = { request: Request; set: { status?: number | string } }
 
@@ -17,7 +16,7 @@ export function pathOf(url: string): string {
 export function accessLog(log: Logger, traced = false) {
   return function logRequest({ request, set }: Finished): void {
     const st = stateOf(request)
-    // In a traced process the line names the request's trace and span (README "Traces"), to find one from the other.
+    // In a traced process the line names the request's trace and span (docs/operations.md "Traces"), to find one from the other.
     const ids = traced ? spanOf(request)?.spanContext() : undefined
     log.info('request', {
       requestId: st.requestId, method: request.method, path: pathOf(request.url), status: set.status,

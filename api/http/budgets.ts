@@ -6,7 +6,7 @@ import type { RequestState } from './request-state'
 
 const WINDOW_SECONDS = 60
 
-/** The request budgets (README "Rate budgets"): an anonymous caller spends its address's, a signed-in one its own
+/** The request budgets (docs/api.md "Rate budgets"): an anonymous caller spends its address's, a signed-in one its own
  *  and its tenant's. The signed-in budgets are shared by every replica when `sharedBudgets` is set; an address's is
  *  the replica's own. */
 export function requestBudgets(deps: Pick<HttpDeps, 'config' | 'limiter' | 'sharedBudgets'>) {

@@ -9,7 +9,7 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 // A client may send any token as a method; anything else is counted as one "other".
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
 
-/** The API's metrics (README "Metrics"). Labels are bounded by construction: a route is its template
+/** The API's metrics (docs/operations.md "Metrics"). Labels are bounded by construction: a route is its template
  *  (`/v1/webhook-endpoints/:endpointId`, never the id), a reason or budget is one of a fixed set of codes; no label
  *  carries a tenant, user, token or URL. Counts that already exist elsewhere (the PAT cache's, the server's pending
  *  requests) are read at scrape time instead of being counted twice on the hot path. */

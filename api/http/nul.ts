@@ -10,7 +10,9 @@ export function refuseNulInBody(value: unknown, path = 'body'): void {
   if (typeof value === 'string') {
     if (value.includes('\u0000')) throw refuse(path)
   } else if (Array.isArray(value)) {
-    value.forEach((v, i) => refuseNulInBody(v, `${path}.${i}`))
+    value.forEach((v, i) => {
+      refuseNulInBody(v, `${path}.${i}`)
+    })
   } else if (value !== null && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
       if (k.includes('\u0000')) throw refuse(path)

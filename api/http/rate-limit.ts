@@ -1,5 +1,5 @@
 /** Token buckets in this process's memory: refills continuously at perMinute/60 tokens a second.
- *  Budgets are per replica (see README "Rate budgets"); no shared store sits on the request path. */
+ *  Budgets are per replica (see docs/api.md "Rate budgets"); no shared store sits on the request path. */
 type Bucket = { tokens: number; at: number }
 
 export class RateLimiter {

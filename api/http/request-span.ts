@@ -1,19 +1,14 @@
-// One server span per request, registered only in a traced process (README "Traces"). It wraps the whole handler
+// One server span per request, registered only in a traced process (docs/operations.md "Traces"). It wraps the whole handler
 // (Elysia's `wrap`: the span's context is active through every hook, the handler, its SQL and the workflow starts)
 // and ends in the after-response hook, where the matched route template names it: `GET /v1/tokens/self`, never a
 // path with ids in it. It records the method, the template, the status and the request id: no path, no query
 // string, no header, no body. Every request starts a new trace: a client's traceparent is not trusted (an
 // internet-facing API would let any caller choose trace ids and force sampling).
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api'
-import { stateOf } from './request-state'
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
+import { attachSpan, spanOf, stateOf } from './request-state'
 
-const SPAN = Symbol('rcp.requestSpan')
-type WithSpan = Request & { [SPAN]?: Span }
 // A client may send any token as a method; the span names use these or `_OTHER` (the semantic conventions' word).
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
-
-/** The request's span, when the process traces. */
-export const spanOf = (request: Request): Span | undefined => (request as WithSpan)[SPAN]
 
 type Finished = { request: Request; route?: string; set: { status?: number | string } }
 
@@ -23,7 +18,7 @@ export function requestSpans(tracer: Tracer) {
     wrap(handle: (...args: unknown[]) => unknown, request: Request): (...args: unknown[]) => unknown {
       const method = METHODS.has(request.method) ? request.method : '_OTHER'
       const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, ROOT_CONTEXT)
-      ;(request as WithSpan)[SPAN] = span
+      attachSpan(request, span)
       const active = trace.setSpan(ROOT_CONTEXT, span)
       return (...args: unknown[]) => context.with(active, handle, undefined, ...args)
     },

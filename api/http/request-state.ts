@@ -1,6 +1,7 @@
+import type { Span } from '@opentelemetry/api'
 import type { Server } from 'bun'
 import type { RequestContext } from '../identity/context'
-import type { Principal } from '../identity/service'
+import { usableMembership, type Membership, type Principal } from '../identity/service'
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -13,6 +14,7 @@ export class RequestState implements RequestContext<Principal | null> {
   startedAt = 0
   allowedCodes?: Set<string>
   principal: Principal | null = null
+  membership: Membership | null = null
   readonly system = null
   idempotency?: { key: string; scope?: string; owned?: boolean; replayed?: boolean }
   private address?: string
@@ -29,14 +31,30 @@ export class RequestState implements RequestContext<Principal | null> {
     if (this.agent === undefined) this.agent = this.request.headers.get('user-agent')?.slice(0, 512) ?? null
     return this.agent
   }
+
+  /** Read only by what records it (an audit entry, a log line): an untraced process has no span, and a traced
+   *  request pays nothing for it until then. */
+  get traceId(): string | null {
+    return spanOf(this.request)?.spanContext().traceId ?? null
+  }
 }
 
-/** The context of a request the auth macros admitted: its principal, for every service the handler calls. The
- *  request's own state, so no object is built for it. */
+/** The context of a request the auth macros admitted: its principal, and its tenant resolved once for every
+ *  service the handler calls. */
 export function requestContext(st: RequestState, principal: Principal): RequestContext<Principal> {
   st.principal = principal
+  st.membership = usableMembership(principal)
   return st as RequestContext<Principal>
 }
+
+// The request's span (api/http/request-span.ts) hangs off the Request too, made before the state is: the span wraps
+// the whole handler, the arrival hook included.
+const SPAN = Symbol('rcp.requestSpan')
+type WithSpan = Request & { [SPAN]?: Span }
+
+/** The request's span, when the process traces. */
+export const spanOf = (request: Request): Span | undefined => (request as WithSpan)[SPAN]
+export const attachSpan = (request: Request, span: Span): void => { (request as WithSpan)[SPAN] = span }
 
 const STATE = Symbol('rcp.requestState')
 type WithState = Request & { [STATE]?: RequestState }

@@ -17,7 +17,7 @@ export function acceptsGzip(header: string | null): boolean {
   })
 }
 
-/** A static file of one of our pages (the account page, the API reference, the console), with the page's CSP and the
+/** A static file of one of our pages (the API reference, the console), with the page's CSP and the
  *  headers every such response carries. The file is opened once; Bun streams it anew for each response. A client
  *  that takes gzip gets the file compressed (on the thread pool, once per file and process, on first demand): the
  *  API reference's script is 1.7 MB as it is and about a quarter of that compressed. */

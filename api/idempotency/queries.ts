@@ -44,8 +44,8 @@ export async function deleteExpiredKeys(db: Db, limit: number): Promise<number> 
   return result.count
 }
 
-/** Stored responses (they may carry a session cookie or a one-time secret), for the re-seal (api/keys). The key is
- *  (scope, key); the cursor is both, JSON-encoded. */
+/** Stored responses (they may carry a session cookie or a one-time secret), for the re-seal
+ *  (activities/reseal-batch.ts). The key is (scope, key); the cursor is both, JSON-encoded. */
 export const idempotentResponses: SealedColumn = {
   name: 'idempotency_keys.response_body',
   purpose: 'idempotency',

@@ -1,4 +1,4 @@
-// The one table from roles to permission points. The OpenAPI description prints it from here; the README holds a
+// The one table from roles to permission points. The OpenAPI description prints it from here; docs/api.md holds a
 // copy that test/platform/permission-table.test.ts compares with it.
 export const PERMISSIONS = [
   'tenant:read', 'tenant:manage', 'apikey:read', 'apikey:write', 'apikey:manage', 'billing:read', 'billing:write',

@@ -61,9 +61,13 @@ export function requireActiveMembership(p: Principal, requestedTenant: string | 
   return m
 }
 
-/** The one way a service reads its tenant: the caller's current membership, checked usable (routes with a
- *  permission have had it checked by the auth macro already; this keeps the service safe on its own). */
-export const currentMembership = (p: Principal): Membership => requireActiveMembership(p, undefined)
+/** The principal's current membership if it is usable (what requireActiveMembership admits), else null: checked
+ *  once as a request is admitted, for its context (api/identity/context.ts tenantOf). */
+export function usableMembership(p: Principal): Membership | null {
+  const m = p.membership
+  if (!m || m.status !== 'active' || (m.expiresAt && m.expiresAt.getTime() <= Date.now())) return null
+  return m
+}
 
 export function requirePermission(p: Principal, anyOf: readonly Permission[]): void {
   if (anyOf.some((perm) => p.permissions.includes(perm))) return
@@ -71,7 +75,7 @@ export function requirePermission(p: Principal, anyOf: readonly Permission[]): v
   throw new ApiError('PERMISSION_DENIED', anyOf.length > 1 ? `This operation requires any of: ${list}` : `This operation requires ${list}`)
 }
 
-/** No path grants a role above the caller's own (README "Security model"): provisioning, invitations, membership
+/** No path grants a role above the caller's own (docs/security.md "Security model"): provisioning, invitations, membership
  *  changes. `held` defaults to the principal's permissions; a caller re-read under a lock passes its fresh ones. */
 export function requireRoleWithinReach(p: Principal, role: Role, held: readonly Permission[] = p.permissions): void {
   if (!roleWithinReach(role, held)) {

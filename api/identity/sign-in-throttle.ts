@@ -4,7 +4,7 @@ import { rateLimited } from '../platform/errors'
 /** Failed sign-ins per key (an account's email, a client address) within a window that restarts with each
  *  failure: the first `free` cost nothing, then each attempt waits base·2^(n−free) ms (capped), and from `lock`
  *  failures on attempts are refused with 429 until the window has passed. Kept in this process's memory, like
- *  the rate budgets (README "Sign-in throttling"). */
+ *  the rate budgets (docs/api.md "Sign-in throttling"). */
 interface Limits { free: number; lock: number; baseDelayMs: number }
 
 const WINDOW_MS = 15 * 60_000

@@ -26,7 +26,7 @@ function base62(bytes: Uint8Array, length: number): string {
 }
 
 /** The body's CRC-32 in six base62 digits. The body is ASCII, so CRC-32 of its UTF-8 bytes is the checksum every
- *  issued token carries (test/http/pat-checksum.test.ts pins known ones). */
+ *  issued token carries (test/unit/pat-checksum.test.ts pins known ones). */
 function checksum(body: string): string {
   let n = Bun.hash.crc32(body)
   let out = ''

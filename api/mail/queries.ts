@@ -43,7 +43,7 @@ export async function listStaleOutbox(db: Db, olderThanSeconds: number, limit: n
      order by created_at limit ${limit}`
 }
 
-/** Template data of mail not yet sent, for the re-seal (api/keys). */
+/** Template data of mail not yet sent, for the re-seal (activities/reseal-batch.ts). */
 export const outboxData: SealedColumn = {
   name: 'mail_outbox.sealed_data',
   purpose: 'secrets',

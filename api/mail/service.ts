@@ -33,11 +33,12 @@ export async function enqueueMail<T extends MailTemplate>(tx: Db, mail: Outgoing
 export const openMailData = (keys: DerivedKeys, sealed: Uint8Array): unknown => JSON.parse(open(keys, 'secrets', sealed))
 
 /** Starts `sendMailWorkflow` (id mail/<outboxId>) for committed outbox rows. Failures are logged, never thrown:
- *  the row is committed, and the sweep schedule re-kicks unsent rows, so the caller's request has succeeded. */
+ *  the row is committed, and the sweep schedule re-kicks unsent rows, so the caller's request has succeeded. The
+ *  log line names the request whose mail it is (`ids`). */
 export class MailDispatcher {
   constructor(private temporal: TemporalClient, private config: Config, private log: Logger) {}
 
-  async dispatch(mails: QueuedMail[]): Promise<void> {
+  async dispatch(mails: QueuedMail[], ids?: Readonly<Record<string, string>>): Promise<void> {
     if (mails.length === 0) return
     try {
       const client = await this.temporal.get()
@@ -54,7 +55,7 @@ export class MailDispatcher {
         }
       }))
     } catch (err) {
-      this.log.warn('starting mail workflows failed; the sweep will retry', { err, outboxIds: mails.map((m) => m.id) })
+      this.log.warn('starting mail workflows failed; the sweep will retry', { ...ids, err, outboxIds: mails.map((m) => m.id) })
     }
   }
 }

@@ -5,8 +5,8 @@ import { ApiError } from '../platform/errors'
 import { mapPage, paginate } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
 import { effectivePermissions, type Permission } from '../identity/permissions'
-import type { RequestContext } from '../identity/context'
-import { currentMembership, requireRoleWithinReach, type Principal } from '../identity/service'
+import { tenantOf, type RequestContext } from '../identity/context'
+import { requireRoleWithinReach, type Principal } from '../identity/service'
 import { changesBetween, recordAudit } from '../audit/service'
 import { revokeMembershipApiKeys } from '../api-keys/queries'
 import { detachMembershipSessions } from '../sessions/queries'
@@ -23,8 +23,8 @@ export const toMembershipDto = (m: MemberRow) => ({
 
 /** One page of the current tenant's memberships and the total count of the whole query. The page token is bound
  *  to the tenant and to every filter and sort, so it cannot be replayed against another query. */
-export async function listMemberships({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, { principal }: RequestContext, query: ListMembershipsQuery) {
-  const { tenantId } = currentMembership(principal)
+export async function listMemberships({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, query: ListMembershipsQuery) {
+  const { tenantId } = tenantOf(ctx)
   const { pageSize, pageToken, ...rest } = query
   const sortBy = rest.sortBy ?? 'createdAt'
   const desc = rest.sortOrder === 'desc'
@@ -40,14 +40,14 @@ export async function listMemberships({ sql: db, keys }: Pick<ServiceDeps, 'sql'
 
 const notFound = () => new ApiError('NOT_FOUND', 'No membership with this id in the current tenant')
 
-export async function getMembership({ sql }: Pick<ServiceDeps, 'sql'>, { principal }: RequestContext, membershipId: string): Promise<MemberRow> {
-  const row = isUuid(membershipId) ? await findMember(sql, currentMembership(principal).tenantId, membershipId) : undefined
+export async function getMembership({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, membershipId: string): Promise<MemberRow> {
+  const row = isUuid(membershipId) ? await findMember(sql, tenantOf(ctx).tenantId, membershipId) : undefined
   if (!row) throw notFound()
   return row
 }
 const isActiveOwner = (m: MemberRow) => m.role === 'owner' && m.status === 'active'
 
-/** The role model (README "Membership changes"): the role ceiling applies to the target's role and to the new one
+/** The role model (docs/api.md "Membership changes"): the role ceiling applies to the target's role and to the new one
  *  (changing a member above you is granting their role as much as taking it away); a removed membership is final
  *  (the person comes back through a new invitation). */
 function checkTransition(principal: Principal, held: Permission[], target: MemberRow, change: UpdateMembershipBody | 'remove'): void {
@@ -67,13 +67,14 @@ function reducesOwners(target: MemberRow, change: UpdateMembershipBody | 'remove
 }
 
 /** Loads the target under the tenant's membership lock and applies the model and the last-owner rule. */
-async function guardedChange(tx: Db, principal: Principal, membershipId: string, expectedVersion: number | null, change: UpdateMembershipBody | 'remove') {
-  const actor = currentMembership(principal)
+async function guardedChange(tx: Db, ctx: RequestContext, membershipId: string, expectedVersion: number | null, change: UpdateMembershipBody | 'remove') {
+  const { principal } = ctx
+  const actor = tenantOf(ctx)
   if (!isUuid(membershipId)) throw notFound()
   await lockTenantMemberships(tx, actor.tenantId)
   // The principal was resolved before the lock: another change may have demoted the caller meanwhile.
   const me = await findMember(tx, actor.tenantId, actor.id)
-  if (!me || me.status !== 'active') throw new ApiError('MEMBERSHIP_NOT_FOUND', 'Your membership in this tenant changed; it no longer allows this')
+  if (me?.status !== 'active') throw new ApiError('MEMBERSHIP_NOT_FOUND', 'Your membership in this tenant changed; it no longer allows this')
   const held = effectivePermissions(me.role, principal.grantCeiling)
   if (!held.includes('tenant:manage')) throw new ApiError('PERMISSION_DENIED', 'This operation requires tenant:manage')
   const target = await findMember(tx, actor.tenantId, membershipId)
@@ -91,7 +92,7 @@ const auditedFields = (m: MemberRow) => ({ role: m.role, status: m.status, expir
 
 export async function updateMembership({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, membershipId: string, expectedVersion: number | null, body: UpdateMembershipBody) {
   return sql.begin(async (tx) => {
-    const { tenantId, target } = await guardedChange(tx, ctx.principal, membershipId, expectedVersion, body)
+    const { tenantId, target } = await guardedChange(tx, ctx, membershipId, expectedVersion, body)
     const expiresAt = body.expiresAt === undefined ? undefined : body.expiresAt === null ? null : new Date(body.expiresAt)
     if (!(await updateMember(tx, tenantId, membershipId, expectedVersion, { role: body.role, status: body.status, expiresAt }))) throw staleVersion()
     const updated = (await findMember(tx, tenantId, membershipId))!
@@ -109,7 +110,7 @@ export async function updateMembership({ sql }: Pick<ServiceDeps, 'sql'>, ctx: R
 /** Removal, its sessions leaving the tenant and the revocation of its PATs commit together. */
 export async function removeMembership({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, membershipId: string, expectedVersion: number | null) {
   return sql.begin(async (tx) => {
-    const { tenantId, target } = await guardedChange(tx, ctx.principal, membershipId, expectedVersion, 'remove')
+    const { tenantId, target } = await guardedChange(tx, ctx, membershipId, expectedVersion, 'remove')
     if (!(await markMemberRemoved(tx, tenantId, membershipId, expectedVersion))) throw staleVersion()
     await detachMembershipSessions(tx, membershipId)
     const revokedKeys = await revokeMembershipApiKeys(tx, tenantId, membershipId)
@@ -123,7 +124,7 @@ export async function removeMembership({ sql }: Pick<ServiceDeps, 'sql'>, ctx: R
 
 /** Every live token of one member, at once (the member stays). */
 export async function revokeMemberKeys({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, membershipId: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const member = isUuid(membershipId) ? await findMember(sql, tenantId, membershipId) : undefined
   if (!member) throw notFound()
   return sql.begin(async (tx) => {

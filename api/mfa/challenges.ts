@@ -1,8 +1,8 @@
 import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import type { Config } from '../platform/config'
 import type { Db } from '../platform/db'
-import { insertMfaChallenge, secondFactorsOf } from './queries'
-import { authenticationOptions, CHALLENGE_TTL_SECONDS } from './webauthn'
+import { secondFactorsOf } from './queries'
+import { authenticationOptions } from './webauthn'
 
 export type MfaMethod = 'totp' | 'recovery_code' | 'webauthn'
 export type SessionState = 'active' | 'mfa_required' | 'mfa_enrolment_required'
@@ -23,15 +23,16 @@ export function methodsFor(activeTotp: boolean, passkeys: number): MfaMethod[] {
 
 export const methodsOf = (f: SecondFactors): MfaMethod[] => methodsFor(f.totp, f.webauthn.length)
 
+/** The factors a challenge can ask for; null when there are none (the session starts ungated). */
+export const pendingOf = (f: SecondFactors): SecondFactors | null => methodsOf(f).length > 0 ? f : null
+
 /** Called before a password session is stored: whether it must start gated, and by which factors. */
 export async function pendingSecondFactors(db: Db, userId: string): Promise<SecondFactors | null> {
-  const f = await secondFactorsOf(db, userId)
-  return methodsOf(f).length > 0 ? f : null
+  return pendingOf(await secondFactorsOf(db, userId))
 }
 
-/** The challenge a gated session answers at POST /sessions/mfa-challenges/confirmations. */
-export async function openMfaChallenge(db: Db, config: Config, userId: string, sessionId: string, f: SecondFactors): Promise<MfaChallenge> {
-  const webauthn = f.webauthn.length > 0 ? await authenticationOptions(config, f.webauthn) : null
-  const row = await insertMfaChallenge(db, { sessionId, userId, webauthnChallenge: webauthn?.challenge ?? null, ttlSeconds: CHALLENGE_TTL_SECONDS })
-  return { id: row.id, methods: methodsOf(f), webauthn, expiresAt: row.expires_at }
+/** What the challenge of a gated session offers (answered at POST /sessions/mfa-challenges/confirmations). The
+ *  session's own statement stores it (api/sign-in/queries.ts), so it costs no round trip of its own. */
+export async function challengeOptions(config: Config, f: SecondFactors): Promise<Pick<MfaChallenge, 'methods' | 'webauthn'>> {
+  return { methods: methodsOf(f), webauthn: f.webauthn.length > 0 ? await authenticationOptions(config, f.webauthn) : null }
 }

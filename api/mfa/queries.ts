@@ -167,14 +167,15 @@ export async function takeWebAuthnChallenge(db: Db, challenge: string, purpose: 
   return rows.length === 1 && rows[0]!.live === true
 }
 
-export async function insertMfaChallenge(db: Db, c: { sessionId: string; userId: string; webauthnChallenge: string | null; ttlSeconds: number }): Promise<MfaChallengeRow> {
-  await db`delete from mfa_challenges where expires_at < now() - interval '1 day'`
-  const [row] = await db<MfaChallengeRow[]>`
-    insert into mfa_challenges (session_id, user_id, webauthn_challenge, expires_at)
-    values (${c.sessionId}, ${c.userId}, ${c.webauthnChallenge}, now() + make_interval(secs => ${c.ttlSeconds}))
-    returning *`
-  return row!
-}
+/** A new session's sign-in challenge (returning id, expires_at), as a fragment of the statement that writes the
+ *  session (api/sign-in/queries.ts insertSession). */
+export const mfaChallengeInsert = (db: Db, c: { sessionId: string; userId: string; webauthnChallenge: string | null; ttlSeconds: number }) => db`
+  insert into mfa_challenges (session_id, user_id, webauthn_challenge, expires_at)
+  values (${c.sessionId}, ${c.userId}, ${c.webauthnChallenge}, now() + make_interval(secs => ${c.ttlSeconds}))
+  returning id, expires_at`
+
+/** Challenges a day past their expiry, swept as a new one is written (a fragment of the same statement). */
+export const expiredMfaChallengesDelete = (db: Db) => db`delete from mfa_challenges where expires_at < now() - interval '1 day'`
 
 /** Takes one attempt of a challenge that can still be answered (not confirmed, not expired, attempts left) before
  *  the answer is checked, in one conditional update: parallel answers cannot all pass a count read earlier. */
@@ -234,7 +235,7 @@ export async function releaseMfaFailureSlot(db: Db, slot: string): Promise<void>
   await db`delete from mfa_failures where id = ${slot}::bigint`
 }
 
-/** TOTP seeds, for the re-seal (api/keys). */
+/** TOTP seeds, for the re-seal (activities/reseal-batch.ts). */
 export const totpSecrets: SealedColumn = {
   name: 'totp_factors.secret_sealed',
   purpose: 'secrets',

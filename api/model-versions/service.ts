@@ -7,8 +7,7 @@ import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { recordAudit } from '../audit/service'
-import type { RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { tenantOf, type RequestContext } from '../identity/context'
 import { modelsWorkflowIds, type ValidationOutcome } from '../../workflows/contract-models'
 import type { CreateModelVersionInput, ModelFormat, ModelVersion, ModelVersionStatus } from './model'
 import { generalBucketOf, presignedPuts, putObjectStream } from './objects'
@@ -38,7 +37,7 @@ export const invalidStatus = (row: ModelVersionRow, wanted: string) =>
 
 /** A new version starts as a draft: its objects may not exist yet (they are uploaded through upload-urls). */
 export async function createModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, input: CreateModelVersionInput) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const { source, objects, trainingJobId } = await objectsOfSource(sql, tenantId, input.source)
   return sql.begin(async (tx) => {
     const row = await insertModelVersion(tx, { tenantId, name: input.name, format: input.format, source, trainingJobId, objects })
@@ -51,11 +50,11 @@ export async function createModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, ctx:
 }
 
 export async function getModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
-  return toModelVersion(await ownVersion(sql, currentMembership(ctx.principal).tenantId, id))
+  return toModelVersion(await ownVersion(sql, tenantOf(ctx).tenantId, id))
 }
 
 export async function listVersions({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { status?: ModelVersionStatus; format?: ModelFormat }) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const filters = { status: q.status, format: q.format }
   const binding = { route: 'GET /model-versions', scope: `tenant:${tenantId}`, filters }
   const p = await paginate(keys, binding, q, (after, limit) => listModelVersions(sql, tenantId, filters, after, limit), createdCursorOf)
@@ -66,7 +65,7 @@ export async function listVersions({ sql, keys }: Pick<ServiceDeps, 'sql' | 'key
  *  but grants write access for a while, so it is recorded: when they expire, never the URLs (they are bearer
  *  credentials). */
 export async function uploadUrls({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, id: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const row = await ownVersion(sql, tenantId, id)
   if (row.status !== 'draft') throw invalidStatus(row, 'draft (uploads end when validation starts)')
   const { bucket, s3 } = await generalBucketOf(sql, config, tenantId)
@@ -85,7 +84,7 @@ export async function uploadUrls({ sql, config }: Pick<ServiceDeps, 'sql' | 'con
  *  long is refused, and nothing is recorded then. */
 export async function uploadObject({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext,
   id: string, key: string, body: ReadableStream<Uint8Array> | null, contentLength: string | null) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const row = await ownVersion(sql, tenantId, id)
   if (row.status !== 'draft') throw invalidStatus(row, 'draft (uploads end when validation starts)')
   const object = row.objects.find((o) => o.key === key)

@@ -3,8 +3,7 @@
 // object to measure sizes and SHA-256 and turns the version ready or failed.
 import type { ServiceDeps } from '../platform/deps'
 import { recordAudit } from '../audit/service'
-import type { RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { tenantOf, type RequestContext } from '../identity/context'
 import { TENANT_ID, taskQueues } from '../../workflows/contract'
 import { ModelsWorkflowType, modelsWorkflowIds, type ValidateModelVersionInput } from '../../workflows/contract-models'
 import { assertObjectsPresent, generalBucketOf } from './objects'
@@ -15,7 +14,7 @@ import { invalidStatus, ownVersion, toModelVersion, versionTarget } from './serv
  *  Recorded with the status change; a start that then fails puts the status back, and the entry stays (the
  *  validation was started, and ended at once). */
 export async function startValidation(deps: Pick<ServiceDeps, 'sql' | 'config' | 'temporal'>, ctx: RequestContext, id: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const { sql, config } = deps
   const row = await ownVersion(sql, tenantId, id)
   if (row.status !== 'draft' && row.status !== 'failed') throw invalidStatus(row, 'draft or failed')

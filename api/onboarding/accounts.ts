@@ -4,8 +4,8 @@ import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { checkPasswordPolicy, hashPassword } from '../identity/passwords'
 import type { Role } from '../identity/permissions'
-import type { RequestContext } from '../identity/context'
-import { currentMembership, requireRoleWithinReach, type Principal } from '../identity/service'
+import { logIds, tenantOf, type RequestContext } from '../identity/context'
+import { requireRoleWithinReach, type Principal } from '../identity/service'
 import { recordAudit } from '../audit/service'
 import { emailDomainAllowed, getAuthPolicy } from '../auth-policy/service'
 import { enqueueMail, type QueuedMail } from '../mail/service'
@@ -45,7 +45,7 @@ const ACTIVATION_DAYS = 7
 export async function provisionUser(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys' | 'mail'>, ctx: RequestContext, input: ProvisionInput) {
   const { sql, keys } = deps
   const { principal } = ctx
-  const { tenantId } = currentMembership(principal)
+  const { tenantId } = tenantOf(ctx)
   requireRoleWithinReach(principal, input.role)
   const { policy } = await getAuthPolicy(sql, tenantId, deps.config)
   if (!emailDomainAllowed(policy, input.email)) {
@@ -82,7 +82,7 @@ export async function provisionUser(deps: Pick<ServiceDeps, 'sql' | 'config' | '
     }
     return { user, membership: member, mail }
   })
-  await deps.mail.dispatch([result.mail])
+  await deps.mail.dispatch([result.mail], logIds(ctx))
   return {
     user: toUserDto(result.user),
     membership: { id: result.membership.id, tenantId, userId: result.user.id, role: result.membership.role, status: result.membership.status },

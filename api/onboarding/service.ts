@@ -7,8 +7,8 @@ import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
 import { checkPasswordPolicy, hashPassword } from '../identity/passwords'
-import type { RequestContext } from '../identity/context'
-import { currentMembership, requireRoleWithinReach, type Principal } from '../identity/service'
+import { logIds, tenantOf, type RequestContext } from '../identity/context'
+import { requireRoleWithinReach, type Principal } from '../identity/service'
 import { recordAudit } from '../audit/service'
 import { getAuthPolicy } from '../auth-policy/service'
 import { enqueueMail } from '../mail/service'
@@ -17,7 +17,7 @@ import { moveSessionInto, tenantVerdict } from '../sign-in/policy'
 import { startSession } from '../sign-in/session-start'
 import { findTenantName } from '../tenants/queries'
 import { findUserByEmail, findUserById, insertUser, updateUserProfile } from '../users/queries'
-import { INVITATION_STATUSES, REGISTRATION_INVITATION_DAYS, TENANT_INVITATION_DAYS } from './model'
+import { type INVITATION_STATUSES, REGISTRATION_INVITATION_DAYS, TENANT_INVITATION_DAYS } from './model'
 import {
   findRegistrationInvitation, findTenantInvitation, insertRegistrationInvitation, insertTenantInvitation, listTenantInvitations, lockInvitationByHash, markInvitationAccepted, markRegistrationCompleted, revokeOpenInvitations,
   revokeTenantInvitationRow, type TenantInvitationRow,
@@ -42,7 +42,7 @@ export const toInvitationDto = (r: TenantInvitationRow) => ({
  *  mail is started after commit. The role is within the inviter's reach (the role ceiling). */
 export async function inviteToTenant(deps: Deps, ctx: RequestContext, input: { email: string; role: Role }) {
   const { principal } = ctx
-  const actor = currentMembership(principal)
+  const actor = tenantOf(ctx)
   requireRoleWithinReach(principal, input.role)
   const token = randomToken(32)
   const link = `${publicBase(deps.config)}/invitations/accept?token=${encodeURIComponent(token)}`
@@ -66,12 +66,12 @@ export async function inviteToTenant(deps: Deps, ctx: RequestContext, input: { e
     }, deps.keys)
     return { row, mail }
   })
-  await deps.mail.dispatch([mail])
+  await deps.mail.dispatch([mail], logIds(ctx))
   return toInvitationDto(row)
 }
 
-export async function listInvitations({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, { principal }: RequestContext, q: PageParams & { status?: (typeof INVITATION_STATUSES)[number] }) {
-  const { tenantId } = currentMembership(principal)
+export async function listInvitations({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { status?: (typeof INVITATION_STATUSES)[number] }) {
+  const { tenantId } = tenantOf(ctx)
   const status = q.status ?? 'pending'
   const binding = { route: 'GET /tenant-invitations', scope: `tenant:${tenantId}`, filters: { status } }
   const p = await paginate(keys, binding, q, (after, limit) => listTenantInvitations(db, tenantId, status, after, limit), createdCursorOf)
@@ -81,7 +81,7 @@ export async function listInvitations({ sql: db, keys }: Pick<ServiceDeps, 'sql'
 /** Revoking twice answers the same (and records nothing new); an accepted invitation cannot be revoked (remove the
  *  membership instead). */
 export async function revokeInvitation({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const found = isUuid(id) ? await findTenantInvitation(sql, tenantId, id) : undefined
   if (!found) throw new ApiError('NOT_FOUND', 'No invitation with this id in the current tenant')
   if (found.accepted_at) throw new ApiError('INVITATION_ALREADY_ACCEPTED', 'This invitation was accepted; remove the membership instead')
@@ -153,7 +153,7 @@ export async function acceptInvitation(deps: Deps, ctx: RequestContext<Principal
 /** The invitation is spent and the membership made either way; the session moves into it only when the tenant's
  *  policy admits how the session signed in (a new account: its password), else it stays where it was (a new
  *  account: without a tenant) and the person signs in the way that tenant asks. A PAT never moves. */
-async function landAfterAcceptance(tx: Db, deps: Deps, principal: Principal | null, userId: string, m: { id: string; tenantId: string }): Promise<string | null> {
+async function landAfterAcceptance(tx: Db, deps: Deps, principal: Principal | null, _userId: string, m: { id: string; tenantId: string }): Promise<string | null> {
   if (!principal) {
     const facts = { method: 'password' as const, ssoTenantId: null, secondFactor: false, hasSecondFactor: false }
     return (await tenantVerdict(tx, deps, m.tenantId, facts)) === 'admitted' ? m.id : null
@@ -164,16 +164,16 @@ async function landAfterAcceptance(tx: Db, deps: Deps, principal: Principal | nu
 
 /** Public: mails a single-use link to finish registration. An address that has an account is refused (the same
  *  answer POST /users gives, so it tells nothing new). */
-export async function inviteToRegister(deps: Deps, _ctx: RequestContext<null>, email: string) {
+export async function inviteToRegister(deps: Deps, ctx: RequestContext<null>, email: string) {
   const token = randomToken(32)
-  const link = `${publicBase(deps.config)}/registration?token=${encodeURIComponent(token)}`
+  const link = `${publicBase(deps.config)}/console/registration?token=${encodeURIComponent(token)}`
   const { row, mail } = await deps.sql.begin(async (tx) => {
     if (await findUserByEmail(tx, email)) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
     const row = await insertRegistrationInvitation(tx, { email, tokenHash: sha256(token), days: REGISTRATION_INVITATION_DAYS })
     const mail = await enqueueMail(tx, { to: email, template: 'registrationInvitation', data: { link, days: REGISTRATION_INVITATION_DAYS } }, deps.keys)
     return { row, mail }
   })
-  await deps.mail.dispatch([mail])
+  await deps.mail.dispatch([mail], logIds(ctx))
   return { email: row.email, expiresAt: row.expires_at.toISOString() }
 }
 

@@ -20,6 +20,7 @@ export async function issueGrant(tx: Db, deps: Pick<ServiceDeps, 'config' | 'key
   await insertReset(tx, {
     id, userId: g.userId, kind: g.kind, tokenHash: sha256(token), codeHash: code ? codeDigest(deps.keys.secrets, id, code) : null, ttlSeconds: g.ttlSeconds,
   })
-  const path = g.kind === 'reset' ? '/password-reset' : '/activate'
+  // The console's pages (api/console/routes.ts LINK_PAGES), which choose the password through /v1.
+  const path = g.kind === 'reset' ? '/console/password-reset' : '/console/activate'
   return { link: `${publicBase(deps.config)}${path}?token=${encodeURIComponent(token)}`, code }
 }

@@ -2,8 +2,8 @@ import { hmac, safeEqual, sha256 } from '../platform/crypto'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError, type ErrorCode } from '../platform/errors'
 import { isUuid } from '../platform/ids'
-import { detachedContext, type RequestContext } from '../identity/context'
-import { currentMembership, type Principal } from '../identity/service'
+import { detachedContext, logIds, tenantOf, type RequestContext } from '../identity/context'
+import type { Principal } from '../identity/service'
 import { recordAudit } from '../audit/service'
 import { enqueueMail } from '../mail/service'
 import { findMembershipOf } from '../memberships/queries'
@@ -47,7 +47,7 @@ async function mailReset(deps: Deps, ctx: RequestContext<Principal | null>, user
     }
     return enqueueMail(tx, { to: user.email, tenantId, template: 'passwordReset', data: { link: grant.link, code: grant.code!, minutes: RESET_MINUTES } }, deps.keys)
   })
-  await deps.mail.dispatch([mail])
+  await deps.mail.dispatch([mail], logIds(ctx))
 }
 
 /** POST /password-resets. The caller learns nothing: after the throttle (the same for every address) it answers
@@ -65,7 +65,7 @@ export async function requestPasswordReset(deps: Deps, ctx: RequestContext<null>
 
 /** POST /users/{userId}/password-reset-requests: only for members of the caller's tenant; anyone else is 404. */
 export async function adminRequestPasswordReset(deps: Deps, ctx: RequestContext, userId: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const notFound = () => new ApiError('RESOURCE_NOT_FOUND', 'No member of this tenant has that id')
   const membership = isUuid(userId) ? await findMembershipOf(deps.sql, tenantId, userId) : undefined
   if (!membership) throw notFound()

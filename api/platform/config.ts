@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { secretKeyList } from './keyring'
 import { parseCidr } from './outbound/addresses'
 
-// One schema for every process (API, worker, scripts). Each variable is documented in the README table.
+// One schema for every process (API, worker, scripts). Each variable is documented in the table of docs/operations.md "Configuration".
 const int = (def: number) => z.coerce.number().int().nonnegative().default(def)
 const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean)
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const
@@ -18,7 +18,7 @@ export const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   HOST: z.string().default('127.0.0.1'),
   PORT: int(3000),
-  // Prometheus scrape listeners, off the public port (README "Metrics"); port 0 picks a free one.
+  // Prometheus scrape listeners, off the public port (docs/operations.md "Metrics"); port 0 picks a free one.
   METRICS: z.stringbool().default(true),
   METRICS_HOST: z.string().default('127.0.0.1'),
   METRICS_PORT: int(9464),
@@ -69,7 +69,7 @@ export const ConfigSchema = z.object({
   CREDENTIAL_CACHE_FENCE_MS: int(500),
   CREDENTIAL_CACHE_TTL_SECONDS: int(5),
   CREDENTIAL_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).default(10_000),
-  // Failed password sign-ins (README "Sign-in throttling"): refused with 429 from this many failures in 15 minutes,
+  // Failed password sign-ins (docs/api.md "Sign-in throttling"): refused with 429 from this many failures in 15 minutes,
   // per account and per client address; the delay before each attempt after the free ones starts at this base.
   SIGNIN_ACCOUNT_LOCK_FAILURES: int(10),
   SIGNIN_IP_LOCK_FAILURES: int(100),
@@ -107,7 +107,7 @@ export const ConfigSchema = z.object({
   PACKAGE_SIGNING_PREVIOUS_PUBLIC_KEYS: z.string().default(''),
   PACKAGE_DOWNLOAD_URL_SECONDS: z.coerce.number().int().min(60).max(3600).default(900),
   PACKAGE_GZIP_LEVEL: z.coerce.number().int().min(1).max(9).default(6),
-  // Webhook delivery (README "Delivery"). The dispatcher runs in the worker and moves outbox events into delivery
+  // Webhook delivery (docs/webhooks.md "Delivery"). The dispatcher runs in the worker and moves outbox events into delivery
   // workflows; false leaves that to other workers (the test runner's own worker, whose CA bundle the tests lack).
   WEBHOOK_DISPATCHER: z.stringbool().default(true),
   WEBHOOK_DISPATCH_POLL_MS: z.coerce.number().int().min(10).default(1000),
@@ -120,7 +120,7 @@ export const ConfigSchema = z.object({
   WEBHOOK_RETRY_AFTER_MAX_SECONDS: int(3600),
   // An endpoint whose every attempt has failed for this long is disabled (reason "failing").
   WEBHOOK_DISABLE_AFTER_SECONDS: int(5 * 24 * 3600),
-  // Audit trail (README "Audit trail"): the longest window one listing may ask for, the most entries one export
+  // Audit trail (docs/security.md "Audit trail"): the longest window one listing may ask for, the most entries one export
   // may hold, and how long entries are kept (they outlive their tenant until then). The events outbox and webhook
   // messages with their attempts are purged by the housekeeping workflow after their own periods.
   AUDIT_LOG_MAX_WINDOW_DAYS: z.coerce.number().int().min(1).max(3660).default(31),
@@ -133,8 +133,6 @@ export const ConfigSchema = z.object({
   // the most it takes in one transaction. Readers of the trail seal what they read first, whatever this is.
   AUDIT_SEAL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
   AUDIT_SEAL_BATCH: z.coerce.number().int().min(1).max(100_000).default(5000),
-  // Mounts GET /bench/hello, the bare baseline the benchmarks compare every route against.
-  BENCH_HELLO: z.stringbool().default(false),
 })
 
 export type Config = z.infer<typeof ConfigSchema>

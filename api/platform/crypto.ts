@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 
 export const randomToken = (bytes = 32): string => randomBytes(bytes).toString('base64url')
 export const sha256 = (value: string | Uint8Array): Buffer => createHash('sha256').update(value).digest()

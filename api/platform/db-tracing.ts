@@ -1,4 +1,4 @@
-// SQL spans (README "Traces"): the `postgres` driver has no OpenTelemetry instrumentation, so a traced process
+// SQL spans (docs/operations.md "Traces"): the `postgres` driver has no OpenTelemetry instrumentation, so a traced process
 // wraps its pool. A query is a lazy promise that runs when first awaited; fragments (`sql\`and x\``, `sql.unsafe`
 // column lists) are queries that are never awaited themselves. So the span starts at the first `then`, not at the
 // tagged call, and a fragment never makes one. The span carries the statement text with its $n placeholders,
@@ -23,6 +23,7 @@ function operationOf(strings: unknown): string {
 function traceQuery(tracer: Tracer, query: Thenable): Thenable {
   const original = query.then
   let settled: Promise<unknown> | undefined
+  // biome-ignore lint/suspicious/noThenProperty: the query is a thenable by design (postgres.js); its span starts when it is awaited
   query.then = function then(onFulfilled?: unknown, onRejected?: unknown) {
     settled ??= run()
     return settled.then(onFulfilled as never, onRejected as never)

@@ -25,7 +25,7 @@ export function createDb(url: string, options: { max?: number; name?: string; se
     transform: { undefined: null },
     connection: { application_name: options.name ?? 'rcp', ...options.settings },
   }) as unknown as Sql
-  // Only a traced process (README "Traces") pays for the wrapper; the pool of any other is the driver's own.
+  // Only a traced process (docs/operations.md "Traces") pays for the wrapper; the pool of any other is the driver's own.
   const t = tracer()
   return t ? tracedSql(t, sql) : sql
 }

@@ -6,9 +6,10 @@ import type { TemporalClient } from './temporal'
 
 export { deriveKeys, type DerivedKeys } from './keyring'
 
-/** Starts the send of committed mail outbox rows (api/mail's MailDispatcher). */
+/** Starts the send of committed mail outbox rows (api/mail's MailDispatcher). `ids` name the request whose mail it
+ *  is on the log line of a failed start (api/identity/context.ts logIds). */
 export interface MailSender {
-  dispatch(mails: { id: string; tenantId: string | null }[]): Promise<void>
+  dispatch(mails: { id: string; tenantId: string | null }[], ids?: Readonly<Record<string, string>>): Promise<void>
 }
 
 /** What domain services need from the process, built once and passed down as it is (AppDeps and ActivityDeps

@@ -1,4 +1,4 @@
-// The keyring behind SECRET_KEY (README "Key rotation"): several 32-byte keys, comma-separated, the first current.
+// The keyring behind SECRET_KEY (docs/operations.md "Key rotation"): several 32-byte keys, comma-separated, the first current.
 // The current key signs and seals; every key still verifies and opens, so a rotation loses nothing while the
 // re-seal workflow moves sealed values to the current key; then the old key can leave the list.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
@@ -97,8 +97,9 @@ export function macMatches(keys: DerivedKeys, purpose: MacPurpose, data: string,
 }
 
 /** One column of sealed values, as its table's owning queries module reads and rewrites it for the re-seal
- *  (api/keys). Rows come in key order after a cursor; `replace` swaps a value only if it is still `from`, so a
- *  value changed meanwhile (a rotated webhook secret) is left to its writer, who sealed it with the current key. */
+ *  (activities/reseal-batch.ts). Rows come in key order after a cursor; `replace` swaps a value only if it is still
+ *  `from`, so a value changed meanwhile (a rotated webhook secret) is left to its writer, who sealed it with the
+ *  current key. */
 export interface SealedColumn {
   name: string
   purpose: SealPurpose

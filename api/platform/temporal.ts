@@ -6,7 +6,7 @@ import { tracer } from './tracing'
 const require = createRequire(import.meta.url)
 
 /** In a traced process a workflow start is a span whose context travels in the workflow's headers, so the run, its
- *  activities and their calls join the caller's trace (README "Traces"); otherwise no interceptor at all. */
+ *  activities and their calls join the caller's trace (docs/operations.md "Traces"); otherwise no interceptor at all. */
 export function clientInterceptors(): ClientOptions['interceptors'] {
   const t = tracer()
   if (!t) return undefined

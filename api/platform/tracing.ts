@@ -1,4 +1,4 @@
-// OpenTelemetry traces (README "Traces"). Started only when the standard OTLP endpoint variables are set; otherwise
+// OpenTelemetry traces (docs/operations.md "Traces"). Started only when the standard OTLP endpoint variables are set; otherwise
 // nothing is registered, the API's global tracer stays the no-op one, and every traced call site sees `tracer()`
 // answer undefined and calls straight through (one module-variable read, no span, no context).
 import { createRequire } from 'node:module'

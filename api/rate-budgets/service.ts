@@ -1,4 +1,4 @@
-// Request budgets that hold across replicas (README "Rate budgets"). Each replica leases a small share of a budget
+// Request budgets that hold across replicas (docs/api.md "Rate budgets"). Each replica leases a small share of a budget
 // from the shared bucket in Postgres and spends it locally, so a request waits on the database only when its
 // replica's lease ran out, and a refused caller is refused locally until its retry time. Tokens a replica leased and
 // did not spend are lost to the others, so the budget is kept within one lease per replica (LEASE_SHARE of it each).
@@ -21,7 +21,7 @@ export class SharedBudgets {
   constructor(
     private readonly sql: Sql,
     private readonly log: Logger,
-    /** The replica's own bucket, used while the shared store cannot be reached (fail open, see the README). */
+    /** The replica's own bucket, used while the shared store cannot be reached (fail open, see docs/api.md "Rate budgets"). */
     private readonly fallback: (kind: string, id: string, perMinute: number) => number,
     private readonly now: () => number = () => performance.now(),
   ) {}

@@ -15,21 +15,32 @@ export interface SessionListRow {
 
 export type AuthMethod = 'password' | 'passkey' | 'sso'
 
-export async function insertSession(db: Db, s: {
-  userId: string; tokenHash: Buffer; membershipId: string | null; userAgent: string | null; ip: string | null
-  absoluteSeconds: number; idleSeconds: number; mfaPending?: boolean; passwordChangeRequired?: boolean
-  authMethod: AuthMethod; ssoConnectionId?: string | null; secondFactorVerified?: boolean
-}): Promise<{ id: string; expires_at: Date }> {
-  const [row] = await db<{ id: string; expires_at: Date }[]>`
-    insert into sessions (user_id, token_hash, membership_id, user_agent, ip, expires_at, idle_timeout_seconds, mfa_pending,
-                          password_change_required, auth_method, sso_connection_id, second_factor_at)
-    values (${s.userId}, ${s.tokenHash}, ${s.membershipId}, ${s.userAgent}, ${s.ip},
-            now() + make_interval(secs => ${s.absoluteSeconds}), ${s.idleSeconds}, ${s.mfaPending ?? false},
-            ${s.passwordChangeRequired ?? false}, ${s.authMethod}, ${s.ssoConnectionId ?? null},
-            ${s.secondFactorVerified ? db`now()` : null})
-    returning id, expires_at`
-  return row!
+export interface NewSessionRow {
+  id: string
+  userId: string
+  tokenHash: Buffer
+  membershipId: string | null
+  userAgent: string | null
+  ip: string | null
+  absoluteSeconds: number
+  idleSeconds: number
+  mfaPending: boolean
+  passwordChangeRequired: boolean
+  authMethod: AuthMethod
+  ssoConnectionId: string | null
+  secondFactorVerified: boolean
 }
+
+/** A new session's INSERT (returning expires_at), as a fragment of the statement that also writes its challenge and
+ *  its audit entry (api/sign-in/queries.ts insertSession). */
+export const sessionInsert = (db: Db, s: NewSessionRow) => db`
+  insert into sessions (id, user_id, token_hash, membership_id, user_agent, ip, expires_at, idle_timeout_seconds, mfa_pending,
+                        password_change_required, auth_method, sso_connection_id, second_factor_at)
+  values (${s.id}, ${s.userId}, ${s.tokenHash}, ${s.membershipId}, ${s.userAgent}, ${s.ip},
+          now() + make_interval(secs => ${s.absoluteSeconds}), ${s.idleSeconds}, ${s.mfaPending},
+          ${s.passwordChangeRequired}, ${s.authMethod}, ${s.ssoConnectionId},
+          ${s.secondFactorVerified ? db`now()` : null})
+  returning expires_at`
 
 export async function revokeSession(db: Db, sessionId: string, userId: string): Promise<boolean> {
   const rows = await db`update sessions set revoked_at = now() where id = ${sessionId} and user_id = ${userId} and revoked_at is null returning 1`

@@ -5,15 +5,15 @@ import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import type { Principal } from '../identity/service'
-import { getAuthPolicy } from '../auth-policy/service'
+import { getAuthPolicy, policyOf } from '../auth-policy/service'
 import type { TenantAuthPolicy } from '../auth-policy/model'
-import { pendingSecondFactors, type SecondFactors } from '../mfa/challenges'
+import { pendingOf, pendingSecondFactors, type SecondFactors } from '../mfa/challenges'
 import { domainOfEmail } from '../platform/email'
-import { findTenantsVerifyingDomain } from '../domains/queries'
-import { listUserMemberships, type MembershipViewRow } from '../memberships/queries'
+import type { MembershipViewRow } from '../memberships/queries'
 import { switchSessionMembership, type AuthMethod } from '../sessions/queries'
 import { findSsoConnection } from '../sso/queries'
 import type { UserRow } from '../users/queries'
+import { findSignInAccount } from './queries'
 import { sessionLifetimes } from './session-start'
 
 type Deps = Pick<ServiceDeps, 'config'>
@@ -91,32 +91,44 @@ export async function moveSessionInto(tx: Db, deps: Deps, p: Principal, membersh
   return verdict
 }
 
-/** What a fresh sign-in knows of its account: read once, then handed to the landing, the session and the answer. */
+/** What a fresh sign-in knows of its account: read once (queries.ts findSignInAccount), then handed to the landing,
+ *  the session and the answer. */
 export interface Signer {
   user: UserRow
   memberships: MembershipViewRow[]
   /** The account's second factors; null without any. */
   factors: SecondFactors | null
+  /** The policy of each tenant the account is an active member of. */
+  policies: Map<string, TenantAuthPolicy>
+  /** Those of its tenants that verified the account's email domain. */
+  domainVerifiedBy: string[]
 }
 
-export async function signerOf(db: Db, user: UserRow): Promise<Signer> {
-  const [memberships, factors] = await Promise.all([listUserMemberships(db, user.id), pendingSecondFactors(db, user.id)])
-  return { user, memberships, factors }
+/** The account by address or id, with all the rest, in one round trip; undefined for no such account. */
+export async function findSigner(db: Db, deps: Deps, by: { email: string } | { id: string }): Promise<Signer | undefined> {
+  const row = await findSignInAccount(db, by)
+  if (!row) return undefined
+  const { memberships, member_tenants: tenants, totp, webauthn, ...user } = row
+  const domain = domainOfEmail(user.email)
+  return {
+    user, memberships, factors: pendingOf({ totp, webauthn }),
+    policies: new Map(tenants.map((t) => [t.tenant_id, policyOf(t.tenant_id, t.policy ?? undefined, deps.config)])),
+    domainVerifiedBy: tenants.filter((t) => t.verified_domains.includes(domain)).map((t) => t.tenant_id),
+  }
 }
 
 /** Where a password or passkey sign-in lands: the first active membership whose tenant's policy admits it, with that
  *  policy. A password sign-in of an account with a second factor counts as verified: its challenge gates the session
  *  until answered. `blocked` when the user has active memberships and none admits the sign-in. */
-export async function landingMembership(db: Db, deps: Deps, who: Signer, method: 'password' | 'passkey'):
-  Promise<{ membershipId: string | null; policy: TenantAuthPolicy | null; blocked: boolean }> {
+export function landingMembership(deps: Deps, who: Signer, method: 'password' | 'passkey'):
+  { membershipId: string | null; policy: TenantAuthPolicy | null; blocked: boolean } {
   const active = who.memberships.filter((m) => m.status === 'active')
   if (active.length === 0) return { membershipId: null, policy: null, blocked: false }
   const factor = who.factors !== null
-  const domainVerifiedBy = await findTenantsVerifyingDomain(db, domainOfEmail(who.user.email))
-  const facts = { method, ssoTenantId: null, secondFactor: method === 'passkey' || factor, hasSecondFactor: factor, domainVerifiedBy }
+  const facts = { method, ssoTenantId: null, secondFactor: method === 'passkey' || factor, hasSecondFactor: factor, domainVerifiedBy: who.domainVerifiedBy }
   for (const m of active) {
-    const { policy, verdict } = await judged(db, deps, m.tenant_id, facts)
-    if (verdict === 'admitted') return { membershipId: m.id, policy, blocked: false }
+    const policy = who.policies.get(m.tenant_id) ?? policyOf(m.tenant_id, undefined, deps.config)
+    if (policyVerdict(policy, facts) === 'admitted') return { membershipId: m.id, policy, blocked: false }
   }
   return { membershipId: null, policy: null, blocked: true }
 }

@@ -16,7 +16,8 @@ import { SsoLinkRequestBodyDto, SsoLinkRequestDto } from '../sso/model'
 import { finishSsoSignIn, safeReturnTo, SSO_STATE_COOKIE, startSsoLink, startSsoSignIn } from './sso'
 
 const CALLBACK_PATH = '/v1/auth/sso/callback'
-const AFTER_SIGN_IN = '/account'
+// The console's My account (api/console/ui/account.tsx): where a sign-in without a returnTo lands.
+const AFTER_SIGN_IN = '/console#/account'
 const SSO_TAGS = ['Single sign-on']
 
 

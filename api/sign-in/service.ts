@@ -12,9 +12,9 @@ import { checkSecondFactor, type SecondFactorAnswer } from '../mfa/service'
 import { findWebAuthnCredential, markMfaChallengeConfirmed, releaseMfaChallengeAttempt, reserveMfaChallengeAttempt } from '../mfa/queries'
 import { verifyPasswordlessAssertion } from '../mfa/webauthn'
 import { liftSessionMfaGate, type AuthMethod } from '../sessions/queries'
-import { findUserByEmail, findUserById } from '../users/queries'
-import { landingMembership, moveSessionInto, refusal, signerOf } from './policy'
-import { startSession, type NewSession } from './session-start'
+import { findUserByEmail } from '../users/queries'
+import { findSigner, landingMembership, moveSessionInto, refusal } from './policy'
+import { startSession, type NewSession, type SessionOptions } from './session-start'
 
 type Deps = Pick<ServiceDeps, 'sql' | 'config'>
 
@@ -40,15 +40,16 @@ export async function recordSignInFailure(db: Db, ctx: RequestContext<null>, met
   })
 }
 
-/** Opens the session and records the sign-in in one transaction: a session exists exactly when its entry does. */
-export async function openAuditedSession(tx: Db, deps: Deps, ctx: RequestContext<null>, userId: string, membershipId: string | null,
-  opts: Parameters<typeof startSession>[5]): Promise<NewSession> {
-  const session = await startSession(tx, deps, userId, membershipId, ctx, opts)
-  await recordAudit(tx, ctx, {
-    action: 'user.signed_in', actorUserId: userId, target: { type: 'session', id: session.id },
-    details: { method: opts.method, membershipId, state: session.state, ...(opts.ssoConnectionId ? { ssoConnectionId: opts.ssoConnectionId } : {}) },
+/** Opens the session and records the sign-in in one statement: a session exists exactly when its entry does. */
+export async function openAuditedSession(db: Db, deps: Deps, ctx: RequestContext<null>, userId: string, membershipId: string | null,
+  opts: Omit<SessionOptions, 'entry'>): Promise<NewSession> {
+  return startSession(db, deps, userId, membershipId, ctx, {
+    ...opts,
+    entry: (session) => ({
+      action: 'user.signed_in', actorUserId: userId, target: { type: 'session', id: session.id },
+      details: { method: opts.method, membershipId, state: session.state, ...(opts.ssoConnectionId ? { ssoConnectionId: opts.ssoConnectionId } : {}) },
+    }),
   })
-  return session
 }
 
 /** Same answer and the same argon2 cost whether the email is unknown or the password is wrong. Failures are
@@ -64,27 +65,29 @@ export async function signInWithPassword(deps: Deps & { signInThrottle?: SignInT
     await failed('throttled', (await findUserByEmail(deps.sql, input.email))?.id)
     throw err
   }
-  const user = await findUserByEmail(deps.sql, input.email)
+  // Everything a sign-in needs is read with the account (one round trip), before its password is known to match:
+  // reading it only after would cost each sign-in a round trip more. An unknown address pays the same argon2id.
+  const who = await findSigner(deps.sql, deps, { email: input.email })
+  const user = who?.user
   const valid = await verifyPassword(input.password, user?.password_hash)
   if (user?.status === 'activation_required') {
     throttle?.failed(input.email, ip)
     await failed('not_active', user.id)
     throw new ApiError('ACTIVATION_REQUIRED', 'This account is not activated yet: follow the link in the invitation mail to choose a password')
   }
-  if (!user || !valid || user.status !== 'active') {
+  if (!who || !user || !valid || user.status !== 'active') {
     throttle?.failed(input.email, ip)
     await failed(user && valid ? 'not_active' : 'invalid_credentials', user?.id)
     throw new ApiError('UNAUTHORIZED', 'Email or password is incorrect')
   }
   throttle?.succeeded(input.email)
-  const who = await signerOf(deps.sql, user)
-  const { membershipId, policy, blocked } = await landingMembership(deps.sql, deps, who, 'password')
+  const { membershipId, policy, blocked } = landingMembership(deps, who, 'password')
   if (blocked) {
     await failed('method_not_allowed', user.id)
     throw new ApiError('UNAUTHORIZED', 'Your organisation does not allow password sign-in: use single sign-on or a passkey')
   }
-  const session = await deps.sql.begin((tx) => openAuditedSession(tx, deps, ctx, user.id, membershipId,
-    { method: 'password', passwordChangeRequired: user.password_change_required, known: { factors: who.factors, policy } }))
+  const session = await openAuditedSession(deps.sql, deps, ctx, user.id, membershipId,
+    { method: 'password', passwordChangeRequired: user.password_change_required, known: { factors: who.factors, policy } })
   return { who, membershipId, session }
 }
 
@@ -93,21 +96,21 @@ export async function signInWithPassword(deps: Deps & { signInThrottle?: SignInT
 export async function signInWithPasskey(deps: Deps, ctx: RequestContext<null>, assertion: unknown) {
   const response = assertion as AuthenticationResponseJSON
   const cred = await verifyPasswordlessAssertion(deps.sql, deps.config, response)
-  const user = cred ? await findUserById(deps.sql, cred.user_id) : undefined
+  const who = cred ? await findSigner(deps.sql, deps, { id: cred.user_id }) : undefined
+  const user = who?.user
   const failed = (reason: SignInFailure, userId: string | undefined) => recordSignInFailure(deps.sql, ctx, 'passkey', reason, userId)
-  if (!user || user.status !== 'active') {
+  if (!who || user?.status !== 'active') {
     const named = typeof response?.id === 'string' ? await findWebAuthnCredential(deps.sql, response.id) : undefined
     await failed(user ? 'not_active' : 'invalid_credentials', user?.id ?? named?.user_id)
     throw new ApiError('UNAUTHORIZED', 'This passkey was not accepted')
   }
-  const who = await signerOf(deps.sql, user)
-  const { membershipId, policy, blocked } = await landingMembership(deps.sql, deps, who, 'passkey')
+  const { membershipId, policy, blocked } = landingMembership(deps, who, 'passkey')
   if (blocked) {
     await failed('method_not_allowed', user.id)
     throw new ApiError('UNAUTHORIZED', 'Your organisation does not allow passkey sign-in: use single sign-on')
   }
-  const session = await deps.sql.begin((tx) =>
-    openAuditedSession(tx, deps, ctx, user.id, membershipId, { method: 'passkey', secondFactorVerified: true, known: { factors: who.factors, policy } }))
+  const session = await openAuditedSession(deps.sql, deps, ctx, user.id, membershipId,
+    { method: 'passkey', secondFactorVerified: true, known: { factors: who.factors, policy } })
   return { who, membershipId, session }
 }
 

@@ -1,18 +1,18 @@
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
+import type { Principal } from '../identity/service'
+import type { RequestContext } from '../identity/context'
 import { getAuthPolicy } from '../auth-policy/service'
 import type { TenantAuthPolicy } from '../auth-policy/model'
+import { auditRowOf, type AuditEntryInput } from '../audit/service'
 import { newSessionToken } from '../identity/tokens'
 import { tenantOfMembership } from '../memberships/queries'
-import { openMfaChallenge, pendingSecondFactors, type MfaChallenge, type SecondFactors, type SessionState } from '../mfa/challenges'
-import { insertSession, type AuthMethod } from '../sessions/queries'
+import { challengeOptions, pendingSecondFactors, type MfaChallenge, type SecondFactors, type SessionState } from '../mfa/challenges'
+import { CHALLENGE_TTL_SECONDS } from '../mfa/webauthn'
+import type { AuthMethod } from '../sessions/queries'
+import { insertSession } from './queries'
 
 type Deps = Pick<ServiceDeps, 'config'>
-
-export interface SessionContext {
-  userAgent: string | null
-  ip: string | null
-}
 
 export interface NewSession {
   id: string
@@ -47,22 +47,40 @@ export interface KnownAtSignIn {
   policy: TenantAuthPolicy | null
 }
 
+export interface SessionOptions {
+  method: AuthMethod
+  ssoConnectionId?: string
+  secondFactorVerified?: boolean
+  passwordChangeRequired?: boolean
+  known?: KnownAtSignIn
+  /** The audit entry of the session, written by the session's own statement: a session exists exactly when its
+   *  entry does, without a transaction around them. */
+  entry?: (s: { id: string; state: SessionState }) => AuditEntryInput
+}
+
 /** Lucia-style: a random token the client keeps, its SHA-256 the only thing stored. A user with a second factor
- *  gets a gated session and a challenge, unless the session is opened by that factor itself (a passkey). */
-export async function startSession(tx: Db, deps: Deps, userId: string, membershipId: string | null, ctx: SessionContext,
-  opts: { method: AuthMethod; ssoConnectionId?: string; secondFactorVerified?: boolean; passwordChangeRequired?: boolean; known?: KnownAtSignIn }): Promise<NewSession> {
+ *  gets a gated session and a challenge, unless the session is opened by that factor itself (a passkey). With
+ *  `known`, the session, its challenge and its entry take one statement and nothing is read. */
+export async function startSession(tx: Db, deps: Deps, userId: string, membershipId: string | null, ctx: RequestContext<Principal | null>,
+  opts: SessionOptions): Promise<NewSession> {
   const { token, hash } = newSessionToken()
   const factors = opts.secondFactorVerified ? null : opts.known ? opts.known.factors : await pendingSecondFactors(tx, userId)
   const policy = opts.known ? opts.known.policy : await policyOfMembership(tx, deps, membershipId)
-  const row = await insertSession(tx, {
-    userId, tokenHash: hash, membershipId, userAgent: ctx.userAgent?.slice(0, 512) ?? null, ip: ctx.ip,
-    ...lifetimesUnder(deps, policy), mfaPending: factors !== null, passwordChangeRequired: opts.passwordChangeRequired,
-    // An SSO sign-in is no second factor of ours: it stands in for one only in its own tenant (policy.ts).
-    authMethod: opts.method, ssoConnectionId: opts.ssoConnectionId, secondFactorVerified: opts.secondFactorVerified && opts.method !== 'sso',
-  })
-  const session = { id: row.id, token, expiresAt: row.expires_at }
-  if (factors) return { ...session, state: 'mfa_required', mfaChallenge: await openMfaChallenge(tx, deps.config, userId, row.id, factors) }
   // A member of a tenant whose policy requires MFA, without any second factor, may only enrol one.
   const enrolOnly = opts.secondFactorVerified !== true && policy?.mfaRequired === true
-  return { ...session, state: enrolOnly ? 'mfa_enrolment_required' : 'active' }
+  const state: SessionState = factors ? 'mfa_required' : enrolOnly ? 'mfa_enrolment_required' : 'active'
+  const challenge = factors ? await challengeOptions(deps.config, factors) : null
+  // Chosen here, not by the table's default, so the audit entry naming the session goes in the same statement.
+  const id = crypto.randomUUID()
+  const row = await insertSession(tx, {
+    id, userId, tokenHash: hash, membershipId, userAgent: ctx.userAgent?.slice(0, 512) ?? null, ip: ctx.ip,
+    ...lifetimesUnder(deps, policy), mfaPending: factors !== null, passwordChangeRequired: opts.passwordChangeRequired ?? false,
+    // An SSO sign-in is no second factor of ours: it stands in for one only in its own tenant (policy.ts).
+    authMethod: opts.method, ssoConnectionId: opts.ssoConnectionId ?? null, secondFactorVerified: opts.secondFactorVerified === true && opts.method !== 'sso',
+  }, challenge ? { webauthnChallenge: challenge.webauthn?.challenge ?? null, ttlSeconds: CHALLENGE_TTL_SECONDS } : null,
+  opts.entry ? auditRowOf(ctx, opts.entry({ id, state })) : null)
+  const session = { id, token, expiresAt: row.expires_at, state }
+  return challenge
+    ? { ...session, mfaChallenge: { id: row.challenge_id!, methods: challenge.methods, webauthn: challenge.webauthn, expiresAt: row.challenge_expires_at! } }
+    : session
 }

@@ -60,7 +60,7 @@ export const safeReturnTo = (v: string | undefined): string | null => (v && /^\/
 
 export async function startSsoSignIn(deps: SsoDeps, connectionId: string, opts: { redirectUri: string; returnTo: string | null; linkUserId: string | null }) {
   const c = isUuid(connectionId) ? await findSsoConnection(deps.sql, connectionId) : undefined
-  if (!c || !c.enabled) throw notConfigured('No enabled single sign-on connection has this id')
+  if (!c?.enabled) throw notConfigured('No enabled single sign-on connection has this id')
   const config = await discover(deps, c)
   const state = oidc.randomState()
   const nonce = oidc.randomNonce()
@@ -126,7 +126,7 @@ async function completeSsoSignIn(deps: SsoDeps, ctx: RequestContext<null>, callb
   if (pending) Object.assign(known, { linkUserId: pending.link_user_id, connectionId: pending.connection_id })
   if (!pending || pending.expires_at.getTime() <= Date.now()) throw new SsoRefused('state_invalid', 'OAUTH_STATE_INVALID', 'This sign-in attempt is unknown, used or expired; start again')
   const c = await findSsoConnection(deps.sql, pending.connection_id)
-  if (!c || !c.enabled) throw refused('connection_disabled', 'This single sign-on connection was disabled')
+  if (!c?.enabled) throw refused('connection_disabled', 'This single sign-on connection was disabled')
   const config = await discover(deps, c)
   let claims: oidc.IDToken & Partial<oidc.UserInfoResponse>
   try {

@@ -135,7 +135,8 @@ export async function deleteUserIdentity(db: Db, userId: string, id: string): Pr
   return row
 }
 
-/** SSO client secrets, for the re-seal (api/keys). Not a change of the connection: its version stays. */
+/** SSO client secrets, for the re-seal (activities/reseal-batch.ts). Not a change of the connection: its version
+ *  stays. */
 export const ssoClientSecrets: SealedColumn = {
   name: 'sso_connections.client_secret_sealed',
   purpose: 'secrets',

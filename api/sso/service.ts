@@ -7,8 +7,8 @@ import { ApiError } from '../platform/errors'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
-import type { ActingContext, RequestContext } from '../identity/context'
-import { currentMembership, requireRoleWithinReach } from '../identity/service'
+import { tenantOf, type ActingContext, type RequestContext } from '../identity/context'
+import { requireRoleWithinReach } from '../identity/service'
 import { changesBetween, recordAudit } from '../audit/service'
 import { forgetCreatingConnection } from '../users/queries'
 import type { CreateSsoConnection, UpdateSsoConnection } from './model'
@@ -34,7 +34,7 @@ const AUDITED_FIELDS = ['name', 'issuer', 'clientId', 'emailDomains', 'defaultRo
 /** The default role is granted to everyone the provider signs in, so it sits under the role ceiling too. */
 export async function createConnection({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, input: CreateSsoConnection) {
   requireRoleWithinReach(ctx.principal, input.defaultRole)
-  const tenantId = currentMembership(ctx.principal).tenantId
+  const tenantId = tenantOf(ctx).tenantId
   return sql.begin(async (tx) => {
     const row = await insertSsoConnection(tx, {
       tenantId, name: input.name ?? new URL(input.issuer).host, issuer: trimIssuer(input.issuer),
@@ -46,8 +46,8 @@ export async function createConnection({ sql, keys }: Pick<ServiceDeps, 'sql' | 
   })
 }
 
-export async function listConnections({ sql: db, config, keys }: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, { principal }: RequestContext, q: PageParams) {
-  const { tenantId } = currentMembership(principal)
+export async function listConnections({ sql: db, config, keys }: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, ctx: RequestContext, q: PageParams) {
+  const { tenantId } = tenantOf(ctx)
   const binding = { route: 'GET /tenants/current/sso-connections', scope: `tenant:${tenantId}`, filters: {} }
   const p = await paginate(keys, binding, q, (after, limit) => listSsoConnections(db, tenantId, after, limit), createdCursorOf)
   return mapPage(p, toSsoConnectionDto(config))
@@ -61,13 +61,13 @@ async function tenantConnection(db: Db, tenantId: string, id: string) {
   return row
 }
 
-export async function getConnection({ sql }: Pick<ServiceDeps, 'sql'>, { principal }: RequestContext, id: string) {
-  return tenantConnection(sql, currentMembership(principal).tenantId, id)
+export async function getConnection({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
+  return tenantConnection(sql, tenantOf(ctx).tenantId, id)
 }
 
 /** The entry has every changed setting before and after; of the client secret only that it changed, never a value. */
 export async function updateConnection({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, id: string, expectedVersion: number | null, input: UpdateSsoConnection) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   if (input.defaultRole !== undefined) requireRoleWithinReach(ctx.principal, input.defaultRole)
   return sql.begin(async (tx) => {
     const before = await tenantConnection(tx, tenantId, id)

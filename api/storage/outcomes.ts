@@ -2,7 +2,7 @@
 // a retried activity that finds the change made already publishes nothing a second time.
 import { recordAudit } from '../audit/service'
 import { publishEvent } from '../events/service'
-import type { SystemContext } from '../identity/context'
+import type { ActivityContext } from '../identity/context'
 import type { Db, Sql } from '../platform/db'
 import { failJob, finishJob, listBuckets, markBucketReady } from './queries'
 import type { BucketKind } from './s3'
@@ -10,7 +10,7 @@ import type { BucketKind } from './s3'
 /** Marks one bucket ready; when that makes every bucket of the tenant ready, `storage.provisioned` goes out and is
  *  recorded (by the provisioning workflow) in the same transaction. The workflow readies the buckets one after
  *  another, so exactly one call sees the last. */
-export async function markBucketReadyAndAnnounce(sql: Sql, ctx: SystemContext, tenantId: string, kind: BucketKind): Promise<void> {
+export async function markBucketReadyAndAnnounce(sql: Sql, ctx: ActivityContext, tenantId: string, kind: BucketKind): Promise<void> {
   await sql.begin(async (tx) => {
     if ((await markBucketReady(tx, tenantId, kind)).length === 0) return
     const buckets = await listBuckets(tx, tenantId)

@@ -3,8 +3,7 @@ import { WorkflowNotFoundError } from '@temporalio/client'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { recordAudit } from '../audit/service'
-import type { RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { tenantOf, type RequestContext } from '../identity/context'
 import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
@@ -68,7 +67,7 @@ async function stillOpen(deps: StorageDeps, job: JobRow): Promise<boolean> {
 }
 
 export async function createReconciliationJob(deps: StorageDeps, ctx: RequestContext, dryRun: boolean) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const buckets = await readyBuckets(deps.sql, tenantId)
   const active = await findActiveJob(deps.sql, tenantId)
   if (active && (await stillOpen(deps, active))) return existing(active, dryRun)
@@ -104,14 +103,14 @@ export async function createReconciliationJob(deps: StorageDeps, ctx: RequestCon
 }
 
 export async function listReconciliationJobs({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { status?: JobStatus }) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const binding = { route: 'GET /tenants/current/storage-reconciliation-jobs', scope: `tenant:${tenantId}`, filters: { status: q.status } }
   const p = await paginate(keys, binding, q, (after, limit) => listJobs(sql, tenantId, q.status, after, limit), createdCursorOf)
   return mapPage(p, toJobSummary)
 }
 
 export async function describeReconciliationJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, jobId: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const notFound = () => new ApiError('STORAGE_RECONCILIATION_JOB_NOT_FOUND', `No reconciliation job ${jobId} in this tenant`)
   if (!isUuid(jobId)) throw notFound()
   const job = await findJob(sql, tenantId, jobId)

@@ -23,7 +23,7 @@ export function regionsFromConfig(config: Config): Region[] {
 /** The region a tenant may provision into: known, marked available, and with credentials. */
 export function usableRegion(config: Config, regionId: string): Region {
   const region = regionsFromConfig(config).find((r) => r.id === regionId)
-  if (!region || !region.available) throw new ApiError('STORAGE_REGION_NOT_AVAILABLE', `Storage region "${regionId}" is not available`)
+  if (!region?.available) throw new ApiError('STORAGE_REGION_NOT_AVAILABLE', `Storage region "${regionId}" is not available`)
   if (!region.accessKey || !region.secretKey) {
     throw new ApiError('STORAGE_PROVIDER_NOT_CONFIGURED', `Storage region "${regionId}" has no storage credentials configured`)
   }

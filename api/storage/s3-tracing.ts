@@ -1,4 +1,4 @@
-// S3 spans (README "Traces"). minio has no OpenTelemetry instrumentation; every operation of its client (put, get,
+// S3 spans (docs/operations.md "Traces"). minio has no OpenTelemetry instrumentation; every operation of its client (put, get,
 // stat, multipart, list) goes through one request method, which a traced process wraps on each client it makes.
 // The span names the HTTP method and records the bucket and the object key; never the query (an upload id, a
 // presigned signature), a header (the request's signature) or a body.

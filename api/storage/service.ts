@@ -4,8 +4,7 @@ import type { Sql } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { recordAudit } from '../audit/service'
-import type { RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { tenantOf, type RequestContext } from '../identity/context'
 import { taskQueues, TENANT_ID } from '../../workflows/contract'
 import { storageWorkflowIds, StorageWorkflowType, type ProvisionStorageInput } from '../../workflows/contract-storage'
 import type { StorageBucketSummary } from './model'
@@ -29,13 +28,13 @@ export function toBucketSet(rows: BucketRow[]) {
 }
 
 export const getBucketSet = async ({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext) =>
-  toBucketSet(await listBuckets(sql, currentMembership(ctx.principal).tenantId))
+  toBucketSet(await listBuckets(sql, tenantOf(ctx).tenantId))
 
 /** Starts (or joins) provisioning in `regionId`. Ready storage is returned as it is; storage in another
  *  region is a conflict; a failed attempt is reset and retried, in the requested region. Only a request that
  *  (re)starts provisioning is recorded: joining a run, or finding the storage ready, changes nothing. */
 export async function provisionBuckets(deps: StorageDeps, ctx: RequestContext, regionId: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const region = usableRegion(deps.config, regionId)
   const wanted = BUCKET_KINDS.map((kind) => ({
     kind, name: bucketNameFor(deps.config.TEMPORAL_TASK_QUEUE_PREFIX, tenantId, kind),
@@ -109,7 +108,7 @@ export async function readyBuckets(sql: Sql, tenantId: string): Promise<BucketRo
 /** The region of ready buckets, with credentials: configuration may have changed since provisioning. */
 export function regionOf(config: Config, regionId: string): Region {
   const region = regionsFromConfig(config).find((r) => r.id === regionId)
-  if (!region || !region.accessKey || !region.secretKey) {
+  if (!region?.accessKey || !region.secretKey) {
     throw new ApiError('STORAGE_PROVIDER_NOT_CONFIGURED', `Storage region "${regionId}" is no longer configured with credentials`)
   }
   return region
@@ -117,7 +116,7 @@ export function regionOf(config: Config, regionId: string): Region {
 
 /** The stored usage, computed first when asked to or when there is none yet. */
 export async function storageSummary({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, refresh: boolean) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const buckets = await readyBuckets(sql, tenantId)
   const regionId = buckets[0]!.region_id
   let usage = await readUsage(sql, tenantId)

@@ -5,8 +5,7 @@ import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { recordAudit } from '../audit/service'
-import type { RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { tenantOf, type RequestContext } from '../identity/context'
 import { objectKeyProblem } from '../storage/object-keys'
 import type { CompleteTrainingJobInput, TrainingJob, TrainingJobStatus } from './model'
 import { findTrainingJob, finishTrainingJob, insertTrainingJob, listTrainingJobs, type TrainingJobRow } from './queries'
@@ -22,7 +21,7 @@ export const trainingJobNotFound = () => new ApiError('MODEL_BUNDLE_JOB_NOT_FOUN
 const jobTarget = (r: TrainingJobRow) => ({ type: 'training_job', id: r.id })
 
 export async function createTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, name: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   return sql.begin(async (tx) => {
     const row = await insertTrainingJob(tx, tenantId, name)
     await recordAudit(tx, ctx, { action: 'training_job.created', tenantId, target: jobTarget(row), details: { name: row.name } })
@@ -31,13 +30,13 @@ export async function createTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: 
 }
 
 export async function getTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
-  const row = isUuid(id) ? await findTrainingJob(sql, currentMembership(ctx.principal).tenantId, id) : undefined
+  const row = isUuid(id) ? await findTrainingJob(sql, tenantOf(ctx).tenantId, id) : undefined
   if (!row) throw trainingJobNotFound()
   return toTrainingJob(row)
 }
 
 export async function listJobs({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { status?: TrainingJobStatus }) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const binding = { route: 'GET /training-jobs', scope: `tenant:${tenantId}`, filters: { status: q.status } }
   const p = await paginate(keys, binding, q, (after, limit) => listTrainingJobs(sql, tenantId, q.status, after, limit), createdCursorOf)
   return mapPage(p, toTrainingJob)
@@ -60,7 +59,7 @@ function checkedCompletion(input: CompleteTrainingJobInput) {
 
 /** running → completed | failed, once, with its event and its audit entry in the same transaction. */
 export async function completeTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string, input: CompleteTrainingJobInput) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const completion = checkedCompletion(input)
   const job = isUuid(id) ? await findTrainingJob(sql, tenantId, id) : undefined
   if (!job) throw trainingJobNotFound()

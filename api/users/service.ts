@@ -96,7 +96,7 @@ function requireFreshSession(p: Principal): void {
   }
 }
 
-/** Guesses of currentPassword are sign-in failures of the account (README "Sign-in throttling"): a stolen
+/** Guesses of currentPassword are sign-in failures of the account (docs/api.md "Sign-in throttling"): a stolen
  *  session cannot brute-force the password behind it. A wrong guess is recorded (with the pool: the 400 that
  *  follows must not take it back). */
 async function checkCurrentPassword({ sql, signInThrottle: throttle }: Deps & { signInThrottle: SignInThrottle }, ctx: RequestContext, user: UserRow, given: string | undefined): Promise<void> {

@@ -1,8 +1,7 @@
 // Reading an endpoint's deliveries, redelivering, recovering and test events. Every route is tenant-scoped through
 // the endpoint: an endpoint of another tenant is a 404, and so is any message under it.
 import { recordAudit } from '../audit/service'
-import type { RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { logIds, tenantOf, type RequestContext } from '../identity/context'
 import { publishEvent } from '../events/service'
 import { markEventsDispatched } from '../events/queries'
 import type { ServiceDeps } from '../platform/deps'
@@ -31,7 +30,7 @@ const endpointTarget = (endpoint: { id: string }) => ({ type: 'webhook_endpoint'
 const notFound = (what: string) => new ApiError('NOT_FOUND', `No ${what} with this id in the current tenant`)
 
 async function endpointOf({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, endpointId: string) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const endpoint = isUuid(endpointId) ? await findEndpoint(sql, tenantId, endpointId) : undefined
   if (!endpoint) throw notFound('webhook endpoint')
   return endpoint
@@ -61,12 +60,12 @@ export async function getEndpointMessage(deps: Pick<ServiceDeps, 'sql'>, ctx: Re
 type StartDeps = Pick<ServiceDeps, 'sql' | 'temporal' | 'config' | 'log'>
 
 /** Starts the runs after commit; a failed start is left to the dispatcher's sweep of unstarted messages. */
-async function startAfterCommit(deps: StartDeps, messages: MessageRow[]) {
+async function startAfterCommit(deps: StartDeps, ctx: RequestContext, messages: MessageRow[]) {
   if (messages.length === 0) return
   try {
     await startDeliveries(await deps.temporal.get(), deps.sql, deps.config, messages)
   } catch (err) {
-    deps.log.warn('starting delivery workflows failed; the dispatcher will start them', { err, messages: messages.length })
+    deps.log.warn('starting delivery workflows failed; the dispatcher will start them', { ...logIds(ctx), err, messages: messages.length })
   }
 }
 
@@ -89,7 +88,7 @@ export async function redeliverMessage(deps: StartDeps, ctx: RequestContext, end
     }
     return rows
   })
-  if (claimed) await startAfterCommit(deps, [claimed])
+  if (claimed) await startAfterCommit(deps, ctx, [claimed])
   return toMessageDto(claimed ?? message)
 }
 
@@ -105,7 +104,7 @@ export async function recoverEndpoint(deps: StartDeps, ctx: RequestContext, endp
     })
     return rows
   })
-  await startAfterCommit(deps, claimed)
+  await startAfterCommit(deps, ctx, claimed)
   return { redelivered: claimed.length }
 }
 
@@ -121,6 +120,6 @@ export async function sendTestEvent(deps: StartDeps, ctx: RequestContext, endpoi
     await recordAudit(tx, ctx, { action: 'webhook_endpoint.test_sent', tenantId: endpoint.tenant_id, target: endpointTarget(endpoint), details: { messageId: messages[0]!.id } })
     return messages
   })
-  await startAfterCommit(deps, [message!])
+  await startAfterCommit(deps, ctx, [message!])
   return toMessageDto(message!)
 }

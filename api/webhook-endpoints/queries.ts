@@ -120,8 +120,8 @@ export async function deleteEndpoint(db: Db, tenantId: string, id: string, expec
   return rows.length > 0
 }
 
-/** Signing secrets, current and previous, for the re-seal (api/keys). Not a change of the endpoint: its version
- *  stays. */
+/** Signing secrets, current and previous, for the re-seal (activities/reseal-batch.ts). Not a change of the
+ *  endpoint: its version stays. */
 export const endpointSecrets: SealedColumn[] = (['secret_sealed', 'previous_secret_sealed'] as const).map((column) => ({
   name: `webhook_endpoints.${column}`,
   purpose: 'secrets',

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { recordAudit } from '../audit/service'
 import { publishEvent } from '../events/service'
-import type { SystemContext } from '../identity/context'
+import type { ActivityContext } from '../identity/context'
 import { open, seal } from '../platform/keyring'
 import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
@@ -26,7 +26,7 @@ export function signingSecrets(deps: Pick<ServiceDeps, 'keys'>, row: Pick<Webhoo
  *  with `webhook_endpoint.disabled` and records it as the delivering workflow's act, in the caller's transaction.
  *  Its own delivery goes to the tenant's other endpoints only, since this one is no longer enabled. An endpoint
  *  already disabled is left as it is and nothing is published or recorded (undefined). */
-export async function disableEndpoint(tx: Db, ctx: SystemContext, tenantId: string, id: string, reason: 'gone' | 'failing'): Promise<WebhookEndpointRow | undefined> {
+export async function disableEndpoint(tx: Db, ctx: ActivityContext, tenantId: string, id: string, reason: 'gone' | 'failing'): Promise<WebhookEndpointRow | undefined> {
   const row = await markEndpointDisabled(tx, tenantId, id, reason)
   if (!row) return undefined
   await publishEvent(tx, tenantId, 'webhook_endpoint.disabled', { endpointId: row.id, url: row.url, reason, disabledAt: row.disabled_at!.toISOString() })

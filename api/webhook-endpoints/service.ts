@@ -8,8 +8,7 @@ import { outboundPolicyOf } from '../platform/outbound/policy'
 import { parseIp } from '../platform/outbound/addresses'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { changesBetween, recordAudit } from '../audit/service'
-import type { RequestContext } from '../identity/context'
-import { currentMembership } from '../identity/service'
+import { tenantOf, type RequestContext } from '../identity/context'
 import type { CreateWebhookEndpoint, UpdateWebhookEndpoint } from './model'
 import {
   deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, lockEndpoint, rotateEndpointSecret, updateEndpoint, type WebhookEndpointRow,
@@ -52,7 +51,7 @@ const endpointTarget = (r: WebhookEndpointRow) => ({ type: 'webhook_endpoint', i
 
 /** Registers an endpoint and answers its signing secret: this response is the only place it ever appears. */
 export async function createEndpoint({ sql, keys, config }: Pick<ServiceDeps, 'sql' | 'keys' | 'config'>, ctx: RequestContext, input: CreateWebhookEndpoint) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   await requirePublicUrl(config, input.url)
   const secret = newSigningSecret()
   const row = await sql.begin(async (tx) => {
@@ -67,7 +66,7 @@ export async function createEndpoint({ sql, keys, config }: Pick<ServiceDeps, 's
 }
 
 export async function listWebhookEndpoints({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { enabled?: 'true' | 'false' }) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   const enabled = q.enabled === undefined ? undefined : q.enabled === 'true'
   const binding = { route: 'GET /webhook-endpoints', scope: `tenant:${tenantId}`, filters: { enabled } }
   const p = await paginate(keys, binding, q, (after, limit) => listEndpoints(sql, tenantId, enabled, after, limit), createdCursorOf)
@@ -77,14 +76,14 @@ export async function listWebhookEndpoints({ sql, keys }: Pick<ServiceDeps, 'sql
 const notFound = () => new ApiError('NOT_FOUND', 'No webhook endpoint with this id in the current tenant')
 
 export async function getEndpoint({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
-  const row = isUuid(id) ? await findEndpoint(sql, currentMembership(ctx.principal).tenantId, id) : undefined
+  const row = isUuid(id) ? await findEndpoint(sql, tenantOf(ctx).tenantId, id) : undefined
   if (!row) throw notFound()
   return row
 }
 
 /** Recorded with what changed, before and after; a PATCH that changes nothing is not. */
 export async function changeEndpoint(deps: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, id: string, expectedVersion: number | null, input: UpdateWebhookEndpoint) {
-  const { tenantId } = currentMembership(ctx.principal)
+  const { tenantId } = tenantOf(ctx)
   await getEndpoint(deps, ctx, id)
   if (input.url !== undefined) await requirePublicUrl(deps.config, input.url)
   return deps.sql.begin(async (tx) => {

@@ -13,7 +13,10 @@ const api = useApi({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000', RATE_LIMIT_PRINC
 
 const PARALLEL = 50
 const fire = <T>(make: (i: number) => Promise<T>) => Promise.all(Array.from({ length: PARALLEL }, (_, i) => make(i)))
-const tally = (codes: (string | number)[]) => codes.reduce<Record<string, number>>((n, c) => ({ ...n, [c]: (n[c] ?? 0) + 1 }), {})
+const tally = (codes: (string | number)[]) => codes.reduce<Record<string, number>>((n, c) => {
+  n[c] = (n[c] ?? 0) + 1
+  return n
+}, {})
 
 const failuresOf = async (userId: string) =>
   (await api.sql<{ n: number }[]>`select count(*)::int as n from mfa_failures where user_id = ${userId}`)[0]!.n

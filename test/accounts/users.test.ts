@@ -18,7 +18,7 @@ describe('administrator provisioning (POST /users with mode)', () => {
       delivery: 'activation_link_mailed',
     })
     const mail = await mailTo(email, { subject: /added to/ })
-    expect(mail.text).toContain('/activate?token=')
+    expect(mail.text).toContain('/console/activate?token=') // the console's page (test/console/links.test.ts)
 
     const early = await new Client(api.url).post('/sessions', { email, password: PASSWORD })
     expect(early.status).toBe(401)

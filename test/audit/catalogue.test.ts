@@ -2,9 +2,9 @@ import { expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { auditActions, auditCatalogue, auditCatalogueMarkdown } from '../../api/audit/catalogue'
 
-test("the README's audit action table is the one api/audit/catalogue.ts defines", async () => {
-  const readme = await Bun.file(join(import.meta.dir, '..', '..', 'README.md')).text()
-  expect(readme).toContain(auditCatalogueMarkdown())
+test("docs/security.md's audit action table is the one api/audit/catalogue.ts defines", async () => {
+  const doc = await Bun.file(join(import.meta.dir, '..', '..', 'docs', 'security.md')).text()
+  expect(doc).toContain(auditCatalogueMarkdown())
 })
 
 test('every action is a dotted lower-case name with a summary', () => {

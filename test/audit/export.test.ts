@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import { gunzipSync } from 'node:zlib'
 import { canonicalOf, linkHash, type ExportLine, type ExportTrailer } from '../../api/audit/canonical'
 import { recordAudit } from '../../api/audit/service'
-import { systemContext } from '../../api/identity/context'
+import { activityContext } from '../../api/identity/context'
 import { taskQueues, TENANT_ID } from '../../workflows/contract'
 import { auditExportWorkflowId } from '../../workflows/contract-audit'
 import { Client } from '../support/client'
@@ -41,7 +41,7 @@ describe('an export', () => {
     for (let i = 0; i < 3; i++) await patFor(owner.client, ['model:read'])
     // An entry whose details exercise the canonical form: jsonb's key order, escapes, non-ASCII and numbers that
     // JSON.stringify writes with an exponent.
-    await recordAudit(api.sql, systemContext('test/audit-export'), {
+    await recordAudit(api.sql, activityContext('test/audit-export'), {
       action: 'storage.provisioned', tenantId: owner.tenantId,
       details: {
         zz: 'é ü 日本 😀', a: 'quote " backslash \\ slash / tab \t newline \n bell \u0007', 'ü': 1, big: 1e21, small: 1.5e-7,

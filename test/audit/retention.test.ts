@@ -6,7 +6,7 @@ import { asyncLocalStorage } from '@temporalio/activity'
 import { createActivities } from '../../activities'
 import { verifyChain } from '../../api/audit/queries'
 import { recordAudit } from '../../api/audit/service'
-import { systemContext } from '../../api/identity/context'
+import { activityContext } from '../../api/identity/context'
 import { createWorkerMetrics } from '../../worker/metrics'
 import { startApi, type TestApi } from '../support/api'
 import { ownDatabase, type OwnDatabase } from '../support/own-database'
@@ -54,7 +54,7 @@ describe('retention', () => {
   test('audit entries past the retention period are purged in batches; younger ones stay, and the table still refuses a DELETE', async () => {
     const { config } = api.deps
     const owner = await tenantOwner(api.url)
-    const record = () => recordAudit(api.sql, systemContext('test/retention'), { action: 'storage.provisioned', tenantId: owner.tenantId }).then((r) => r.id)
+    const record = () => recordAudit(api.sql, activityContext('test/retention'), { action: 'storage.provisioned', tenantId: owner.tenantId }).then((r) => r.id)
     const old = [await record(), await record(), await record()]
     const kept = [await record()]
     const edge = [await record()]
@@ -144,7 +144,7 @@ describe('retention', () => {
   test('a chain whose start was purged by rule still verifies; its oldest survivor deleted behind the purge does not', async () => {
     const { config } = api.deps
     const owner = await tenantOwner(api.url)
-    const record = () => recordAudit(api.sql, systemContext('test/retention'), { action: 'storage.provisioned', tenantId: owner.tenantId }).then((r) => r.id)
+    const record = () => recordAudit(api.sql, activityContext('test/retention'), { action: 'storage.provisioned', tenantId: owner.tenantId }).then((r) => r.id)
     for (let i = 0; i < 3; i++) await record()
     await sealAudit(api.sql)
     // Every entry so far, aged together: the chain's start, as time would leave it.

@@ -24,7 +24,6 @@ afterAll(async () => {
   await api?.stop()
 })
 
-type Owner = Awaited<ReturnType<typeof tenantOwner>>
 type Entry = {
   id: string; action: string; actor: { type: string; id: string | null }; target: { type: string; id: string } | null; outcome: string
   reason: string | null; ip: string | null; userAgent: string | null; requestId: string | null; changes: Record<string, { before: unknown; after: unknown }> | null
@@ -48,8 +47,7 @@ const rawEvents = async (tenantId: string) =>
 
 const tokenIn = (text: string) => decodeURIComponent(/[?&]token=([^\s&]+)/.exec(text)![1]!)
 
-const accountEntries = async (userId: string, action: string) => (await sealAudit(api.sql),
-  api.sql<{ actor_type: string; actor_id: string | null; tenant_id: string | null; target_id: string | null; details: any; ip: string | null }[]>`
+const accountEntries = async (userId: string, action: string) => sealAudit(api.sql).then(() => api.sql<{ actor_type: string; actor_id: string | null; tenant_id: string | null; target_id: string | null; details: any; ip: string | null }[]>`
     select actor_type, actor_id, tenant_id, target_id, details, ip from audit_log where chain = ${userId} and action = ${action}`)
 
 describe('memberships', () => {
@@ -157,7 +155,10 @@ describe('invitations', () => {
       expect(res.status).toBe(201)
       for (;;) { // the newest mail to the address, once the one for this invitation has arrived
         const token = tokenIn((await waitForMail(email, { subject: /invited/, timeoutMs: 30_000 })).text)
-        if (!seen.has(token)) return seen.add(token), { id: res.json.data.id as string, token }
+        if (!seen.has(token)) {
+          seen.add(token)
+          return { id: res.json.data.id as string, token }
+        }
         await Bun.sleep(100)
       }
     }
@@ -241,7 +242,7 @@ describe('SSO connections and identities', () => {
     const c = await owner.client.post('/tenants/current/sso-connections', { issuer: 'https://idp.example.test', clientId: 'rcp', clientSecret: 's3cret-value' })
     const user = await signedUpUser(api.url)
     const subject = `sub-${crypto.randomUUID()}`
-    const ctx = { principal: null, ip: '192.0.2.7', userAgent: 'browser', requestId: 'req-callback', system: null } as const
+    const ctx = { principal: null, membership: null, ip: '192.0.2.7', userAgent: 'browser', requestId: 'req-callback', traceId: null, system: null } as const
     const conn = { id: c.json.data.id as string, tenant_id: owner.tenantId, name: c.json.data.name as string }
     await api.sql.begin((tx) => linkSsoIdentity(tx, ctx, conn, subject, user.userId))
     await api.sql.begin((tx) => linkSsoIdentity(tx, ctx, conn, subject, user.userId)) // a later sign-in links nothing new

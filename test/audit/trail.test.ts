@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'bun:test'
 import { recordAudit } from '../../api/audit/service'
 import { eventCatalogue } from '../../api/events/catalogue'
-import { systemContext } from '../../api/identity/context'
+import { activityContext } from '../../api/identity/context'
 import { useApi } from '../support/api'
 import { auditWindow, hourAgo, inAnHour, sealAudit } from '../support/audit'
 import { patFor, tenantOwner } from '../support/fixtures'
@@ -44,7 +44,7 @@ describe('recording', () => {
     }
     const before = await head()
     await expect(api.sql.begin(async (tx) => {
-      await recordAudit(tx, systemContext('test/rollback'), { action: 'storage.provisioned', tenantId: owner.tenantId })
+      await recordAudit(tx, activityContext('test/rollback'), { action: 'storage.provisioned', tenantId: owner.tenantId })
       throw new Error('the change failed')
     })).rejects.toThrow('the change failed')
     expect(await head()).toBe(before)
@@ -56,7 +56,7 @@ describe('recording', () => {
 
   test('a tenant entry is an audit.entry event in the outbox once the tenant has an endpoint subscribed to it', async () => {
     const owner = await tenantOwner(api.url)
-    const eventOf = async (targetId: string) => (await sealAudit(api.sql), api.sql<{ data: { action: string; target: { id: string } } }[]>`
+    const eventOf = async (targetId: string) => sealAudit(api.sql).then(() => api.sql<{ data: { action: string; target: { id: string } } }[]>`
       select data from events where tenant_id = ${owner.tenantId} and type = 'audit.entry' and data->'target'->>'id' = ${targetId}`)
     const before = await patFor(owner.client, ['model:read'])
     expect([...await eventOf(before.id)]).toEqual([]) // nobody takes the stream: nothing is queued for nobody
@@ -111,7 +111,7 @@ describe('tamper evidence', () => {
     // An entry waiting to be sealed no less: only the seal takes it out.
     for (const alter of ['update audit_inbox set action = $1', 'delete from audit_inbox where action = $1', 'truncate audit_inbox']) {
       await expect(api.sql.begin(async (tx) => {
-        await recordAudit(tx, systemContext('test/inbox'), { action: 'storage.provisioned', tenantId: owner.tenantId })
+        await recordAudit(tx, activityContext('test/inbox'), { action: 'storage.provisioned', tenantId: owner.tenantId })
         await tx.unsafe(alter, alter.startsWith('truncate') ? [] : ['storage.provisioned'])
       })).rejects.toThrow(/append-only until sealed/)
     }

@@ -28,11 +28,13 @@ describe('console: my account', () => {
       expect((await owner.client.get('/users/me')).status).toBe(401)
       expect(await page.locator('tbody tr').textContent()).toContain('This session')
 
+      const wrongCurrent = g.expect4xx({ status: 400, method: 'PATCH', path: '/v1/users/me/password' })
       await page.getByLabel('Current password').fill('not it')
       await page.getByLabel('New password').fill(NEW_PASSWORD)
       await page.getByRole('button', { name: 'Change password' }).click()
       const refused = page.getByRole('region', { name: 'Password' }).getByRole('alert')
       await refused.waitFor()
+      wrongCurrent()
       await page.getByLabel('Current password').fill(PASSWORD)
       await page.getByLabel('New password').fill(NEW_PASSWORD)
       await page.getByRole('button', { name: 'Change password' }).click()

@@ -1,5 +1,7 @@
 // Guards every console test page carries: a request to any other origin is refused and recorded, dialogs and
-// script errors (a CSP refusal is one) are recorded; axe-core runs in the page; screenshots go to a gitignored folder.
+// script errors (a CSP refusal is one) are recorded, and so is every 4xx answer of our origin the test did not say it
+// expects (a page that meets an unexpected 401 or 403 is not clean); axe-core runs in the page; screenshots go to a
+// gitignored folder.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect } from 'bun:test'
@@ -12,21 +14,46 @@ const ROOT = join(import.meta.dir, '..', '..')
 const AXE = await Bun.file(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js')).text()
 export const SCREENSHOTS = join(ROOT, 'test-results', 'console')
 
+/** A 4xx answer of our origin a test expects the page to meet: its status, the path it answers (without the query)
+ *  and, if it matters, the method. */
+export interface Expected4xx { status: number; path: string | RegExp; method?: string }
+
 export interface GuardedPage {
   page: Page
   /** URLs outside the origin the page tried to reach. */
   foreign: string[]
   dialogs: string[]
   errors: string[]
+  /** 4xx answers of our origin no expectation covered, as `status METHOD path`. */
+  unexpected4xx: string[]
+  /** Declares 4xx answers the page may meet from now on; the returned function withdraws them. */
+  expect4xx(...expected: Expected4xx[]): () => void
   close(): Promise<void>
 }
+
+const covers = (e: Expected4xx, status: number, method: string, path: string) =>
+  e.status === status && (!e.method || e.method === method) && (typeof e.path === 'string' ? e.path === path : e.path.test(path))
 
 /** `alsoAllowed`: origins a flow must visit on purpose (an identity provider's sign-in pages); nothing else. */
 export async function guardedPage(browser: Browser, origin: string, permissions: string[] = [], alsoAllowed: string[] = []): Promise<GuardedPage> {
   const context = await browser.newContext()
   if (permissions.length > 0) await context.grantPermissions(permissions, { origin })
   const page = await context.newPage()
-  const g: GuardedPage = { page, foreign: [], dialogs: [], errors: [], close: () => context.close() }
+  const expected = new Set<Expected4xx>()
+  const g: GuardedPage = {
+    page, foreign: [], dialogs: [], errors: [], unexpected4xx: [], close: () => context.close(),
+    expect4xx(...list) {
+      for (const e of list) expected.add(e)
+      return () => { for (const e of list) expected.delete(e) }
+    },
+  }
+  page.on('response', (r) => {
+    const status = r.status()
+    const url = new URL(r.url())
+    if (status < 400 || status >= 500 || url.origin !== origin) return
+    const method = r.request().method()
+    if (![...expected].some((e) => covers(e, status, method, url.pathname))) g.unexpected4xx.push(`${status} ${method} ${url.pathname}`)
+  })
   await page.route('**', (route) => {
     const url = route.request().url()
     const to = new URL(url).origin
@@ -45,13 +72,22 @@ export async function guardedPage(browser: Browser, origin: string, permissions:
   return g
 }
 
-/** The browser logs every non-2xx fetch as a console error; the pages show those problems themselves (tested). */
+/** The browser logs every non-2xx fetch as a console error; the pages show those problems themselves (tested), and the
+ *  4xx among them are held against the page by the response guard unless the test expects them. */
 const isExpectedFailure = (text: string) => /^Failed to load resource: the server responded with a status of (4\d\d)/.test(text)
 
-/** Nothing left the origin, no dialog opened, no script failed (or was refused by the CSP). */
+/** Nothing left the origin, no dialog opened, no script failed (or was refused by the CSP), no 4xx the test did not
+ *  expect. */
 export function expectClean(g: GuardedPage) {
-  expect({ foreign: g.foreign, dialogs: g.dialogs, errors: g.errors }).toEqual({ foreign: [], dialogs: [], errors: [] })
+  expect({ foreign: g.foreign, dialogs: g.dialogs, errors: g.errors, unexpected4xx: g.unexpected4xx })
+    .toEqual({ foreign: [], dialogs: [], errors: [], unexpected4xx: [] })
 }
+
+/** What a signed-out console meets on load: its probe of the session and of the account answers 401. */
+export const SIGNED_OUT: Expected4xx[] = [
+  { status: 401, method: 'GET', path: '/v1/sessions/current' },
+  { status: 401, method: 'GET', path: '/v1/users/me' },
+]
 
 /** axe-core over the page as it is; returns the serious and critical violations (ids and the first targets). Injected
  *  through the DevTools protocol (page.evaluate), which the page's CSP does not govern, so the CSP stays on. */
@@ -88,11 +124,13 @@ export function useConsole(settings: (origin: string) => Record<string, string> 
 
 /** Signs in through the console's own form and waits for the signed-in shell. */
 export async function signInAs(g: GuardedPage, origin: string, email: string, password = PASSWORD) {
+  const signedOut = g.expect4xx(...SIGNED_OUT)
   await g.page.goto(`${origin}/console`)
   await g.page.getByLabel('Email').fill(email)
   await g.page.getByLabel('Password').fill(password)
   await g.page.getByRole('button', { name: 'Sign in', exact: true }).click()
   await g.page.locator('#sign-out').waitFor({ timeout: 10_000 })
+  signedOut() // signed in: a 401 from here on is not expected
 }
 
 /** A passkey authenticator built into the page's browser (DevTools' virtual authenticator): it answers WebAuthn
@@ -126,8 +164,10 @@ export const HOSTILE = '<img src=x onerror=alert(1)>'
  *  must be clean (nothing off-origin, no dialog, no script error) and is closed. */
 export async function onConsolePage(
   env: { browser: Browser; origin: string }, email: string, title: string, fn: (g: GuardedPage) => Promise<void>, permissions: string[] = [],
+  expected4xx: Expected4xx[] = [],
 ) {
   const g = await guardedPage(env.browser, env.origin, permissions)
+  g.expect4xx(...expected4xx)
   try {
     await signInAs(g, env.origin, email)
     await openPage(g, title)

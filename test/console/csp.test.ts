@@ -2,12 +2,12 @@
 // console page names only its own hashed assets.
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { LINK_PATHS } from '../../api/account/routes'
+import { LINK_PAGES } from '../../api/console/routes'
 import { useApi } from '../support/api'
 
 const api = useApi()
 
-const PAGES = ['/console', '/invitations/accept', '/account', '/v1/docs', ...LINK_PATHS]
+const PAGES = ['/console', '/invitations/accept', '/v1/docs', ...Object.values(LINK_PAGES)]
 
 describe('CSP on every HTML response', () => {
   test.each(PAGES)('%s', async (path) => {
@@ -23,8 +23,8 @@ describe('CSP on every HTML response', () => {
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//) // nothing from another origin
   })
 
-  test("the README states the console's policy as it is sent", async () => {
-    const readme = await Bun.file(join(import.meta.dir, '..', '..', 'README.md')).text()
+  test("docs/api.md states the console's policy as it is sent", async () => {
+    const readme = await Bun.file(join(import.meta.dir, '..', '..', 'docs', 'api.md')).text()
     const stated = /\*\*CSP\*\*: `\/console`: `([^`]+)`/.exec(readme.replace(/\n\s+/g, ' '))?.[1]
     expect(stated).toBe((await fetch(`${api.url}/console`)).headers.get('content-security-policy')!)
   })

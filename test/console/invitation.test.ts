@@ -5,7 +5,7 @@ import { describe, expect, test } from 'bun:test'
 import { Client } from '../support/client'
 import { PASSWORD, signedUpUser, tenantOwner, uniqueEmail } from '../support/fixtures'
 import { waitForMail } from '../support/mailbox'
-import { auditPage, expectClean, guardedPage, HOSTILE, useConsole } from './browser'
+import { auditPage, expectClean, guardedPage, HOSTILE, SIGNED_OUT, useConsole } from './browser'
 
 const env = useConsole()
 const NEW_PASSWORD = 'violet pelicans assemble ninety lanterns'
@@ -21,11 +21,13 @@ async function invitationLink(owner: Awaited<ReturnType<typeof tenantOwner>>, em
   return link
 }
 
-async function onLink(link: string, fn: (g: Awaited<ReturnType<typeof guardedPage>>) => Promise<void>) {
+/** `signedIn`: the test says the page is signed in, after which the signed-out probes' 401s are not expected. */
+async function onLink(link: string, fn: (g: Awaited<ReturnType<typeof guardedPage>>, signedIn: () => void) => Promise<void>) {
   const g = await guardedPage(env.browser, env.origin)
+  const signedIn = g.expect4xx(...SIGNED_OUT)
   try {
     await g.page.goto(link)
-    await fn(g)
+    await fn(g, signedIn)
     expectClean(g)
   } finally {
     await g.close()
@@ -40,18 +42,19 @@ describe('console: accepting an invitation', () => {
     const owner = await tenantOwner(env.api.url)
     const email = uniqueEmail('newcomer')
     const link = await invitationLink(owner, email, 'researcher')
-    await onLink(link, async (g) => {
+    await onLink(link, async (g, signedIn) => {
       const { page } = g
       await page.getByRole('heading', { level: 1, name: 'Accept the invitation' }).waitFor()
       await auditPage(g, 'invitation')
       await page.getByLabel('Display name (optional)').fill(HOSTILE)
       await page.getByLabel('Password', { exact: true }).fill(NEW_PASSWORD)
-      await page.getByLabel('Password again').fill(NEW_PASSWORD + ' typo')
+      await page.getByLabel('Password again').fill(`${NEW_PASSWORD} typo`)
       await page.getByRole('button', { name: 'Accept the invitation' }).click()
       await page.getByRole('alert').filter({ hasText: 'The two passwords differ.' }).waitFor()
       await page.getByLabel('Password again').fill(NEW_PASSWORD)
       await page.getByRole('button', { name: 'Accept the invitation' }).click()
       await page.locator('#sign-out').waitFor()
+      signedIn()
       expect(await page.locator('header .who').textContent()).toBe(`${email} · Test tenant (researcher)`)
       expect(page.url()).toBe(`${env.origin}/console#/api-keys`)
       expect(await page.locator('img[src="x"]').count()).toBe(0)
@@ -66,16 +69,20 @@ describe('console: accepting an invitation', () => {
     const owner = await tenantOwner(env.api.url)
     const { email } = await signedUpUser(env.api.url)
     const link = await invitationLink(owner, email, 'viewer')
-    await onLink(link, async (g) => {
+    await onLink(link, async (g, signedIn) => {
       const { page } = g
       await page.getByLabel('Password', { exact: true }).fill(NEW_PASSWORD)
       await page.getByLabel('Password again').fill(NEW_PASSWORD)
+      // The address has an account: the acceptance without a session is refused, and the page asks to sign in.
+      const hasAccount = g.expect4xx({ status: 401, method: 'POST', path: '/v1/tenant-invitations/acceptance-records' })
       await page.getByRole('button', { name: 'Accept the invitation' }).click()
       await page.getByRole('heading', { level: 1, name: 'Sign in to accept your invitation' }).waitFor()
+      hasAccount()
       await page.getByLabel('Email').fill(email)
       await page.getByLabel('Password').fill(PASSWORD)
       await page.getByRole('button', { name: 'Sign in', exact: true }).click()
       await page.locator('#invited-as', { hasText: email }).waitFor()
+      signedIn()
       await auditPage(g, 'invitation-signed-in')
       await page.getByRole('button', { name: 'Accept the invitation' }).click()
       await page.locator('#sign-out').waitFor()

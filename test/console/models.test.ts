@@ -35,9 +35,11 @@ describe('console: models', () => {
       const asRead = (await owner.client.get(`/embodiment-profiles/${created.id}`)).headers.get('etag')!
       expect((await owner.client.patch(`/embodiment-profiles/${created.id}`, { robotType: 'aloha' })).status).toBe(200)
       await page.locator('#edit-rate').fill('50')
+      const staleSave = g.expect4xx({ status: 412, method: 'PATCH', path: `/v1/embodiment-profiles/${created.id}` })
       await page.getByRole('button', { name: 'Save profile' }).click()
       const stale = page.getByRole('alert').filter({ hasText: 'changed meanwhile' })
       await stale.waitFor()
+      staleSave()
       const refused = await owner.client.patch(`/embodiment-profiles/${created.id}`, { controlRateHz: 50 }, { 'if-match': asRead })
       expect(refused.status).toBe(412)
       expect(await stale.textContent()).toContain(refused.json.message)

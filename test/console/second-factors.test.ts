@@ -6,13 +6,16 @@ import { describe, expect, test } from 'bun:test'
 import { generate } from 'otplib'
 import { PASSWORD, tenantOwner } from '../support/fixtures'
 import { awayFromStepEdge } from '../mfa/helpers'
-import { addPasskeyAuthenticator, auditPage, guardedPage, HOSTILE, openPage, signInAs, useConsole, type GuardedPage } from './browser'
+import { addPasskeyAuthenticator, auditPage, guardedPage, HOSTILE, openPage, signInAs, SIGNED_OUT, useConsole, type GuardedPage } from './browser'
 
 const env = useConsole((origin) => ({ WEBAUTHN_RP_ID: 'localhost', WEBAUTHN_ORIGINS: origin }))
 
-async function signOut(g: GuardedPage) {
+/** Signs out; the signed-out console's probes answer 401 until the returned function says the page signed in again. */
+async function signOut(g: GuardedPage): Promise<() => void> {
+  const signedIn = g.expect4xx(...SIGNED_OUT)
   await g.page.locator('#sign-out').click()
   await g.page.getByRole('heading', { level: 2, name: 'Sign in' }).waitFor()
+  return signedIn
 }
 
 async function passwordSignIn(g: GuardedPage, email: string) {
@@ -50,18 +53,20 @@ describe('console: second factors', () => {
       await auditPage(g, 'account-passkeys')
 
       // The passkey alone: no email, no password.
-      await signOut(g)
+      let signedIn = await signOut(g)
       await page.getByRole('button', { name: 'Sign in with a passkey' }).click()
       await page.locator('#sign-out').waitFor()
+      signedIn()
       expect(await page.locator('header .who').textContent()).toContain(owner.email)
 
       // A password sign-in is now challenged, and the passkey answers.
-      await signOut(g)
+      signedIn = await signOut(g)
       await passwordSignIn(g, owner.email)
       await page.getByRole('heading', { name: 'Second factor' }).waitFor()
       await auditPage(g, 'second-factor-passkey')
       await page.getByRole('button', { name: 'Use a passkey' }).click()
       await page.locator('#sign-out').waitFor()
+      signedIn()
       const used = (await owner.client.get('/users/me/webauthn/credentials')).json.data[0]
       expect(used.lastUsedAt).not.toBeNull()
     })
@@ -99,13 +104,14 @@ describe('console: second factors', () => {
       await page.locator('#totp-state', { hasText: '10 recovery codes left' }).waitFor()
       expect(await page.content()).not.toContain(codes[0]!) // never shown again
 
-      await signOut(g)
+      const signedIn = await signOut(g)
       await passwordSignIn(g, owner.email)
       await page.getByRole('heading', { name: 'Second factor' }).waitFor()
       expect(await page.getByRole('button', { name: 'Use a passkey' }).count()).toBe(0)
       await page.getByLabel('Code from your authenticator app, or a recovery code').fill(codes[3]!)
       await page.getByRole('button', { name: 'Confirm' }).click()
       await page.locator('#sign-out').waitFor()
+      signedIn()
       await openPage(g, 'My account')
       await page.locator('#totp-state', { hasText: '9 recovery codes left' }).waitFor()
     })

@@ -30,10 +30,12 @@ describe('console: security', () => {
       // Someone else saves the policy between this page's read and its save.
       const asRead = (await owner.client.get('/tenants/current/auth-policy')).headers.get('etag')!
       expect((await owner.client.patch('/tenants/current/auth-policy', { passwordMinLength: 14 })).status).toBe(200)
+      const staleSave = g.expect4xx({ status: 412, method: 'PATCH', path: '/v1/tenants/current/auth-policy' })
       await page.getByLabel('Idle timeout, minutes').fill('50')
       await page.getByRole('button', { name: 'Save policy' }).click()
       const stale = page.getByRole('alert').filter({ hasText: 'changed meanwhile' })
       await stale.waitFor()
+      staleSave()
       const refused = await owner.client.patch('/tenants/current/auth-policy', { sessionIdleMinutes: 50 }, { 'if-match': asRead })
       expect(refused.status).toBe(412)
       expect(await stale.textContent()).toContain(refused.json.message)
@@ -42,9 +44,12 @@ describe('console: security', () => {
       const domain = `console-${Date.now().toString(36)}.example.com`
       await page.getByLabel('Domain', { exact: true }).fill(domain)
       await page.getByRole('button', { name: 'Claim domain' }).click()
+      // Verified before the TXT record is there: the server's refusal, shown.
+      const noRecord = g.expect4xx({ status: 400, method: 'POST', path: /^\/v1\/tenants\/current\/domains\/[^/]+\/verifications$/ })
       await page.getByRole('button', { name: `Verify ${domain}` }).click()
       const notFound = page.getByRole('region', { name: 'Domains' }).getByRole('alert')
       await notFound.waitFor()
+      noRecord()
       const [claim] = (await owner.client.get('/tenants/current/domains')).json.data
       const direct = await owner.client.post(`/tenants/current/domains/${claim.id}/verifications`)
       expect(await notFound.textContent()).toContain(direct.json.message)

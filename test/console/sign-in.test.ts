@@ -5,7 +5,7 @@ import { Client } from '../support/client'
 import { PASSWORD, signedUpUser, tenantOwner, uniqueEmail, uniqueSlug } from '../support/fixtures'
 import { waitForMail } from '../support/mailbox'
 import { codeAt, enrolTotp } from '../mfa/helpers'
-import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, useConsole } from './browser'
+import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, SIGNED_OUT, useConsole } from './browser'
 
 const env = useConsole()
 
@@ -13,6 +13,7 @@ describe('console: sign in and tenants', () => {
   test('a wrong password shows the problem the server answered; the right one opens the console', async () => {
     const owner = await tenantOwner(env.api.url)
     const g = await guardedPage(env.browser, env.origin)
+    const signedOut = g.expect4xx(...SIGNED_OUT, { status: 401, method: 'POST', path: '/v1/sessions' })
     try {
       await g.page.goto(`${env.origin}/console`)
       await g.page.getByRole('heading', { name: 'Sign in' }).waitFor()
@@ -25,6 +26,7 @@ describe('console: sign in and tenants', () => {
       const answer = await new Client(env.api.url).post('/sessions', { email: owner.email, password: 'not the password at all' })
       expect(await alert.textContent()).toContain(answer.json.message)
       expect(await alert.textContent()).toContain(answer.json.code)
+      signedOut()
 
       await signInAs(g, env.origin, owner.email)
       expect(await g.page.locator('#current-tenant').textContent()).toBe('Test tenant')
@@ -86,6 +88,7 @@ describe('console: sign in and tenants', () => {
     const owner = await tenantOwner(env.api.url)
     const { secret } = await enrolTotp(owner.client)
     const g = await guardedPage(env.browser, env.origin)
+    const signedOut = g.expect4xx(...SIGNED_OUT)
     try {
       await g.page.goto(`${env.origin}/console`)
       await g.page.getByLabel('Email').fill(owner.email)
@@ -96,6 +99,7 @@ describe('console: sign in and tenants', () => {
       await g.page.getByLabel(/Code from your authenticator app/).fill(await codeAt(secret))
       await g.page.getByRole('button', { name: 'Confirm' }).click()
       await g.page.locator('#sign-out').waitFor()
+      signedOut()
       expectClean(g)
     } finally {
       await g.close()
@@ -135,6 +139,7 @@ describe('console: sign in and tenants', () => {
       expect(me.json.data.memberships.map((m: { tenantName: string }) => m.tenantName).sort()).toEqual([HOSTILE, 'Second lab'].sort())
       await auditPage(g, 'tenants')
 
+      g.expect4xx(...SIGNED_OUT) // the signed-out console probes again
       await g.page.getByRole('button', { name: 'Sign out' }).click()
       await g.page.getByRole('heading', { name: 'Sign in' }).waitFor()
       expectClean(g)
@@ -160,6 +165,7 @@ describe('console: sign in and tenants', () => {
   test('create an account from the sign-in page, and ask for a reset link', async () => {
     const email = uniqueEmail('console')
     const g = await guardedPage(env.browser, env.origin)
+    g.expect4xx(...SIGNED_OUT) // signed out, registered, signed out again
     const { page } = g
     try {
       await page.goto(`${env.origin}/console`)
@@ -180,7 +186,7 @@ describe('console: sign in and tenants', () => {
       await page.getByRole('status').filter({ hasText: `If ${email} has an account` }).waitFor()
       await auditPage(g, 'forgot-password')
       const mail = await waitForMail(email, { after: since, timeoutMs: 30_000 })
-      expect(mail.text).toContain(`${env.origin}/password-reset?token=`)
+      expect(mail.text).toContain(`${env.origin}/console/password-reset?token=`)
     } finally {
       await g.close()
     }

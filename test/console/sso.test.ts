@@ -9,7 +9,7 @@ import { useDns } from '../support/dns'
 import { signedUpUser, tenantOwner, uniqueSlug } from '../support/fixtures'
 import { CLIENT_ID, CLIENT_SECRET, startOidcProvider } from '../support/oidc'
 import { eventually } from '../support/temporal'
-import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, useConsole } from './browser'
+import { auditPage, expectClean, guardedPage, HOSTILE, openPage, signInAs, SIGNED_OUT, useConsole } from './browser'
 
 /** The provider's own login and consent pages (oidc-provider's development interactions), then back in the console. */
 async function signInAtProvider(page: Page, issuer: string, email: string) {
@@ -42,6 +42,7 @@ describe('console: single sign-on', () => {
       const email = `engineer@${domain}`
 
       const { page } = g
+      const signedIn = g.expect4xx(...SIGNED_OUT)
       await page.goto(`${env.origin}/console`)
       expect(await page.getByRole('link', { name: /^Sign in with/ }).count()).toBe(0) // no address, no connection
       await page.getByLabel('Email').fill(email)
@@ -55,6 +56,7 @@ describe('console: single sign-on', () => {
       await signInAtProvider(page, idp.issuer, email)
       expect(new URL(page.url()).pathname).toBe('/console')
       expect(await page.locator('header .who').textContent()).toBe(`${email} · Test tenant (researcher)`)
+      signedIn()
 
       // An unsafe request with the token the page asked for.
       await openPage(g, 'My account')
@@ -63,6 +65,19 @@ describe('console: single sign-on', () => {
       await eventually('the display name saved', async () =>
         (await env.api.sql`select display_name from users where email = ${email}`)[0]?.display_name === 'Single sign-on engineer' || undefined, 10_000)
       expectClean(g)
+
+      // Started without a returnTo (a bookmarked start link, say): the provider's sign-in lands on My account.
+      const bare = await guardedPage(env.browser, env.origin, [], [idp.issuer])
+      try {
+        await bare.page.goto(`${env.origin}/v1/auth/sso/${connection.json.data.id}/start`)
+        await signInAtProvider(bare.page, idp.issuer, email)
+        await bare.page.getByRole('heading', { level: 1, name: 'My account' }).waitFor()
+        expect(bare.page.url()).toBe(`${env.origin}/console#/account`)
+        expect(await bare.page.locator('#my-email').textContent()).toBe(email)
+        expectClean(bare)
+      } finally {
+        await bare.close()
+      }
     } finally {
       await g.close()
       idp.stop()

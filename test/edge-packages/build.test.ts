@@ -18,11 +18,11 @@ import { useApiAndTemporal, localS3 } from '../storage/helpers'
 import { makeProfile, makeVersion, modelTenant, packageIn } from './helpers'
 
 const env = useApiAndTemporal()
-/** The project README's paragraph that begins with `lead`: the statements about the archive a test holds it to. */
+/** The paragraph of docs/robots.md that begins with `lead`: the statements about the archive a test holds it to. */
 const readmeParagraph = (lead: string) => {
-  const text = readFileSync(join(import.meta.dir, '..', '..', 'README.md'), 'utf8')
+  const text = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'robots.md'), 'utf8')
   const at = text.indexOf(lead)
-  if (at < 0) throw new Error(`the README has no paragraph beginning ${lead}`)
+  if (at < 0) throw new Error(`docs/robots.md has no paragraph beginning ${lead}`)
   return text.slice(at, text.indexOf('\n\n', at)).replaceAll('\n', ' ')
 }
 const backticked = (s: string) => [...s.matchAll(/`([^`]+)`/g)].map((m) => m[1]!)
@@ -78,7 +78,7 @@ describe('a built package', () => {
       'requirements/robot-client.txt', 'runtime/chunking.py', 'runtime/contract.py', 'runtime/robot_client.py', 'runtime/robot_io.py', 'runtime/run_report.py',
       'provenance.intoto.jsonl', 'SHA256SUMS',
     ])
-    // The README's order, statement by statement: the manifest first, the rest sorted by path, then what hashes it.
+    // docs/robots.md's order, statement by statement: the manifest first, the rest sorted by path, then what hashes it.
     const order = readmeParagraph('**Contents**, in this order:')
     expect(order).toContain('`manifest.json` first')
     expect(order).toContain('then the runtime files and `model/<files>` sorted by path')
@@ -157,7 +157,7 @@ describe('a built package', () => {
     const [a, b] = [await download(pkg.artifact.downloadUrl), await download(other.artifact.downloadUrl)]
     expect(filesUnder(b.root)).toEqual(filesUnder(a.root))
     const differing = filesUnder(a.root).filter((f) => !readFileSync(join(a.root, f)).equals(readFileSync(join(b.root, f))))
-    // What the README says differs, and nothing else: the package id is in the manifest and what hashes it only.
+    // What docs/robots.md says differs, and nothing else: the package id is in the manifest and what hashes it only.
     const claim = /identical requests differ only in (.*?);/.exec(readmeParagraph('**Determinism**'))
     expect(claim).not.toBeNull()
     expect(differing).toEqual(backticked(claim![1]!).sort())

@@ -1,4 +1,4 @@
-// The README's download and verification block, run as written against a built package, with the connection to
+// docs/robots.md's download and verification block, run as written against a built package, with the connection to
 // storage cut half way through the archive: the download resumes with a ranged GET on the same presigned URL, and
 // the archive, every file and the signature verify.
 import { afterAll, expect, test } from 'bun:test'
@@ -19,11 +19,11 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true })
 })
 
-/** The README's block that starts with `PKG=$(curl`: the commands a robot engineer copies. */
+/** The block of docs/robots.md that starts with `PKG=$(curl`: the commands a robot engineer copies. */
 function readmeDownloadBlock(): string {
-  const readme = readFileSync(join(import.meta.dir, '..', '..', 'README.md'), 'utf8')
+  const readme = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'robots.md'), 'utf8')
   const block = /```sh\n(PKG=\$\(curl[\s\S]*?)```/.exec(readme)
-  if (!block) throw new Error('the README has no download block starting with PKG=$(curl')
+  if (!block) throw new Error('docs/robots.md has no download block starting with PKG=$(curl')
   return block[1]!
 }
 
@@ -53,7 +53,7 @@ function cuttingProxy(target: URL, cutAfter: number): Promise<{ port: number; co
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ port: (server.address() as { port: number }).port, connections })))
 }
 
-test("the README's download resumes after the connection drops half way, and the package verifies", async () => {
+test("docs/robots.md's download resumes after the connection drops half way, and the package verifies", async () => {
   const t = await modelTenant(env.api.url)
   const profileId = await makeProfile(env.api.sql, t.tenantId)
   const version = await makeVersion(env.api.sql, t.tenantId, t.general, { 'policy.onnx': 4 * 2 ** 20 })

@@ -188,7 +188,9 @@ describe('an edge package ordered through the API really runs', () => {
       lines.forEach((line, step) => {
         const action = line.action.actions as number[]
         expect(action).toHaveLength(7)
-        action.forEach((v, i) => expect(v).toBeCloseTo(actionValue(Math.floor(step / 4), (step % 4) * 7 + i), 4))
+        action.forEach((v, i) => {
+expect(v).toBeCloseTo(actionValue(Math.floor(step / 4), (step % 4) * 7 + i), 4)
+})
       })
 
       const { runs, events } = await runsOf(t, pkg.id)
@@ -230,7 +232,9 @@ describe('an edge package ordered through the API really runs', () => {
       for (const { observation, action } of lines) {
         const state = observation['observation/state'] as number[]
         expect(action.actions).toHaveLength(7)
-        action.actions.forEach((a: number, i: number) => expect(a).toBeCloseTo(2 * state[i]! + 1, 5))
+        action.actions.forEach((a: number, i: number) => {
+expect(a).toBeCloseTo(2 * state[i]! + 1, 5)
+})
       }
       expect(new Set(lines.map((l) => l.observation['observation/state'][0])).size).toBe(steps)
 

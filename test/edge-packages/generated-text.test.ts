@@ -1,4 +1,4 @@
-// Tenant text in generated package files. The rule (README "Tenant text in package files"): a name (profile name,
+// Tenant text in generated package files. The rule (docs/robots.md "Tenant text in package files"): a name (profile name,
 // robot type, model version name) is refused at the API when it holds a line break, a control or a bidirectional
 // override, and is Markdown-escaped in the package README, the one generated file it reaches; identifiers that do
 // reach a shell line or the compose file (strategy key, remote host, feature names) are refused unless they match
@@ -17,7 +17,9 @@ import { modelWriter } from '../models/support'
 
 const api = useApi()
 const dirs: string[] = []
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
 
 /** What a name may not hold (a line break, a control, a bidi override): refused by the API from now on. */
 const UNPRINTABLE = ['x\n# y', 'x\r\n## y', 'x\ry', 'x\u2028# y', 'x\u2029y', 'x\u0085y', 'x\ty', 'x\u001b[31my', 'x\u202eevil', 'x\u2066y']
@@ -43,7 +45,7 @@ const lines = (s: string) => s.split(/\r\n|\r|\n|\u2028|\u2029|\u0085/)
 const blockOf = (line: string) =>
   /^ {0,3}#{1,6}(\s|$)/.test(line) ? 'heading' : /^ {0,3}([-*+]|\d+[.)])\s/.test(line) ? 'list item' : line.trim() === '' ? 'blank'
     : /^( {4}|\t| {0,3}(```|~~~|>|<|\||[-=_*]{3,}\s*$))/.test(line) ? `block ${line.slice(0, 4)}` : 'paragraph'
-/** The README's escaping, as its README section states it: ASCII punctuation behind a backslash, and what a name
+/** The package README's escaping, as docs/robots.md states it: ASCII punctuation behind a backslash, and what a name
  *  may not hold shown as its \uXXXX code (itself escaped). */
 const escaped = (s: string) => s.replace(/[!-/:-@[-`{-~]/g, '\\$&')
   .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)

@@ -12,7 +12,9 @@ import { pythonVenv } from '../support/python-venv'
 const pythonOf = { cpu: '3.11', 'x86-cuda': '3.10', 'jetson-jp6': '3.10' } as const
 const glibcs = ['2_35', '2_31', '2_28', '2_27', '2_24', '2_17']
 const dirs: string[] = []
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
 
 test.each([...targetArchs])('%s: both requirements files resolve to wheels whose hashes they carry', async (arch) => {
   const python = await pythonVenv(requirements.robotClient)

@@ -10,7 +10,9 @@ import { LEROBOT_VERSION } from '../../activities/edge-package/runtime-plan'
 import { runProcess, testManifest, writePackageDir } from '../support/edge-package'
 
 const dirs: string[] = []
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
 
 const onArch = (arch: TargetArch, overrides: Partial<PackageManifest> = {}) =>
   testManifest({ targetArch: arch, baseImage: imageLines[arch].baseImage, platform: imageLines[arch].platform, ...overrides })
@@ -34,10 +36,10 @@ describe('selection by mode and format', () => {
       'runtime/contract.py', 'runtime/robot_client.py', 'runtime/robot_io.py', 'runtime/run_report.py'])
     expect(f['launch.sh']).not.toContain('policy_server')
     // Every setting the client takes (robot_client.py's settings()) reaches its container from the shell and is
-    // named, with its flag, in the package's README, the client's docstring and this repository's README.
+    // named, with its flag, in the package's README, the client's docstring and this repository's docs/robots.md.
     const settings = [...f['runtime/robot_client.py']!.matchAll(/option\("(--[a-z-]+)", "(RCP_[A-Z_]+)"/g)].map((m) => ({ flag: m[1]!, name: m[2]! }))
     expect(settings.map((o) => o.name)).toEqual(['RCP_MAX_HZ', 'RCP_CHUNK_THRESHOLD', 'RCP_AGGREGATION', 'RCP_CONNECT_TIMEOUT_S', 'RCP_OPEN_TIMEOUT_S', 'RCP_PING_INTERVAL_S', 'RCP_PING_TIMEOUT_S'])
-    const readme = readFileSync(join(import.meta.dir, '..', '..', 'README.md'), 'utf8')
+    const readme = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'robots.md'), 'utf8')
     for (const { flag, name } of settings) {
       expect(f['compose.yaml']).toContain(`      ${name}: \${${name}:-}\n`)
       expect(f['README.md']).toContain(name)
@@ -54,7 +56,7 @@ describe('selection by mode and format', () => {
     const f = files(local('onnx', { wireProtocols: [{ name: 'openpi-ws', port: 8123 }] }))
     expect(f['runtime/onnx_policy_server.py']).toContain('CPUExecutionProvider')
     expect(f['launch.sh']).toContain('"$PYTHON" runtime/onnx_policy_server.py &')
-    expect(f['Dockerfile']).toContain('--require-hashes --no-deps -r requirements/onnx-server.txt')
+    expect(f.Dockerfile).toContain('--require-hashes --no-deps -r requirements/onnx-server.txt')
     expect(f['requirements/robot-client.txt']).toBeUndefined()
     expect(f['README.md']).toContain('openpi-ws on port 8123')
   })
@@ -80,7 +82,7 @@ describe('selection by mode and format', () => {
     for (const flag of ['--server_address="${LEROBOT_SERVER_ADDRESS:-127.0.0.1:9191}"', '--policy_type="${LEROBOT_POLICY_TYPE:-smolvla}"',
       '--pretrained_name_or_path=', '--actions_per_chunk=', '--fps=50'])
       expect(f['lerobot/robot_client.sh']).toContain(flag)
-    expect(f['Dockerfile']).toContain('"lerobot[async]==0.4.4"')
+    expect(f.Dockerfile).toContain('"lerobot[async]==0.4.4"')
     expect(Object.values(f).join('\n')).not.toContain('0.0.0.0')
   })
 
@@ -102,7 +104,7 @@ describe('selection by mode and format', () => {
 
 test.each([...targetArchs])('%s: the Dockerfile starts FROM its image line and the compose file builds for its platform', (arch) => {
   const f = files(onArch(arch))
-  expect(f['Dockerfile']!.split('\n').filter((l) => l.startsWith('FROM '))).toEqual([`FROM ${imageLines[arch].baseImage}`])
+  expect(f.Dockerfile!.split('\n').filter((l) => l.startsWith('FROM '))).toEqual([`FROM ${imageLines[arch].baseImage}`])
   expect(f['compose.yaml']).toContain(`platform: ${imageLines[arch].platform}`)
   if (arch === 'jetson-jp6') expect(f['compose.yaml']).toContain('runtime: nvidia')
 })
@@ -134,8 +136,8 @@ test.each([
   expect(check.code).toBe(0)
 })
 
-test("the README's table of requirements files is what each mode, format and protocol set installs", () => {
-  const readme = readFileSync(join(import.meta.dir, '..', '..', 'README.md'), 'utf8')
+test("docs/robots.md's table of requirements files is what each mode, format and protocol set installs", () => {
+  const readme = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'robots.md'), 'utf8')
   const table = readme.slice(readme.indexOf('| mode, model format | wire protocols | installs |'))
   const tableLines = table.split('\n')
   const rows = tableLines.slice(2, tableLines.findIndex((l) => !l.startsWith('|'))).map((l) => l.split('|').slice(1, -1).map((c) => c.trim()))
@@ -152,9 +154,9 @@ test("the README's table of requirements files is what each mode, format and pro
       const m = mode === 'local' ? { ...base, mode, remotePolicy: null } : base
       const got = files(m)
       expect({ row: `${modeAndFormat} ${protocols}`, format: f, file: Object.keys(got).find((p) => p.startsWith('requirements/')) ?? null }).toEqual({ row: `${modeAndFormat} ${protocols}`, format: f, file })
-      if (file) expect(got['Dockerfile']).toContain(`--require-hashes --no-deps -r ${file}`)
+      if (file) expect(got.Dockerfile).toContain(`--require-hashes --no-deps -r ${file}`)
       if (file) expect(got['README.md']).toContain(`-r ${file}\``)
-      expect(got['Dockerfile']!.includes(`lerobot[async]==${LEROBOT_VERSION}`)).toBe(installs!.includes(`LeRobot ${LEROBOT_VERSION}`))
+      expect(got.Dockerfile!.includes(`lerobot[async]==${LEROBOT_VERSION}`)).toBe(installs!.includes(`LeRobot ${LEROBOT_VERSION}`))
     }
   }
 })

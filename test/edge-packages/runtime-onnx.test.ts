@@ -47,7 +47,9 @@ describeOnRobotPythons("the package's ONNX server and robot client", [requiremen
     for (const { observation, action } of lines) {
       const state = observation['observation/state'] as number[]
       expect(action.actions).toHaveLength(7)
-      action.actions.forEach((a: number, i: number) => expect(a).toBeCloseTo(2 * state[i]! + 1, 5))
+      action.actions.forEach((a: number, i: number) => {
+expect(a).toBeCloseTo(2 * state[i]! + 1, 5)
+})
     }
     expect(new Set(lines.map((l) => l.observation['observation/state'][0])).size).toBe(15) // fresh observations each step
     expect(receiver.reports.at(-1)!.body).toMatchObject({ stepsDone: 15, contractViolations: 0, exitReason: 'completed' })

@@ -69,7 +69,9 @@ onEachPython('remote_ws + openpi-ws robot client, fake transport', () => {
     lines.forEach(({ step, observationStep, action }) => {
       expect(observationStep).toBe(step - (step % 4))
       expect(action.actions).toHaveLength(7) // one action of the chunk, not the chunk
-      action.actions.forEach((v: number, i: number) => expect(v).toBeCloseTo(actionValue(Math.floor(step / 4), (step % 4) * 7 + i), 5))
+      action.actions.forEach((v: number, i: number) => {
+expect(v).toBeCloseTo(actionValue(Math.floor(step / 4), (step % 4) * 7 + i), 5)
+})
     })
     expect(run.reports).toHaveLength(1)
     const [report] = run.reports
@@ -116,7 +118,9 @@ onEachPython('chunked control at the control rate', () => {
       const { request, index } = origin(action.actions)
       expect(request).toBeGreaterThanOrEqual(previous)
       expect(index).toBe(step - observationStep)
-      action.actions.forEach((v: number, i: number) => expect(v).toBeCloseTo(actionValue(request, index * 7 + i), 5))
+      action.actions.forEach((v: number, i: number) => {
+expect(v).toBeCloseTo(actionValue(request, index * 7 + i), 5)
+})
       previous = request
     }
     expect(policy.observations.length).toBeLessThanOrEqual(40 / 5 + 1) // one request per 5 steps at threshold 0.5

@@ -45,14 +45,17 @@ describe('the event outbox', () => {
     try {
       const [tenant] = await own<{ id: string }[]>`insert into tenants (name, slug) values ('outbox', 'outbox') returning id`
       let wakes = 0
-      const listener = await own.listen('rcp_events', () => { wakes++ })
+      let marked!: () => void
+      const marker = new Promise<void>((resolve) => { marked = resolve })
+      const listener = await own.listen('rcp_events', (payload) => { if (payload === 'marker') marked(); else wakes++ })
       await own.begin(async (tx) => {
         for (let i = 0; i < 5; i++) await publishEvent(tx, tenant!.id, 'training_job.completed', finished)
         await publishEvent(tx, tenant!.id, 'training_job.failed', { trainingJobId: finished.trainingJobId, name: 'x', reason: 'oom' })
       })
-      const deadline = Date.now() + 5000
-      while (wakes === 0 && Date.now() < deadline) await Bun.sleep(20)
-      await Bun.sleep(200) // a second notification, were there one, would follow the first at once
+      // A later commit's notification (a payload of its own, so Postgres does not fold it into the outbox's): one
+      // session hears notifications in commit order, so when it arrives every notification of the six rows has.
+      await own`select pg_notify('rcp_events', 'marker')`
+      await marker
       expect(wakes).toBe(1) // six rows in one transaction fold into one notification
       await listener.unlisten()
     } finally {

@@ -12,7 +12,7 @@ describe('authentication plugin', () => {
   test('no credential, a garbage token or an unknown PAT: 401 UNAUTHORIZED, never a TOKEN_* code', async () => {
     const anon = new Client(api.url)
     expect((await anon.get('/tokens/self')).json.code).toBe('UNAUTHORIZED')
-    for (const token of ['garbage', newPat().token, 'rcp_ses_' + 'a'.repeat(43)]) {
+    for (const token of ['garbage', newPat().token, `rcp_ses_${'a'.repeat(43)}`]) {
       const res = await anon.withBearer(token).get('/tokens/self')
       expect(res.status).toBe(401)
       expect(res.json.code).toBe('UNAUTHORIZED')
@@ -29,7 +29,7 @@ describe('authentication plugin', () => {
     expect((await anon.withBearer(revoked.token).get('/tokens/self')).status).toBe(200)
     await api.sql`update api_keys set revoked_at = now() where id = ${revoked.id}`
     await api.sql`update api_keys set expires_at = now() - interval '1 second' where id = ${expired.id}`
-    await api.deps.pats.fence() // direct SQL has no fence of its own (README, PAT cache); the API's revocation does
+    await api.deps.pats.fence() // direct SQL has no fence of its own (docs/api.md, PAT cache); the API's revocation does
     expect((await anon.withBearer(revoked.token).get('/tokens/self')).json.code).toBe('TOKEN_REVOKED')
     expect((await anon.withBearer(expired.token).get('/tokens/self')).json.code).toBe('TOKEN_EXPIRED')
   })
@@ -90,7 +90,7 @@ describe('authentication plugin', () => {
     const { client, membershipId } = await tenantOwner(api.url)
     const { token } = await patFor(client, ['tenant:read'])
     const pat = new Client(api.url).withBearer(token)
-    // Direct SQL, as an operator would: it has no fence of its own, so wait one (README, PAT cache).
+    // Direct SQL, as an operator would: it has no fence of its own, so wait one (docs/api.md, PAT cache).
     await api.sql`update memberships set status = 'disabled' where id = ${membershipId}`
     await api.deps.pats.fence()
     expect((await pat.patch('/users/me', { displayName: 'x' })).json.code).toBe('MEMBERSHIP_DISABLED')

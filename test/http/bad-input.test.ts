@@ -37,7 +37,7 @@ describe('bad input never reaches Postgres as a 500', () => {
       [manager, 'POST', '/webhook-endpoints'], [manager, 'PATCH', endpoint],
     ] as const) {
       const res = await client.call(method, path)
-      // The README promises the path `body` for an absent body, whatever the model's root type.
+      // docs/api.md promises the path `body` for an absent body, whatever the model's root type.
       expect({ method, path, status: res.status, code: res.json?.code, where: res.json?.errors?.map((e: { path: string }) => e.path) })
         .toEqual({ method, path, status: 400, code: 'VALIDATION_ERROR', where: ['body'] })
     }

@@ -5,10 +5,11 @@ import { composeApi } from '../../api/compose'
 import { loadConfig } from '../../api/platform/config'
 import { createDb } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
+import { ELYSIA_HELLO_PATH, withBaselines } from '../../bench/baselines'
 
 // Every request pays for the global hooks, so their number and shape are checked, not only their answers: counted
 // by Elysia's documented trace (each lifecycle event reports how many hooks it runs), never read from its internals.
-const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', BENCH_HELLO: 'true' })
+const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' })
 const sql = createDb(config.DATABASE_URL, { max: 1 })
 const deps = composeApi(config, sql, createLogger('silent', {}))
 afterAll(async () => { await sql.end() })
@@ -27,7 +28,7 @@ async function hooksRun(path: string): Promise<Record<Event, number>> {
       t.onBeforeHandle(({ total }) => { counts.beforeHandle = total })
       t.onMapResponse(({ total }) => { counts.mapResponse = total })
     })
-    .use(buildApp(deps))
+    .use(withBaselines(buildApp(deps)))
   const res = await traced.handle(new Request(`http://localhost${path}`))
   await res.arrayBuffer()
   return Object.fromEntries(EVENTS.map((e) => [e, counts[e] ?? 0])) as Record<Event, number>
@@ -43,9 +44,9 @@ describe('the conventions\' cost', () => {
   })
 
   test('a route that needs no convention but the request id is answered without a promise', () => {
-    const app = buildApp(deps)
+    const app = withBaselines(buildApp(deps))
     app.compile()
-    const res = app.fetch(new Request('http://localhost/bench/hello-elysia')) // the benchmarks' Elysia baseline
+    const res = app.fetch(new Request(`http://localhost${ELYSIA_HELLO_PATH}`)) // the benchmarks' Elysia baseline
     expect(res).toBeInstanceOf(Response)
     expect((res as Response).headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
   })

@@ -45,7 +45,7 @@ describe('Idempotency-Key', () => {
   test('keys are unique per tenant: the same key in another tenant is a new request', async () => {
     const a = await signedUpUser(api.url)
     const b = await signedUpUser(api.url)
-    const key = 'shared-key-' + crypto.randomUUID()
+    const key = `shared-key-${crypto.randomUUID()}`
     const ra = await a.client.post('/tenants', { name: 'A', slug: uniqueSlug('a') }, { 'idempotency-key': key })
     const rb = await b.client.post('/tenants', { name: 'B', slug: uniqueSlug('b') }, { 'idempotency-key': key })
     expect(ra.status).toBe(201)

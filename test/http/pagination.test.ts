@@ -1,5 +1,4 @@
 import { describe, expect, test } from 'bun:test'
-import { openPage, pageTokenFor } from '../../api/platform/pagination'
 import { useApi } from '../support/api'
 import { Client } from '../support/client'
 import { PASSWORD, tenantOwner } from '../support/fixtures'
@@ -52,7 +51,7 @@ describe('keyset pagination with opaque tokens', () => {
     const token: string = first.json.nextPageToken
     const [payload, mac] = token.split('.')
     const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), c: { createdAt: '2100-01-01T00:00:00.000000Z', id: '00000000-0000-0000-0000-000000000000' } })).toString('base64url')
-    for (const bad of [`${forged}.${mac}`, 'garbage', `${payload}.`, token + 'x']) {
+    for (const bad of [`${forged}.${mac}`, 'garbage', `${payload}.`, `${token}x`]) {
       const res = await a.client.get(`/users/me/sessions?pageSize=2&pageToken=${encodeURIComponent(bad)}`)
       expect(res.status).toBe(400)
       expect(res.json.code).toBe('PAGE_TOKEN_INVALID')
@@ -61,13 +60,5 @@ describe('keyset pagination with opaque tokens', () => {
     const foreign = await b.client.get(`/users/me/sessions?pageToken=${encodeURIComponent(token)}`)
     expect(foreign.status).toBe(400)
     expect(foreign.json.code).toBe('PAGE_TOKEN_QUERY_MISMATCH')
-  })
-
-  test('a token used with different filters is PAGE_TOKEN_QUERY_MISMATCH', () => {
-    const key = api.deps.keys
-    const binding = { route: 'GET /x', scope: 'tenant:1', filters: { status: 'active', q: 'ada' } }
-    const token = pageTokenFor(key, binding, { id: 'x' })
-    expect(openPage(key, { ...binding, filters: { q: 'ada', status: 'active' } }, 10, token).after).toEqual({ id: 'x' })
-    expect(() => openPage(key, { ...binding, filters: { status: 'disabled', q: 'ada' } }, 10, token)).toThrow(expect.objectContaining({ code: 'PAGE_TOKEN_QUERY_MISMATCH' }))
   })
 })

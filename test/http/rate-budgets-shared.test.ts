@@ -1,4 +1,4 @@
-// Request budgets across replicas (README "Rate budgets"): two API replicas on one database grant a principal its
+// Request budgets across replicas (docs/api.md "Rate budgets"): two API replicas on one database grant a principal its
 // documented budget once, not once each; the per-replica mode (RATE_BUDGETS_SHARED=false) is the control.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { RateLimiter } from '../../api/http/rate-limit'
@@ -20,8 +20,10 @@ async function replicas(shared: boolean): Promise<[TestApi, TestApi]> {
   return pair
 }
 
-/** Requests of one PAT spread round-robin over both replicas, 20 at a time, until both answer 429: the 200s. */
-async function granted([a, b]: [TestApi, TestApi]): Promise<number> {
+/** Requests of one PAT spread round-robin over both replicas, 20 at a time, until both answer 429: the 200s, and
+ *  how long it took from the principal's first request (its bucket's start) to the last answer. */
+async function granted([a, b]: [TestApi, TestApi]): Promise<{ ok: number; elapsedMs: number }> {
+  const started = performance.now()
   const owner = await tenantOwner(a.url)
   const { token } = await patFor(owner.client, ['tenant:read'])
   const clients = [new Client(a.url).withBearer(token), new Client(b.url).withBearer(token)]
@@ -32,18 +34,21 @@ async function granted([a, b]: [TestApi, TestApi]): Promise<number> {
     expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([])
     if (statuses.every((s) => s === 429)) break
   }
-  return ok
+  return { ok, elapsedMs: performance.now() - started }
 }
 
 describe('request budgets across replicas', () => {
   test('per replica (the control): two replicas grant nearly twice the budget', async () => {
-    expect(await granted(await replicas(false))).toBeGreaterThan(BUDGET * 1.8)
+    expect((await granted(await replicas(false))).ok).toBeGreaterThan(BUDGET * 1.8)
   })
 
-  test('shared: two replicas grant the budget within 10% (a few tokens refill while the test runs)', async () => {
-    const ok = await granted(await replicas(true))
+  test('shared: two replicas grant the budget once, plus no more than it refilled while the test ran', async () => {
+    const { ok, elapsedMs } = await granted(await replicas(true))
+    // The bucket starts full and refills BUDGET a minute: however slow the loop, nothing beyond that is granted
+    // (the one extra token is a fraction refilled before the first lease). Leases left unspent only lower it.
+    const refilled = Math.ceil((elapsedMs / 60_000) * BUDGET)
     expect(ok).toBeGreaterThanOrEqual(BUDGET * 0.9)
-    expect(ok).toBeLessThanOrEqual(BUDGET * 1.1)
+    expect(ok).toBeLessThanOrEqual(BUDGET + refilled + 1)
   })
 
   test('the shared bucket is one row per principal; a refused caller gets Retry-After', async () => {

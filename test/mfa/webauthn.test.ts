@@ -19,7 +19,7 @@ async function registerPasskey(client: Client, name = 'laptop') {
 }
 
 /** The user's audit entries of one action, oldest first. */
-const entries = async (userId: string, action: string) => (await sealAudit(api.sql), api.sql<{ actor_id: string | null; target_id: string | null; outcome: string; reason: string | null; details: Record<string, unknown> }[]>`
+const entries = async (userId: string, action: string) => sealAudit(api.sql).then(() => api.sql<{ actor_id: string | null; target_id: string | null; outcome: string; reason: string | null; details: Record<string, unknown> }[]>`
   select actor_id, target_id, outcome, reason, details from audit_log where subject_user_id = ${userId} and action = ${action} order by seq`)
 
 async function passkeyOptions() {

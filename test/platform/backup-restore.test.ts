@@ -1,4 +1,4 @@
-// The backup and restore drill (README "Backup and restore"): a platform on its own database and its own MinIO does
+// The backup and restore drill (docs/operations.md "Backup and restore"): a platform on its own database and its own MinIO does
 // real work, is backed up with scripts/backup.ts, wiped, and restored; then an existing session, an existing PAT,
 // an existing webhook endpoint and an existing package all still work, down to the package's signature.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -16,7 +16,6 @@ import { FEATURES, packageIn } from '../edge-packages/helpers'
 import { settled, sha256, uploadThroughUrls } from '../models/support'
 import { provisionedTenant } from '../storage/helpers'
 import { startApi, type TestApi } from '../support/api'
-import { Client } from '../support/client'
 import { patFor } from '../support/fixtures'
 import { auditLeaks, otherScans } from '../support/secrets'
 import { eventually } from '../support/temporal'
@@ -34,7 +33,7 @@ let receiver: Receiver
 
 const startMinioHere = () => startMinio({ dataDir: join(dir, 'minio'), ...minioPorts, logFile: join(dir, 'minio.log') })
 
-/** `bun scripts/backup.ts <verb> <dir>` as the README runs it, with the platform's environment. */
+/** `bun scripts/backup.ts <verb> <dir>` as docs/operations.md runs it, with the platform's environment. */
 async function command(verb: 'backup' | 'restore'): Promise<string> {
   const run = Bun.spawn([process.execPath, 'scripts/backup.ts', verb, join(dir, 'backup')], { env: { ...process.env, ...settings }, stdout: 'pipe', stderr: 'pipe' })
   const [stdout, stderr, exitCode] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited])

@@ -1,4 +1,4 @@
-// The operator's handbook (README "Operator's handbook") is a promise: its workflow table is the code's, and its
+// The operator's handbook (docs/operations.md "Operator's handbook") is a promise: its workflow table is the code's, and its
 // commands, run as written with the Temporal CLI the platform uses, find a tenant's jobs.
 import { describe, expect, test } from 'bun:test'
 import * as allWorkflows from '../../workflows'
@@ -15,7 +15,7 @@ import { provisionedTenant } from '../storage/helpers'
 import { useApi } from '../support/api'
 
 const api = useApi()
-const readme = await Bun.file(new URL('../../README.md', import.meta.url)).text()
+const readme = await Bun.file(new URL('../../docs/operations.md', import.meta.url)).text()
 const handbook = readme.slice(readme.indexOf("## Operator's handbook"), readme.indexOf('\n## ', readme.indexOf("## Operator's handbook") + 1))
 const rows = handbook.split('\n').filter((l) => /^\| `\w+Workflow` \|/.test(l)).map((l) => l.split(' | ').map((c) => c.replace(/^\| /, '').trim()))
 

@@ -1,10 +1,10 @@
-// Rotating SECRET_KEY (README "Key rotation"), as an operator does it: add a new key in front, re-seal, remove the
+// Rotating SECRET_KEY (docs/operations.md "Key rotation"), as an operator does it: add a new key in front, re-seal, remove the
 // old key. Afterwards every sealed secret still works, and the database never held one in plaintext.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
 import { Webhook } from 'standardwebhooks'
 import { publicSigningKeys } from '../../api/edge-packages/signing'
-import { SEALED_COLUMNS } from '../../api/keys/service'
+import { SEALED_COLUMNS } from '../../activities/reseal-batch'
 import { loadConfig } from '../../api/platform/config'
 import { deriveKeys, open, sealedKeyId } from '../../api/platform/keyring'
 import { createLogger } from '../../api/platform/log'
@@ -60,7 +60,7 @@ async function tablesHolding(a: TestApi, needle: string): Promise<string[]> {
   return found
 }
 
-/** `bun scripts/reseal.ts` as the README runs it, with a worker of the same keyring on the queue it names. */
+/** `bun scripts/reseal.ts` as docs/operations.md runs it, with a worker of the same keyring on the queue it names. */
 async function resealCommand(secretKey: string): Promise<{ stdout: string; exitCode: number }> {
   const env = { ...process.env, SECRET_KEY: secretKey, TEMPORAL_TASK_QUEUE_PREFIX: `rcp-keys-${crypto.randomUUID().slice(0, 8)}`, LOG_LEVEL: 'silent' }
   const worker = await startWorker(loadConfig(env), { schedules: false, log: createLogger('silent') })
@@ -132,7 +132,7 @@ describe('key rotation', () => {
       expect(totals[name]!.resealed).toBeGreaterThanOrEqual(1)
     }
     // A second run finds nothing left to do.
-    // A second run, as the README has the operator start it, re-seals nothing; the stranded value makes it exit 1
+    // A second run, as docs/operations.md has the operator start it, re-seals nothing; the stranded value makes it exit 1
     // with what to do about it.
     const again = await resealCommand(`${NEW},${OLD}`)
     expect(again.stdout).not.toMatch(/re-sealed [1-9]/)
@@ -155,7 +155,7 @@ describe('key rotation', () => {
     expect(new Webhook(webhookSecret).verify(body, headers)).toEqual(JSON.parse(body))
 
     // The session lives on (its token is random, not derived), but its CSRF token was a MAC under the removed key:
-    // an unsafe request needs a fresh sign-in. The README's procedure keeps the old key a session lifetime for this.
+    // an unsafe request needs a fresh sign-in. docs/operations.md's procedure keeps the old key a session lifetime for this.
     expect((await owner.client.patch(`/webhook-endpoints/${endpoint.id}`, { description: 'after removal' })).json.code).toBe('CSRF_INVALID')
 
     const replay = await robot.post('/webhook-endpoints', { url: 'https://127.0.0.1:9443/hooks/rotation', events: ['run.finished'] }, { 'idempotency-key': 'rotation-endpoint' })

@@ -1,4 +1,4 @@
-// The Prometheus metrics (README "Metrics"): what each process counts, that no label can grow with ids, and that
+// The Prometheus metrics (docs/operations.md "Metrics"): what each process counts, that no label can grow with ids, and that
 // only the separate loopback listener serves them.
 import { describe, expect, test } from 'bun:test'
 import type { Registry } from 'prom-client'
@@ -7,7 +7,7 @@ import { serveMetrics } from '../../api/platform/metrics'
 import { createWorkerMetrics } from '../../worker/metrics'
 import { createLogger } from '../../api/platform/log'
 import { recordAudit } from '../../api/audit/service'
-import { systemContext } from '../../api/identity/context'
+import { activityContext } from '../../api/identity/context'
 import { startApi, useApi } from '../support/api'
 import { sealAudit } from '../support/audit'
 import { ownDatabase } from '../support/own-database'
@@ -53,7 +53,7 @@ describe('API metrics', () => {
       const lag = async () => value(await idle.deps.metrics.registry.metrics(), 'rcp_audit_seal_lag_seconds')
       await sealAudit(idle.sql)
       expect(await lag()).toBe(0)
-      await recordAudit(idle.sql, systemContext('test/seal-lag'), { action: 'storage.provisioned', tenantId: crypto.randomUUID() })
+      await recordAudit(idle.sql, activityContext('test/seal-lag'), { action: 'storage.provisioned', tenantId: crypto.randomUUID() })
       await Bun.sleep(300)
       expect(await lag()).toBeGreaterThanOrEqual(0.25)
       await sealAudit(idle.sql)
@@ -162,8 +162,8 @@ describe('API metrics', () => {
   })
 })
 
-test("the README's Metrics table names every series the two processes register, and no other", async () => {
-  const readme = await Bun.file(new URL('../../README.md', import.meta.url)).text()
+test("docs/operations.md's Metrics table names every series the two processes register, and no other", async () => {
+  const readme = await Bun.file(new URL('../../docs/operations.md', import.meta.url)).text()
   const section = readme.slice(readme.indexOf('## Metrics'), readme.indexOf('\n## ', readme.indexOf('## Metrics') + 1))
   const documented = new Set([...section.matchAll(/`(rcp_[a-z_]+)`/g)].map((m) => m[1]!))
   const own = (names: string[]) => names.filter((n) => !/^rcp_(process|nodejs)_/.test(n))
@@ -179,7 +179,10 @@ describe('worker metrics', () => {
   test("the worker's scrape has its own series, mail sent, and the Temporal SDK's worker metrics", async () => {
     let before = ''
     // The runner's worker may still be starting when this file begins.
-    for (let i = 0; i < 300 && !before; i++) before = await fetch(workerUrl()).then((r) => r.text(), async () => (await Bun.sleep(100), ''))
+    for (let i = 0; i < 300 && !before; i++) before = await fetch(workerUrl()).then((r) => r.text(), async () => {
+      await Bun.sleep(100)
+      return ''
+    })
     const { email } = await signedUpUser(api.url)
     expect((await new Client(api.url).post('/password-resets', { email })).status).toBe(202)
     await waitForMail(email)

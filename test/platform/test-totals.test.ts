@@ -5,7 +5,7 @@ import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { bunTotals, failedTests, junitFailures } from '../../scripts/test-totals'
+import { bunTotals, failedTests, junitFailures, junitSkipped, skippedLine, SKIP_REASONS } from '../../scripts/test-totals'
 
 /** Four files: six tests pass, two fail, one file also prints lines that look like a summary. */
 function fixtureSuite(): string {
@@ -32,7 +32,7 @@ describe("the runner's totals", () => {
     const parallel = await bunTest(dir, ['--parallel=3', '--no-isolate'])
     expect(parallel.output).toContain('PARALLEL')
     expect(parallel.code).not.toBe(0)
-    expect(bunTotals(parallel.output)).toEqual({ passed: 6, failed: 2, errors: 0 })
+    expect(bunTotals(parallel.output)).toEqual({ passed: 6, failed: 2, skipped: 0, errors: 0 })
     const serial = await bunTest(dir, [])
     expect(bunTotals(serial.output)).toEqual(bunTotals(parallel.output))
     expect(failedTests(parallel.output).sort()).toEqual(['b2', 'd1'])
@@ -49,5 +49,24 @@ describe("the runner's totals", () => {
       { name: 'd1', error: ['expect(received).toBe(expected)', 'Expected: "y"', 'Received: "x"'] },
       { name: 'outer > inner > e1 & <x>', error: ['boom', 'second line'] },
     ])
+  }, 60_000)
+
+  test('say how many were skipped, each by name and with its reason where known; a todo is not a skip', async () => {
+    const dir = fixtureSuite()
+    writeFileSync(join(dir, 's.test.ts'), "import { describe, test } from 'bun:test'\n" +
+      "test.skipIf(true)('s1', () => {})\ndescribe('outer', () => test.skip('s2', () => {}))\ntest.todo('t1')\n")
+    const report = join(dir, 'junit.xml')
+    const run = await bunTest(dir, ['--parallel=3', '--no-isolate', '--reporter=junit', `--reporter-outfile=${report}`])
+    const totals = bunTotals(run.output)
+    expect(totals).toEqual({ passed: 6, failed: 2, skipped: 2, errors: 0 })
+    const skipped = junitSkipped(readFileSync(report, 'utf8')).sort((a, b) => a.name.localeCompare(b.name))
+    expect(skipped).toEqual([{ file: 's.test.ts', name: 'outer > s2' }, { file: 's.test.ts', name: 's1' }])
+    expect(skippedLine(totals.skipped, skipped)).toBe('tests skipped: 2 (s.test.ts > outer > s2: no reason on record; s.test.ts > s1: no reason on record)')
+    expect(skippedLine(0, [])).toBe('tests skipped: 0')
+    expect(skippedLine(2, skipped.slice(0, 1))).toBe('tests skipped: 2 (s.test.ts > outer > s2: no reason on record; 1 not named (no JUnit report))')
+    // The suite's own skip says why: the runner's report names files from the checkout's root.
+    const known = 'test/platform/private-checkout.test.ts'
+    expect(skippedLine(1, [{ file: known, name: 'x' }])).toBe(`tests skipped: 1 (${known} > x: ${SKIP_REASONS[known]})`)
+    expect(await Bun.file(known).exists()).toBe(true)
   }, 60_000)
 })

@@ -1,4 +1,4 @@
-// Traces (README "Traces"), as deployed: the API (api/main.ts) and the worker (worker/main.ts) in processes of their
+// Traces (docs/operations.md "Traces"), as deployed: the API (api/main.ts) and the worker (worker/main.ts) in processes of their
 // own, exporting OTLP/HTTP JSON to a receiver in this process. One package request and one webhook test event are
 // followed from the HTTP request's span to the last outbound call (an S3 upload, the webhook POST) under one trace
 // id; nothing a secret is made of reaches the receiver; the access log names the trace. Then what tracing costs
@@ -234,7 +234,7 @@ describe('with a collector that accepts connections and never answers', () => {
     try {
       const quiet = { LOG_LEVEL: 'warn', RATE_LIMIT_PRINCIPAL_PER_MINUTE: '0', RATE_LIMIT_TENANT_PER_MINUTE: '0', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0' }
       const [traced, plain] = await Promise.all([
-        start('black-hole-api', 'api/main.ts', { ...quiet, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${holePort}`, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_BSP_MAX_QUEUE_SIZE: '64', OTEL_EXPORTER_OTLP_TIMEOUT: '60000' }),
+        start('black-hole-api', 'api/main.ts', { ...quiet, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${holePort}`, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_BSP_MAX_QUEUE_SIZE: '64', OTEL_EXPORTER_OTLP_TIMEOUT: '600000', OTEL_BSP_EXPORT_TIMEOUT: '600000' }),
         start('untraced-api', 'api/main.ts', quiet),
       ])
       const owner = await tenantOwner(plain.base)
@@ -255,10 +255,12 @@ describe('with a collector that accepts connections and never answers', () => {
       const ratio = median(times.traced) / median(times.plain)
       console.log(`black-hole collector: median ${median(times.traced).toFixed(2)} ms traced vs ${median(times.plain).toFixed(2)} ms untraced (ratio ${ratio.toFixed(2)}); ${held.length} connection(s) held`)
       expect(held.length).toBeGreaterThan(0) // the exporter did try the collector
-      // A request that waited on the collector would take the export timeout (60 s here), tens of thousands of times
-      // the untraced median; two processes on a busy shared machine differ by a few times at most (runs read 0.5–3.3).
+      // An export pending on the black hole ends only at its timeout (10 min here, past this test's own), so a
+      // request that waited on one could not have answered: every answer came while the collector still held the
+      // exporter's connection, unanswered. The medians differ by a few times at most on a busy shared machine (runs
+      // read 0.5–3.3); waiting on the collector would make it tens of thousands.
+      expect(held.filter((s) => !s.destroyed).length).toBeGreaterThan(0)
       expect(ratio).toBeLessThan(10)
-      expect(Math.max(...times.traced)).toBeLessThan(30_000)
     } finally {
       for (const s of held) s.destroy()
       blackHole.close()

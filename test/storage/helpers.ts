@@ -1,6 +1,6 @@
 // Shared by the storage tests: a MinIO client for the runner's local region, and waits on API state.
 import { afterAll, beforeAll } from 'bun:test'
-import { Client as S3Client } from 'minio'
+import type { Client as S3Client } from 'minio'
 import { s3For } from '../../api/storage/s3'
 import type { Client } from '../support/client'
 import { patFor, tenantOwner } from '../support/fixtures'

@@ -14,10 +14,17 @@ export interface TestApi {
 
 /** A real API server on a free port, built from the runner's env plus per-suite overrides
  *  (small rate budgets, say). It is the same app the production entry point serves. */
-export async function startApi(overrides: Partial<Record<keyof Config, string>> = {}, o: { onQuery?: (text: string) => void } = {}): Promise<TestApi> {
+/** `onQuery` sees every statement's text; `onLog` every log line, debug included, parsed (and nothing is printed). */
+export interface ApiProbes {
+  onQuery?: (text: string) => void
+  onLog?: (line: { level: string; msg: string } & Record<string, unknown>) => void
+}
+
+export async function startApi(overrides: Partial<Record<keyof Config, string>> = {}, o: ApiProbes = {}): Promise<TestApi> {
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PORT: '0', ...overrides })
   const sql = createDb(config.DATABASE_URL, { max: 20, connectTimeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS, onQuery: o.onQuery })
-  const deps = composeApi(config, sql, createLogger(config.LOG_LEVEL, { service: 'api-test' }))
+  const log = o.onLog ? createLogger('debug', { service: 'api-test' }, (line) => o.onLog!(JSON.parse(line))) : createLogger(config.LOG_LEVEL, { service: 'api-test' })
+  const deps = composeApi(config, sql, log)
   await deps.credentialFeed.start() // as api/main.ts does: tests exercise the PAT cache replicas really run
   deps.auditSealer.start()
   const app = buildApp(deps).listen({ hostname: '127.0.0.1', port: config.PORT }) // PORT is 0 (any free port) unless overridden
@@ -38,9 +45,9 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
 
 /** One API for the whole test file: started before its first test, stopped after its last. The returned object
  *  is filled in by beforeAll, so read its fields inside tests, not at module level. */
-export function useApi(overrides: Partial<Record<keyof Config, string>> = {}): TestApi {
+export function useApi(overrides: Partial<Record<keyof Config, string>> = {}, probes: ApiProbes = {}): TestApi {
   const api = {} as TestApi
-  beforeAll(async () => { Object.assign(api, await startApi(overrides)) })
+  beforeAll(async () => { Object.assign(api, await startApi(overrides, probes)) })
   afterAll(async () => { await api.stop() })
   return api
 }

@@ -28,7 +28,7 @@ export class Client {
     collectCookie(setCookie)
     collectSecrets(opts.body)
     const text = await res.text()
-    let json: any = undefined
+    let json: any 
     try { json = text ? JSON.parse(text) : undefined } catch { /* not JSON: keep the text */ }
     if (json?.data?.session?.csrfToken) this.csrf = json.data.session.csrfToken
     collectSecrets(json)

@@ -17,8 +17,8 @@ export interface ReceivedSpan {
   status?: { code?: number; message?: string }
 }
 
-const valueOf = (v: AnyValue) => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : v.boolValue ?? v.doubleValue ?? '')
-const attributesOf = (kvs: KeyValue[] = []) => Object.fromEntries(kvs.map((kv) => [kv.key, valueOf(kv.value)]))
+const plainValue = (v: AnyValue) => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : v.boolValue ?? v.doubleValue ?? '')
+const attributesOf = (kvs: KeyValue[] = []) => Object.fromEntries(kvs.map((kv) => [kv.key, plainValue(kv.value)]))
 
 export function startOtlpReceiver() {
   const bodies: string[] = []

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { ScheduleOverlapPolicy, WorkflowFailedError } from '@temporalio/client'
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common'
 import { recordAudit } from '../../api/audit/service'
-import { systemContext } from '../../api/identity/context'
+import { activityContext } from '../../api/identity/context'
 import { loadConfig, type Config } from '../../api/platform/config'
 import { createDb, type Sql } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
@@ -94,7 +94,7 @@ async function remaining(s: Awaited<ReturnType<typeof seed>>) {
 async function seedRetention(sql: Sql, config: Config) {
   const days = (n: number) => new Date(Date.now() - (n + 1) * 86_400_000)
   const [tenant] = await sql<{ id: string }[]>`insert into tenants (name, slug) values ('housekeeping', ${`hk-${crypto.randomUUID()}`}) returning id`
-  const entry = await recordAudit(sql, systemContext('test/housekeeping'), { action: 'storage.provisioned', tenantId: tenant!.id })
+  const entry = await recordAudit(sql, activityContext('test/housekeeping'), { action: 'storage.provisioned', tenantId: tenant!.id })
   await sealAudit(sql)
   await sql.begin(async (tx) => {
     await tx`set local session_replication_role = replica`

@@ -41,7 +41,9 @@ describe('CredentialCache', () => {
   test('evicts by api key, membership and user, and leaves the rest', () => {
     const { cache } = cacheAt()
     const rows = [ids(), ids(), ids(), ids()]
-    rows.forEach((r, i) => cache.fill(String(i), r, String(i), cache.generation))
+    rows.forEach((r, i) => {
+      cache.fill(String(i), r, String(i), cache.generation)
+    })
     cache.evict(`k:${rows[0]!.apiKeyId}`)
     cache.evict(`m:${rows[1]!.membershipId}`)
     cache.evict(`u:${rows[2]!.userId}`)
@@ -91,13 +93,18 @@ describe('CredentialCache', () => {
   })
 
   test('fence() waits at least the fence, and not at all when the cache is off', async () => {
+    // Orderings against timers of the test's own, not durations: a timer due at the fence fires before fence()
+    // resolves; with the cache off, fence() resolves before even a timer due at once.
+    const order: string[] = []
     const { cache } = cacheAt({ fenceMs: 120 })
-    let t = performance.now()
+    setTimeout(() => order.push('fence due'), 120)
     await cache.fence()
-    expect(performance.now() - t).toBeGreaterThanOrEqual(120)
+    order.push('fenced')
     const off = new CredentialCache<string>({ fenceMs: 0, ttlMs: 1, maxEntries: 1 })
-    t = performance.now()
+    const due = new Promise<void>((resolve) => setTimeout(() => { order.push('next timer'); resolve() }, 0))
     await off.fence()
-    expect(performance.now() - t).toBeLessThan(100)
+    order.push('fenced (off)')
+    await due
+    expect(order).toEqual(['fence due', 'fenced', 'fenced (off)', 'next timer'])
   })
 })

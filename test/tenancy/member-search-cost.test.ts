@@ -28,7 +28,8 @@ async function indexFetches(conn: Sql, tables: string[], scans = false): Promise
  *  plan takes probes users once per member it passes. Sequential reads are not counted: a scan of the tenant is
  *  cheap next to as many probes, and the planner rightly scans a small one. */
 async function pageCost(tenantId: string, query: Record<string, string | number>) {
-  const ctx = { principal: { membership: { id: 'x', tenantId, role: 'owner', status: 'active', expiresAt: null } } as unknown as Principal } as RequestContext
+  const membership = { id: 'x', tenantId, role: 'owner', status: 'active', expiresAt: null } as const
+  const ctx = { principal: { membership } as unknown as Principal, membership } as unknown as RequestContext
   // One reserved connection in one transaction: the statistics are this transaction's alone.
   const conn = await api.sql.reserve()
   try {

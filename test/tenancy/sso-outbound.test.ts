@@ -18,7 +18,10 @@ beforeAll(async () => {
   strict = await startApi({ OUTBOUND_ALLOW_HOSTS: '', OUTBOUND_ALLOW_PRIVATE_CIDRS: '' })
   lenient = await startApi({ OUTBOUND_ALLOW_PRIVATE_CIDRS: '127.0.0.1/32' })
   // Another loopback address, outside the lenient allow-list: where a provider's metadata may point the later calls.
-  elsewhere = Bun.serve({ port: 0, hostname: '127.0.0.2', fetch: (req) => (elsewhereHits.push(new URL(req.url).pathname), Response.json({})) })
+  elsewhere = Bun.serve({ port: 0, hostname: '127.0.0.2', fetch: (req) => {
+    elsewhereHits.push(new URL(req.url).pathname)
+    return Response.json({})
+  } })
   // Stands for a service inside our network that must never be reachable through a tenant's URL.
   internal = Bun.serve({
     port: 0, hostname: '127.0.0.1',

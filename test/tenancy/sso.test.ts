@@ -45,7 +45,7 @@ const tenantLog = async (owner: { client: Client }, action: string) => {
 }
 interface FailureRow { tenant_id: string | null; subject_user_id: string | null; actor_type: string; outcome: string; reason: string; details: Record<string, unknown> }
 /** The SSO sign-in failures recorded for a connection (or, with no connection known, for a request id). */
-const ssoFailures = async (by: { connectionId: string } | { requestId: string }): Promise<FailureRow[]> => (await sealAudit(api.sql), [...await api.sql<FailureRow[]>`
+const ssoFailures = async (by: { connectionId: string } | { requestId: string }): Promise<FailureRow[]> => sealAudit(api.sql).then(async () => [...await api.sql<FailureRow[]>`
   select tenant_id, subject_user_id, actor_type, outcome, reason, details from audit_log
    where action = 'user.sign_in_failed' and details->>'method' = 'sso'
      and ${'connectionId' in by ? api.sql`details->>'ssoConnectionId' = ${by.connectionId}` : api.sql`request_id = ${by.requestId}`}
@@ -94,6 +94,7 @@ describe('OIDC sign-in', () => {
     // A second sign-in finds the linked identity: same user, no new membership.
     const again = await browserSignIn(`${api.url}/v1/auth/sso/${c.id}/start`, email)
     expect(again.status).toBe(303)
+    expect(again.location).toBe('/console#/account') // no returnTo: the console's My account
     const [{ n }] = (await api.sql`select count(*)::int as n from memberships m join users u on u.id = m.user_id where lower(u.email) = ${email}`) as unknown as [{ n: number }]
     expect(n).toBe(1)
     // Both sign-ins are in the account's trail (never the tenant's), naming the method and the connection.

@@ -70,8 +70,8 @@ describe('signed deliveries', () => {
       expect(node.deliveries[0]!.body).toEqual({ id: expect.any(String), type: 'training_job.completed', timestamp: expect.any(String), tenantId: t.tenantId, data })
       const listed = (await t.manager.get(`/webhook-endpoints/${nodeEp.id}/messages`)).json.data
       expect(new Set(node.deliveries.map((d) => d.webhookId))).toEqual(new Set(listed.map((m: { webhookId: string }) => m.webhookId)))
-      // The README's statement of the header, and the header as sent: msg_ and the message id's 32 hex digits.
-      const readme = await Bun.file(join(import.meta.dir, '..', '..', 'README.md')).text()
+      // docs/webhooks.md's statement of the header, and the header as sent: msg_ and the message id's 32 hex digits.
+      const readme = await Bun.file(join(import.meta.dir, '..', '..', 'docs', 'webhooks.md')).text()
       expect(readme).toContain('`webhook-id: msg_<message id without its hyphens>`')
       const messageIds = (await messagesOf(env.api, nodeEp.id)).map((m) => m.id)
       expect(new Set(node.deliveries.map((d) => d.webhookId))).toEqual(new Set(messageIds.map((id) => `msg_${id.replaceAll('-', '')}`)))
@@ -98,7 +98,7 @@ describe('signed deliveries', () => {
         return res.json.data.secret as string
       }
       const [nodeNew, pyNew] = [await rotate(nodeEp.id), await rotate(pyEp.id)]
-      node.secrets = [nodeEp.secret, nodeNew, 'whsec_' + Buffer.alloc(32, 9).toString('base64')]
+      node.secrets = [nodeEp.secret, nodeNew, `whsec_${Buffer.alloc(32, 9).toString('base64')}`]
       py.trust([pyEp.secret, pyNew])
       await publish(env.api, t.tenantId, 'training_job.completed', trainingDone)
       await settled(env.api, nodeEp.id, 1)

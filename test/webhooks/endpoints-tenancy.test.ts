@@ -1,7 +1,7 @@
 // Endpoints belong to one tenant: another tenant's owner sees and changes nothing of them, members without
 // tenant:manage reach none of the routes, and the delivery side's lookups are scoped the same way.
 import { describe, expect, test } from 'bun:test'
-import { systemContext } from '../../api/identity/context'
+import { activityContext } from '../../api/identity/context'
 import { PERMISSIONS } from '../../api/identity/permissions'
 import { disableEndpoint, endpointsForEvent, findEndpoint } from '../../api/webhook-endpoints/service'
 import { useApi } from '../support/api'
@@ -10,7 +10,7 @@ import { bearer, memberOf } from '../tenancy/members'
 import { sealAudit } from '../support/audit'
 
 const api = useApi()
-const delivery = systemContext('webhook-delivery/test')
+const delivery = activityContext('webhook-delivery/test')
 // The outbox without the audit trail's own events (every recorded change adds one).
 const eventsOf = (tenantId: string) => api.sql`select type, data from events where tenant_id = ${tenantId} and type <> 'audit.entry'`
 

@@ -4,7 +4,7 @@
 // them; second factors and linked identities need none.
 import { useState } from 'preact/hooks'
 import { api, must } from './api'
-import type { PageProps } from './app'
+import type { PageProps } from './page'
 import { ProblemMessage } from './problem'
 import { SecondFactors } from './second-factors'
 import { Empty, Show, useAction, useLoad, when } from './ui'
@@ -129,8 +129,7 @@ function Sessions() {
   })
 
   return (
-    <>
-      <section aria-labelledby="sessions-title">
+    <section aria-labelledby="sessions-title">
         <h2 id="sessions-title">Sessions</h2>
         <ProblemMessage problem={action.problem} />
         <Show loaded={list}>
@@ -152,6 +151,5 @@ function Sessions() {
           )}
         </Show>
       </section>
-    </>
   )
 }

@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks'
 import { PERMISSIONS, type Permission } from '../../identity/permissions'
 import { api, must } from './api'
-import type { PageProps } from './app'
+import type { PageProps } from './page'
 import { ProblemMessage } from './problem'
 import { Empty, OnceSecret, Show, useAction, useLoad, when } from './ui'
 

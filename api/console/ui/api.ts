@@ -5,8 +5,8 @@ import createClient, { type Middleware } from 'openapi-fetch'
 import type { paths } from './api-types.gen'
 import { Problem } from './problem'
 
-// The CSRF token is answered once, at sign-in. Kept for this tab only, under the key the account page uses, so one
-// sign-in serves both pages of this origin. It is not the credential: the session token stays in its HttpOnly cookie.
+// The CSRF token is answered once, at sign-in. Kept for this tab only, so a finished registration (links.tsx) hands it
+// to the console it opens. It is not the credential: the session token stays in its HttpOnly cookie.
 const CSRF_KEY = 'csrf'
 export const csrf = {
   get: () => sessionStorage.getItem(CSRF_KEY),

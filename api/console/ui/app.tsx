@@ -4,7 +4,6 @@ import type { ComponentType } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { ROLE_PERMISSIONS, type Permission } from '../../identity/permissions'
 import { api, csrf, must } from './api'
-import type { components } from './api-types.gen'
 import { Problem } from './problem'
 import { Show, useLoad } from './ui'
 import { SignIn } from './sign-in'
@@ -19,14 +18,8 @@ import { Models } from './models'
 import { Packages } from './packages'
 import { Account } from './account'
 import { AcceptInvitation, invitationToken } from './invitation'
-
-export type Me = components['schemas']['AuthMeResponseDto']
-
-export interface PageProps {
-  me: Me
-  can: (p: Permission) => boolean
-  reloadMe: () => void
-}
+import { mailedLink, MailedLinkPage } from './links'
+import type { Me, PageProps } from './page'
 
 interface PageDef { path: string; title: string; needs: Permission | 'tenant' | null; view: ComponentType<PageProps> }
 
@@ -78,11 +71,14 @@ export function App() {
   const [me, reloadMe] = useLoad(whoAmI, [])
   const route = useRoute()
   const [invitation, setInvitation] = useState(invitationToken)
+  const [link, setLink] = useState(mailedLink)
   const accepted = () => {
     history.replaceState(null, '', '/console#/api-keys') // the token leaves the address bar
     setInvitation(null)
     reloadMe()
   }
+  // A mailed link's page needs no session: it shows at once, whoever the tab is signed in as.
+  if (link) return <MailedLinkPage link={link} onSignedIn={() => { setLink(null); reloadMe() }} />
   return (
     <Show loaded={me}>
       {(who) => invitation !== null ? <AcceptInvitation token={invitation} me={who} onSignedIn={reloadMe} onAccepted={accepted} />

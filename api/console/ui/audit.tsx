@@ -2,7 +2,7 @@
 // chain verified over the window, and an export of the window as a file (its progress, then its download link).
 import { useEffect, useState } from 'preact/hooks'
 import { api, must } from './api'
-import type { PageProps } from './app'
+import type { PageProps } from './page'
 import type { components } from './api-types.gen'
 import { ProblemMessage } from './problem'
 import { Empty, Show, useAction, useLoad, usePaging, when } from './ui'

@@ -4,7 +4,7 @@
 // included, then accepts. The token is read from the address and never stored.
 import { useState } from 'preact/hooks'
 import { api, csrf, must } from './api'
-import type { Me } from './app'
+import type { Me } from './page'
 import { asProblem, ProblemMessage } from './problem'
 import { SignIn } from './sign-in'
 import { useAction } from './ui'

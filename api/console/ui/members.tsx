@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { ROLES, ROLE_PERMISSIONS, type Role } from '../../identity/permissions'
 import { api, must, withEtag } from './api'
-import type { PageProps } from './app'
+import type { PageProps } from './page'
 import type { components } from './api-types.gen'
 import { ProblemMessage } from './problem'
 import { Empty, Show, StaleNotice, useAction, useLoad, usePaging, useVersionedAction, when } from './ui'

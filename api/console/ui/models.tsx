@@ -4,7 +4,7 @@
 import { Fragment } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, must, withEtag } from './api'
-import type { PageProps } from './app'
+import type { PageProps } from './page'
 import type { components } from './api-types.gen'
 import { ProblemMessage } from './problem'
 import { Empty, Show, StaleNotice, useAction, useLoad, usePoll, useVersionedAction, when } from './ui'

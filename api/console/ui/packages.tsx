@@ -3,7 +3,7 @@
 // as a chart, and contract violations.
 import { useEffect, useState } from 'preact/hooks'
 import { api, must } from './api'
-import type { PageProps } from './app'
+import type { PageProps } from './page'
 import type { components } from './api-types.gen'
 import { ProblemMessage } from './problem'
 import { Empty, Show, useAction, useLoad, when } from './ui'

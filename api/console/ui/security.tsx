@@ -3,7 +3,7 @@
 // provider and a test sign-in.
 import { useState } from 'preact/hooks'
 import { api, must, withEtag } from './api'
-import type { PageProps } from './app'
+import type { PageProps } from './page'
 import type { components } from './api-types.gen'
 import { ProblemMessage } from './problem'
 import { CopyButton, Empty, Show, StaleNotice, useAction, useLoad, useVersionedAction, when } from './ui'

@@ -1,7 +1,7 @@
 // The tenant's storage: provisioning its buckets in a region (progress until ready), the usage summary as a chart,
 // and reconciliation jobs with their progress (billing roles).
 import { api, must } from './api'
-import type { PageProps } from './app'
+import type { PageProps } from './page'
 import type { components } from './api-types.gen'
 import { ProblemMessage } from './problem'
 import { Empty, Show, useAction, useLoad, usePoll, when } from './ui'
@@ -97,6 +97,7 @@ function UsageChart({ summary }: { summary: Summary }) {
   return (
     <>
       <p id="usage-total">{summary.totalObjects} objects, {bytes(summary.totalBytes)} in total (counted {when(summary.computedAt)}).</p>
+      {/* biome-ignore lint/a11y/noSvgWithoutTitle: named by aria-labelledby (the total above it), which the rule does not follow */}
       <svg role="img" aria-labelledby="usage-total" width="520" height={row * summary.buckets.length + 4} class="chart">
         {summary.buckets.map((b, i) => (
           <g key={b.bucket}>

@@ -1,7 +1,7 @@
 // The tenants the user belongs to, switching between them, and creating one (the first needs no permission; after
 // that, tenant:manage where the user is now).
 import { api, must } from './api'
-import type { PageProps } from './app'
+import type { PageProps } from './page'
 import { ProblemMessage } from './problem'
 import { Empty, useAction } from './ui'
 

@@ -4,7 +4,7 @@
 // event catalogue with each type's schema and an example payload.
 import { useState } from 'preact/hooks'
 import { api, must, withEtag } from './api'
-import type { PageProps } from './app'
+import type { PageProps } from './page'
 import type { components } from './api-types.gen'
 import { ProblemMessage } from './problem'
 import { Empty, OnceSecret, Show, useAction, useLoad, when } from './ui'

@@ -1,7 +1,7 @@
 // The one way to send a request to a tenant-supplied URL (OIDC discovery and tokens today, webhooks next).
 // node:http(s) with a `lookup` that answers only the addresses checkUrl approved: the socket goes to the checked
 // address (no second resolution for DNS rebinding to win), while SNI and certificate checks still use the URL's
-// hostname. Bun 1.4 honours `lookup` (test/platform/outbound-guard.test.ts proves it). Redirects are never
+// hostname. Bun 1.4 honours `lookup` (test/unit/outbound-guard.test.ts proves it). Redirects are never
 // followed: a 3xx is handed back as it is, so a public URL cannot bounce the request inward.
 import http from 'node:http'
 import https from 'node:https'
@@ -72,7 +72,7 @@ function requestOptions(target: CheckedTarget, init: GuardedInit, body: Buffer |
 export async function guardedFetch(url: string | URL, init: GuardedInit, opts: GuardedOptions): Promise<GuardedResponse> {
   const target = await checkUrl(url, opts.policy)
   if (opts.signal?.aborted) throw new OutboundFailed('aborted', target.hostname)
-  // In a traced process, a client span (README "Traces"): the method, host and port, the status; never the path or
+  // In a traced process, a client span (docs/operations.md "Traces"): the method, host and port, the status; never the path or
   // query (a webhook URL may hold a token in either) nor a header. No traceparent goes out: every URL here is a
   // tenant's, and our trace ids are not theirs to see.
   const method = init.method ?? 'GET'

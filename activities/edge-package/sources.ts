@@ -1,10 +1,10 @@
 // What a package is built from, read through the owning domains' queries (model versions, embodiment profiles) and
-// shown in the shapes the manifest uses: the one place that knows those domains' row layouts. Packages depend on
-// profiles and model versions, never the reverse (the feature type is the profiles' own).
-import { findEmbodimentProfile, type EmbodimentProfileRow } from '../embodiment-profiles/queries'
-import { findModelVersion, type ModelVersionRow } from '../model-versions/queries'
-import type { Db } from '../platform/db'
-import type { ModelSource, PackageManifest } from './manifest'
+// shown in the shapes the manifest uses: the one place that knows those domains' row layouts. Only the build's plan
+// (plan.ts) reads them, so it lives beside it; the build depends on profiles and model versions, never the reverse.
+import { findEmbodimentProfile, type EmbodimentProfileRow } from '../../api/embodiment-profiles/queries'
+import type { ModelSource, PackageManifest } from '../../api/edge-packages/manifest'
+import { findModelVersion, type ModelVersionRow } from '../../api/model-versions/queries'
+import type { Db } from '../../api/platform/db'
 
 export const embodimentOf = (p: EmbodimentProfileRow): PackageManifest['embodiment'] => ({
   id: p.id, name: p.name, robotType: p.robot_type, controlRateHz: p.control_rate_hz,

@@ -1,12 +1,13 @@
-// The re-seal after a key rotation (README "Key rotation"): every sealed value moves to the current key of
+// The re-seal after a key rotation (docs/operations.md "Key rotation"): every sealed value moves to the current key of
 // SECRET_KEY's ring, one column and one batch at a time (workflows/reseal.ts drives it), so the old key can leave.
-import { outboxData } from '../mail/queries'
-import { totpSecrets } from '../mfa/queries'
-import { idempotentResponses } from '../idempotency/queries'
-import type { ServiceDeps } from '../platform/deps'
-import { open, seal, sealedWithCurrent, type SealedColumn } from '../platform/keyring'
-import { ssoClientSecrets } from '../sso/queries'
-import { endpointSecrets } from '../webhook-endpoints/queries'
+// Only the re-seal's activities (reseal.ts) run it, so it lives beside them; the columns are the domains' own.
+import { outboxData } from '../api/mail/queries'
+import { totpSecrets } from '../api/mfa/queries'
+import { idempotentResponses } from '../api/idempotency/queries'
+import type { ServiceDeps } from '../api/platform/deps'
+import { open, seal, sealedWithCurrent, type SealedColumn } from '../api/platform/keyring'
+import { ssoClientSecrets } from '../api/sso/queries'
+import { endpointSecrets } from '../api/webhook-endpoints/queries'
 
 /** Every sealed column of the schema. A new one must be added here, or a rotation would strand it: the keys test
  *  compares this list with the bytea columns of the database. */

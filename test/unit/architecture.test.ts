@@ -3,36 +3,57 @@ import { Glob } from 'bun'
 import { readdirSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 
+// This file reads the tree as text and imports nothing of it, so it needs no server (and no build) to run.
 const ROOT = join(import.meta.dir, '..', '..')
 
-/** Every module a file names in an import or re-export, `import type` included: a type edge is still a dependency. */
-async function importsOf(file: string): Promise<string[]> {
-  const src = await Bun.file(join(ROOT, file)).text()
-  return [...src.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/g)].map((m) => m[1]!)
+/** Every module a file names: an import or re-export (`import type` included: a type edge is still a dependency),
+ *  an import for its effect, and a dynamic `import('…')` (a type written as `typeof import('…')` too). */
+const specsIn = (src: string): string[] => {
+  const specs = src.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]|(?:^|\n)\s*import\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)
+  return [...specs].map((m) => (m[1] ?? m[2] ?? m[3])!)
 }
+
+const importsOf = async (file: string) => specsIn(await Bun.file(join(ROOT, file)).text())
 
 /** A local specifier as a repository path without extension ('api/users/service'); a package stays as it is. */
 const resolveLocal = (file: string, spec: string) =>
-  spec.startsWith('.') ? relative(ROOT, resolve(ROOT, dirname(file), spec)).replace(/\.ts$/, '') : spec
+  spec.startsWith('.') ? relative(ROOT, resolve(ROOT, dirname(file), spec)).replace(/\.tsx?$/, '') : spec
 
 const files = (pattern: string) => Array.fromAsync(new Glob(pattern).scan({ cwd: ROOT }))
 
-const withImports = (list: string[]) =>
+type Source = { file: string; targets: { spec: string; target: string }[] }
+
+const withImports = (list: string[]): Promise<Source[]> =>
   Promise.all(list.sort().map(async (file) => ({ file, targets: (await importsOf(file)).map((spec) => ({ spec, target: resolveLocal(file, spec) })) })))
 
 // The console's browser program: bundled for the browser by scripts/build-console.ts, never run by the server.
 const CONSOLE_UI = 'api/console/ui/'
 
+// Every folder of code: the two processes, the console's browser program, the scripts, the benchmarks and the tests
+// (with their support). The cycle check reads all of it; the rules on the server's layers read the server's part.
+const TREE = ['api', 'activities', 'workflows', 'worker', 'scripts', 'bench', 'test']
+const everything = await withImports(await files(`{${TREE.join(',')}}/**/*.{ts,tsx}`))
+
 /** Files of the server, with what each imports, read once. */
-const sources = await withImports([
-  ...(await files('api/**/*.ts')).filter((f) => !f.startsWith(CONSOLE_UI)), ...(await files('activities/**/*.ts')),
-  ...(await files('workflows/**/*.ts')), ...(await files('worker/**/*.ts')),
-])
+const sources = everything.filter((s) => /^(api|activities|workflows|worker)\//.test(s.file) && !s.file.startsWith(CONSOLE_UI))
+
+/** The file a local target names ('x' is x.ts, x.tsx, x/index.ts or x itself), or undefined (a package, an asset,
+ *  code in a string that a test runs elsewhere). */
+function fileResolver(list: Source[]) {
+  const known = new Set(list.map((s) => s.file))
+  return (target: string) => [`${target}.ts`, `${target}.tsx`, `${target}/index.ts`, `${target}/index.tsx`, target].find((f) => known.has(f))
+}
+
+/** The graph of files: file → the files it imports, type-only imports included. */
+function fileGraph(list: Source[]): Map<string, Set<string>> {
+  const fileOf = fileResolver(list)
+  return new Map(list.map(({ file, targets }) => [file, new Set(targets.map((t) => fileOf(t.target)).filter((f) => f !== undefined))]))
+}
 
 // Layers below or beside the domains: `platform` imports nothing of ours; `http` is the Elysia conventions plugin.
 const LAYERS = new Set(['platform', 'http'])
 // Folders of pages: a routes.ts serving static files (and the console's browser program), no domain of their own.
-const PAGES = new Set(['account', 'docs', 'console'])
+const PAGES = new Set(['docs', 'console'])
 // The composition roots: they wire everything. api/compose.ts builds every process's dependencies, so the worker,
 // and the routes for the AppDeps type, import it; nothing imports the other two.
 const ROOTS = new Set(['api/app.ts', 'api/main.ts', 'api/compose.ts'])
@@ -43,10 +64,14 @@ const API_CHILDREN = new Set(['api/identity/password-hasher-process.ts'])
 // Run by scripts/up.ts before either process starts, so neither process's graph reaches it.
 const RUN_BY_SCRIPTS = new Set(['api/platform/migrate.ts'])
 
+// A domain's own work that a loop of the worker runs (worker/webhook-dispatcher.ts): the loop, its timer and its
+// LISTEN are the worker's; what one pass writes is the domain's, beside the rest of its rules.
+const RUN_BY_WORKER_LOOPS = new Set(['api/webhook-deliveries/fan-out.ts'])
+
 /** Every file reached from `starts` by following local imports ('./x' resolves to x.ts or x/index.ts). */
-function reachable(list: typeof sources, starts: string[]): Set<string> {
+function reachable(list: Source[], starts: string[]): Set<string> {
   const byPath = new Map(list.map((s) => [s.file, s]))
-  const fileOf = (target: string) => [`${target}.ts`, `${target}/index.ts`].find((f) => byPath.has(f))
+  const fileOf = fileResolver(list)
   const seen = new Set<string>()
   const stack = [...starts]
   while (stack.length > 0) {
@@ -61,13 +86,45 @@ function reachable(list: typeof sources, starts: string[]): Set<string> {
   return seen
 }
 
+/** The part of the tree a path belongs to: its top folder, with the workflows' contract modules (what the API and
+ *  the activities share with the workflows) and the console's browser program apart. */
+const partOf = (path: string) =>
+  path.startsWith(CONSOLE_UI) ? 'console-ui' : /^workflows\/contract[^/]*$/.test(path) ? 'workflows-contract' : path.split('/')[0]!
+
+/** What each part of the server (and the scripts) may import besides itself and packages: the worker runs the
+ *  activities, the activities call the domains, never the reverse; none of them imports the scripts, the benchmarks
+ *  or the tests. The benchmarks and tests may import anything: they exercise it. */
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  api: ['workflows-contract'], // a service starts a workflow by its contract
+  'console-ui': ['api'], // the permission table (the console test below names exactly what)
+  'workflows-contract': ['api'], // types: the config a task queue's name reads, the package manifest
+  activities: ['api', 'workflows-contract'],
+  workflows: ['activities', 'workflows-contract'], // the activities as a type only (checked below)
+  worker: ['api', 'activities', 'workflows', 'workflows-contract'],
+  scripts: ['api', 'workflows-contract'],
+}
+
+/** Imports against MAY_IMPORT, as 'file → target'. */
+function layerViolations(list: Source[]): string[] {
+  const out: string[] = []
+  for (const { file, targets } of list) {
+    const allowed = MAY_IMPORT[partOf(file)]
+    if (!allowed) continue
+    for (const { spec, target } of targets) {
+      const to = partOf(target)
+      if (spec.startsWith('.') && TREE.includes(target.split('/')[0]!) && to !== partOf(file) && !allowed.includes(to)) out.push(`${file} → ${target}`)
+    }
+  }
+  return out
+}
+
 /** The folder under api/ a file belongs to ('users'), or undefined outside api/<folder>/. */
 const folderOf = (path: string) => /^api\/([^/]+)\//.exec(path)?.[1]
 const isRoutes = (path: string) => /^api\/[^/]+\/routes(\.ts)?$/.test(path)
 
 /** The domain graph: folder → folders its non-route files import. Routes are the delivery edge: they may import
  *  any domain (and http), so they are left out; a domain's own core must not depend on anything that depends on it. */
-function domainGraph(list: typeof sources): Map<string, Set<string>> {
+function domainGraph(list: Source[]): Map<string, Set<string>> {
   const graph = new Map<string, Set<string>>()
   for (const { file, targets } of list) {
     const from = folderOf(file)
@@ -115,38 +172,48 @@ describe('import direction', () => {
     for (const folder of folders) expect({ folder, inGraph: LAYERS.has(folder) || graph.has(folder) || PAGES.has(folder) }).toEqual({ folder, inGraph: true })
   })
 
-  test('the console UI imports only itself, the permission table and its browser packages; the server never imports it', async () => {
-    const ui = await withImports([...(await files(`${CONSOLE_UI}**/*.ts`)), ...(await files(`${CONSOLE_UI}**/*.tsx`))])
+  test('the console UI imports only itself, the permission table and its browser packages; the server never imports it', () => {
+    const ui = everything.filter((s) => s.file.startsWith(CONSOLE_UI))
     expect(ui.length).toBeGreaterThan(5)
     const allowed = (t: string) => t.startsWith(CONSOLE_UI) || t === 'api/identity/permissions' || ['preact', 'preact/hooks', 'openapi-fetch', '@simplewebauthn/browser'].includes(t)
     for (const { file, targets } of ui) for (const { target } of targets) expect({ file, target, ok: allowed(target) }).toMatchObject({ ok: true })
     for (const { file, targets } of sources) for (const { target } of targets) expect({ file, target, ok: !`${target}/`.startsWith(CONSOLE_UI) }).toMatchObject({ ok: true })
   })
 
-  test('api/ never imports worker/ or activities/; workflows/ only their contract and types', () => {
-    for (const { file, targets } of sources.filter((s) => s.file.startsWith('api/'))) {
-      for (const { target } of targets) {
-        expect({ file, target, ok: !/^(worker|activities)\//.test(target) }).toMatchObject({ ok: true })
-        if (target.startsWith('workflows/')) expect({ file, target }).toMatchObject({ target: expect.stringMatching(/^workflows\/contract/) })
-      }
-    }
+  test('the layers point one way: worker → activities → api, never back; nothing of the server imports the scripts, benchmarks or tests', () => {
+    expect(sources.length).toBeGreaterThan(150)
+    expect(layerViolations(everything)).toEqual([])
   })
 
-  test('api/ holds only what the API process runs or the activities share: nothing reached from worker/ alone', () => {
+  test('the layer check flags an import against the direction (so a green result means something)', () => {
+    const sample: Source[] = [
+      { file: 'api/a/service.ts', targets: [{ spec: '../../activities/x', target: 'activities/x' }, { spec: '../../workflows/contract-a', target: 'workflows/contract-a' }] },
+      { file: 'activities/x.ts', targets: [{ spec: '../worker/deps', target: 'worker/deps' }, { spec: '../api/a/service', target: 'api/a/service' }] },
+      { file: 'worker/run.ts', targets: [{ spec: '../bench/harness', target: 'bench/harness' }, { spec: '../activities', target: 'activities' }] },
+      { file: 'bench/harness.ts', targets: [{ spec: '../worker/run', target: 'worker/run' }] },
+    ]
+    expect(layerViolations(sample)).toEqual(['api/a/service.ts → activities/x', 'activities/x.ts → worker/deps', 'worker/run.ts → bench/harness'])
+  })
+
+  test('api/ holds only what the API process runs (and a domain\'s pass a worker loop runs): code only the activities use lives beside them', () => {
+    const workerReach = reachable(sources, sources.map((s) => s.file).filter((f) => f.startsWith('worker/')))
+    for (const file of RUN_BY_WORKER_LOOPS) expect({ file, reachedByWorker: workerReach.has(file) }).toEqual({ file, reachedByWorker: true })
     const apiReach = reachable(sources, [...ROOTS, ...API_CHILDREN])
     const activityReach = reachable(sources, sources.map((s) => s.file).filter((f) => f.startsWith('activities/')))
-    for (const { file } of sources.filter((s) => s.file.startsWith('api/') && !RUN_BY_SCRIPTS.has(s.file))) {
-      expect({ file, reachedBy: apiReach.has(file) ? 'api' : activityReach.has(file) ? 'activities' : 'worker only' }).toEqual({ file, reachedBy: expect.stringMatching(/^(api|activities)$/) })
+    for (const { file } of sources.filter((s) => s.file.startsWith('api/') && !RUN_BY_SCRIPTS.has(s.file) && !RUN_BY_WORKER_LOOPS.has(s.file))) {
+      expect({ file, reachedBy: apiReach.has(file) ? 'api' : activityReach.has(file) ? 'activities only' : 'worker only' }).toEqual({ file, reachedBy: 'api' })
     }
   })
 
-  test('the reach check flags a module only the worker imports (so a green result means something)', () => {
+  test('the reach check flags a module only the worker or the activities import (so a green result means something)', () => {
     const sample = [
       { file: 'api/app.ts', targets: [{ spec: './a/routes', target: 'api/a/routes' }] },
       { file: 'api/a/routes.ts', targets: [{ spec: './service', target: 'api/a/service' }] },
       { file: 'api/a/service.ts', targets: [] },
       { file: 'api/a/loop.ts', targets: [{ spec: './service', target: 'api/a/service' }] },
+      { file: 'api/a/batch.ts', targets: [{ spec: './service', target: 'api/a/service' }] },
       { file: 'worker/run.ts', targets: [{ spec: '../api/a/loop', target: 'api/a/loop' }] },
+      { file: 'activities/a.ts', targets: [{ spec: '../api/a/batch', target: 'api/a/batch' }] },
     ]
     expect([...reachable(sample, ['api/app.ts'])].sort()).toEqual(['api/a/routes.ts', 'api/a/service.ts', 'api/app.ts'])
   })
@@ -159,7 +226,7 @@ describe('import direction', () => {
 
   test('one dependency container: AppDeps and ActivityDeps extend ServiceDeps, and no worker-side code fakes one with a cast', async () => {
     expect(await Bun.file(join(ROOT, 'api/compose.ts')).text()).toMatch(/interface AppDeps extends ServiceDeps\b/)
-    expect(await Bun.file(join(ROOT, 'activities/index.ts')).text()).toMatch(/interface ActivityDeps extends ServiceDeps\b/)
+    expect(await Bun.file(join(ROOT, 'activities/deps.ts')).text()).toMatch(/interface ActivityDeps extends ServiceDeps\b/)
     for (const { file } of sources.filter((s) => /^(activities|workflows|worker)\//.test(s.file))) {
       const casts = (await Bun.file(join(ROOT, file)).text()).match(/\bas\s+(unknown\s+as\s+)?(ServiceDeps|ActivityDeps|AppDeps)\b/g)
       expect({ file, casts }).toEqual({ file, casts: null })
@@ -172,6 +239,17 @@ describe('import direction', () => {
       for (const m of src.matchAll(/(?:^|\n)\s*import\s+(type\s+)?[^'"]*?from\s+['"]([^'"]+)['"]/g)) {
         if (/activities/.test(m[2]!)) expect({ file, spec: m[2], typeOnly: Boolean(m[1]) }).toMatchObject({ typeOnly: true })
       }
+    }
+  })
+
+  test('workflows/ proxy the one Activities type activities/index.ts exports, and declare none of their own', async () => {
+    const proxying = (await files('workflows/**/*.ts')).filter((f) => !partOf(f).endsWith('contract'))
+    expect(proxying.length).toBeGreaterThan(5)
+    for (const file of proxying) {
+      const src = await Bun.file(join(ROOT, file)).text()
+      if (!/proxy(Local)?Activities</.test(src)) continue
+      expect({ file, imports: /import type \{ Activities \} from '\.\.\/activities'/.test(src), declares: /createActivities|type \w+ = ReturnType/.test(src) })
+        .toEqual({ file, imports: true, declares: false })
     }
   })
 
@@ -215,6 +293,47 @@ describe('import direction', () => {
     expect(findCycle(sample)).toEqual(['a', 'b', 'c', 'a'])
     sample.get('c')!.clear()
     expect(findCycle(sample)).toBeNull()
+  })
+})
+
+describe('import circles', () => {
+  test('no file of the tree imports itself through others, type-only imports included', () => {
+    const graph = fileGraph(everything)
+    expect(graph.size).toBeGreaterThan(400)
+    expect([...graph.values()].reduce((n, edges) => n + edges.size, 0)).toBeGreaterThan(1500)
+    expect(findCycle(graph)).toBeNull()
+  })
+
+  test('every local import outside the test files resolves to a file the check reads (an unread edge could hide a circle)', () => {
+    const fileOf = fileResolver(everything)
+    const unresolved = everything.filter((s) => !s.file.endsWith('.test.ts')).flatMap(({ file, targets }) => targets
+      // Assets the console's bundler takes, and the console's API types, generated by the build (not committed).
+      .filter(({ spec, target }) => spec.startsWith('.') && !fileOf(target) && !/\.(css|json)$/.test(spec) && !target.endsWith('.gen'))
+      .map(({ spec }) => `${file}: ${spec}`))
+    expect(unresolved).toEqual([])
+  })
+
+  test('the file check finds a circle made of type-only imports (so a green result means something)', async () => {
+    const sample = (file: string, src: string): Source => ({ file, targets: specsIn(src).map((spec) => ({ spec, target: resolveLocal(file, spec) })) })
+    const list = [
+      sample('activities/index.ts', "import { mailActivities } from './mail'\nexport type { ActivityDeps } from './deps'"),
+      sample('activities/deps.ts', "import type { ServiceDeps } from '../api/platform/deps'"),
+      sample('activities/mail.ts', "import {\n  renderMail,\n} from '../api/mail/templates'\nimport type { ActivityDeps } from './index'"),
+      sample('api/mail/templates.ts', "import './register'\ntype Page = typeof import('../console/ui/page')"),
+      sample('api/console/ui/page.tsx', ''),
+      sample('api/platform/deps.ts', ''),
+    ]
+    expect(fileGraph(list).get('api/mail/templates.ts')).toEqual(new Set(['api/console/ui/page.tsx']))
+    expect(findCycle(fileGraph(list))).toEqual(['activities/index.ts', 'activities/mail.ts', 'activities/index.ts'])
+    list[2] = sample('activities/mail.ts', "import type { ActivityDeps } from './deps'")
+    expect(findCycle(fileGraph(list))).toBeNull()
+  })
+
+  test('this check imports only the runtime: it needs no server and no build', async () => {
+    // Its statements only: the samples above hold imports in strings.
+    const statements = (await Bun.file(import.meta.path).text()).split('\n').filter((line) => /^(import|export) /.test(line)).join('\n')
+    expect(specsIn(statements).length).toBeGreaterThan(2)
+    expect(specsIn(statements).filter((spec) => !/^(bun|bun:test|node:[a-z]+)$/.test(spec))).toEqual([])
   })
 })
 

@@ -9,7 +9,10 @@ import { loadConfig } from '../../api/platform/config'
 import { guardedFetch, guardedFetchApi, OutboundFailed } from '../../api/platform/outbound/fetch'
 import { checkUrl, OutboundRefused } from '../../api/platform/outbound/guard'
 import { outboundPolicy, type OutboundPolicy, type Resolver } from '../../api/platform/outbound/policy'
+import { newSecretKey } from '../../scripts/env'
 
+// What loadConfig requires and these tests never reach: no server runs in the fast tier.
+const REQUIRED = { DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused', SECRET_KEY: newSecretKey() }
 const OFF = { OUTBOUND_ALLOW_HOSTS: [], OUTBOUND_ALLOW_PRIVATE_CIDRS: [], OUTBOUND_CA_FILE: undefined }
 const strict = outboundPolicy(OFF)
 const allowing = (cidrs: string[], extra: Partial<OutboundPolicy> = {}) => outboundPolicy({ ...OFF, OUTBOUND_ALLOW_PRIVATE_CIDRS: cidrs }, extra)
@@ -84,7 +87,7 @@ describe('refused destinations', () => {
 
 describe('allow-list', () => {
   test('off by default; a CIDR or a host lets private addresses through, cloud metadata never', async () => {
-    const config = loadConfig({ ...process.env, OUTBOUND_ALLOW_HOSTS: undefined, OUTBOUND_ALLOW_PRIVATE_CIDRS: undefined })
+    const config = loadConfig({ ...REQUIRED, OUTBOUND_ALLOW_HOSTS: undefined, OUTBOUND_ALLOW_PRIVATE_CIDRS: undefined })
     expect([config.OUTBOUND_ALLOW_HOSTS, config.OUTBOUND_ALLOW_PRIVATE_CIDRS]).toEqual([[], []])
     expect(await refusal('http://localhost/', outboundPolicy(config))).toBe('loopback')
     const loopback = allowing(['127.0.0.0/8', '::1/128'])
@@ -96,8 +99,8 @@ describe('allow-list', () => {
     expect(await refusal('https://other.internal/', named)).toBe('private')
     expect(await refusal('http://169.254.169.254/', allowing(['169.254.0.0/16']))).toBe('metadata')
     expect(await refusal('http://md.internal/', outboundPolicy({ ...OFF, OUTBOUND_ALLOW_HOSTS: ['md.internal'] }, { resolve: scripted(['169.254.169.254']) }))).toBe('metadata')
-    expect(() => loadConfig({ ...process.env, OUTBOUND_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8,nonsense' })).toThrow('OUTBOUND_ALLOW_PRIVATE_CIDRS')
-    expect(() => loadConfig({ ...process.env, OUTBOUND_CA_FILE: '/nonexistent/ca.pem' })).toThrow('OUTBOUND_CA_FILE')
+    expect(() => loadConfig({ ...REQUIRED, OUTBOUND_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8,nonsense' })).toThrow('OUTBOUND_ALLOW_PRIVATE_CIDRS')
+    expect(() => loadConfig({ ...REQUIRED, OUTBOUND_CA_FILE: '/nonexistent/ca.pem' })).toThrow('OUTBOUND_CA_FILE')
   })
 })
 
@@ -118,7 +121,10 @@ describe('requests over real sockets', () => {
       },
     })
     // Same port on another loopback address: where a second resolution would send the request.
-    evil = Bun.serve({ port: good.port, hostname: '127.0.0.2', fetch: (req) => (hits.evil!.push(new URL(req.url).pathname), new Response('evil')) })
+    evil = Bun.serve({ port: good.port, hostname: '127.0.0.2', fetch: (req) => {
+      hits.evil!.push(new URL(req.url).pathname)
+      return new Response('evil')
+    } })
   })
   afterAll(() => {
     good?.stop(true)
