@@ -4,7 +4,7 @@ import type { ServiceDeps } from '../api/platform/deps'
 import type { Resolver } from '../api/platform/outbound/policy'
 import type { ActivityMetrics } from './metrics'
 
-/** The services' own container (the worker builds it in worker/deps.ts), so an activity hands a domain service
+/** The services' own container (api/compose.ts builds it; the worker adds its metrics), so an activity hands a domain service
  *  exactly what the API would. */
 export interface ActivityDeps extends ServiceDeps {
   /** What the activities report to the worker's metrics (worker/metrics.ts). */

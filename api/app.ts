@@ -1,9 +1,10 @@
 import { Elysia } from 'elysia'
 import { healthRoutes } from './health/routes'
-import type { AppDeps } from './http/deps'
+import type { AppDeps } from './compose'
 import { raiseBunHeaderLimit } from './http/arrival'
 import { openapiRoutes } from './http/openapi'
-import { httpConventions, publishRoutes } from './http/plugin'
+import { RouteTable } from './http/method-index'
+import { httpConventions } from './http/plugin'
 import { docsRoutes } from './docs/routes'
 import { consoleRoutes } from './console/routes'
 import { apiKeysRoutes } from './api-keys/routes'
@@ -36,23 +37,26 @@ export function buildApp(deps: AppDeps) {
     maxRequestBodySize: Math.max(deps.config.MAX_BODY_BYTES * 4 + 65536, deps.config.MODEL_UPLOAD_MAX_BYTES + 65536) }
   raiseBunHeaderLimit() // likewise for the request line and headers: an overlong target gets our 431 problem
   const app = new Elysia({ serve: serve as { maxRequestBodySize: number } })
+  // The conventions, built once and handed to every domain; the route table reaches their 405 answers once filled.
+  const routes = new RouteTable()
+  const http = httpConventions(deps, routes)
   app
-    .use(httpConventions(deps))
+    .use(http)
     .use(healthRoutes(deps))
     .use(openapiRoutes((req) => app.handle(req), { webhooks: webhooksDocument() }))
     // A prefixed instance, not .group(): a group copies the request hooks of the plugins used inside it into the
     // app a second time, so every request would pay for them twice.
     .use(new Elysia({ prefix: '/v1' })
-      .use(usersRoutes(deps)).use(sessionsRoutes(deps)).use(signInRoutes(deps)).use(tenantsRoutes(deps)).use(apiKeysRoutes(deps))
-      .use(storageRoutes(deps)).use(mfaRoutes(deps)).use(authPolicyRoutes(deps)).use(passwordResetsRoutes(deps))
-      .use(loginOptionsRoutes(deps)).use(membershipsRoutes(deps)).use(onboardingRoutes(deps)).use(ssoRoutes(deps))
-      .use(domainsRoutes(deps))
-      .use(embodimentProfilesRoutes(deps)).use(trainingJobsRoutes(deps)).use(modelVersionsRoutes(deps))
-      .use(webhookEndpointsRoutes(deps)).use(edgePackagesRoutes(deps)).use(webhookDeliveriesRoutes(deps))
-      .use(auditRoutes(deps)))
+      .use(usersRoutes(deps, http)).use(sessionsRoutes(deps, http)).use(signInRoutes(deps, http)).use(tenantsRoutes(deps, http))
+      .use(apiKeysRoutes(deps, http)).use(storageRoutes(deps, http)).use(mfaRoutes(deps, http)).use(authPolicyRoutes(deps, http))
+      .use(passwordResetsRoutes(deps, http)).use(loginOptionsRoutes(deps, http)).use(membershipsRoutes(deps, http))
+      .use(onboardingRoutes(deps, http)).use(ssoRoutes(deps, http)).use(domainsRoutes(deps, http))
+      .use(embodimentProfilesRoutes(deps, http)).use(trainingJobsRoutes(deps, http)).use(modelVersionsRoutes(deps, http))
+      .use(webhookEndpointsRoutes(deps, http)).use(edgePackagesRoutes(deps, http)).use(webhookDeliveriesRoutes(deps, http))
+      .use(auditRoutes(deps, http)))
     .use(docsRoutes())
     .use(consoleRoutes())
-  publishRoutes(deps, app.routes)
+  routes.publish(app.routes)
   return app
 }
 

@@ -1,8 +1,7 @@
 // The API process: `bun api/main.ts`. startApi takes how the app is built, so an entry point that serves more than
 // the product (bench/api-entry.ts: the benchmarks' baselines) runs this same process; this one builds the app as is.
 import { buildApp, type App } from './app'
-import { dependencyProbes } from './health/probes'
-import { createDeps, type AppDeps } from './http/deps'
+import { composeApi, type AppDeps } from './compose'
 import { loadConfig } from './platform/config'
 import { serveMetrics } from './platform/metrics'
 import { createDb, surviveDriverClosedSocketWrites } from './platform/db'
@@ -17,7 +16,7 @@ export async function startApi(build: (deps: AppDeps) => App = buildApp) {
   const traces = startTracing('rcp-api', log)
   const sql = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX, connectTimeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS })
 
-  const deps = createDeps(config, sql, log, dependencyProbes(config))
+  const deps = composeApi(config, sql, log)
   deps.lastUsed.start()
   deps.auditSealer.start()
   await deps.credentialFeed.start()

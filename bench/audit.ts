@@ -40,7 +40,8 @@ import { AUDIT_EXPORT_BATCH } from '../activities/audit-export'
 import { chainHead, sealAuditChains } from '../api/audit/queries'
 import { loadConfig } from '../api/platform/config'
 import { createLogger } from '../api/platform/log'
-import { createWorkerDeps } from '../worker/deps'
+import { composeServices } from '../api/compose'
+import { createWorkerMetrics } from '../worker/metrics'
 import { CACHE_DIR, freePort, newSecretKey, startMinio } from '../scripts/platform'
 import { s3For } from '../api/storage/s3'
 import { auditCatalogue, type AuditAction } from '../api/audit/catalogue'
@@ -299,7 +300,7 @@ async function exportInProcess(h: Harness, databaseUrl: string): Promise<ExportO
   if (!(await s3.bucketExists(bucket))) await s3.makeBucket(bucket)
   const config = loadConfig({ ...process.env, DATABASE_URL: databaseUrl, S3_ENDPOINT: minio.endpoint, SECRET_KEY: newSecretKey(), LOG_LEVEL: 'warn' })
   const sql = createDb(databaseUrl, { max: 2 })
-  const deps = createWorkerDeps(config, sql, createLogger('warn', { service: 'bench-audit-export' }))
+  const deps = { ...composeServices(config, sql, createLogger('warn', { service: 'bench-audit-export' })), activityMetrics: createWorkerMetrics(sql) }
   h.own({ stop: async () => { await deps.temporal.close(); await sql.end({ timeout: 5 }) } })
   const { writeAuditExport } = createActivities(deps)
   return async ({ tenantId, from, to }) => {

@@ -11,7 +11,7 @@ import { basename, join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
 import { buildApp } from '../api/app'
-import { createDeps } from '../api/http/deps'
+import { composeApi } from '../api/compose'
 import { loadConfig } from '../api/platform/config'
 import { createDb } from '../api/platform/db'
 import { createLogger } from '../api/platform/log'
@@ -32,7 +32,7 @@ export async function openapiDocument(): Promise<OpenAPI3> {
   })
   const sql = createDb(config.DATABASE_URL, { max: 1 })
   try {
-    const app = buildApp(createDeps(config, sql, createLogger('silent')))
+    const app = buildApp(composeApi(config, sql, createLogger('silent')))
     const res = await app.handle(new Request('http://console.build/v1/openapi.json'))
     if (!res.ok) throw new Error(`/v1/openapi.json answered ${res.status}`)
     return await res.json() as OpenAPI3

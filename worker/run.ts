@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { Client } from '@temporalio/client'
 import type { LogLevel as TemporalLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common'
 import { bundleWorkflowCode, IllegalStateError, NativeConnection, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker'
+import { composeServices } from '../api/compose'
 import type { Config } from '../api/platform/config'
 import { createDb, type Sql } from '../api/platform/db'
 import { createLogger, type Logger } from '../api/platform/log'
@@ -12,9 +13,10 @@ import { clientInterceptors } from '../api/platform/temporal'
 import { tracing } from '../api/platform/tracing'
 import type { Resolver } from '../api/platform/outbound/policy'
 import { taskQueues } from '../workflows/contract'
+import type { ActivityDeps } from '../activities'
 import { cachedBundle } from './bundle-cache'
-import { createWorkerDeps } from './deps'
 import { ensureSchedule } from './ensure-schedule'
+import { createWorkerMetrics } from './metrics'
 import { taskQueueTable, type TaskQueue } from './queues'
 import { startWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher'
 import { tracedWorkerOptions, workflowTracingModules } from './tracing'
@@ -112,15 +114,16 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
   installRuntime(log, sdkMetrics)
   const ownSql = !opts.sql
   const sql = opts.sql ?? createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX, connectTimeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS })
-  const deps = createWorkerDeps(config, sql, log)
+  const activityMetrics = createWorkerMetrics(sql)
+  // The process's one Temporal client rides on the workers' connection; closing that connection is its end.
   const release = async (connection?: NativeConnection) => {
     await connection?.close().catch((err) => log.warn('closing the Temporal connection failed', { err }))
-    await deps.temporal.close()
     if (ownSql) await sql.end({ timeout: 5 })
   }
   const names = taskQueues(config)
 
   let connection: NativeConnection | undefined
+  let client: Client | undefined
   const workers = {} as Record<QueueKey, Worker>
   let bundleMs = 0
   try {
@@ -128,13 +131,15 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
     const code = await Promise.all(taskQueueTable.map((q) => workflowBundle(q.workflowsPath, log, config.WORKFLOW_BUNDLE_CACHE_DIR)))
     bundleMs = performance.now() - tBundle
     connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS })
+    client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: clientInterceptors() })
+    const deps: ActivityDeps = { ...composeServices(config, sql, log, client), activityMetrics, resolve: opts.resolve }
     for (const [i, q] of taskQueueTable.entries()) {
       workers[q.queue] = await Worker.create({
         connection,
         namespace: config.TEMPORAL_NAMESPACE,
         taskQueue: names[q.queue],
         workflowBundle: code[i]!,
-        activities: q.activities({ ...deps, resolve: opts.resolve }),
+        activities: q.activities(deps),
         // Lets in-flight activities finish a batch on shutdown; they heartbeat, so they see cancellation after.
         shutdownGraceTime: '10 seconds',
         ...tracedWorkerOptions(tracing()),
@@ -146,10 +151,10 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
   }
 
   const conn = connection
+  const temporal = client!
   const all = Object.values(workers)
-  const client = new Client({ connection: conn, namespace: config.TEMPORAL_NAMESPACE, interceptors: clientInterceptors() })
   let dispatcher: WebhookDispatcher | undefined
-  const scrape = opts.metrics ? serveMetrics(deps.activityMetrics.registry, {
+  const scrape = opts.metrics ? serveMetrics(activityMetrics.registry, {
     host: config.METRICS_HOST, port: config.WORKER_METRICS_PORT, log,
     extra: () => fetch(`http://${sdkMetrics}/metrics`).then((r) => r.text()),
   }) : undefined
@@ -171,7 +176,7 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
   // A schedule starts workflows on its queue, so reconcile them only once the workers poll.
   if (opts.schedules ?? true) {
     try {
-      for (const q of taskQueueTable) for (const schedule of q.schedules(config)) await ensureSchedule(client, schedule, log)
+      for (const q of taskQueueTable) for (const schedule of q.schedules(config)) await ensureSchedule(temporal, schedule, log)
     } catch (err) {
       await shutdown().catch(() => {})
       throw err
@@ -179,7 +184,7 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
   }
   if (config.WEBHOOK_DISPATCHER) {
     try {
-      dispatcher = await startWebhookDispatcher({ sql, client, config, log: log.child({ component: 'webhook-dispatcher' }) })
+      dispatcher = await startWebhookDispatcher({ sql, client: temporal, config, log: log.child({ component: 'webhook-dispatcher' }) })
     } catch (err) {
       await shutdown().catch(() => {})
       throw err
@@ -190,5 +195,5 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
     bundleMs: Math.round(bundleMs), startMs: Math.round(performance.now() - t0),
     runtime: process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`,
   })
-  return { workers, client, done, shutdown, metricsUrl: scrape?.url }
+  return { workers, client: temporal, done, shutdown, metricsUrl: scrape?.url }
 }

@@ -1,13 +1,13 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { ApiKeySummaryDto, CreateApiKeyBodyDto, CreateApiKeyResponseDto, ListApiKeysQuery, TokenSelfDto } from './model'
 import { createApiKey, describeCredential, listKeys, revokeKey } from './service'
 
-export const apiKeysRoutes = (deps: AppDeps) =>
+export const apiKeysRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ tags: ['API keys'] })
-    .use(httpConventions(deps))
+    .use(http)
     .post('/api-keys', async ({ request, ctx, body, set }) => {
       set.status = 201
       return ok(request, await createApiKey(deps, ctx, body))

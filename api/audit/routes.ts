@@ -1,16 +1,16 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { getAuditExport, startAuditExport } from '../audit-exports/service'
 import { AuditEntryDto, AuditExportDto, AuditExportParams, AuditTimeRangeBodyDto, AuditVerificationDto, ListAuditLogQuery, SecurityActivityQuery } from './model'
 import { listSecurityActivity, listTenantAuditLog, verifyTenantAuditLog } from './service'
 
 /** The audit trail's readers. Nothing here writes an entry or can alter one: entries are written only by the
  *  changes they describe (recordAudit), and the table refuses UPDATE and DELETE. */
-export const auditRoutes = (deps: AppDeps) =>
+export const auditRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ tags: ['Audit log'] })
-    .use(httpConventions(deps))
+    .use(http)
     .get('/tenants/current/audit-log', async ({ request, ctx, query }) => page(request, await listTenantAuditLog(deps, ctx, query)), {
       auth: 'tenant:manage', errors: ['T400p'], query: ListAuditLogQuery, response: { 200: listEnvelope(AuditEntryDto) },
       detail: { summary: "The current tenant's audit trail in a window (from and to required), newest first, filtered by actor, action prefix, target and outcome" },

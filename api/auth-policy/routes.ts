@@ -1,13 +1,13 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, ifMatchVersion, okVersioned } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { TenantAuthPolicyDto, UpdateTenantAuthPolicyRequestDto } from './model'
 import { currentAuthPolicy, patchAuthPolicy } from './service'
 
-export const authPolicyRoutes = (deps: AppDeps) =>
+export const authPolicyRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ prefix: '/tenants/current/auth-policy', tags: ['Tenant administration'] })
-    .use(httpConventions(deps))
+    .use(http)
     .get('', async ({ request, ctx, set }) => {
       const { policy, version } = await currentAuthPolicy(deps, ctx)
       return okVersioned(request, set, version, policy)

@@ -1,14 +1,14 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { CreateTenantDomainRequestDto, ListTenantDomainsQuery, TenantDomainDto } from './model'
 import { addDomain, listDomains, removeDomain, toTenantDomainDto, verifyDomain } from './service'
 
 /** Email domains a tenant proves it controls (DNS TXT): only verified ones count for single sign-on. */
-export const domainsRoutes = (deps: AppDeps) =>
+export const domainsRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ tags: ['Single sign-on'] })
-    .use(httpConventions(deps))
+    .use(http)
     .get('/tenants/current/domains', async ({ request, ctx, query }) => page(request, await listDomains(deps, ctx, query)), {
       auth: 'tenant:manage', errors: ['T400p'], query: ListTenantDomainsQuery, response: { 200: listEnvelope(TenantDomainDto) },
       detail: { summary: 'Email domains claimed by the current tenant, newest first, with their verification state' },

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import {
   EdgeInferencePackageDto, EdgeInferencePackageRequestDto, EdgePackageRunDto, EdgePackageRunReportDto, ListPackagesQuery, ListRunsQuery,
   ModelVersionParams, PackageParams, PackageSigningKeyDto,
@@ -9,9 +9,9 @@ import {
 import { createPackage, getPackage, listPackageRuns, listTenantPackages, reportRun } from './service'
 import { publicSigningKeys } from './signing'
 
-export const edgePackagesRoutes = (deps: AppDeps) =>
+export const edgePackagesRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ tags: ['Edge inference packages'] })
-    .use(httpConventions(deps))
+    .use(http)
     .post('/model-versions/:modelVersionId/edge-inference-package', async ({ request, ctx, params, body, set }) => {
       set.status = 201
       return ok(request, await createPackage(deps, ctx, params.modelVersionId, body))

@@ -1,14 +1,14 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, ifMatchVersion, listEnvelope, okVersioned, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { CreateEmbodimentProfileBodyDto, EmbodimentProfileDto, ListProfilesQuery, ProfileParams, UpdateEmbodimentProfileBodyDto } from './model'
 import { createProfile, getProfile, listProfiles, patchProfile, removeProfile } from './service'
 
 /** Additive (issue 13): the contract between a policy and a robot that an edge package is built for. */
-export const embodimentProfilesRoutes = (deps: AppDeps) =>
+export const embodimentProfilesRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ prefix: '/embodiment-profiles', tags: ['Models'] })
-    .use(httpConventions(deps))
+    .use(http)
     .get('', async ({ request, ctx, query }) => page(request, await listProfiles(deps, ctx, query)), {
       auth: 'model:read', errors: ['M400p'], query: ListProfilesQuery, response: { 200: listEnvelope(EmbodimentProfileDto) },
       detail: { summary: 'Embodiment profiles of this tenant, newest first' },

@@ -1,17 +1,14 @@
-import { Connection } from '@temporalio/client'
 import type { Config } from '../platform/config'
+import type { TemporalClient } from '../platform/temporal'
 
-/** What /readyz asks besides Postgres: each answers true when the dependency responds. */
-export function dependencyProbes(config: Config): Record<string, () => Promise<boolean>> {
+/** What /readyz asks besides Postgres: each answers true when the dependency responds. Temporal is asked on the
+ *  process's own client, so a probe opens no connection of its own. */
+export function dependencyProbes(config: Config, temporal: TemporalClient): Record<string, () => Promise<boolean>> {
   return {
     temporal: async () => {
-      const conn = await Connection.connect({ address: config.TEMPORAL_ADDRESS, connectTimeout: 1500 })
-      try {
-        await conn.healthService.check({})
-        return true
-      } finally {
-        await conn.close()
-      }
+      const client = await temporal.get()
+      await client.connection.withDeadline(Date.now() + 1500, () => client.workflowService.getSystemInfo({}))
+      return true
     },
     s3: async () => (await fetch(new URL('/minio/health/live', config.S3_ENDPOINT), { signal: AbortSignal.timeout(1500) })).ok,
   }

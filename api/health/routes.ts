@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { databaseAnswers } from './queries'
 
 const json = (status: number, body: unknown) =>

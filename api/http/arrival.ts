@@ -26,8 +26,8 @@ const isObjectUpload = (url: string) => OBJECT_UPLOAD.test(url.slice(url.indexOf
  *  every response, errors included), the refusal of an overlong target, of any request while the database is known
  *  away (the circuit is a field compare otherwise) and of a declared body over the limit before any byte is read;
  *  the arrival time only when the access log (`timed`) will report it.
- *  Elysia reads a hook's source to decide whether to await it (`return f(` counts as async), and an awaited
- *  request hook makes every request wait a microtask: hence the named local before each return. */
+ *  It never returns a promise. Elysia awaits a hook whose source reads `return f(` (a cost on every request, not an
+ *  error), so the refusal is returned from a variable that the transpiler cannot fold into the call. */
 export function arrivalHook(config: Pick<Config, 'MAX_BODY_BYTES' | 'MODEL_UPLOAD_MAX_BYTES'>, serverOf: () => Server<unknown> | null, timed: boolean, database: DatabaseCircuit) {
   const max = config.MAX_BODY_BYTES
   const uploadMax = config.MODEL_UPLOAD_MAX_BYTES
@@ -35,27 +35,25 @@ export function arrivalHook(config: Pick<Config, 'MAX_BODY_BYTES' | 'MODEL_UPLOA
     const st = initState(request, serverOf())
     if (timed) st.startedAt = performance.now()
     set.headers['x-request-id'] = st.requestId
+    let refusal: Response | undefined
     // Only the target is measured: summing every header would cost each request a walk over them all.
     const url = request.url
     if (url.length - url.indexOf('/', 8) > MAX_TARGET_BYTES) {
       set.status = 431
-      const tooLong = problemResponse({ status: 431, code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', message: `The request target exceeds ${MAX_TARGET_BYTES} bytes`, requestId: st.requestId })
-      return tooLong
-    }
-    // The process's own health stays answerable: it needs no database.
-    if (database.open && !url.includes('/healthz')) {
+      refusal = problemResponse({ status: 431, code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', message: `The request target exceeds ${MAX_TARGET_BYTES} bytes`, requestId: st.requestId })
+    } else if (database.open && !url.includes('/healthz')) { // the process's own health stays answerable: it needs no database
       const { status, code, message, extra } = DATABASE_UNAVAILABLE
       set.status = status
-      const away = problemResponse({ status, code, message, requestId: st.requestId, headers: extra.headers })
-      return away
+      refusal = problemResponse({ status, code, message, requestId: st.requestId, headers: extra.headers })
+    } else {
+      const length = request.headers.get('content-length')
+      // An object upload streams its body on to storage, within its own limit (checked again by its service).
+      const limit = length === null || !(Number(length) > max) ? undefined : request.method === 'PUT' && isObjectUpload(url) ? uploadMax : max
+      if (limit !== undefined && Number(length) > limit) {
+        set.status = 400
+        refusal = problemResponse({ status: 400, code: 'BAD_REQUEST', message: `Request body exceeds ${limit} bytes`, requestId: st.requestId })
+      }
     }
-    const length = request.headers.get('content-length')
-    if (length === null || !(Number(length) > max)) return undefined
-    // An object upload streams its body on to storage, within its own limit (checked again by its service).
-    const limit = request.method === 'PUT' && isObjectUpload(url) ? uploadMax : max
-    if (!(Number(length) > limit)) return undefined
-    set.status = 400
-    const refusal = problemResponse({ status: 400, code: 'BAD_REQUEST', message: `Request body exceeds ${limit} bytes`, requestId: st.requestId })
     return refusal
   }
 }

@@ -3,7 +3,7 @@ import type { Permission } from '../identity/permissions'
 import { csrfTokenMatches } from '../identity/tokens'
 import { resolvePrincipal } from '../credentials/service'
 import { requireActiveMembership, requirePermission, requireSecondFactor, type Principal } from '../identity/service'
-import type { AppDeps } from './deps'
+import type { HttpDeps } from './deps'
 
 export const SESSION_COOKIE = 'rcp_session'
 export const CSRF_HEADER = 'x-csrf-token'
@@ -63,7 +63,7 @@ export const admissionFor = (req: AuthRequirement): Admission => ({
 })
 
 /** Resolves and admits the caller; a PAT in this replica's cache answers synchronously. */
-export function authenticate(deps: AppDeps, request: Request, a: Admission): Principal | Promise<Principal> {
+export function authenticate(deps: HttpDeps, request: Request, a: Admission): Principal | Promise<Principal> {
   const authz = request.headers.get('authorization')
   let bearer: string | undefined
   if (authz !== null) {
@@ -76,7 +76,7 @@ export function authenticate(deps: AppDeps, request: Request, a: Admission): Pri
   return resolved instanceof Promise ? resolved.then((p) => admit(deps, request, a, p)) : admit(deps, request, a, resolved)
 }
 
-function admit(deps: AppDeps, request: Request, a: Admission, principal: Principal): Principal {
+function admit(deps: HttpDeps, request: Request, a: Admission, principal: Principal): Principal {
   if (principal.viaCookie && !SAFE_METHODS.has(request.method)) {
     if (!csrfTokenMatches(deps.keys, principal.credentialId, request.headers.get(CSRF_HEADER) ?? '')) {
       throw new ApiError('CSRF_INVALID', `Cookie-authenticated ${request.method} requests need the ${CSRF_HEADER} header of this session`)

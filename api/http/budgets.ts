@@ -1,7 +1,7 @@
 import type { Principal } from '../identity/service'
 import { ApiError, rateLimited, type RateBudget } from '../platform/errors'
 import type { Admission } from '../rate-budgets/service'
-import type { AppDeps } from './deps'
+import type { HttpDeps } from './deps'
 import type { RequestState } from './request-state'
 
 const WINDOW_SECONDS = 60
@@ -9,7 +9,7 @@ const WINDOW_SECONDS = 60
 /** The request budgets (docs/api.md "Rate budgets"): an anonymous caller spends its address's, a signed-in one its own
  *  and its tenant's. The signed-in budgets are shared by every replica when `sharedBudgets` is set; an address's is
  *  the replica's own. */
-export function requestBudgets(deps: Pick<AppDeps, 'config' | 'limiter' | 'sharedBudgets'>) {
+export function requestBudgets(deps: Pick<HttpDeps, 'config' | 'limiter' | 'sharedBudgets'>) {
   const { config, limiter, sharedBudgets } = deps
   const refuse = (kind: RateBudget, perMinute: number, retryAfter: number) => {
     if (retryAfter > 0) throw rateLimited('Request budget exceeded', { budget: kind, limit: perMinute, windowSeconds: WINDOW_SECONDS, retryAfter })

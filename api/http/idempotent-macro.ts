@@ -1,5 +1,5 @@
 import { ApiError } from '../platform/errors'
-import type { AppDeps } from './deps'
+import type { HttpDeps } from './deps'
 import { claimKey, completeKey } from '../idempotency/queries'
 import { IDEMPOTENCY_HEADER, idempotencyScope, parseIdempotencyKey, replayResponse, requestHash, sealResponse } from './idempotency'
 import { stateOf } from './request-state'
@@ -31,7 +31,7 @@ const KEY_PARAMETERS = { tenant: [keyParameter('tenant (per user without a tenan
 /** `idempotent`: a request with an Idempotency-Key claims it before the handler runs, and its exact response is
  *  stored before it is sent; a repeat replays that. 'user' scopes keys to the caller instead of the tenant, for
  *  operations on the caller's own account (two members reusing a key never see each other's answer). Only these routes pay for the response hook. */
-export function idempotentMacro(deps: Pick<AppDeps, 'sql' | 'config' | 'keys' | 'metrics'>) {
+export function idempotentMacro(deps: Pick<HttpDeps, 'sql' | 'config' | 'keys' | 'metrics'>) {
   const { config } = deps
   const storeAndSend = async (scope: string, key: string, res: Response): Promise<Response> => {
     const { status, sealed } = await sealResponse(deps.keys, res)
@@ -69,7 +69,7 @@ export function idempotentMacro(deps: Pick<AppDeps, 'sql' | 'config' | 'keys' | 
       return replay
     },
     // Runs for errors too, so a failure is stored and replayed like any other answer.
-    mapResponse({ request, responseValue, set }: { request: Request; responseValue: unknown; set: SetContext }) {
+    async mapResponse({ request, responseValue, set }: { request: Request; responseValue: unknown; set: SetContext }) {
       const idem = stateOf(request).idempotency
       if (!idem?.owned || !idem.scope) return
       idem.owned = false

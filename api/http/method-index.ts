@@ -30,3 +30,18 @@ export function methodIndex(routes: readonly { method: string; path: string }[])
     },
   }
 }
+
+/** The app's route table for the 405 answers, handed to the conventions explicitly: the problem mapping asks it,
+ *  and the app publishes its routes into it once every domain has registered (api/app.ts). Until then (and in an
+ *  app that never publishes) no path has methods, so an unknown route is a 404. */
+export class RouteTable {
+  private index: MethodIndex | undefined
+
+  publish(routes: readonly { method: string; path: string }[]): void {
+    this.index = methodIndex(routes)
+  }
+
+  allowed(pathname: string): string[] {
+    return this.index?.allowed(pathname) ?? []
+  }
+}

@@ -4,46 +4,36 @@ import { accessLog } from './access-log'
 import { arrivalHook } from './arrival'
 import { authMacros } from './auth-macros'
 import { requestBudgets } from './budgets'
-import type { AppDeps } from './deps'
+import type { HttpDeps } from './deps'
 import { errorsMacro } from './errors-macro'
-import { sync } from './hook-kinds'
 import { idempotentMacro } from './idempotent-macro'
-import { methodIndex, type MethodIndex } from './method-index'
+import { RouteTable } from './method-index'
 import { problemMapping } from './problem-mapping'
 import { requestSpans } from './request-span'
 import { tracer } from '../platform/tracing'
 
-const built = new WeakMap<AppDeps, ReturnType<typeof buildConventions>>()
-const routeTables = new WeakMap<AppDeps, MethodIndex>()
-
-/** app.ts hands over the finished route table, so a known path asked with another method answers 405. */
-export const publishRoutes = (deps: AppDeps, routes: readonly { method: string; path: string }[]) => void routeTables.set(deps, methodIndex(routes))
 let instances = 0
 
 /** Every /v1 convention in one plugin: request ids, body limit, JSON bodies, problem+json, error-set enforcement,
- *  request budgets, and the route macros `errors`, `public`, `auth`, `optionalAuth` and `idempotent`. One instance
- *  per deps, so every domain can `.use()` it for the macro types and it registers once. */
-export function httpConventions(deps: AppDeps) {
-  let plugin = built.get(deps)
-  if (!plugin) built.set(deps, (plugin = buildConventions(deps, ++instances)))
-  return plugin
-}
-
+ *  request budgets, and the route macros `errors`, `public`, `auth`, `optionalAuth` and `idempotent`. The app builds
+ *  it once (api/app.ts) and hands it to every domain, which `.use()`s it for the macros; its name and seed make
+ *  Elysia register its hooks once however many domains use it, and apart from any other app's in the process. A
+ *  known path asked with another method answers 405 with the methods `routes` holds. */
 // Only two hooks are global (three with the access log, the metrics or the request span, which share one): the arrival hook (every
 // request) and the problem mapping (failures). Whatever only some routes need is a macro, so the other routes never run it or compile around it.
-function buildConventions(deps: AppDeps, instance: number) {
+export function httpConventions(deps: HttpDeps, routes: RouteTable = new RouteTable()) {
   const { config, log } = deps
   let server: Server<unknown> | null = null
   const budgets = requestBudgets(deps)
   // The access log and the metrics are hooks every response would pay for, so each exists only when it is on.
   const logged = config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'info'
   const metrics = config.METRICS ? deps.metrics : undefined
-  const plugin = new Elysia({ name: 'http-conventions', seed: instance })
+  const plugin = new Elysia({ name: 'http-conventions', seed: ++instances })
     // The client address needs the server; taking it from each request's context would make Elysia define a
     // `server` property on every context.
     .onStart(({ server: started }) => { server = started as Server<unknown> | null; metrics?.attach(server) })
-    .onRequest(sync(arrivalHook(config, () => server, logged || !!metrics, deps.databaseCircuit)))
-    .onError({ as: 'global' }, sync(problemMapping(log, config.NODE_ENV !== 'production', (path) => routeTables.get(deps)?.allowed(path) ?? [], () => deps.databaseCircuit.trip(), metrics)))
+    .onRequest(arrivalHook(config, () => server, logged || !!metrics, deps.databaseCircuit))
+    .onError({ as: 'global' }, problemMapping(log, config.NODE_ENV !== 'production', (path) => routes.allowed(path), () => deps.databaseCircuit.trip(), metrics))
     .macro({ errors: errorsMacro(config), ...authMacros(deps, budgets), idempotent: idempotentMacro(deps) })
     .as('global')
   // Traces, like the log and the metrics, cost a request nothing unless on: no wrap, no span, no hook.
@@ -58,3 +48,6 @@ function buildConventions(deps: AppDeps, instance: number) {
   if (finished) plugin.onAfterResponse({ as: 'global' }, finished)
   return plugin
 }
+
+/** What each domain's routes receive. */
+export type HttpConventions = ReturnType<typeof httpConventions>

@@ -42,8 +42,8 @@ export interface FailureCounts {
 const AUTH_FAILURES = new Set(['UNAUTHORIZED', 'CSRF_INVALID'])
 
 /** Every failure becomes problem+json, and a code outside the route's declared error sets is logged (and, outside
- *  production, answered as a 500 so tests catch it). Written so Elysia does not take it for async (see arrival.ts):
- *  an async error hook would make every route's handler async. */
+ *  production, answered as a 500 so tests catch it). It never returns a promise; written so Elysia does not take it
+ *  for one either (see arrival.ts), which would make every route's handler async. */
 export function problemMapping(
   log: Logger, strictErrorSets: boolean, allowedMethods: (pathname: string) => string[], databaseUnavailable: () => void, counts?: FailureCounts,
 ) {
@@ -94,7 +94,8 @@ export function problemMapping(
       else if (status === 401 || AUTH_FAILURES.has(errCode)) counts.authFailed(errCode)
       else if (errCode === 'IDEMPOTENCY_CONFLICT') counts.idempotency('conflict')
     }
-    const problem = problemResponse({ status, code: errCode, message, requestId: st.requestId, errors: extra.errors, headers: extra.headers })
+    let problem: Response | undefined // not folded into `return problemResponse(` by the transpiler (see above)
+    problem = problemResponse({ status, code: errCode, message, requestId: st.requestId, errors: extra.errors, headers: extra.headers })
     return problem
   }
 }

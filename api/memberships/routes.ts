@@ -1,14 +1,14 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, ifMatchVersion, ok, okVersioned, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { RevokeMembershipApiKeysResponseDto } from '../api-keys/model'
 import { CurrentTenantMembershipDto, ListMembershipsQuery, MembershipListEnvelope, RemovalResultDto, UpdateCurrentTenantMembershipBodyDto } from './model'
 import { getMembership, listMemberships, removeMembership, revokeMemberKeys, toMembershipDto, updateMembership } from './service'
 
-export const membershipsRoutes = (deps: AppDeps) =>
+export const membershipsRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ tags: ['Tenant administration'] })
-    .use(httpConventions(deps))
+    .use(http)
     .get('/tenants/current/memberships', async ({ request, ctx, query }) => {
       const { totalCount, ...p } = await listMemberships(deps, ctx, query)
       const body = page(request, p)

@@ -1,8 +1,8 @@
 import { Elysia } from 'elysia'
 import { PageQuery } from '../platform/pagination'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import {
   CredentialIdParams, RemovalResultDto, TotpEnrollmentStartDto,
   TotpEnrollmentVerifyRequestDto, TotpEnrollmentVerifyResponseDto, TotpRemovalRequestDto, UserMfaStatusDto, WebAuthnCredentialDto,
@@ -14,9 +14,9 @@ import {
 } from './service'
 
 /** Second factors and passkeys of the signed-in user. Signing in with them is api/sign-in/. */
-export const mfaRoutes = (deps: AppDeps) =>
+export const mfaRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ tags: ['Multi-factor and passkeys'] })
-    .use(httpConventions(deps))
+    .use(http)
     .get('/users/me/mfa', async ({ request, ctx }) => ok(request, await mfaStatus(deps, ctx)), {
       auth: 'session:enrolment', errors: ['A400'], response: { 200: envelope(UserMfaStatusDto) },
       detail: { summary: 'Enrolled second factors and recovery codes left' },

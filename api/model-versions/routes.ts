@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { CreateModelVersionBodyDto, ListModelVersionsQuery, ModelVersionDto, ModelVersionParams, ObjectUploadDto, ObjectUploadQuery, UploadUrlsDto } from './model'
 import { createModelVersion, getModelVersion, listVersions, uploadObject, uploadUrls } from './service'
 import { startValidation } from './validation'
@@ -9,9 +9,9 @@ import { startValidation } from './validation'
 const RAW_BODY = Symbol('raw body')
 
 /** Additive (issue 13): model versions, their uploads and their validation. */
-export const modelVersionsRoutes = (deps: AppDeps) =>
+export const modelVersionsRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ prefix: '/model-versions', tags: ['Models'] })
-    .use(httpConventions(deps))
+    .use(http)
     .post('', async ({ request, ctx, body, set }) => {
       set.status = 201
       return ok(request, await createModelVersion(deps, ctx, body))

@@ -1,8 +1,8 @@
 import { Elysia } from 'elysia'
 import { z } from 'zod'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { sessionCookie } from '../http/session-cookie'
 import { sessionEnvelope } from '../sign-in/respond'
 import { AuthSessionEnvelopeSwaggerDto } from '../sign-in/model'
@@ -24,9 +24,9 @@ const signedIn = (ctx: RequestContext<Principal | null>): ctx is RequestContext 
 /** Every way an account or a membership comes to exist: self-registration and administrator provisioning
  *  (POST /users), tenant invitations (tenant:manage to send, list and revoke; acceptance by the invitee) and
  *  public registration invitations. */
-export const onboardingRoutes = (deps: AppDeps) =>
+export const onboardingRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ tags: ['Invitations'] })
-    .use(httpConventions(deps))
+    .use(http)
     .post('/users', async ({ body, request, ctx, set }) => {
       if (body.mode !== undefined && body.role !== undefined && signedIn(ctx)) {
         // The principal was resolved by `optionalAuth` below, before the idempotency key was scoped to its tenant.

@@ -1,15 +1,15 @@
 import { Elysia } from 'elysia'
 import { z } from 'zod'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, ok } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { logIds } from '../identity/context'
 import { AdminPasswordResetRequestedDto, PasswordResetConfirmationBodyDto, PasswordResetConfirmationResponseDto, PasswordResetRequestBodyDto, PasswordResetRequestedDto } from './model'
 import { adminRequestPasswordReset, confirmPasswordReset, requestPasswordReset } from './service'
 
-export const passwordResetsRoutes = (deps: AppDeps) =>
+export const passwordResetsRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ tags: ['Registration and password reset'] })
-    .use(httpConventions(deps))
+    .use(http)
     .post('/password-resets', async ({ request, ctx, body, set }) => {
       const { background } = await requestPasswordReset(deps, ctx, body.email)
       // The debug line marks the background work's end, known address or not (it says which of them it was to no

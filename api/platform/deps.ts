@@ -13,7 +13,7 @@ export interface MailSender {
 }
 
 /** What domain services need from the process, built once and passed down as it is (AppDeps and ActivityDeps
- *  extend it; the worker builds its own in worker/deps.ts).
+ *  extend it; api/compose.ts builds it for the API and the worker alike).
  *  Every service entry point takes it first, typed as the slice it uses (`Pick<ServiceDeps, 'sql' | 'config'>`);
  *  a helper that must run inside its caller's transaction takes that transaction (`tx: Db`) instead. */
 export interface ServiceDeps {

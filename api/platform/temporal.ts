@@ -14,13 +14,17 @@ export function clientInterceptors(): ClientOptions['interceptors'] {
   return { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: t })] }
 }
 
-/** The API's one connection to Temporal, shared by every domain that starts workflows (mail, storage). It connects
- *  on first use, so a process that never starts a workflow never connects, and a failed attempt is forgotten, so a
- *  process started while Temporal was down recovers once it is back (a lazy Connection would keep the failure). */
+/** The process's one Temporal client, shared by every domain that starts workflows (mail, storage). Built on its own
+ *  connection it connects on first use, so a process that never starts a workflow never connects, and a failed
+ *  attempt is forgotten, so a process started while Temporal was down recovers once it is back (a lazy Connection
+ *  would keep the failure). Built on a client the process already holds (the worker's, on the connection its
+ *  workers poll with), it is that client, and the process closes that connection itself. */
 export class TemporalClient {
-  private pending: Promise<{ connection: Connection; client: Client }> | undefined
+  private pending: Promise<{ connection?: Connection; client: Client }> | undefined
 
-  constructor(private config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE'>) {}
+  constructor(private config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE'>, held?: Client) {
+    if (held) this.pending = Promise.resolve({ client: held })
+  }
 
   async get(): Promise<Client> {
     this.pending ??= Connection.connect({ address: this.config.TEMPORAL_ADDRESS }).then(
@@ -34,10 +38,14 @@ export class TemporalClient {
     return (await this.pending).client
   }
 
+  /** Closes the connection it opened; a held client's stays open, and the client stays in use. */
   async close(): Promise<void> {
     const pending = this.pending
+    if (!pending) return
+    const { connection } = await pending.catch(() => ({ connection: undefined }))
+    if (!connection) return
     this.pending = undefined
-    if (pending) await pending.then(({ connection }) => connection.close(), () => {})
+    await connection.close()
   }
 }
 

@@ -1,17 +1,17 @@
 import { Elysia } from 'elysia'
 import { z } from 'zod'
 import { PageQuery } from '../platform/pagination'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { clearedSessionCookie } from '../http/session-cookie'
 import { CurrentSessionDto, CurrentUserSessionDto, InvalidateOtherSessionsResponseDto, SessionInvalidateAllResponseDto } from './model'
 import { describeCurrentSession, endSession, invalidateAllSessions, invalidateOtherSessions, listSessions, revokeOwnSession } from './service'
 
 /** The caller's own sessions: list and end them. Starting one is api/sign-in/. */
-export const sessionsRoutes = (deps: AppDeps) =>
+export const sessionsRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ tags: ['Sessions'] })
-    .use(httpConventions(deps))
+    .use(http)
     .get('/sessions/current', ({ request, ctx, set }) => {
       set.headers['cache-control'] = 'no-store'
       return ok(request, describeCurrentSession(deps, ctx))

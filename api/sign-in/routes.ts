@@ -1,9 +1,9 @@
 import { Elysia } from 'elysia'
 import { z } from 'zod'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { readCookie } from '../http/auth'
 import { envelope, ok } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { secure, sessionCookie } from '../http/session-cookie'
 import { MfaChallengeConfirmRequestDto, PasskeySignInOptionsDto } from '../mfa/model'
 import { passkeySignInOptions } from '../mfa/service'
@@ -23,13 +23,13 @@ const SSO_TAGS = ['Single sign-on']
 
 /** Every flow that opens a session or moves it: password, passkey, the second-factor challenge, the SSO round
  *  trip, and switching the session's membership. */
-export const signInRoutes = (deps: AppDeps) => {
+export const signInRoutes = (deps: AppDeps, http: HttpConventions) => {
   // The redirect URI registered at the provider: PUBLIC_URL when set, else the address this request reached.
   const callbackUrl = (request: Request) => `${(deps.config.PUBLIC_URL ?? new URL(request.url).origin).replace(/\/$/, '')}${CALLBACK_PATH}`
   const stateCookie = (value: string, maxAge: number) =>
     `${SSO_STATE_COOKIE}=${value}; Path=/v1/auth/sso; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure(deps.config) ? '; Secure' : ''}`
   return new Elysia({ tags: ['Sessions'] })
-    .use(httpConventions(deps))
+    .use(http)
     .post('/sessions', async ({ body, request, ctx, set }) => {
       const { who, membershipId, session } = 'assertion' in body
         ? await signInWithPasskey(deps, ctx, body.assertion)

@@ -1,15 +1,15 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, ifMatchVersion, listEnvelope, ok, okVersioned, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { PageQuery } from '../platform/pagination'
 import { CreateTenantSsoConnectionRequestDto, ListSsoConnectionsQuery, SsoIdentityDto, TenantSsoConnectionDto, UpdateTenantSsoConnectionRequestDto } from './model'
 import { createConnection, getConnection, listConnections, listMyIdentities, toSsoConnectionDto, toSsoIdentityDto, unlinkMyIdentity, updateConnection } from './service'
 
-export const ssoRoutes = (deps: AppDeps) => {
+export const ssoRoutes = (deps: AppDeps, http: HttpConventions) => {
   const dto = toSsoConnectionDto(deps.config)
   return new Elysia({ tags: ['Single sign-on'] })
-    .use(httpConventions(deps))
+    .use(http)
     .get('/tenants/current/sso-connections', async ({ request, ctx, query }) =>
       page(request, await listConnections(deps, ctx, query)), {
       auth: 'tenant:manage', errors: ['T400p'], query: ListSsoConnectionsQuery, response: { 200: listEnvelope(TenantSsoConnectionDto) },

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import {
   CreateStorageReconciliationJobBodyDto, CreateStorageReconciliationJobResponseDto, JobParams, ListJobsQuery,
   ProvisionStorageBucketBodyDto, StorageBucketSetDto, StorageReconciliationJobDetailsDto, StorageReconciliationJobSummaryDto,
@@ -13,11 +13,11 @@ import { getBucketSet, provisionBuckets, storageSummary } from './service'
 
 // The interface lists T400 for the tenant storage routes, but the storage conditions themselves
 // (STORAGE_NOT_READY, STORAGE_REGION_NOT_AVAILABLE, ...) are only in S400, so routes that raise them declare both.
-export const storageRoutes = (deps: AppDeps) => {
+export const storageRoutes = (deps: AppDeps, http: HttpConventions) => {
   // Endpoints and keys never leave the server: clients see ids, names and availability.
   const regions = regionsFromConfig(deps.config).map(({ id, name, available }) => ({ id, name, available }))
   return new Elysia({ tags: ['Storage'] })
-    .use(httpConventions(deps))
+    .use(http)
     .get('/storage-regions', ({ request }) => ok(request, { regions, defaultRegionId: regions[0]!.id }), {
       public: true, errors: ['S400'], response: { 200: envelope(StorageRegionsResponseDto) },
       detail: { summary: 'Storage regions a tenant can provision into' },

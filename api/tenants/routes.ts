@@ -1,14 +1,14 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { TENANT_HEADER } from '../http/auth'
 import { ok } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { CreateTenantBodyDto, CreateTenantResponseEnvelopeSwaggerDto } from './model'
 import { createTenant } from './service'
 
-export const tenantsRoutes = (deps: AppDeps) =>
+export const tenantsRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ prefix: '/tenants', tags: ['Tenant administration'] })
-    .use(httpConventions(deps))
+    .use(http)
     .post('', async ({ request, ctx, body, set }) => {
       const { tenant, membership } = await createTenant(deps, ctx, body, request.headers.get(TENANT_HEADER) ?? undefined)
       set.status = 201

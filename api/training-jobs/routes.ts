@@ -1,14 +1,14 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { CompleteTrainingJobBodyDto, CreateTrainingJobBodyDto, ListTrainingJobsQuery, TrainingJobDto, TrainingJobParams } from './model'
 import { completeTrainingJob, createTrainingJob, getTrainingJob, listJobs } from './service'
 
 /** Additive (issue 13): minimal records of the jobs that produce model bundles, and their completion. */
-export const trainingJobsRoutes = (deps: AppDeps) =>
+export const trainingJobsRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ prefix: '/training-jobs', tags: ['Models'] })
-    .use(httpConventions(deps))
+    .use(http)
     .post('', async ({ request, ctx, body, set }) => {
       set.status = 201
       return ok(request, await createTrainingJob(deps, ctx, body.name))

@@ -1,14 +1,14 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, ifMatchVersion, ok, okVersioned } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { AuthMeResponseDto, ChangePasswordBodyDto, ChangePasswordResponseEnvelopeDto, UpdateCurrentUserBodyDto, UpdateCurrentUserResponseDto } from './model'
 import { changePassword, describeCurrentUser, toUserDto, updateMe } from './service'
 
 /** The signed-in account: its profile and password. Registration and provisioning are api/onboarding/. */
-export const usersRoutes = (deps: AppDeps) =>
+export const usersRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ prefix: '/users', tags: ['Accounts'] })
-    .use(httpConventions(deps))
+    .use(http)
     .get('/me', async ({ request, ctx, set }) => {
       const { me, version } = await describeCurrentUser(deps, ctx)
       return okVersioned(request, set, version, me)

@@ -1,16 +1,16 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import {
   EndpointParams, ListWebhookMessagesQuery, MessageParams, RecoverWebhookMessagesBodyDto, RecoverWebhookMessagesResponseDto,
   WebhookMessageDetailDto, WebhookMessageDto,
 } from './model'
 import { getEndpointMessage, listEndpointMessages, recoverEndpoint, redeliverMessage, sendTestEvent } from './service'
 
-export const webhookDeliveriesRoutes = (deps: AppDeps) =>
+export const webhookDeliveriesRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ tags: ['Webhook deliveries'] })
-    .use(httpConventions(deps))
+    .use(http)
     .get('/webhook-endpoints/:endpointId/messages', async ({ request, ctx, params, query }) =>
       page(request, await listEndpointMessages(deps, ctx, params.endpointId, query)), {
       auth: 'tenant:manage', errors: ['T400p', 'T404'], params: EndpointParams, query: ListWebhookMessagesQuery,

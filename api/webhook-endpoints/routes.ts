@@ -1,8 +1,8 @@
 import { Elysia } from 'elysia'
 import { z } from 'zod'
-import type { AppDeps } from '../http/deps'
+import type { AppDeps } from '../compose'
 import { envelope, ifMatchVersion, listEnvelope, ok, okVersioned, page } from '../http/envelope'
-import { httpConventions } from '../http/plugin'
+import type { HttpConventions } from '../http/plugin'
 import { RemovalResultDto } from '../memberships/model'
 import { eventTypeDocs } from './event-types'
 import {
@@ -12,9 +12,9 @@ import {
 import { changeEndpoint, createEndpoint, getEndpoint, listWebhookEndpoints, removeEndpoint, rotateSecret, toWebhookEndpointDto } from './service'
 
 /** Where a tenant's events go. The signing secret appears in two answers only (registration and rotation). */
-export const webhookEndpointsRoutes = (deps: AppDeps) =>
+export const webhookEndpointsRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ tags: ['Webhooks'] })
-    .use(httpConventions(deps))
+    .use(http)
     .post('/webhook-endpoints', async ({ request, ctx, body, set }) => {
       const { row, secret } = await createEndpoint(deps, ctx, body)
       set.status = 201

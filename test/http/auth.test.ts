@@ -123,6 +123,18 @@ describe('authentication plugin', () => {
     }
   })
 
+  test('the credential is judged before the body: a missing one is 401 and a short permission 403, whatever the body holds', async () => {
+    const invalid = { name: 42, scopes: 'not a list' }
+    const anonymous = await new Client(api.url).post('/api-keys', invalid)
+    expect({ status: anonymous.status, code: anonymous.json.code }).toEqual({ status: 401, code: 'UNAUTHORIZED' })
+    const { client } = await tenantOwner(api.url)
+    const { token } = await patFor(client, ['tenant:read'])
+    const short = await new Client(api.url).withBearer(token).post('/api-keys', invalid)
+    expect({ status: short.status, code: short.json.code }).toEqual({ status: 403, code: 'PERMISSION_DENIED' })
+    const allowed = await new Client(api.url).withBearer((await patFor(client, ['apikey:write', 'tenant:read'])).token).post('/api-keys', invalid)
+    expect({ status: allowed.status, code: allowed.json.code }).toEqual({ status: 400, code: 'VALIDATION_ERROR' })
+  })
+
   test('scopes beyond the grant ceiling are refused at creation', async () => {
     const { client } = await tenantOwner(api.url)
     const { token } = await patFor(client, ['apikey:write', 'tenant:read'])

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { buildApp } from '../../api/app'
-import { createDeps } from '../../api/http/deps'
+import { composeApi } from '../../api/compose'
 import { loadConfig } from '../../api/platform/config'
 import { createDb } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
@@ -11,8 +11,8 @@ import { BUN_HELLO_PATH, ELYSIA_HELLO_PATH, withBaselines } from '../../bench/ba
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' })
 const sql = createDb(config.DATABASE_URL, { max: 1 })
 const listen = (app: ReturnType<typeof buildApp>) => app.listen({ hostname: '127.0.0.1', port: 0 })
-const product = listen(buildApp(createDeps(config, sql, createLogger('silent', {}))))
-const benched = listen(withBaselines(buildApp(createDeps(config, sql, createLogger('silent', {})))))
+const product = listen(buildApp(composeApi(config, sql, createLogger('silent', {}))))
+const benched = listen(withBaselines(buildApp(composeApi(config, sql, createLogger('silent', {})))))
 afterAll(async () => {
   await product.stop()
   await benched.stop()

@@ -4,7 +4,7 @@
 // id; nothing a secret is made of reaches the receiver; the access log names the trace. Then what tracing costs
 // when it is off (nothing registered), and when the collector accepts connections and never answers (requests at
 // the untraced API's latency, in the same run).
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -12,8 +12,9 @@ import { join } from 'node:path'
 import { context, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base'
+import { Elysia } from 'elysia'
 import { buildApp } from '../../api/app'
-import { createDeps } from '../../api/http/deps'
+import { composeApi } from '../../api/compose'
 import { loadConfig } from '../../api/platform/config'
 import { createDb, type Sql } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
@@ -194,8 +195,10 @@ describe('with no OTLP variables', () => {
     // app has no higher-order handler around each request (the request span's wrap).
     const sql = createDb(process.env.DATABASE_URL!, { max: 1 })
     expect(sql.begin).toBe(sql.begin)
-    const app = buildApp(createDeps(loadConfig({ ...process.env, LOG_LEVEL: 'warn', METRICS: 'false' }), sql, createLogger('silent')))
-    expect((app as unknown as { extender: { higherOrderFunctions: unknown[] } }).extender.higherOrderFunctions).toHaveLength(0)
+    const wrap = spyOn(Elysia.prototype, 'wrap')
+    buildApp(composeApi(loadConfig({ ...process.env, LOG_LEVEL: 'warn', METRICS: 'false' }), sql, createLogger('silent')))
+    expect(wrap).not.toHaveBeenCalled()
+    wrap.mockRestore()
     await sql.end()
   })
 

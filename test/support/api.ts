@@ -1,7 +1,6 @@
 import { afterAll, beforeAll } from 'bun:test'
 import { buildApp } from '../../api/app'
-import { dependencyProbes } from '../../api/health/probes'
-import { createDeps, type AppDeps } from '../../api/http/deps'
+import { composeApi, type AppDeps } from '../../api/compose'
 import { loadConfig, type Config } from '../../api/platform/config'
 import { createDb, type Sql } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
@@ -25,7 +24,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PORT: '0', ...overrides })
   const sql = createDb(config.DATABASE_URL, { max: 20, connectTimeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS, onQuery: o.onQuery })
   const log = o.onLog ? createLogger('debug', { service: 'api-test' }, (line) => o.onLog!(JSON.parse(line))) : createLogger(config.LOG_LEVEL, { service: 'api-test' })
-  const deps = createDeps(config, sql, log, dependencyProbes(config))
+  const deps = composeApi(config, sql, log)
   await deps.credentialFeed.start() // as api/main.ts does: tests exercise the PAT cache replicas really run
   deps.auditSealer.start()
   const app = buildApp(deps).listen({ hostname: '127.0.0.1', port: config.PORT }) // PORT is 0 (any free port) unless overridden

@@ -3,7 +3,8 @@ import { ScheduleOverlapPolicy } from '@temporalio/client'
 import { createActivities } from '../../activities'
 import { createDb, type Sql } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
-import { createWorkerDeps } from '../../worker/deps'
+import { composeServices } from '../../api/compose'
+import { createWorkerMetrics } from '../../worker/metrics'
 import { ensureSchedule } from '../../worker/ensure-schedule'
 import { taskQueueTable } from '../../worker/queues'
 import { mailSweepSchedule } from '../../worker/schedules'
@@ -26,7 +27,7 @@ const sorted = (xs: Iterable<string>) => [...xs].sort()
 
 describe('the task-queue table', () => {
   test('every activity is registered on exactly one queue, and every workflow runs on exactly one', async () => {
-    const deps = createWorkerDeps(t.config, sql, createLogger('silent'))
+    const deps = { ...composeServices(t.config, sql, createLogger('silent'), t.client), activityMetrics: createWorkerMetrics(sql) }
     const perQueue = taskQueueTable.map((q) => Object.keys(q.activities(deps)))
     expect(sorted(perQueue.flat())).toEqual(sorted(Object.keys(createActivities(deps))))
     const workflows = await Promise.all(taskQueueTable.map(async (q) => Object.keys(await import(q.workflowsPath))))
