@@ -1,6 +1,6 @@
 import type { RequestContext } from '../identity/context'
 import type { Principal } from '../identity/service'
-import { admissionFor, authenticate, describeRequirement, permissionsOf, readCookie, SESSION_COOKIE, type Admission, type AuthRequirement } from './auth'
+import { admissionFor, authenticate, describeRequirement, permissionsOf, readCookie, SESSION_COOKIE, type AuthRequirement } from './auth'
 import type { RequestBudgets } from './budgets'
 import type { HttpDeps } from './deps'
 import { requestContext, stateOf, type RequestState } from './request-state'

@@ -94,7 +94,8 @@ export function problemMapping(
       else if (status === 401 || AUTH_FAILURES.has(errCode)) counts.authFailed(errCode)
       else if (errCode === 'IDEMPOTENCY_CONFLICT') counts.idempotency('conflict')
     }
-    let problem: Response | undefined // not folded into `return problemResponse(` by the transpiler (see above)
+    // biome-ignore lint/style/useConst: a const would be folded into `return problemResponse(` by the transpiler, which Elysia reads as async (arrival.ts)
+    let problem: Response | undefined
     problem = problemResponse({ status, code: errCode, message, requestId: st.requestId, errors: extra.errors, headers: extra.headers })
     return problem
   }

@@ -65,7 +65,7 @@ export function requireActiveMembership(p: Principal, requestedTenant: string | 
  *  once as a request is admitted, for its context (api/identity/context.ts tenantOf). */
 export function usableMembership(p: Principal): Membership | null {
   const m = p.membership
-  if (!m || m.status !== 'active' || (m.expiresAt && m.expiresAt.getTime() <= Date.now())) return null
+  if (m?.status !== 'active' || (m.expiresAt && m.expiresAt.getTime() <= Date.now())) return null
   return m
 }
 

@@ -131,7 +131,7 @@ describe('tenant isolation', () => {
         const json = op.requestBody?.content?.['application/json']
         if (missing.length > 0 || (json && op.requestBody.required && !(label in bodies))) { unknown.push(label); continue }
         const concrete = path.replace(/\{(\w+)\}/g, (_, n: string) => victim.ids[n]![1]).slice('/v1'.length)
-        let res
+        let res: Awaited<ReturnType<typeof a.client.call>>
         if (op.requestBody?.content?.['application/octet-stream']) {
           // The object's bytes, under the key B's draft version declares.
           res = await a.client.call(method.toUpperCase(), `${concrete}?key=m.onnx`, { raw: 'onnx bytes', headers: { 'content-type': 'application/octet-stream' } })

@@ -48,6 +48,6 @@ describe('the chain', () => {
     expect(linkHash(first, second)).toBe(createHash('sha256').update(Buffer.from(first, 'hex')).update(canonicalOf(second)).digest('hex'))
     // Any change of a covered column, or of the previous hash, is another link.
     expect(linkHash(null, { ...line, outcome: 'failure' })).not.toBe(first)
-    expect(linkHash('00'.repeat(31) + '01', line)).not.toBe(first)
+    expect(linkHash(`${'00'.repeat(31)}01`, line)).not.toBe(first)
   })
 })
