@@ -6,7 +6,13 @@ import { pipeline } from 'node:stream/promises'
 import { createGzip } from 'node:zlib'
 import { ApplicationFailure, Context } from '@temporalio/activity'
 import { exportTrailer, auditExportObjectKey, toExportLine } from '../api/audit-exports/service'
-import { findAuditExport, markAuditExportFailed, markAuditExportRunning, markAuditExportSucceeded, recordAuditExportProgress } from '../api/audit/export-queries'
+import {
+  findAuditExport,
+  markAuditExportFailed,
+  markAuditExportRunning,
+  markAuditExportSucceeded,
+  recordAuditExportProgress,
+} from '../api/audit/export-queries'
 import { chainHead, exportBatch, exportSpan, sealAuditChains } from '../api/audit/queries'
 import { bucketReadiness } from '../api/storage/service'
 import { AuditErrorType, type AuditExportFile, type AuditExportPlan, type ExportAuditLogInput } from '../workflows/contract-audit'
@@ -73,11 +79,22 @@ export function auditExportActivities(deps: ActivityDeps) {
       await sealAuditChains(deps.sql, [tenantId])
       const head = (await chainHead(deps.sql, tenantId)) ?? { seq: 0, hash: null }
       const plan: AuditExportPlan = {
-        tenantId, exportId, from: job.from_at.toISOString(), to: job.to_at.toISOString(), regionId: bucket.region_id, bucket: bucket.name,
-        objectKey: auditExportObjectKey(exportId), chainHead: { seq: head.seq, hash: head.hash?.toString('hex') ?? null }, batchSize: AUDIT_EXPORT_BATCH,
+        tenantId,
+        exportId,
+        from: job.from_at.toISOString(),
+        to: job.to_at.toISOString(),
+        regionId: bucket.region_id,
+        bucket: bucket.name,
+        objectKey: auditExportObjectKey(exportId),
+        chainHead: { seq: head.seq, hash: head.hash?.toString('hex') ?? null },
+        batchSize: AUDIT_EXPORT_BATCH,
       }
       const running = await markAuditExportRunning(deps.sql, tenantId, exportId, {
-        regionId: plan.regionId, bucket: plan.bucket, objectKey: plan.objectKey, headSeq: plan.chainHead.seq, headHash: plan.chainHead.hash,
+        regionId: plan.regionId,
+        bucket: plan.bucket,
+        objectKey: plan.objectKey,
+        headSeq: plan.chainHead.seq,
+        headHash: plan.chainHead.hash,
       })
       if (!running) throw permanent(AuditErrorType.exportNotFound, `Audit export ${exportId} is gone or finished`)
       return plan
@@ -96,7 +113,9 @@ export function auditExportActivities(deps: ActivityDeps) {
         ctx.heartbeat({ entriesWritten: n })
         if (Date.now() - last < PROGRESS_EVERY_MS) return
         last = Date.now()
-        recordAuditExportProgress(deps.sql, plan.tenantId, plan.exportId, n).catch((err) => deps.log.warn('audit export progress not recorded', { error: String(err) }))
+        recordAuditExportProgress(deps.sql, plan.tenantId, plan.exportId, n).catch((err) =>
+          deps.log.warn('audit export progress not recorded', { error: String(err) }),
+        )
       })
       const counter = new Counter()
       const sink = new MultipartSink(s3, plan.bucket, plan.objectKey)

@@ -33,8 +33,14 @@ export const activitySets = {
 /** Every activity in one set, for a test or benchmark to call. */
 export function createActivities(deps: ActivityDeps) {
   return {
-    ...activitySets.housekeeping(deps), ...activitySets.storage(deps), ...activitySets.mail(deps), ...activitySets.models(deps),
-    ...activitySets.packages(deps), ...activitySets.webhooks(deps), ...activitySets.audit(deps), ...activitySets.keys(deps),
+    ...activitySets.housekeeping(deps),
+    ...activitySets.storage(deps),
+    ...activitySets.mail(deps),
+    ...activitySets.models(deps),
+    ...activitySets.packages(deps),
+    ...activitySets.webhooks(deps),
+    ...activitySets.audit(deps),
+    ...activitySets.keys(deps),
   }
 }
 

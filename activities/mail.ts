@@ -34,7 +34,9 @@ export function mailActivities({ sql, config, log, keys, activityMetrics }: Acti
       if (row.failed_at || !row.sealed_data) throw undeliverable(`outbox row ${outboxId} was given up`)
       if (!isMailTemplate(row.template)) throw undeliverable(`unknown mail template ${row.template}`)
       const mail = renderMail(row.template, openMailData(keys, row.sealed_data))
-      await inSpan('SMTP send', SpanKind.CLIENT, smtpAttributes, () => transport.sendMail({ from: config.MAIL_FROM, to: row.recipient, subject: mail.subject, text: mail.text, html: mail.html }))
+      await inSpan('SMTP send', SpanKind.CLIENT, smtpAttributes, () =>
+        transport.sendMail({ from: config.MAIL_FROM, to: row.recipient, subject: mail.subject, text: mail.text, html: mail.html }),
+      )
       await markOutboxSent(sql, outboxId)
       activityMetrics.mail('sent')
       log.info('mail sent', { outboxId, template: row.template, tenantId: row.tenant_id })

@@ -6,7 +6,13 @@ import { ApplicationFailure, Context } from '@temporalio/activity'
 import type { Client as S3Client } from 'minio'
 import { findModelVersion } from '../api/model-versions/queries'
 import { recordValidationOutcome } from '../api/model-versions/service'
-import { ModelsErrorType, type MeasuredObject, type ValidateModelVersionInput, type ValidationCheckpoint, type ValidationOutcome } from '../workflows/contract-models'
+import {
+  ModelsErrorType,
+  type MeasuredObject,
+  type ValidateModelVersionInput,
+  type ValidationCheckpoint,
+  type ValidationOutcome,
+} from '../workflows/contract-models'
 import type { ActivityDeps } from './deps'
 import { s3ForRegion } from './storage-provision'
 import { isMissingObject } from '../api/storage/s3'
@@ -43,7 +49,8 @@ export async function measureObject(s3: S3Client, bucket: string, key: string, b
 /** The first difference from what the caller declared, naming the object; null when it matches. */
 function mismatch(declared: { key: string; sizeBytes: number | null; sha256: string | null }, got: MeasuredObject | null): string | null {
   if (!got) return `object "${declared.key}" is missing`
-  if (declared.sizeBytes !== null && got.sizeBytes !== declared.sizeBytes) return `object "${declared.key}" is ${got.sizeBytes} bytes; ${declared.sizeBytes} were declared`
+  if (declared.sizeBytes !== null && got.sizeBytes !== declared.sizeBytes)
+    return `object "${declared.key}" is ${got.sizeBytes} bytes; ${declared.sizeBytes} were declared`
   if (declared.sha256 !== null && got.sha256 !== declared.sha256) return `object "${declared.key}" has SHA-256 ${got.sha256}; ${declared.sha256} was declared`
   return null
 }
@@ -54,11 +61,16 @@ export function modelValidationActivities(deps: ActivityDeps) {
     async measureModelVersionObjects(input: ValidateModelVersionInput): Promise<ValidationOutcome> {
       const row = await findModelVersion(sql, input.tenantId, input.modelVersionId)
       if (row?.status !== 'validating' || !row.bucket || !row.region_id) {
-        throw ApplicationFailure.create({ type: ModelsErrorType.versionNotValidating, message: 'The model version is gone or no longer validating', nonRetryable: true })
+        throw ApplicationFailure.create({
+          type: ModelsErrorType.versionNotValidating,
+          message: 'The model version is gone or no longer validating',
+          nonRetryable: true,
+        })
       }
       const ctx = Context.current()
       const measured = [...((ctx.info.heartbeatDetails as ValidationCheckpoint | undefined)?.measured ?? [])]
-      if (measured.length > 0) log.info('model version validation resumes', { tenantId: input.tenantId, modelVersionId: row.id, measured: measured.length, of: row.objects.length })
+      if (measured.length > 0)
+        log.info('model version validation resumes', { tenantId: input.tenantId, modelVersionId: row.id, measured: measured.length, of: row.objects.length })
       const s3 = s3ForRegion(deps, row.region_id)
       for (const declared of row.objects.slice(measured.length)) {
         const got = await measureObject(s3, row.bucket, declared.key, () => ctx.heartbeat({ measured } satisfies ValidationCheckpoint))

@@ -37,7 +37,12 @@ function openable(keys: ServiceDeps['keys'], column: SealedColumn, sealed: Buffe
 
 /** One batch of a column: values sealed with an earlier key (or in the format before the keyring) are opened and
  *  sealed again with the current key, each by a compare-and-swap on the old bytes. */
-export async function resealBatch(deps: Pick<ServiceDeps, 'sql' | 'keys'>, column: SealedColumn, after: string | null, limit: number): Promise<ResealBatchResult> {
+export async function resealBatch(
+  deps: Pick<ServiceDeps, 'sql' | 'keys'>,
+  column: SealedColumn,
+  after: string | null,
+  limit: number,
+): Promise<ResealBatchResult> {
   const rows = await column.batch(deps.sql, after, limit)
   let resealed = 0
   let changedMeanwhile = 0

@@ -14,11 +14,21 @@ const TAG = { tenant: 'rcp-tenant', kind: 'rcp-kind', run: 'rcp-provisioned-by' 
 // The attempt whose failure is final, for any failure but an unreachable region (see createTenantBucket).
 const FINAL_ATTEMPT = 5
 
-export interface BucketTarget { regionId: string; tenantId: string; kind: BucketKind; name: string }
+export interface BucketTarget {
+  regionId: string
+  tenantId: string
+  kind: BucketKind
+  name: string
+}
 
 export function s3ForRegion(deps: ActivityDeps, regionId: string): S3Client {
   const region = regionsFromConfig(deps.config).find((r) => r.id === regionId)
-  if (!region) throw ApplicationFailure.create({ type: StorageErrorType.regionUnknown, message: `Region "${regionId}" is not configured on this worker`, nonRetryable: true })
+  if (!region)
+    throw ApplicationFailure.create({
+      type: StorageErrorType.regionUnknown,
+      message: `Region "${regionId}" is not configured on this worker`,
+      nonRetryable: true,
+    })
   return s3For(region)
 }
 
@@ -49,7 +59,11 @@ async function ensureBucket(s3: S3Client, t: BucketTarget, runId: string, attemp
     // Untagged, empty, and this is a retry: our previous attempt died between creating and tagging it.
     const ours = Object.keys(tags).length === 0 && attempt > 1 && (await isEmpty(s3, t.name))
     if (!ours) {
-      throw ApplicationFailure.create({ type: StorageErrorType.bucketConflict, message: `A bucket named ${t.name} already exists and is not this tenant's`, nonRetryable: true })
+      throw ApplicationFailure.create({
+        type: StorageErrorType.bucketConflict,
+        message: `A bucket named ${t.name} already exists and is not this tenant's`,
+        nonRetryable: true,
+      })
     }
   }
   await s3.setBucketTagging(t.name, { [TAG.tenant]: t.tenantId, [TAG.kind]: t.kind, [TAG.run]: runId })
@@ -89,7 +103,8 @@ export function storageProvisionActivities(deps: ActivityDeps) {
           log.warn('storage region unreachable; provisioning waits for it', { tenantId: t.tenantId, regionId: t.regionId, attempt: info.attempt })
           throw ApplicationFailure.create({ type: StorageErrorType.providerUnavailable, message: 'The storage region cannot be reached', cause: err as Error })
         }
-        if (info.attempt >= FINAL_ATTEMPT) throw ApplicationFailure.create({ message: (err as Error)?.message ?? String(err), cause: err as Error, nonRetryable: true })
+        if (info.attempt >= FINAL_ATTEMPT)
+          throw ApplicationFailure.create({ message: (err as Error)?.message ?? String(err), cause: err as Error, nonRetryable: true })
         throw err
       }
     },
@@ -112,7 +127,9 @@ export function storageProvisionActivities(deps: ActivityDeps) {
       }
       if (tags[TAG.tenant] !== t.tenantId || tags[TAG.run] !== runId) return 'kept'
       await removeAllVersions(s3, t.name)
-      await s3.removeBucket(t.name).catch((err) => { if (!isNoSuchBucket(err)) throw err })
+      await s3.removeBucket(t.name).catch((err) => {
+        if (!isNoSuchBucket(err)) throw err
+      })
       log.info('tenant bucket removed by compensation', { tenantId: t.tenantId, kind: t.kind, bucket: t.name })
       return 'removed'
     },

@@ -32,13 +32,19 @@ function compare(bucket: string, objects: { key: string; size: number }[], expec
 }
 
 const unavailable = (err: unknown) =>
-  isUnreachable(err) ? ApplicationFailure.create({ type: StorageErrorType.providerUnavailable, message: 'The storage region cannot be reached', cause: err as Error }) : err
+  isUnreachable(err)
+    ? ApplicationFailure.create({ type: StorageErrorType.providerUnavailable, message: 'The storage region cannot be reached', cause: err as Error })
+    : err
 
 /** The walk itself, free of Temporal so the benchmark measures exactly this. `onPage` gets a copy of the
  *  checkpoint after every page: resuming from it repeats no count and at most re-inserts known findings. */
 export async function walkAndCompare(
-  sql: Sql, s3: S3Client, plan: Pick<ReconcilePlan, 'tenantId' | 'jobId' | 'buckets'>, pageSize: number,
-  resumeFrom: ReconcileCheckpoint | undefined, onPage: (cp: ReconcileCheckpoint) => Promise<void>,
+  sql: Sql,
+  s3: S3Client,
+  plan: Pick<ReconcilePlan, 'tenantId' | 'jobId' | 'buckets'>,
+  pageSize: number,
+  resumeFrom: ReconcileCheckpoint | undefined,
+  onPage: (cp: ReconcileCheckpoint) => Promise<void>,
 ): Promise<ReconcileCheckpoint> {
   const cp: ReconcileCheckpoint = resumeFrom ?? { bucketIndex: 0, afterKey: null, objectsScanned: 0, bytesScanned: 0, usage: [] }
   for (; cp.bucketIndex < plan.buckets.length; cp.bucketIndex++, cp.afterKey = null) {
@@ -71,7 +77,8 @@ export function storageReconcileActivities(deps: ActivityDeps) {
     async beginReconciliation(tenantId: string, jobId: string): Promise<ReconcilePlan> {
       const job = await findJob(sql, tenantId, jobId)
       const running = job && (await markJobRunning(sql, tenantId, jobId)).length > 0
-      if (!job || !running) throw ApplicationFailure.create({ type: StorageErrorType.jobNotFound, message: `No open reconciliation job ${jobId}`, nonRetryable: true })
+      if (!job || !running)
+        throw ApplicationFailure.create({ type: StorageErrorType.jobNotFound, message: `No open reconciliation job ${jobId}`, nonRetryable: true })
       const buckets = await listBuckets(sql, tenantId)
       return { tenantId, jobId, dryRun: job.dry_run, regionId: buckets[0]?.region_id ?? '', buckets: buckets.map((b) => ({ kind: b.kind, name: b.name })) }
     },
@@ -100,7 +107,13 @@ export function storageReconcileActivities(deps: ActivityDeps) {
         const done = await finishJobAndAnnounce(tx, plan.tenantId, plan.jobId, cp)
         if (!done) throw ApplicationFailure.create({ type: StorageErrorType.jobNotFound, message: `Job ${plan.jobId} is no longer open`, nonRetryable: true })
         if (!plan.dryRun) await replaceUsage(tx, plan.tenantId, cp.usage, new Date())
-        log.info('reconciliation finished', { tenantId: plan.tenantId, jobId: plan.jobId, objectsScanned: cp.objectsScanned, orphans: done.orphan_count, missing: done.missing_count })
+        log.info('reconciliation finished', {
+          tenantId: plan.tenantId,
+          jobId: plan.jobId,
+          objectsScanned: cp.objectsScanned,
+          orphans: done.orphan_count,
+          missing: done.missing_count,
+        })
         return { objectsScanned: cp.objectsScanned, orphans: done.orphan_count, missing: done.missing_count }
       })
     },

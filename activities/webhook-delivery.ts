@@ -6,7 +6,15 @@ import { ApplicationFailure } from '@temporalio/activity'
 import { OutboundFailed, guardedFetch, type GuardedResponse } from '../api/platform/outbound/fetch'
 import { OutboundRefused } from '../api/platform/outbound/guard'
 import { outboundPolicy, outboundPolicyOf } from '../api/platform/outbound/policy'
-import { claimSend, failingSince, findOutgoingMessage, markMessageFailed, recordAttempt, reserveSlot, type AttemptRecord } from '../api/webhook-deliveries/queries'
+import {
+  claimSend,
+  failingSince,
+  findOutgoingMessage,
+  markMessageFailed,
+  recordAttempt,
+  reserveSlot,
+  type AttemptRecord,
+} from '../api/webhook-deliveries/queries'
 import { envelopeOf, signedHeaders, webhookIdOf } from '../api/webhook-deliveries/signing'
 import { disableEndpoint, findEndpoint, signingSecrets } from '../api/webhook-endpoints/service'
 import { WebhookErrorType, type AttemptInput, type AttemptOutcome } from '../workflows/contract-webhooks'
@@ -54,7 +62,10 @@ function judge(res: GuardedResponse, now: number): { outcome: AttemptOutcome; er
   if (res.status >= 200 && res.status < 300) return { outcome: { result: 'delivered', status: res.status }, errorClass: null }
   if (res.status === 410) return { outcome: { result: 'stopped', reason: 'gone' }, errorClass: 'gone' }
   const retryAfter = res.status === 429 || res.status === 503 ? retryAfterMs(res.headers.get('retry-after'), now) : null
-  return { outcome: { result: 'failed', retryAfterMs: retryAfter }, errorClass: res.status >= 300 && res.status < 400 ? 'redirect_not_followed' : 'http_status' }
+  return {
+    outcome: { result: 'failed', retryAfterMs: retryAfter },
+    errorClass: res.status >= 300 && res.status < 400 ? 'redirect_not_followed' : 'http_status',
+  }
 }
 
 // Postgres text holds no NUL; a receiver's body is shown as text, cut at 1 KiB.
@@ -94,14 +105,28 @@ export function webhookDeliveryActivities(deps: ActivityDeps) {
       const body = JSON.stringify(envelopeOf(message))
       const headers = signedHeaders(signingSecrets(deps, endpoint, at), webhookIdOf(message.id), at, body)
       const t0 = performance.now()
-      const exchange: Exchange = await guardedFetch(endpoint.url, { method: 'POST', headers, body }, { policy, timeoutMs: config.WEBHOOK_TIMEOUT_MS, maxBodyBytes: MAX_RESPONSE_BYTES })
-        .then((response) => ({ response }), (err) => ({ errorClass: errorClassOf(err) }))
+      const exchange: Exchange = await guardedFetch(
+        endpoint.url,
+        { method: 'POST', headers, body },
+        { policy, timeoutMs: config.WEBHOOK_TIMEOUT_MS, maxBodyBytes: MAX_RESPONSE_BYTES },
+      ).then(
+        (response) => ({ response }),
+        (err) => ({ errorClass: errorClassOf(err) }),
+      )
       const durationMs = Math.round(performance.now() - t0)
-      const judged = 'response' in exchange ? judge(exchange.response, Date.now()) : { outcome: { result: 'failed', retryAfterMs: null } as AttemptOutcome, errorClass: exchange.errorClass }
+      const judged =
+        'response' in exchange
+          ? judge(exchange.response, Date.now())
+          : { outcome: { result: 'failed', retryAfterMs: null } as AttemptOutcome, errorClass: exchange.errorClass }
       const record: AttemptRecord = {
-        messageId: message.id, endpointId: endpoint.id, attemptedAt: at, succeeded: judged.outcome.result === 'delivered', durationMs,
+        messageId: message.id,
+        endpointId: endpoint.id,
+        attemptedAt: at,
+        succeeded: judged.outcome.result === 'delivered',
+        durationMs,
         responseStatus: 'response' in exchange ? exchange.response.status : null,
-        responseBody: 'response' in exchange ? keptBody(exchange.response.body) : null, errorClass: judged.errorClass,
+        responseBody: 'response' in exchange ? keptBody(exchange.response.body) : null,
+        errorClass: judged.errorClass,
       }
 
       const platform = workflowActor() // what the attempt changes (disabling the endpoint), this workflow did
@@ -119,8 +144,16 @@ export function webhookDeliveryActivities(deps: ActivityDeps) {
         return { result: 'stopped', reason: 'failing' }
       })
       deps.activityMetrics.webhookAttempt(judged.outcome.result === 'paced' ? 'failed' : judged.outcome.result, input.attempt)
-      log.debug('webhook attempt', { messageId: message.id, endpointId: endpoint.id, attempt: input.attempt, status: record.responseStatus, errorClass: record.errorClass, durationMs })
-      if (outcome.result === 'stopped') log.warn('webhook endpoint stops receiving', { endpointId: endpoint.id, tenantId: input.tenantId, reason: outcome.reason })
+      log.debug('webhook attempt', {
+        messageId: message.id,
+        endpointId: endpoint.id,
+        attempt: input.attempt,
+        status: record.responseStatus,
+        errorClass: record.errorClass,
+        durationMs,
+      })
+      if (outcome.result === 'stopped')
+        log.warn('webhook endpoint stops receiving', { endpointId: endpoint.id, tenantId: input.tenantId, reason: outcome.reason })
       return outcome
     },
   }

@@ -32,9 +32,11 @@ import { auditRoutes } from './audit/routes'
 
 /** The whole HTTP surface. Domains are separate Elysia instances, each with its own prefix under /v1. */
 export function buildApp(deps: AppDeps) {
-  const serve = { // Bun's own hard stop sits above ours, so an honest oversize gets our problem body, not a bare 413;
+  const serve = {
+    // Bun's own hard stop sits above ours, so an honest oversize gets our problem body, not a bare 413;
     // object uploads stream far more (the JSON parser stops reading at MAX_BODY_BYTES).
-    maxRequestBodySize: Math.max(deps.config.MAX_BODY_BYTES * 4 + 65536, deps.config.MODEL_UPLOAD_MAX_BYTES + 65536) }
+    maxRequestBodySize: Math.max(deps.config.MAX_BODY_BYTES * 4 + 65536, deps.config.MODEL_UPLOAD_MAX_BYTES + 65536),
+  }
   raiseBunHeaderLimit() // likewise for the request line and headers: an overlong target gets our 431 problem
   const app = new Elysia({ serve: serve as { maxRequestBodySize: number } })
   // The conventions, built once and handed to every domain; the route table reaches their 405 answers once filled.
@@ -46,14 +48,30 @@ export function buildApp(deps: AppDeps) {
     .use(openapiRoutes((req) => app.handle(req), { webhooks: webhooksDocument() }))
     // A prefixed instance, not .group(): a group copies the request hooks of the plugins used inside it into the
     // app a second time, so every request would pay for them twice.
-    .use(new Elysia({ prefix: '/v1' })
-      .use(usersRoutes(deps, http)).use(sessionsRoutes(deps, http)).use(signInRoutes(deps, http)).use(tenantsRoutes(deps, http))
-      .use(apiKeysRoutes(deps, http)).use(storageRoutes(deps, http)).use(mfaRoutes(deps, http)).use(authPolicyRoutes(deps, http))
-      .use(passwordResetsRoutes(deps, http)).use(loginOptionsRoutes(deps, http)).use(membershipsRoutes(deps, http))
-      .use(onboardingRoutes(deps, http)).use(ssoRoutes(deps, http)).use(domainsRoutes(deps, http))
-      .use(embodimentProfilesRoutes(deps, http)).use(trainingJobsRoutes(deps, http)).use(modelVersionsRoutes(deps, http))
-      .use(webhookEndpointsRoutes(deps, http)).use(edgePackagesRoutes(deps, http)).use(webhookDeliveriesRoutes(deps, http))
-      .use(auditRoutes(deps, http)))
+    .use(
+      new Elysia({ prefix: '/v1' })
+        .use(usersRoutes(deps, http))
+        .use(sessionsRoutes(deps, http))
+        .use(signInRoutes(deps, http))
+        .use(tenantsRoutes(deps, http))
+        .use(apiKeysRoutes(deps, http))
+        .use(storageRoutes(deps, http))
+        .use(mfaRoutes(deps, http))
+        .use(authPolicyRoutes(deps, http))
+        .use(passwordResetsRoutes(deps, http))
+        .use(loginOptionsRoutes(deps, http))
+        .use(membershipsRoutes(deps, http))
+        .use(onboardingRoutes(deps, http))
+        .use(ssoRoutes(deps, http))
+        .use(domainsRoutes(deps, http))
+        .use(embodimentProfilesRoutes(deps, http))
+        .use(trainingJobsRoutes(deps, http))
+        .use(modelVersionsRoutes(deps, http))
+        .use(webhookEndpointsRoutes(deps, http))
+        .use(edgePackagesRoutes(deps, http))
+        .use(webhookDeliveriesRoutes(deps, http))
+        .use(auditRoutes(deps, http)),
+    )
     .use(docsRoutes())
     .use(consoleRoutes())
   routes.publish(app.routes)

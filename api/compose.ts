@@ -51,7 +51,9 @@ export function composeServices(config: Config, sql: Sql, log: Logger, temporal?
 export function composeApi(config: Config, sql: Sql, log: Logger): AppDeps {
   const services = composeServices(config, sql, log)
   const pats = new CredentialCache<PatEntry>({
-    fenceMs: config.CREDENTIAL_CACHE_FENCE_MS, ttlMs: config.CREDENTIAL_CACHE_TTL_SECONDS * 1000, maxEntries: config.CREDENTIAL_CACHE_MAX_ENTRIES,
+    fenceMs: config.CREDENTIAL_CACHE_FENCE_MS,
+    ttlMs: config.CREDENTIAL_CACHE_TTL_SECONDS * 1000,
+    maxEntries: config.CREDENTIAL_CACHE_MAX_ENTRIES,
   })
   const limiter = new RateLimiter()
   const metrics = createApiMetrics()

@@ -30,11 +30,13 @@ if (import.meta.main) {
   let done = 0
   const deadline = performance.now() + seconds * 1000
   const start = performance.now()
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < deadline) {
-      if (!(await Bun.password.verify(password, hash))) throw new Error('verify failed')
-      done++
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        if (!(await Bun.password.verify(password, hash))) throw new Error('verify failed')
+        done++
+      }
+    }),
+  )
   console.log(JSON.stringify({ verifies: done, perSecond: done / ((performance.now() - start) / 1000) }))
 }

@@ -59,16 +59,23 @@ const say = (msg: string) => console.error(`[bench] ${msg}`)
 /** One connection to the bench database for `fn`, closed after it. */
 async function withDb<T>(databaseUrl: string, fn: (sql: Sql) => Promise<T>): Promise<T> {
   const sql = createDb(databaseUrl, { max: 1 })
-  try { return await fn(sql) } finally { await sql.end() }
+  try {
+    return await fn(sql)
+  } finally {
+    await sql.end()
+  }
 }
 
 /** "The same build with the audit insert removed": audit_append keeps its signature and inserts nothing. */
-const removeAuditInsert = (databaseUrl: string) => withDb(databaseUrl, (sql) => sql.unsafe(`
+const removeAuditInsert = (databaseUrl: string) =>
+  withDb(databaseUrl, (sql) =>
+    sql.unsafe(`
   create or replace function audit_append(e audit_log) returns audit_log language plpgsql as $$
   begin
     e.seq := 0; e.hash := ''::bytea; e.occurred_at := clock_timestamp(); e.tenant_id := null;
     return e;
-  end $$`))
+  end $$`),
+  )
 
 /** `connections` request loops for warm-up then the measured duration; `send(worker)` makes one request, and every
  *  answer must have status `expect`. A loop keeps its own state across calls (role changes alternate per member). */
@@ -78,18 +85,20 @@ function closedLoop(h: Harness, connections: number, expect: number, send: (work
     const latencies: number[] = []
     let unexpected = 0
     let example = ''
-    await Promise.all(Array.from({ length: connections }, async (_, worker) => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now()
-        const res = await send(worker)
-        const body = await res.text()
-        latencies.push(performance.now() - t0)
-        if (res.status !== expect) {
-          unexpected++
-          example ||= `${res.status} ${body.slice(0, 300)}`
+    await Promise.all(
+      Array.from({ length: connections }, async (_, worker) => {
+        while (performance.now() < deadline) {
+          const t0 = performance.now()
+          const res = await send(worker)
+          const body = await res.text()
+          latencies.push(performance.now() - t0)
+          if (res.status !== expect) {
+            unexpected++
+            example ||= `${res.status} ${body.slice(0, 300)}`
+          }
         }
-      }
-    }))
+      }),
+    )
     return { latencies, unexpected, example, seconds: seconds + (performance.now() - deadline) / 1000 }
   }
   return async () => {
@@ -98,7 +107,9 @@ function closedLoop(h: Harness, connections: number, expect: number, send: (work
     if (m.unexpected === m.latencies.length) throw new Error(`every request failed, e.g. ${m.example}`)
     const sorted = m.latencies.sort((a, b) => a - b)
     return {
-      rate: (m.latencies.length - m.unexpected) / m.seconds, p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99),
+      rate: (m.latencies.length - m.unexpected) / m.seconds,
+      p50Ms: quantile(sorted, 0.5),
+      p99Ms: quantile(sorted, 0.99),
       warning: m.unexpected ? `${m.unexpected} of ${m.latencies.length} answers were not ${expect}, e.g. ${m.example}` : undefined,
     }
   }
@@ -123,10 +134,16 @@ function patCreation(h: Harness, api: BenchContext, name: string, spread: Spread
   let n = 0
   return {
     name: `${name}, ${spread}`,
-    async setup() { sessions = (await owners(api, h.settings.connections, spread)).map((o) => o.session) },
-    run: closedLoop(h, h.settings.connections, 201, (worker) => fetch(`${api.url}/v1/api-keys`, {
-      method: 'POST', headers: sessions[worker]!, body: JSON.stringify({ name: `bench ${worker}-${++n}`, scopes: ['tenant:read'] }),
-    })),
+    async setup() {
+      sessions = (await owners(api, h.settings.connections, spread)).map((o) => o.session)
+    },
+    run: closedLoop(h, h.settings.connections, 201, (worker) =>
+      fetch(`${api.url}/v1/api-keys`, {
+        method: 'POST',
+        headers: sessions[worker]!,
+        body: JSON.stringify({ name: `bench ${worker}-${++n}`, scopes: ['tenant:read'] }),
+      }),
+    ),
   }
 }
 
@@ -142,23 +159,31 @@ function roleChange(h: Harness, api: BenchContext, name: string, spread: Spread)
     async setup() {
       const os = await owners(api, connections, spread)
       const tag = unique()
-      const members = await withDb(api.databaseUrl, (sql) => sql<{ id: string; role: 'viewer'; tenant_id: string }[]>`
+      const members = await withDb(
+        api.databaseUrl,
+        (sql) => sql<{ id: string; role: 'viewer'; tenant_id: string }[]>`
         with u as (
           insert into users (email, display_name) select 'flip-' || ${tag} || '-' || i || '@example.test', 'Member ' || i
             from generate_series(1, ${connections}) i returning id, email),
         n as (select id, row_number() over (order by email) as i from u)
         insert into memberships (tenant_id, user_id, role)
-          select (${os.map((o) => o.tenantId)}::uuid[])[n.i], n.id, 'viewer' from n returning id, role, tenant_id`)
+          select (${os.map((o) => o.tenantId)}::uuid[])[n.i], n.id, 'viewer' from n returning id, role, tenant_id`,
+      )
       // Each loop takes a member of its own tenant (RETURNING promises no order).
       loops = os.map((o) => {
-        const member = members.splice(members.findIndex((m) => m.tenant_id === o.tenantId), 1)[0]!
+        const member = members.splice(
+          members.findIndex((m) => m.tenant_id === o.tenantId),
+          1,
+        )[0]!
         return { session: o.session, member: { id: member.id, role: member.role } }
       })
     },
     run: closedLoop(h, connections, 200, async (worker) => {
       const { session, member } = loops[worker]!
       const res = await fetch(`${api.url}/v1/tenants/current/memberships/${member.id}`, {
-        method: 'PATCH', headers: session, body: JSON.stringify({ role: FLIP[member.role] }),
+        method: 'PATCH',
+        headers: session,
+        body: JSON.stringify({ role: FLIP[member.role] }),
       })
       if (res.status !== 200) return res
       member.role = ((await res.clone().json()) as { data: { role: keyof typeof FLIP } }).data.role
@@ -167,7 +192,12 @@ function roleChange(h: Harness, api: BenchContext, name: string, spread: Spread)
   }
 }
 
-export interface Seeded { tenantId: string; tenantEntries: number; start: Date; end: Date }
+export interface Seeded {
+  tenantId: string
+  tenantEntries: number
+  start: Date
+  end: Date
+}
 
 /** `total` entries straight into audit_log: the tenant gets every tenth, nine other tenants the rest, spread evenly
  *  over the 400 days before now and written in time order, like a live table. Chains are synthetic but consistent
@@ -180,10 +210,22 @@ async function seedAuditLog(databaseUrl: string, tenantId: string, total: number
   const usPerRow = (SPAN_DAYS * DAY_MS * 1000) / total
   const hash = Buffer.alloc(32, 0xab)
   const actions: AuditAction[] = [
-    'api_key.created', 'api_key.revoked', 'membership.updated', 'invitation.created', 'invitation.accepted', 'webhook_endpoint.updated',
-    'model_version.created', 'model_version.upload_urls_issued', 'model_version.validation_started', 'training_job.created',
-    'training_job.completed', 'edge_package.created', 'edge_package.run_reported', 'embodiment_profile.updated',
-    'storage.reconciliation_started', 'domain.verified',
+    'api_key.created',
+    'api_key.revoked',
+    'membership.updated',
+    'invitation.created',
+    'invitation.accepted',
+    'webhook_endpoint.updated',
+    'model_version.created',
+    'model_version.upload_urls_issued',
+    'model_version.validation_started',
+    'training_job.created',
+    'training_job.completed',
+    'edge_package.created',
+    'edge_package.run_reported',
+    'embodiment_profile.updated',
+    'storage.reconciliation_started',
+    'domain.verified',
   ]
   const targets = actions.map((a) => auditCatalogue[a].target)
   // The tenant's chain already holds what its creation through the API recorded (sealed first, so no sealer numbers
@@ -197,12 +239,14 @@ async function seedAuditLog(databaseUrl: string, tenantId: string, total: number
   const chunks = Array.from({ length: Math.ceil(total / CHUNK) }, (_, k) => [k * CHUNK, Math.min(total, (k + 1) * CHUNK) - 1] as const)
   const t0 = performance.now()
   let done = 0
-  await Promise.all([0, 1].map(() => withDb(databaseUrl, async (sql) => {
-    for (let c = chunks.shift(); c; c = chunks.shift()) {
-      const [lo, hi] = c
-      await sql.begin(async (tx) => {
-        await tx`set local session_replication_role = replica` // no triggers while seeding
-        await tx`
+  await Promise.all(
+    [0, 1].map(() =>
+      withDb(databaseUrl, async (sql) => {
+        for (let c = chunks.shift(); c; c = chunks.shift()) {
+          const [lo, hi] = c
+          await sql.begin(async (tx) => {
+            await tx`set local session_replication_role = replica` // no triggers while seeding
+            await tx`
           insert into audit_log (id, chain, seq, hash, occurred_at, tenant_id, subject_user_id, actor_type, actor_id, actor_label,
                                  credential_id, action, target_type, target_id, outcome, reason, ip, user_agent, request_id, changes, details)
           select ('00000000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid, t.id::text, t.seq0 + i / ${TENANTS} + 1, ${hash},
@@ -221,11 +265,13 @@ async function seedAuditLog(databaseUrl: string, tenantId: string, total: number
             cross join lateral (select 1 + r % ${actions.length} as k) k
             cross join lateral (select k.k, (${actions}::text[])[k.k] as action, (${targets}::text[])[k.k] as target) a
             cross join lateral (select case when a.action = 'domain.verified' and r % 7 = 0 then 'failure' else 'success' end as outcome) o`
-      })
-      done += hi - lo + 1
-      say(`seeded ${done.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} audit entries (${((performance.now() - t0) / 1000).toFixed(0)} s)`)
-  }
-  })))
+          })
+          done += hi - lo + 1
+          say(`seeded ${done.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} audit entries (${((performance.now() - t0) / 1000).toFixed(0)} s)`)
+        }
+      }),
+    ),
+  )
   await withDb(databaseUrl, async (sql) => {
     const moved = tenants.map((id, k) => ({ chain: id, seq: offsets[k]! + Math.floor((total - 1 - k) / TENANTS) + 1 }))
     await sql`
@@ -264,7 +310,9 @@ export function exportRows(seeded: Seeded, exportOnce: ExportOnce): Measure[] {
         Bun.gc(true)
         const before = process.memoryUsage.rss()
         let peak = before
-        const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage.rss()) }, 10)
+        const sampler = setInterval(() => {
+          peak = Math.max(peak, process.memoryUsage.rss())
+        }, 10)
         const t0 = performance.now()
         try {
           const written = await exportOnce({ tenantId: seeded.tenantId, from: w.from, to: w.to })
@@ -273,10 +321,11 @@ export function exportRows(seeded: Seeded, exportOnce: ExportOnce): Measure[] {
           peaks.set(w.entries, Math.max(peaks.get(w.entries) ?? 0, peak - before))
           const small = peaks.get(Math.min(...peaks.keys()))
           const growthMb = (peak - before) / 2 ** 20
-          const flat = peaks.size > 1 && small !== undefined ? ((peak - before) - small) / 2 ** 20 : undefined
+          const flat = peaks.size > 1 && small !== undefined ? (peak - before - small) / 2 ** 20 : undefined
           return {
             rate: written / seconds,
-            note: `${written.toLocaleString('en-US')} entries in ${seconds.toFixed(1)} s; peak RSS +${growthMb.toFixed(0)} MB` +
+            note:
+              `${written.toLocaleString('en-US')} entries in ${seconds.toFixed(1)} s; peak RSS +${growthMb.toFixed(0)} MB` +
               (flat === undefined ? '' : `, ${flat.toFixed(0)} MB above the smallest export's`),
             warning: flat !== undefined && flat >= 50 ? `RSS grew ${flat.toFixed(0)} MB more than the smallest export's (target: under 50)` : undefined,
           }
@@ -301,16 +350,34 @@ async function exportInProcess(h: Harness, databaseUrl: string): Promise<ExportO
   const config = loadConfig({ ...process.env, DATABASE_URL: databaseUrl, S3_ENDPOINT: minio.endpoint, SECRET_KEY: newSecretKey(), LOG_LEVEL: 'warn' })
   const sql = createDb(databaseUrl, { max: 2 })
   const deps = { ...composeServices(config, sql, createLogger('warn', { service: 'bench-audit-export' })), activityMetrics: createWorkerMetrics(sql) }
-  h.own({ stop: async () => { await deps.temporal.close(); await sql.end({ timeout: 5 }) } })
+  h.own({
+    stop: async () => {
+      await deps.temporal.close()
+      await sql.end({ timeout: 5 })
+    },
+  })
   const { writeAuditExport } = createActivities(deps)
   return async ({ tenantId, from, to }) => {
     const head = (await chainHead(sql, tenantId))!
     const exportId = crypto.randomUUID()
-    const context = { info: { attempt: 1, workflowExecution: { workflowId: `bench/audit-export/${exportId}`, runId: 'bench' } }, heartbeat() {}, cancellationSignal: new AbortController().signal }
-    const file = await asyncLocalStorage.run(context as never, () => writeAuditExport({
-      tenantId, exportId, from: from.toISOString(), to: to.toISOString(), regionId: 'local', bucket, objectKey: `bench/${exportId}.ndjson.gz`,
-      chainHead: { seq: head.seq, hash: head.hash?.toString('hex') ?? null }, batchSize: AUDIT_EXPORT_BATCH,
-    }))
+    const context = {
+      info: { attempt: 1, workflowExecution: { workflowId: `bench/audit-export/${exportId}`, runId: 'bench' } },
+      heartbeat() {},
+      cancellationSignal: new AbortController().signal,
+    }
+    const file = await asyncLocalStorage.run(context as never, () =>
+      writeAuditExport({
+        tenantId,
+        exportId,
+        from: from.toISOString(),
+        to: to.toISOString(),
+        regionId: 'local',
+        bucket,
+        objectKey: `bench/${exportId}.ndjson.gz`,
+        chainHead: { seq: head.seq, hash: head.hash?.toString('hex') ?? null },
+        batchSize: AUDIT_EXPORT_BATCH,
+      }),
+    )
     return file.entries
   }
 }
@@ -338,8 +405,15 @@ await benchmark('audit', options, async (h) => {
   const reader = await patIn(withAudit, ['tenant:read', 'tenant:manage'])
   await patIn(withoutAudit, ['tenant:read'])
   // Sealed or still waiting to be (the sealer runs every AUDIT_SEAL_INTERVAL_MS).
-  const entries = (url: string) => withDb(url, async (sql) => (await sql<{ n: number }[]>`
-    select (select count(*) from audit_log)::int + (select count(*) from audit_inbox)::int as n`)[0]!.n)
+  const entries = (url: string) =>
+    withDb(
+      url,
+      async (sql) =>
+        (
+          await sql<{ n: number }[]>`
+    select (select count(*) from audit_log)::int + (select count(*) from audit_inbox)::int as n`
+        )[0]!.n,
+    )
   const [recorded, leaked] = [await entries(audited.url), await entries(bare.url)]
   if (recorded === 0 || leaked !== 0) throw new Error(`expected entries on the audited build only; found ${recorded} and ${leaked}`)
 
@@ -372,10 +446,16 @@ await benchmark('audit', options, async (h) => {
       const page = must(await withAudit.call('GET', pagePath, { headers: reader.headers }), 200, 'audit-log page')
       say(`the page of ${day.toISOString().slice(0, 10)} holds ${page.json.data.length} entries${page.json.nextPageToken ? ' and has a next page' : ''}`)
       if (page.json.data.length === 0) throw new Error('the seeded day has no api_key. entries')
-      rows.push(h.http(withAudit, {
-        name: `GET /v1/tenants/current/audit-log, one day, action=api_key., 50 a page (tenant ${mil(seeded.tenantEntries)} of ${mil(total)}), 1 conn`,
-        method: 'GET', path: pagePath, connections: 1, setup: async () => reader.headers, maxP50Ms: 20,
-      }))
+      rows.push(
+        h.http(withAudit, {
+          name: `GET /v1/tenants/current/audit-log, one day, action=api_key., 50 a page (tenant ${mil(seeded.tenantEntries)} of ${mil(total)}), 1 conn`,
+          method: 'GET',
+          path: pagePath,
+          connections: 1,
+          setup: async () => reader.headers,
+          maxP50Ms: 20,
+        }),
+      )
     }
     if (part('export')) rows.push(...exportRows(seeded, await exportInProcess(h, audited.url)))
   }

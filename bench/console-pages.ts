@@ -5,7 +5,10 @@ import type { BenchContext } from './harness'
 
 export const PAGES = ['tenants', 'members', 'api-keys', 'models', 'packages', 'storage', 'security', 'webhooks', 'audit', 'account']
 
-export interface Signed { session: Record<string, string>; browser: Browser }
+export interface Signed {
+  session: Record<string, string>
+  browser: Browser
+}
 
 /** A fresh context (no cache) holding the owner's session cookie and, in the tab, its CSRF token. */
 export async function signedContext(ctx: BenchContext, s: Signed): Promise<BrowserContext> {

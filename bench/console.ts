@@ -49,83 +49,96 @@ await benchmark('console', {}, async (h) => {
 
   const shellLoad: Measure = {
     name: 'GET /console, fresh context, to load (baseline)',
-    run: () => timed(seconds, async () => {
-      const context = await signedContext(api, signed)
-      try {
-        const page = await context.newPage()
-        const t = performance.now()
-        await page.goto(`${api.url}/console`, { waitUntil: 'load' })
-        return performance.now() - t
-      } finally {
-        await context.close()
-      }
-    }),
+    run: () =>
+      timed(seconds, async () => {
+        const context = await signedContext(api, signed)
+        try {
+          const page = await context.newPage()
+          const t = performance.now()
+          await page.goto(`${api.url}/console`, { waitUntil: 'load' })
+          return performance.now() - t
+        } finally {
+          await context.close()
+        }
+      }),
   }
   const apiSearch: Measure = {
     name: 'GET /v1/tenants/current/memberships?q= (100k, the search itself, baseline)',
-    run: () => timed(seconds, async (i) => {
-      const t = performance.now()
-      const res = await fetch(`${api.url}/v1/tenants/current/memberships?pageSize=20&q=${encodeURIComponent(queries[i % queries.length]!)}`, { headers: { cookie: session.cookie! } })
-      if (res.status !== 200) throw new Error(`search answered ${res.status}`)
-      await res.arrayBuffer()
-      return performance.now() - t
-    }),
+    run: () =>
+      timed(seconds, async (i) => {
+        const t = performance.now()
+        const res = await fetch(`${api.url}/v1/tenants/current/memberships?pageSize=20&q=${encodeURIComponent(queries[i % queries.length]!)}`, {
+          headers: { cookie: session.cookie! },
+        })
+        if (res.status !== 200) throw new Error(`search answered ${res.status}`)
+        await res.arrayBuffer()
+        return performance.now() - t
+      }),
   }
   const firstLoad: Measure = {
-    name: 'console members page, fresh context, to rows and count drawn (100k members)', maxP50Ms: 1000, targetOf: shellLoad.name,
-    run: () => timed(seconds, async () => {
-      const context = await signedContext(api, signed)
-      try {
-        const page = await context.newPage()
-        const t = performance.now()
-        await page.goto(`${api.url}/console#/members`)
-        await page.locator('#member-count', { hasText: '100001 members' }).waitFor({ timeout: 30_000 })
-        await page.locator('tbody tr').nth(19).waitFor()
-        return performance.now() - t
-      } finally {
-        await context.close()
-      }
-    }),
+    name: 'console members page, fresh context, to rows and count drawn (100k members)',
+    maxP50Ms: 1000,
+    targetOf: shellLoad.name,
+    run: () =>
+      timed(seconds, async () => {
+        const context = await signedContext(api, signed)
+        try {
+          const page = await context.newPage()
+          const t = performance.now()
+          await page.goto(`${api.url}/console#/members`)
+          await page.locator('#member-count', { hasText: '100001 members' }).waitFor({ timeout: 30_000 })
+          await page.locator('tbody tr').nth(19).waitFor()
+          return performance.now() - t
+        } finally {
+          await context.close()
+        }
+      }),
   }
   const everyPage: Measure = {
-    name: 'every console page, fresh context, the slowest to its content drawn', maxP50Ms: 1000, targetOf: shellLoad.name,
-    run: () => timed(seconds, async () => {
-      const context = await signedContext(api, signed)
-      try {
-        const page = await context.newPage()
-        let slowest = 0
-        for (const route of PAGES) {
-          const t = performance.now()
-          await page.goto(`${api.url}/console#/${route}`)
-          await untilInteractive(page, route)
-          slowest = Math.max(slowest, performance.now() - t)
+    name: 'every console page, fresh context, the slowest to its content drawn',
+    maxP50Ms: 1000,
+    targetOf: shellLoad.name,
+    run: () =>
+      timed(seconds, async () => {
+        const context = await signedContext(api, signed)
+        try {
+          const page = await context.newPage()
+          let slowest = 0
+          for (const route of PAGES) {
+            const t = performance.now()
+            await page.goto(`${api.url}/console#/${route}`)
+            await untilInteractive(page, route)
+            slowest = Math.max(slowest, performance.now() - t)
+          }
+          return slowest
+        } finally {
+          await context.close()
         }
-        return slowest
-      } finally {
-        await context.close()
-      }
-    }),
+      }),
   }
   let searchContext: BrowserContext | undefined
   const keystroke: Measure = {
-    name: 'console members search, a keystroke to updated rows (100k members)', maxP50Ms: 300, targetOf: apiSearch.name,
+    name: 'console members search, a keystroke to updated rows (100k members)',
+    maxP50Ms: 300,
+    targetOf: apiSearch.name,
     async setup() {
       searchContext = await signedContext(api, signed)
       const page = await searchContext.newPage()
       await page.goto(`${api.url}/console#/members`)
       await page.locator('#member-count', { hasText: '100001 members' }).waitFor({ timeout: 30_000 })
     },
-    run: () => timed(seconds, async (i) => {
-      const page = searchContext!.pages()[0]!
-      const box = page.getByLabel('Search by name or email')
-      const q = queries[i % queries.length]!
-      await box.fill(q.slice(0, -1))
-      await page.waitForFunction((prefix) => document.getElementById('member-search')?.getAttribute('data-settled') === prefix, q.slice(0, -1).trim())
-      const t = performance.now()
-      await box.press(q.at(-1)!)
-      await page.waitForFunction((query) => document.getElementById('member-search')?.getAttribute('data-settled') === query, q)
-      return performance.now() - t
-    }),
+    run: () =>
+      timed(seconds, async (i) => {
+        const page = searchContext!.pages()[0]!
+        const box = page.getByLabel('Search by name or email')
+        const q = queries[i % queries.length]!
+        await box.fill(q.slice(0, -1))
+        await page.waitForFunction((prefix) => document.getElementById('member-search')?.getAttribute('data-settled') === prefix, q.slice(0, -1).trim())
+        const t = performance.now()
+        await box.press(q.at(-1)!)
+        await page.waitForFunction((query) => document.getElementById('member-search')?.getAttribute('data-settled') === query, q)
+        return performance.now() - t
+      }),
   }
   return { baselines: [shellLoad, apiSearch], rows: [firstLoad, everyPage, keystroke] }
 })

@@ -12,16 +12,23 @@ function readStat(path: string): { comm: string; ticks: number } | undefined {
     const stat = readFileSync(path, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]) }
-  } catch { return undefined } // ended while listed
+  } catch {
+    return undefined
+  } // ended while listed
 }
 
 /** A process's label: its program name and first script argument ("bun.exe api/main.ts", "postgres"). The kernel's
  *  name, not argv[0], which Postgres backends and Chromium's helpers rewrite per process: one label for all of them. */
 function labelOf(pid: string, comm: string): string {
   try {
-    const script = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(1).find((a) => /\.(ts|js|py)$/.test(a))
+    const script = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .slice(1)
+      .find((a) => /\.(ts|js|py)$/.test(a))
     return script ? `${comm} ${script}` : comm
-  } catch { return comm }
+  } catch {
+    return comm
+  }
 }
 
 /** CPU seconds one process has used so far (all its threads); undefined once it has ended. */

@@ -27,12 +27,25 @@ const say = (msg: string) => console.error(`[bench] ${msg}`)
 const chunk = Buffer.concat(Array.from({ length: MB / 32 }, (_, i) => createHash('sha256').update(`bench/${i}`).digest()))
 
 async function ensureCheckpoint(s3: ReturnType<typeof s3For>, mb: number): Promise<PlannedObject[]> {
-  const objects = [{ key: `ckpt-${mb}/model.safetensors`, size: mb * MB }, { key: `ckpt-${mb}/config.json`, size: 2 }]
+  const objects = [
+    { key: `ckpt-${mb}/model.safetensors`, size: mb * MB },
+    { key: `ckpt-${mb}/config.json`, size: 2 },
+  ]
   for (const o of objects) {
-    const present = await s3.statObject(BUCKET, o.key).then((s) => s.size === o.size, () => false)
+    const present = await s3.statObject(BUCKET, o.key).then(
+      (s) => s.size === o.size,
+      () => false,
+    )
     if (present) continue
     say(`uploading ${o.key} (kept for later runs)`)
-    const body = o.size === 2 ? Buffer.from('{}') : Readable.from((function* () { for (let i = 0; i < mb; i++) yield chunk })())
+    const body =
+      o.size === 2
+        ? Buffer.from('{}')
+        : Readable.from(
+            (function* () {
+              for (let i = 0; i < mb; i++) yield chunk
+            })(),
+          )
     await s3.putObject(BUCKET, o.key, body, o.size)
   }
   return objects.map((o) => ({ key: o.key, path: o.key.split('/')[1]!, sizeBytes: o.size, sha256: null }))
@@ -41,13 +54,32 @@ async function ensureCheckpoint(s3: ReturnType<typeof s3For>, mb: number): Promi
 function planFor(objects: PlannedObject[], artifactKey: string): EdgePackagePlan {
   const id = '00000000-0000-4000-8000-000000000000'
   return {
-    tenantId: id, packageId: id, workflowId: `edge-package/${id}/cpu/${id}`, regionId: 'bench', sourceBucket: BUCKET, objects,
-    artifactBucket: BUCKET, artifactKey, request: { mode: 'local' }, gzipLevel: 6,
+    tenantId: id,
+    packageId: id,
+    workflowId: `edge-package/${id}/cpu/${id}`,
+    regionId: 'bench',
+    sourceBucket: BUCKET,
+    objects,
+    artifactBucket: BUCKET,
+    artifactKey,
+    request: { mode: 'local' },
+    gzipLevel: 6,
     manifest: {
-      schema: 'rcp.edge-package/v1', packageId: id, modelVersion: { id, name: 'bench', format: 'onnx', source: { kind: 'imported_checkpoint', path: objects[0]!.key } },
+      schema: 'rcp.edge-package/v1',
+      packageId: id,
+      modelVersion: { id, name: 'bench', format: 'onnx', source: { kind: 'imported_checkpoint', path: objects[0]!.key } },
       embodiment: { id, name: 'arm', robotType: 'so100', controlRateHz: 30, observationFeatures: [], actionFeatures: [] },
-      mode: 'local', targetArch: 'cpu', baseImage: 'python:3.11-slim-bookworm', platform: 'linux/amd64', wireProtocols: [{ name: 'openpi-ws', port: 8000 }],
-      remotePolicy: null, steps: 10, strategyKey: null, useFakeTransport: true, modelFiles: objects.map((o) => o.path), apiBase: 'http://127.0.0.1:3000',
+      mode: 'local',
+      targetArch: 'cpu',
+      baseImage: 'python:3.11-slim-bookworm',
+      platform: 'linux/amd64',
+      wireProtocols: [{ name: 'openpi-ws', port: 8000 }],
+      remotePolicy: null,
+      steps: 10,
+      strategyKey: null,
+      useFakeTransport: true,
+      modelFiles: objects.map((o) => o.path),
+      apiBase: 'http://127.0.0.1:3000',
     },
   }
 }
@@ -68,12 +100,20 @@ await benchmark('edge-package', { size: { type: 'string' } }, async (h) => {
   const s3 = s3For(region)
   if (!(await s3.bucketExists(BUCKET))) await s3.makeBucket(BUCKET)
   // Stopped before MinIO: the output archives go (as large as the checkpoint, each), the checkpoints stay for next time.
-  h.own({ stop: () => s3.removeObjects(BUCKET, ['out/ours.tar.gz', 'out/tools.tar.gz']).then(() => {}, () => {}) })
+  h.own({
+    stop: () =>
+      s3.removeObjects(BUCKET, ['out/ours.tar.gz', 'out/tools.tar.gz']).then(
+        () => {},
+        () => {},
+      ),
+  })
   const secret = newSecretKey()
 
   const ours = (objects: PlannedObject[]) => {
     const out = execFileSync(process.execPath, [join(ROOT, 'bench/edge-package-build.ts')], {
-      cwd: ROOT, encoding: 'utf8', env: { ...process.env, SECRET_KEY: secret, RCP_BENCH_S3: JSON.stringify(region), RCP_BENCH_PLAN: JSON.stringify(planFor(objects, 'out/ours.tar.gz')) },
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, SECRET_KEY: secret, RCP_BENCH_S3: JSON.stringify(region), RCP_BENCH_PLAN: JSON.stringify(planFor(objects, 'out/ours.tar.gz')) },
     })
     return JSON.parse(out.trim().split('\n').at(-1)!) as { ms: number; sizeBytes: number; sha256: string; peakRssMb: number }
   }
@@ -86,7 +126,8 @@ await benchmark('edge-package', { size: { type: 'string' } }, async (h) => {
     const put = await s3.presignedPutObject(BUCKET, 'out/tools.tar.gz', 3600)
     writeFileSync(join(work, 'urls'), objects.map((o, i) => `url = "${gets[i]}"\noutput = "pkg/model/${o.path}"\n`).join(''))
     const script = [
-      'set -euo pipefail', `cd ${work}`,
+      'set -euo pipefail',
+      `cd ${work}`,
       'curl --no-progress-meter -Sf --parallel --config urls',
       'cd pkg && printf "{}\\n" > manifest.json && find . -type f ! -name SHA256SUMS | sed "s|^./||" | sort | xargs sha256sum > SHA256SUMS && cd ..',
       'tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C pkg -cf - . | gzip -6 -n > pkg.tar.gz',
@@ -105,7 +146,9 @@ await benchmark('edge-package', { size: { type: 'string' } }, async (h) => {
   // Memory: one build and one validation each from a small and a large checkpoint, each in a fresh process.
   const validation = (objects: PlannedObject[]) => {
     const out = execFileSync(process.execPath, [join(ROOT, 'bench/model-validation-measure.ts')], {
-      cwd: ROOT, encoding: 'utf8', env: { ...process.env, RCP_BENCH_S3: JSON.stringify(region), RCP_BENCH_OBJECTS: JSON.stringify({ bucket: BUCKET, keys: objects.map((o) => o.key) }) },
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, RCP_BENCH_S3: JSON.stringify(region), RCP_BENCH_OBJECTS: JSON.stringify({ bucket: BUCKET, keys: objects.map((o) => o.key) }) },
     })
     return JSON.parse(out.trim().split('\n').at(-1)!) as { ms: number; bytes: number; peakRssMb: number }
   }
@@ -123,10 +166,22 @@ await benchmark('edge-package', { size: { type: 'string' } }, async (h) => {
   }
   const flat = rss[`${large} MB`]! - rss['50 MB']!
   const validationFlat = validationRss[`${large} MB`]! - validationRss['50 MB']!
-  say(`peak RSS difference ${large} MB vs 50 MB: build ${flat} MB, validation ${validationFlat} MB (target < 50 MB: ${flat < 50 ? 'PASS' : 'MISS'}, ${validationFlat < 50 ? 'PASS' : 'MISS'})`)
-  writeFileSync(join(RESULTS, 'edge-package-rss.json'), `${JSON.stringify({
-    peakRssMb: rss, differenceMb: flat, validation: { peakRssMb: validationRss, differenceMb: validationFlat }, target: '< 50 MB',
-  }, null, 2)}\n`)
+  say(
+    `peak RSS difference ${large} MB vs 50 MB: build ${flat} MB, validation ${validationFlat} MB (target < 50 MB: ${flat < 50 ? 'PASS' : 'MISS'}, ${validationFlat < 50 ? 'PASS' : 'MISS'})`,
+  )
+  writeFileSync(
+    join(RESULTS, 'edge-package-rss.json'),
+    `${JSON.stringify(
+      {
+        peakRssMb: rss,
+        differenceMb: flat,
+        validation: { peakRssMb: validationRss, differenceMb: validationFlat },
+        target: '< 50 MB',
+      },
+      null,
+      2,
+    )}\n`,
+  )
 
   return {
     baselines: [{ name: TOOLS, run: async () => rate(await tools(checkpoint)) }],

@@ -36,10 +36,20 @@ for (let i = 0; i < runs; i++) {
 const sorted = [...times].sort((a, b) => a - b)
 const median = sorted[Math.floor(sorted.length / 2)]!
 const summary = {
-  bench: 'fast-tier', date: new Date().toISOString().slice(0, 10), cores: availableParallelism(), runs,
-  medianSeconds: Number(median.toFixed(1)), minSeconds: Number(sorted[0]!.toFixed(1)), maxSeconds: Number(sorted.at(-1)!.toFixed(1)),
-  files: last.files, tests: last.passed, loadAverage: loadavg().map((l) => Number(l.toFixed(1))), targetSeconds: 60,
+  bench: 'fast-tier',
+  date: new Date().toISOString().slice(0, 10),
+  cores: availableParallelism(),
+  runs,
+  medianSeconds: Number(median.toFixed(1)),
+  minSeconds: Number(sorted[0]!.toFixed(1)),
+  maxSeconds: Number(sorted.at(-1)!.toFixed(1)),
+  files: last.files,
+  tests: last.passed,
+  loadAverage: loadavg().map((l) => Number(l.toFixed(1))),
+  targetSeconds: 60,
 }
-console.error(`median ${summary.medianSeconds} s (min ${summary.minSeconds}, max ${summary.maxSeconds}) over ${runs} warm runs, ` +
-  `${summary.files} files, ${summary.tests} tests, ${summary.cores} cores: ${median < 60 ? 'under' : 'OVER'} the 60 s target`)
+console.error(
+  `median ${summary.medianSeconds} s (min ${summary.minSeconds}, max ${summary.maxSeconds}) over ${runs} warm runs, ` +
+    `${summary.files} files, ${summary.tests} tests, ${summary.cores} cores: ${median < 60 ? 'under' : 'OVER'} the 60 s target`,
+)
 console.log(JSON.stringify(summary))

@@ -11,8 +11,18 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
-  freePort, killChildrenOnExit, newSecretKey, onShutdownSignal, spawnChild, startPostgres, stopAll, waitUntil, weightApi,
-  type Child, type PostgresServer, type Stoppable,
+  freePort,
+  killChildrenOnExit,
+  newSecretKey,
+  onShutdownSignal,
+  spawnChild,
+  startPostgres,
+  stopAll,
+  waitUntil,
+  weightApi,
+  type Child,
+  type PostgresServer,
+  type Stoppable,
 } from '../scripts/platform'
 import { cpuSecondsOf } from './cpu-use'
 import { loadGenerator, type Generator, type Target } from './load'
@@ -49,7 +59,11 @@ export interface BenchContext {
   pid: number
   call(method: string, path: string, opts?: { body?: unknown; headers?: Record<string, string> }): Promise<Reply>
 }
-export interface Reply { status: number; headers: Headers; json: any }
+export interface Reply {
+  status: number
+  headers: Headers
+  json: any
+}
 
 /** A request driven by the load generator (see bench/rows.ts). */
 export interface HttpRow extends Omit<Measure, 'run' | 'setup'> {
@@ -89,21 +103,27 @@ async function call(base: string, method: string, path: string, o: { body?: unkn
   const res = await fetch(`${base}${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) })
   const text = await res.text()
   let json: any
-  try { json = text ? JSON.parse(text) : undefined } catch { json = text }
+  try {
+    json = text ? JSON.parse(text) : undefined
+  } catch {
+    json = text
+  }
   return { status: res.status, headers: res.headers, json }
 }
 
 /** Runs one benchmark: `bun bench/<name>.ts [--quick] [--duration 10] [--warmup 2] [--connections 32] [--threads 1]
  *  [--rounds 1] [--generator wrk|autocannon]` plus its own `options` (or BENCH_DURATION, BENCH_WARMUP, …). */
-export async function benchmark(
-  name: string,
-  options: ParseArgsConfig['options'],
-  plan: (h: Harness) => Promise<Plan>,
-): Promise<never> {
+export async function benchmark(name: string, options: ParseArgsConfig['options'], plan: (h: Harness) => Promise<Plan>): Promise<never> {
   const { values: flags } = parseArgs({
     options: {
-      quick: { type: 'boolean', default: false }, duration: { type: 'string' }, warmup: { type: 'string' },
-      connections: { type: 'string' }, threads: { type: 'string' }, rounds: { type: 'string' }, generator: { type: 'string' }, ...options,
+      quick: { type: 'boolean', default: false },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      threads: { type: 'string' },
+      rounds: { type: 'string' },
+      generator: { type: 'string' },
+      ...options,
     },
   })
   const settings = {
@@ -121,11 +141,12 @@ export async function benchmark(
   const apps: Child[] = []
   const servers: Stoppable[] = []
   let tornDown: Promise<void> | undefined
-  const teardown = () => (tornDown ??= (async () => {
-    await stopAll([...loads, ...apps])
-    for (const s of servers.reverse()) await s.stop().catch(() => {})
-    rmSync(scratch, { recursive: true, force: true })
-  })())
+  const teardown = () =>
+    (tornDown ??= (async () => {
+      await stopAll([...loads, ...apps])
+      for (const s of servers.reverse()) await s.stop().catch(() => {})
+      rmSync(scratch, { recursive: true, force: true })
+    })())
   onShutdownSignal(async (signal) => {
     console.error(`\n${signal}: tearing down`)
     await teardown()
@@ -153,7 +174,7 @@ export async function benchmark(
     const m = await generator.drive(t, settings.duration)
     const after = server === undefined ? undefined : cpuSecondsOf(server)
     const warning = m.non2xx || m.errors ? `${m.non2xx} non-2xx/3xx responses, ${m.errors} socket errors/timeouts` : undefined
-    const cpuUsPerRequest = before !== undefined && after !== undefined && m.rps >= CPU_MIN_RATE ? (after - before) * 1e6 / m.requests : undefined
+    const cpuUsPerRequest = before !== undefined && after !== undefined && m.rps >= CPU_MIN_RATE ? ((after - before) * 1e6) / m.requests : undefined
     return { rate: m.rps, p50Ms: m.p50Ms, p99Ms: m.p99Ms, warning, cpuUsPerRequest }
   }
   let ceiling: Measure | undefined
@@ -167,7 +188,10 @@ export async function benchmark(
   }
 
   const h: Harness = {
-    flags, settings, scratch, generator,
+    flags,
+    settings,
+    scratch,
+    generator,
     async postgres() {
       // On a DATABASE_URL from the environment it uses (and then drops) a database of its own instead.
       const part = nth('postgres')
@@ -175,23 +199,41 @@ export async function benchmark(
       const pg = await startPostgres({ dataDir: join(scratch, part), port: await freePort(), database, logFile: logFile(part), ephemeral: true })
       servers.push(pg)
       const sql = createDb(pg.url, { max: 1 })
-      try { await migrate(sql) } finally { await sql.end() }
+      try {
+        await migrate(sql)
+      } finally {
+        await sql.end()
+      }
       return pg
     },
     async api(databaseUrl, o = {}) {
       const part = nth('api')
       // The production process with the baselines mounted (bench/api-entry.ts).
-      const { url, pid } = await serve(part, [process.execPath, ...(o.args ?? []), 'bench/api-entry.ts'], {
-        DATABASE_URL: databaseUrl, SECRET_KEY: newSecretKey(), HOST: '127.0.0.1', LOG_LEVEL: 'warn', METRICS_PORT: String(await freePort()),
-        RATE_LIMIT_PRINCIPAL_PER_MINUTE: '100000000', RATE_LIMIT_TENANT_PER_MINUTE: '100000000', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
-        ...o.env,
-      }, '/healthz')
+      const { url, pid } = await serve(
+        part,
+        [process.execPath, ...(o.args ?? []), 'bench/api-entry.ts'],
+        {
+          DATABASE_URL: databaseUrl,
+          SECRET_KEY: newSecretKey(),
+          HOST: '127.0.0.1',
+          LOG_LEVEL: 'warn',
+          METRICS_PORT: String(await freePort()),
+          RATE_LIMIT_PRINCIPAL_PER_MINUTE: '100000000',
+          RATE_LIMIT_TENANT_PER_MINUTE: '100000000',
+          RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
+          ...o.env,
+        },
+        '/healthz',
+      )
       // Only where the plan runs the platform as ./scripts/up does (bench/mixed-load.ts); rows read against the
       // ceiling keep the same weight as it.
       if (o.weightedAsUp) console.log(`${weightApi(pid)}, as ./scripts/up would here`)
       if (!ceiling) {
         const { url: at, pid: ceilingPid } = await serve('ceiling', [process.execPath, 'bench/ceiling.ts'], {}, '/')
-        ceiling = { name: 'bare Elysia hello, own process (ceiling)', run: drive({ url: `${at}/`, method: 'GET', headers: {}, connections: settings.connections }, ceilingPid) }
+        ceiling = {
+          name: 'bare Elysia hello, own process (ceiling)',
+          run: drive({ url: `${at}/`, method: 'GET', headers: {}, connections: settings.connections }, ceilingPid),
+        }
       }
       console.log(`API at ${url} (log: ${join(RESULTS, `${name}-${part}.log`)})`)
       return { url, databaseUrl, pid, call: (m, p, c) => call(url, m, p, c) }
@@ -219,16 +261,20 @@ export async function benchmark(
         },
       }
     },
-    own(server) { servers.push(server) },
+    own(server) {
+      servers.push(server)
+    },
   }
 
   try {
     const p = await plan(h)
     const baselines = [...(ceiling ? [ceiling] : []), ...p.baselines]
     const rounds = settings.rounds || p.rounds || 1
-    console.log(`${name}: load generator ${generator.name}; ${settings.connections} connections, ${settings.warmup} s warm-up + ` +
-      `${settings.duration} s a measurement, ${rounds} round(s); the servers and the generator share this machine's cores: ` +
-      'read the ratios, not the absolute numbers\n')
+    console.log(
+      `${name}: load generator ${generator.name}; ${settings.connections} connections, ${settings.warmup} s warm-up + ` +
+        `${settings.duration} s a measurement, ${rounds} round(s); the servers and the generator share this machine's cores: ` +
+        'read the ratios, not the absolute numbers\n',
+    )
     const results = await measureAll(baselines, p.rows, rounds, () => Boolean(tornDown), p.paired ?? false)
     printTable(results)
     await writeReport(name, { generator: generator.name, settings: { ...settings, rounds } }, results)
@@ -244,8 +290,13 @@ export async function benchmark(
 /** Rounds of baselines then rows, and the baselines once more, each in the order given; or, `paired`, each row beside
  *  its baseline (the others as before). A row that fails is reported with its error and left out of later rounds. */
 async function measureAll(baselines: Measure[], rows: Measure[], rounds: number, stopped: () => boolean, paired: boolean): Promise<Result[]> {
-  const entries = [...baselines.map((m) => ({ m, baseline: true })), ...rows.map((m) => ({ m, baseline: false }))]
-    .map((e) => ({ ...e, samples: [] as Sample[], pairRatios: [] as number[], error: undefined as string | undefined, ready: false }))
+  const entries = [...baselines.map((m) => ({ m, baseline: true })), ...rows.map((m) => ({ m, baseline: false }))].map((e) => ({
+    ...e,
+    samples: [] as Sample[],
+    pairRatios: [] as number[],
+    error: undefined as string | undefined,
+    ready: false,
+  }))
   const measure = async (e: (typeof entries)[number]) => {
     if (stopped() || e.error) return undefined
     process.stdout.write(`  ${e.m.name} ...`)
@@ -264,10 +315,12 @@ async function measureAll(baselines: Measure[], rows: Measure[], rounds: number,
     }
   }
   const pairs = paired
-    ? entries.filter((e) => !e.baseline && e.m.targetOf).flatMap((row) => {
-      const base = entries.find((b) => b.baseline && b.m.name === row.m.targetOf)
-      return base ? [{ row, base }] : []
-    })
+    ? entries
+        .filter((e) => !e.baseline && e.m.targetOf)
+        .flatMap((row) => {
+          const base = entries.find((b) => b.baseline && b.m.name === row.m.targetOf)
+          return base ? [{ row, base }] : []
+        })
     : []
   const inPairs = new Set(pairs.flatMap((p) => [p.row, p.base]))
   const alone = entries.filter((e) => !inPairs.has(e))

@@ -3,7 +3,11 @@
 
 /** One measurement: a rate per second, and latencies where there are requests. */
 export interface Sample {
-  rate: number; p50Ms?: number; p99Ms?: number; warning?: string; /** Printed under the table, kept in the results. */ note?: string
+  rate: number
+  p50Ms?: number
+  p99Ms?: number
+  warning?: string /** Printed under the table, kept in the results. */
+  note?: string
   /** CPU time the serving process spent per request during the measurement (HTTP rows and the ceiling). */
   cpuUsPerRequest?: number
 }

@@ -47,7 +47,15 @@ class Tally {
   }
   outcome(seconds: number, unit: string, extra: Partial<Outcome> = {}): Outcome {
     const sorted = [...this.latencies].sort((a, b) => a - b)
-    return { rate: this.ok / seconds, unit, p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99), errors: this.errors, example: this.example || undefined, ...extra }
+    return {
+      rate: this.ok / seconds,
+      unit,
+      p50Ms: quantile(sorted, 0.5),
+      p99Ms: quantile(sorted, 0.99),
+      errors: this.errors,
+      example: this.example || undefined,
+      ...extra,
+    }
   }
 }
 
@@ -68,13 +76,18 @@ async function request(tally: Tally, url: string, init: RequestInit & { expect: 
 /** `n` loops calling `once(loop)` until the deadline; a call in flight at the deadline finishes. */
 async function loops(n: number, seconds: number, once: (loop: number) => Promise<void>) {
   const deadline = performance.now() + seconds * 1000
-  await Promise.all(Array.from({ length: n }, async (_, loop) => {
-    while (performance.now() < deadline) await once(loop)
-  }))
+  await Promise.all(
+    Array.from({ length: n }, async (_, loop) => {
+      while (performance.now() < deadline) await once(loop)
+    }),
+  )
 }
 
-const json = (body: unknown, headers: Record<string, string> = {}) =>
-  ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
+const json = (body: unknown, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+})
 
 /** (1) Password sign-ins: `n` closed loops, each signing in its own user (one argon2id verification each). */
 export function signIns(api: BenchContext, users: { email: string; password: string }[]): Workload {
@@ -97,8 +110,12 @@ export function patReads(api: BenchContext, headers: Record<string, string>, rat
     name: `GET /v1/tokens/self (PAT), open loop at ${rate}/s`,
     async run(seconds) {
       const child = spawnChild('open-loop', {
-        cmd: [process.execPath, join(ROOT, 'bench/open-loop.ts')], pipe: true,
-        env: { ...process.env, RCP_OPEN_LOOP: JSON.stringify({ url: `${api.url}/v1/tokens/self`, headers, rate, seconds, timeoutMs: REQUEST_TIMEOUT_MS, expect: 200 }) },
+        cmd: [process.execPath, join(ROOT, 'bench/open-loop.ts')],
+        pipe: true,
+        env: {
+          ...process.env,
+          RCP_OPEN_LOOP: JSON.stringify({ url: `${api.url}/v1/tokens/self`, headers, rate, seconds, timeoutMs: REQUEST_TIMEOUT_MS, expect: 200 }),
+        },
       })
       const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
       const line = out.trim().split('\n').at(-1)
@@ -106,7 +123,12 @@ export function patReads(api: BenchContext, headers: Record<string, string>, rat
       const r = JSON.parse(line)
       const { ok = 0, ...errors } = r.outcomes as Record<string, number>
       return {
-        rate: ok / seconds, unit: 'reads/s', p50Ms: r.p50Ms, p99Ms: r.p99Ms, errors, example: r.example || undefined,
+        rate: ok / seconds,
+        unit: 'reads/s',
+        p50Ms: r.p50Ms,
+        p99Ms: r.p99Ms,
+        errors,
+        example: r.example || undefined,
         detail: `p90 ${r.p90Ms.toFixed(1)} ms, p99.9 ${r.p999Ms.toFixed(1)} ms, max ${r.maxMs.toFixed(1)} ms; p99 per minute ${r.perMinuteP99.map((x: number) => x.toFixed(1)).join(', ')} ms`,
       }
     },
@@ -143,7 +165,14 @@ export function memberPages(api: BenchContext, headers: Record<string, string>, 
  *  and polling it until ready. The rate counts builds ready before the deadline; those in flight then are waited
  *  for (a failure is still an error). Latency: request to ready. */
 export function packageBuilds(api: BenchContext, o: { headers: Record<string, string>; versionId: string; profileId: string; n: number }): Workload {
-  const body = { embodimentProfileId: o.profileId, mode: 'remote_ws', remotePolicyHost: 'policy.internal', remotePolicyPort: 8000, steps: 5, useFakeTransport: true }
+  const body = {
+    embodimentProfileId: o.profileId,
+    mode: 'remote_ws',
+    remotePolicyHost: 'policy.internal',
+    remotePolicyPort: 8000,
+    steps: 5,
+    useFakeTransport: true,
+  }
   return {
     name: `edge package builds through the API (${o.n} loops)`,
     async run(seconds) {
@@ -237,7 +266,11 @@ export function webhookFanOut(api: BenchContext, o: { session: Record<string, st
         t.example ||= `delivery missing: ${missing} of ${created.size * E}`
       }
       for (const [id, at] of created) for (const a of arrived.get(id) ?? []) t.latencies.push(a - at)
-      return { ...t.outcome(seconds, 'deliveries/s'), rate: inTime / seconds, detail: `${created.size} events, ${delivered} deliveries, ${inTime} of them before the deadline` }
+      return {
+        ...t.outcome(seconds, 'deliveries/s'),
+        rate: inTime / seconds,
+        detail: `${created.size} events, ${delivered} deliveries, ${inTime} of them before the deadline`,
+      }
     },
   }
 }
@@ -259,7 +292,9 @@ export function consolePages(api: BenchContext, o: { session: Record<string, str
         const context = await signedContext(api, o)
         try {
           const page: Page = await context.newPage()
-          page.on('response', (r) => { if (r.status() >= 500) t.fail('5xx seen by the page', `${route}: ${r.status()} ${r.url()}`) })
+          page.on('response', (r) => {
+            if (r.status() >= 500) t.fail('5xx seen by the page', `${route}: ${r.status()} ${r.url()}`)
+          })
           page.on('pageerror', (e) => t.fail('script error', `${route}: ${e.message}`))
           const t0 = performance.now()
           await page.goto(`${api.url}/console#/${route}`)

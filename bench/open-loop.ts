@@ -6,9 +6,10 @@
 // Prints one JSON line: counts by outcome, the latency quantiles, and the p99 of each minute.
 export {}
 
-const o: { url: string; headers: Record<string, string>; rate: number; seconds: number; timeoutMs: number; expect: number } =
-  JSON.parse(process.env.RCP_OPEN_LOOP!)
-const quantile = (sorted: number[], q: number) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0
+const o: { url: string; headers: Record<string, string>; rate: number; seconds: number; timeoutMs: number; expect: number } = JSON.parse(
+  process.env.RCP_OPEN_LOOP!,
+)
+const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0)
 
 const latencies: { at: number; ms: number }[] = []
 const outcomes: Record<string, number> = {}
@@ -34,7 +35,7 @@ async function send(scheduled: number) {
 const start = performance.now()
 const total = Math.floor(o.rate * o.seconds)
 const inFlight: Promise<void>[] = []
-for (let i = 0; i < total;) {
+for (let i = 0; i < total; ) {
   const now = performance.now()
   for (; i < total && start + (i * 1000) / o.rate <= now; i++) inFlight.push(send(start + (i * 1000) / o.rate))
   if (i < total) await Bun.sleep(Math.max(0, start + (i * 1000) / o.rate - performance.now()))
@@ -44,11 +45,23 @@ await Promise.all(inFlight)
 const sorted = latencies.map((l) => l.ms).sort((a, b) => a - b)
 const minutes = Math.ceil(o.seconds / 60)
 const perMinuteP99 = Array.from({ length: minutes }, (_, m) => {
-  const of = latencies.filter((l) => l.at - start >= m * 60_000 && l.at - start < (m + 1) * 60_000).map((l) => l.ms).sort((a, b) => a - b)
+  const of = latencies
+    .filter((l) => l.at - start >= m * 60_000 && l.at - start < (m + 1) * 60_000)
+    .map((l) => l.ms)
+    .sort((a, b) => a - b)
   return quantile(of, 0.99)
 })
-console.log(JSON.stringify({
-  sent: total, seconds: o.seconds, outcomes, example,
-  p50Ms: quantile(sorted, 0.5), p90Ms: quantile(sorted, 0.9), p99Ms: quantile(sorted, 0.99), p999Ms: quantile(sorted, 0.999), maxMs: sorted.at(-1) ?? 0,
-  perMinuteP99,
-}))
+console.log(
+  JSON.stringify({
+    sent: total,
+    seconds: o.seconds,
+    outcomes,
+    example,
+    p50Ms: quantile(sorted, 0.5),
+    p90Ms: quantile(sorted, 0.9),
+    p99Ms: quantile(sorted, 0.99),
+    p999Ms: quantile(sorted, 0.999),
+    maxMs: sorted.at(-1) ?? 0,
+    perMinuteP99,
+  }),
+)

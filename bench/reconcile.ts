@@ -24,9 +24,11 @@ async function ensureObjects(s3: ReturnType<typeof s3For>, objects: number) {
   say(`uploading ${missing.length} objects (kept for later runs)`)
   const t = performance.now()
   let next = 0
-  await Promise.all(Array.from({ length: 128 }, async () => {
-    while (next < missing.length) await s3.putObject(BUCKET, missing[next++]!, Buffer.from('x'))
-  }))
+  await Promise.all(
+    Array.from({ length: 128 }, async () => {
+      while (next < missing.length) await s3.putObject(BUCKET, missing[next++]!, Buffer.from('x'))
+    }),
+  )
   say(`uploaded in ${((performance.now() - t) / 1000).toFixed(1)} s`)
 }
 
@@ -64,8 +66,17 @@ await benchmark('reconcile', { objects: { type: 'string' } }, async (h) => {
     return n
   }
   const reconcile = async () => {
-    const [job] = await sql<{ id: string }[]>`insert into storage_reconciliation_jobs (tenant_id, status, dry_run) values (${tenant!.id}, 'succeeded', true) returning id`
-    const cp = await walkAndCompare(sql, s3, { tenantId: tenant!.id, jobId: job!.id, buckets: [{ kind: 'general', name: BUCKET }] }, 1000, undefined, async () => {})
+    const [job] = await sql<
+      { id: string }[]
+    >`insert into storage_reconciliation_jobs (tenant_id, status, dry_run) values (${tenant!.id}, 'succeeded', true) returning id`
+    const cp = await walkAndCompare(
+      sql,
+      s3,
+      { tenantId: tenant!.id, jobId: job!.id, buckets: [{ kind: 'general', name: BUCKET }] },
+      1000,
+      undefined,
+      async () => {},
+    )
     return cp.objectsScanned
   }
   await bare() // warm MinIO's metadata cache and the connection pool

@@ -10,17 +10,34 @@ import { join } from 'node:path'
 import { pythonVenv } from '../test/support/python-venv'
 import { benchmark, ROOT, type Sample } from './harness'
 
-interface Loop { ticksPerSecond: number; jitterP50Ms: number; jitterP99Ms: number; requestsPerStep: number; underruns: number }
+interface Loop {
+  ticksPerSecond: number
+  jitterP50Ms: number
+  jitterP99Ms: number
+  requestsPerStep: number
+  underruns: number
+}
 
 await benchmark('robot-loop', { hz: { type: 'string' }, steps: { type: 'string' }, chunk: { type: 'string' }, 'latency-ms': { type: 'string' } }, async (h) => {
   const python = await pythonVenv(join(ROOT, 'activities/edge-package/runtime/requirements/robot-client.txt'))
-  const args = ['--hz', String(h.flags.hz ?? 50), '--steps', String(h.flags.steps ?? (h.settings.duration * 50)),
-    '--chunk', String(h.flags.chunk ?? 50), '--latency-ms', String(h.flags['latency-ms'] ?? 30)]
+  const args = [
+    '--hz',
+    String(h.flags.hz ?? 50),
+    '--steps',
+    String(h.flags.steps ?? h.settings.duration * 50),
+    '--chunk',
+    String(h.flags.chunk ?? 50),
+    '--latency-ms',
+    String(h.flags['latency-ms'] ?? 30),
+  ]
   const loop = (mode: string): Loop => JSON.parse(execFileSync(python, [join(ROOT, 'bench/robot-loop.py'), mode, ...args], { encoding: 'utf8' }).trim())
   let bare: Loop | undefined
   const sample = (l: Loop, against?: Loop): Sample => ({
-    rate: l.ticksPerSecond, p50Ms: l.jitterP50Ms, p99Ms: l.jitterP99Ms,
-    note: `${l.requestsPerStep.toFixed(3)} requests/step, ${l.underruns} underruns, jitter p99 ${l.jitterP99Ms.toFixed(2)} ms` +
+    rate: l.ticksPerSecond,
+    p50Ms: l.jitterP50Ms,
+    p99Ms: l.jitterP99Ms,
+    note:
+      `${l.requestsPerStep.toFixed(3)} requests/step, ${l.underruns} underruns, jitter p99 ${l.jitterP99Ms.toFixed(2)} ms` +
       (against ? ` (${(l.jitterP99Ms / against.jitterP99Ms).toFixed(2)}× the bare loop's ${against.jitterP99Ms.toFixed(2)} ms just before)` : ''),
   })
   return {

@@ -24,9 +24,17 @@ export function must(r: Reply, status: number, what: string): Reply {
 
 /** A fresh user, signed in, who owns a fresh tenant (the session's current one): its cookie and CSRF headers. */
 export async function ownerIn(ctx: BenchContext): Promise<{ session: Record<string, string>; tenantId: string }> {
-  const reg = must(await ctx.call('POST', '/v1/users', { body: { email: `bench-${unique()}@example.test`, password: 'correct horse battery staple' } }), 201, 'register')
+  const reg = must(
+    await ctx.call('POST', '/v1/users', { body: { email: `bench-${unique()}@example.test`, password: 'correct horse battery staple' } }),
+    201,
+    'register',
+  )
   const session = { cookie: reg.headers.get('set-cookie')!.split(';')[0]!, 'x-csrf-token': reg.json.data.session.csrfToken as string }
-  const tenant = must(await ctx.call('POST', '/v1/tenants', { headers: session, body: { name: 'Bench tenant', slug: `bench-${unique()}` } }), 201, 'create tenant')
+  const tenant = must(
+    await ctx.call('POST', '/v1/tenants', { headers: session, body: { name: 'Bench tenant', slug: `bench-${unique()}` } }),
+    201,
+    'create tenant',
+  )
   return { session, tenantId: tenant.json.data.tenant.id }
 }
 
@@ -77,7 +85,11 @@ async function bigTenant(ctx: BenchContext): Promise<Record<string, string>> {
 /** Password sign-in: one argon2id verification a request; bench/sign-in.ts reads it against bare argon2id. Its
  *  account is registered by the first row that signs in on an API (bench/audit.ts has two on one). */
 export const signIn: HttpRow = {
-  name: 'POST /v1/sessions (password)', method: 'POST', path: '/v1/sessions', body: SIGN_IN, expect: 201,
+  name: 'POST /v1/sessions (password)',
+  method: 'POST',
+  path: '/v1/sessions',
+  body: SIGN_IN,
+  expect: 201,
   setup: async (ctx) => {
     const reg = await ctx.call('POST', '/v1/users', { body: SIGN_IN })
     if (reg.status !== 201 && reg.json?.code !== 'EMAIL_ALREADY_REGISTERED') {
@@ -103,12 +115,18 @@ export const rows: HttpRow[] = [
   // A filtered page with meta.totalCount out of 100,000 members: the keyset page and the count, both by index.
   // The latency target is read at one connection (a client paging through); at 32 the p50 is mostly queueing.
   {
-    name: 'GET /v1/tenants/current/memberships (100k, filtered, 1 conn)', method: 'GET', connections: 1,
-    path: '/v1/tenants/current/memberships?role=viewer&status=active&pageSize=25', setup: bigTenant, maxP50Ms: 20,
+    name: 'GET /v1/tenants/current/memberships (100k, filtered, 1 conn)',
+    method: 'GET',
+    connections: 1,
+    path: '/v1/tenants/current/memberships?role=viewer&status=active&pageSize=25',
+    setup: bigTenant,
+    maxP50Ms: 20,
   },
   {
-    name: 'GET /v1/tenants/current/memberships (100k, filtered)', method: 'GET',
-    path: '/v1/tenants/current/memberships?role=viewer&status=active&pageSize=25', setup: bigTenant,
+    name: 'GET /v1/tenants/current/memberships (100k, filtered)',
+    method: 'GET',
+    path: '/v1/tenants/current/memberships?role=viewer&status=active&pageSize=25',
+    setup: bigTenant,
   },
   // Reported only: the Elysia hello is the wrong yardstick for argon2id; bench/sign-in.ts has the right one.
   signIn,

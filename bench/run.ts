@@ -6,21 +6,25 @@
 import { benchmark, RESULTS } from './harness'
 import { appHello, bunHello, rows, tokensSelf } from './rows'
 
-await benchmark('routes', {
-  only: { type: 'string' },
-  // Each API writes a CPU profile (markdown) to bench/results/ when it stops.
-  profile: { type: 'boolean', default: false },
-}, async (h) => {
-  const pg = await h.postgres()
-  const args = h.flags.profile ? ['--cpu-prof-md', `--cpu-prof-dir=${RESULTS}`] : []
-  const api = await h.api(pg.url, { args })
-  const only = h.flags.only as string | undefined
-  const picked = rows.filter((r) => !only || r.name.includes(only)).map((r) => h.http(api, r))
-  // The production default: LOG_LEVEL=info, one access log line a request, written by the process to a file
-  // (bench/results/routes-api-2.log) rather than a terminal. Same database, same ceiling.
-  if (!only || tokensSelf.name.includes(only)) {
-    const logged = await h.api(pg.url, { args, env: { LOG_LEVEL: 'info' } })
-    picked.push(h.http(logged, { ...tokensSelf, name: `${tokensSelf.name}, access log to a file` }))
-  }
-  return { baselines: [h.http(api, appHello), h.http(api, bunHello)], rows: picked }
-})
+await benchmark(
+  'routes',
+  {
+    only: { type: 'string' },
+    // Each API writes a CPU profile (markdown) to bench/results/ when it stops.
+    profile: { type: 'boolean', default: false },
+  },
+  async (h) => {
+    const pg = await h.postgres()
+    const args = h.flags.profile ? ['--cpu-prof-md', `--cpu-prof-dir=${RESULTS}`] : []
+    const api = await h.api(pg.url, { args })
+    const only = h.flags.only as string | undefined
+    const picked = rows.filter((r) => !only || r.name.includes(only)).map((r) => h.http(api, r))
+    // The production default: LOG_LEVEL=info, one access log line a request, written by the process to a file
+    // (bench/results/routes-api-2.log) rather than a terminal. Same database, same ceiling.
+    if (!only || tokensSelf.name.includes(only)) {
+      const logged = await h.api(pg.url, { args, env: { LOG_LEVEL: 'info' } })
+      picked.push(h.http(logged, { ...tokensSelf, name: `${tokensSelf.name}, access log to a file` }))
+    }
+    return { baselines: [h.http(api, appHello), h.http(api, bunHello)], rows: picked }
+  },
+)

@@ -10,7 +10,14 @@ import { rows } from './rows'
 const tokens = rows.find((r) => r.path === '/v1/tokens/self')!
 const OFF = 'GET /v1/tokens/self (PAT), traces off'
 
-const receiver = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async (req) => { await req.arrayBuffer(); return Response.json({}) } })
+const receiver = Bun.serve({
+  port: 0,
+  hostname: '127.0.0.1',
+  fetch: async (req) => {
+    await req.arrayBuffer()
+    return Response.json({})
+  },
+})
 const held: Socket[] = []
 const blackHole = createServer((socket) => void held.push(socket))
 await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve))

@@ -35,16 +35,27 @@ await benchmark('webhooks', { events: { type: 'string' }, 'latency-events': { ty
   const latencyRate = Number(h.flags['latency-rate'] ?? 4)
   const pg = await h.postgres()
   const temporal = await startTemporal({
-    dbFile: join(h.scratch, 'temporal', 'temporal.db'), port: await freePort(), uiPort: await freePort(), httpPort: await freePort(),
-    logFile: join(RESULTS, 'webhooks-temporal.log'), ephemeral: true,
+    dbFile: join(h.scratch, 'temporal', 'temporal.db'),
+    port: await freePort(),
+    uiPort: await freePort(),
+    httpPort: await freePort(),
+    logFile: join(RESULTS, 'webhooks-temporal.log'),
+    ephemeral: true,
   })
   h.own(temporal)
   const certDir = join(h.scratch, 'certs')
   mkdirSync(certDir)
   const certs = makeCertificates(certDir)
   const config = loadConfig({
-    ...process.env, DATABASE_URL: pg.url, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace, SECRET_KEY: newSecretKey(),
-    TEMPORAL_TASK_QUEUE_PREFIX: 'rcp-bench', OUTBOUND_CA_FILE: certs.caFile, OUTBOUND_ALLOW_PRIVATE_CIDRS: LOOPBACK_CIDRS, LOG_LEVEL: 'warn',
+    ...process.env,
+    DATABASE_URL: pg.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: temporal.namespace,
+    SECRET_KEY: newSecretKey(),
+    TEMPORAL_TASK_QUEUE_PREFIX: 'rcp-bench',
+    OUTBOUND_CA_FILE: certs.caFile,
+    OUTBOUND_ALLOW_PRIVATE_CIDRS: LOOPBACK_CIDRS,
+    LOG_LEVEL: 'warn',
   })
   const sql = createDb(pg.url, { max: 20 })
   h.own({ stop: () => sql.end({ timeout: 5 }) })
@@ -53,25 +64,45 @@ await benchmark('webhooks', { events: { type: 'string' }, 'latency-events': { ty
 
   // The baseline's worker: the same server, its own queue, nothing but the no-op workflow.
   const connection = await NativeConnection.connect({ address: temporal.address })
-  const noop = await Worker.create({ connection, namespace: temporal.namespace, taskQueue: 'rcp-bench-noop', workflowsPath: join(import.meta.dir, 'noop-workflow.ts') })
+  const noop = await Worker.create({
+    connection,
+    namespace: temporal.namespace,
+    taskQueue: 'rcp-bench-noop',
+    workflowsPath: join(import.meta.dir, 'noop-workflow.ts'),
+  })
   const noopRun = noop.run()
-  h.own({ stop: async () => { noop.shutdown(); await noopRun; await connection.close() } })
+  h.own({
+    stop: async () => {
+      noop.shutdown()
+      await noopRun
+      await connection.close()
+    },
+  })
 
   const receivers = await Promise.all(Array.from({ length: ENDPOINTS }, () => new Receiver(certs).start()))
-  h.own({ stop: async () => { for (const r of receivers) await r.stop() } })
+  h.own({
+    stop: async () => {
+      for (const r of receivers) await r.stop()
+    },
+  })
   const [tenant] = await sql<{ id: string }[]>`insert into tenants (name, slug) values ('bench', ${`bench-${Date.now()}`}) returning id`
   const deps = { keys: deriveKeys(config.SECRET_KEY) }
   for (const r of receivers) {
     await insertEndpoint(sql, {
-      tenantId: tenant!.id, url: r.url(), events: ['training_job.completed'], description: 'bench', rateLimitPerSecond: null,
+      tenantId: tenant!.id,
+      url: r.url(),
+      events: ['training_job.completed'],
+      description: 'bench',
+      rateLimitPerSecond: null,
       secretSealed: sealSecret(deps.keys, newSigningSecret()),
     })
   }
   const arrivals = new Map<string, number[]>()
-  for (const r of receivers) r.answer = (d) => {
-    arrivals.set(d.body.id, [...(arrivals.get(d.body.id) ?? []), d.at])
-    return { status: 204 }
-  }
+  for (const r of receivers)
+    r.answer = (d) => {
+      arrivals.set(d.body.id, [...(arrivals.get(d.body.id) ?? []), d.at])
+      return { status: 204 }
+    }
   const data = () => ({ trainingJobId: crypto.randomUUID(), name: 'bench', outputArtifactPath: null })
   const allArrived = async (ids: string[], timeoutMs = 300_000) => {
     const deadline = Date.now() + timeoutMs
@@ -88,13 +119,17 @@ await benchmark('webhooks', { events: { type: 'string' }, 'latency-events': { ty
     const runId = `noop-${++round}-${Date.now()}`
     const t0 = performance.now()
     let next = 0
-    await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < n) {
-        await worker.client.workflow.start('noopWorkflow', {
-          taskQueue: 'rcp-bench-noop', workflowId: `${runId}-${next++}`, typedSearchAttributes: [{ key: TENANT_ID, value: runId }],
-        })
-      }
-    }))
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (next < n) {
+          await worker.client.workflow.start('noopWorkflow', {
+            taskQueue: 'rcp-bench-noop',
+            workflowId: `${runId}-${next++}`,
+            typedSearchAttributes: [{ key: TENANT_ID, value: runId }],
+          })
+        }
+      }),
+    )
     const query = `TenantId = '${runId}' AND ExecutionStatus = 'Completed'`
     // Each count scans the run's visibility rows on the same server: asked four times a second, it costs the
     // baseline little (at most 250 ms of a run of minutes) and does not load the server it measures.
@@ -125,7 +160,12 @@ await benchmark('webhooks', { events: { type: 'string' }, 'latency-events': { ty
     }
     await allArrived([...committedAt.keys()])
     const seconds = (performance.now() - t0) / 1000
-    const ms = [...committedAt].flatMap(([id, at]) => arrivals.get(id)!.slice(0, ENDPOINTS).map((a) => a - at))
+    const ms = [...committedAt].flatMap(([id, at]) =>
+      arrivals
+        .get(id)!
+        .slice(0, ENDPOINTS)
+        .map((a) => a - at),
+    )
     return { rate: ms.length / seconds, p50Ms: quantile(ms, 0.5), p99Ms: quantile(ms, 0.99) }
   }
 

@@ -81,9 +81,14 @@ export async function restorePlatform(config: Config, dir: string): Promise<void
     await migrate(sql)
     const applied = await appliedMigrations(sql)
     if (JSON.stringify(applied) !== JSON.stringify(manifest.migrations)) {
-      throw new Error(`this checkout's migrations (${applied.at(-1)}) differ from the backup's (${manifest.migrations.at(-1)}): restore with the release that took it`)
+      throw new Error(
+        `this checkout's migrations (${applied.at(-1)}) differ from the backup's (${manifest.migrations.at(-1)}): restore with the release that took it`,
+      )
     }
-    await copyIn(sql, manifest.tables.map((table) => ({ table, file: join(dir, 'db', `${table}.bin`) })))
+    await copyIn(
+      sql,
+      manifest.tables.map((table) => ({ table, file: join(dir, 'db', `${table}.bin`) })),
+    )
   } finally {
     await sql.end({ timeout: 5 })
   }

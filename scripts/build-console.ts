@@ -27,15 +27,18 @@ const DOC_FILE = join(ROOT, '.cache', 'console', 'openapi.json')
  *  on first query) and the key is a throw-away one: only the routes' declarations are read. */
 export async function openapiDocument(): Promise<OpenAPI3> {
   const config = loadConfig({
-    ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: 'postgres://console-build@127.0.0.1:9/none',
-    SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), NODE_ENV: 'production',
+    ...process.env,
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: 'postgres://console-build@127.0.0.1:9/none',
+    SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
+    NODE_ENV: 'production',
   })
   const sql = createDb(config.DATABASE_URL, { max: 1 })
   try {
     const app = buildApp(composeApi(config, sql, createLogger('silent')))
     const res = await app.handle(new Request('http://console.build/v1/openapi.json'))
     if (!res.ok) throw new Error(`/v1/openapi.json answered ${res.status}`)
-    return await res.json() as OpenAPI3
+    return (await res.json()) as OpenAPI3
   } finally {
     await sql.end({ timeout: 1 })
   }

@@ -46,30 +46,36 @@ export interface MailCatcherOptions {
 
 const MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
-const addressText = (a: AddressObject | AddressObject[] | undefined) =>
-  (Array.isArray(a) ? a.map((x) => x.text).join(', ') : a?.text) ?? ''
+const addressText = (a: AddressObject | AddressObject[] | undefined) => (Array.isArray(a) ? a.map((x) => x.text).join(', ') : a?.text) ?? ''
 
 function load(file: string | undefined): Message[] {
   if (!file || !existsSync(file)) return []
   const out: Message[] = []
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (!line.trim()) continue
-    try { out.push(JSON.parse(line) as Message) } catch { /* a line torn by a crash: skip it */ }
+    try {
+      out.push(JSON.parse(line) as Message)
+    } catch {
+      /* a line torn by a crash: skip it */
+    }
   }
   return out
 }
 
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 function inboxPage(messages: Message[]): string {
-  const rows = messages.map((m) => `
+  const rows = messages
+    .map(
+      (m) => `
     <details>
       <summary><time>${escapeHtml(m.date)}</time> <b>${escapeHtml(m.subject || '(no subject)')}</b>
         <span>${escapeHtml(m.from)} &rarr; ${escapeHtml(m.to.join(', '))}</span></summary>
       <pre>${escapeHtml(m.text)}</pre>
       <a href="/api/messages/${encodeURIComponent(m.id)}">JSON</a>
-    </details>`).join('')
+    </details>`,
+    )
+    .join('')
   // The HTML bodies are never rendered: mail content is untrusted and this page is served on localhost.
   return `<!doctype html><html><head><meta charset="utf-8"><title>Mail catcher (${messages.length})</title>
 <style>body{font:14px system-ui,sans-serif;margin:2em;max-width:60em}details{border-bottom:1px solid #ddd;padding:.5em 0}
@@ -158,7 +164,9 @@ export async function startMailCatcher(opts: MailCatcherOptions = {}): Promise<M
 if (import.meta.main) {
   const port = (name: string, def: number) => Number(process.env[name] ?? def)
   const catcher = await startMailCatcher({
-    smtpPort: port('MAIL_SMTP_PORT', 1025), httpPort: port('MAIL_HTTP_PORT', 1080), file: process.env.MAIL_FILE,
+    smtpPort: port('MAIL_SMTP_PORT', 1025),
+    httpPort: port('MAIL_HTTP_PORT', 1080),
+    file: process.env.MAIL_FILE,
   })
   console.log(`mail catcher: SMTP ${catcher.smtpUrl}, inbox ${catcher.httpUrl}`)
   const stop = () => void catcher.stop().then(() => process.exit(0))

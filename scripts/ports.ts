@@ -12,7 +12,9 @@ export function ephemeralRange(): { low: number; high: number } {
   try {
     const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number)
     if (low! > 0 && high! >= low!) return (range = { low: low!, high: high! })
-  } catch { /* not Linux */ }
+  } catch {
+    /* not Linux */
+  }
   return (range = { low: 32768, high: 60999 })
 }
 

@@ -70,7 +70,11 @@ let pidFile: string | undefined
 let exitHandlerInstalled = false
 
 const killGroup = (pid: number, signal: NodeJS.Signals) => {
-  try { process.kill(-pid, signal) } catch { /* already gone */ }
+  try {
+    process.kill(-pid, signal)
+  } catch {
+    /* already gone */
+  }
 }
 
 export function spawnChild(name: string, opts: SpawnOptions): Child {
@@ -84,20 +88,35 @@ export function spawnChild(name: string, opts: SpawnOptions): Child {
   }
   // detached: its own process group, so Ctrl-C in the terminal reaches only us and we stop children in order.
   const proc = Bun.spawn(opts.cmd, {
-    cwd: opts.cwd ?? REPO_ROOT, env: opts.env ?? process.env, stdin: 'ignore',
-    stdout: fd ?? 'pipe', stderr: fd ?? 'pipe', detached: true,
+    cwd: opts.cwd ?? REPO_ROOT,
+    env: opts.env ?? process.env,
+    stdin: 'ignore',
+    stdout: fd ?? 'pipe',
+    stderr: fd ?? 'pipe',
+    detached: true,
   })
   if (fd !== undefined) closeSync(fd)
   let done = false
-  const exited = proc.exited.then((code) => { done = true; return proc.signalCode ? null : code })
+  const exited = proc.exited.then((code) => {
+    done = true
+    return proc.signalCode ? null : code
+  })
   const child: Child = {
-    name, pid: proc.pid, logFile, exited, stopSignal: opts.stopSignal ?? 'SIGTERM',
+    name,
+    pid: proc.pid,
+    logFile,
+    exited,
+    stopSignal: opts.stopSignal ?? 'SIGTERM',
     stdout: opts.pipe ? (proc.stdout as ReadableStream<Uint8Array>) : undefined,
     stderr: opts.pipe ? (proc.stderr as ReadableStream<Uint8Array>) : undefined,
     running: () => !done,
     async stop() {
       if (!done) {
-        try { process.kill(proc.pid, opts.stopSignal ?? 'SIGTERM') } catch { /* exited meanwhile */ }
+        try {
+          process.kill(proc.pid, opts.stopSignal ?? 'SIGTERM')
+        } catch {
+          /* exited meanwhile */
+        }
         const timer = setTimeout(() => killGroup(proc.pid, 'SIGKILL'), opts.stopTimeoutMs ?? 10_000)
         await exited
         clearTimeout(timer)
@@ -130,7 +149,13 @@ export function onShutdownSignal(shutdown: (signal: NodeJS.Signals) => Promise<n
     process.on(signal, () => {
       if (received) process.exit(130)
       received = true
-      shutdown(signal).then((code) => process.exit(code), (err) => { console.error(err); process.exit(1) })
+      shutdown(signal).then(
+        (code) => process.exit(code),
+        (err) => {
+          console.error(err)
+          process.exit(1)
+        },
+      )
     })
   }
 }
@@ -138,17 +163,20 @@ export function onShutdownSignal(shutdown: (signal: NodeJS.Signals) => Promise<n
 export type Stoppable = { stop(): Promise<void> }
 
 /** Stops the children in parallel; the caller decides the order by awaiting groups of calls. */
-export const stopAll = (list: Iterable<Child | Stoppable | undefined>) =>
-  Promise.all([...list].map((c) => c?.stop().catch(() => {})))
+export const stopAll = (list: Iterable<Child | Stoppable | undefined>) => Promise.all([...list].map((c) => c?.stop().catch(() => {})))
 
 /** Starts servers in parallel. Each one is added to `started` the moment it is up, so a shutdown signal during
  *  start-up stops it too; if any fails, the error names every failure. */
 export async function startTogether<T extends Record<string, Promise<Stoppable>>>(starts: T, started: Stoppable[]): Promise<{ [K in keyof T]: Awaited<T[K]> }> {
   const entries = Object.entries(starts)
-  const results = await Promise.allSettled(entries.map(([, p]) => p.then((server) => {
-    started.push(server)
-    return server
-  })))
+  const results = await Promise.allSettled(
+    entries.map(([, p]) =>
+      p.then((server) => {
+        started.push(server)
+        return server
+      }),
+    ),
+  )
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')
   if (failures.length > 0) throw new Error(failures.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('\n'))
   return Object.fromEntries(entries.map(([name], i) => [name, (results[i] as PromiseFulfilledResult<Stoppable>).value])) as { [K in keyof T]: Awaited<T[K]> }
@@ -157,8 +185,14 @@ export async function startTogether<T extends Record<string, Promise<Stoppable>>
 // A persistent data dir records its children, so a run whose supervisor was SIGKILLed does not leave
 // servers holding the ports and the Postgres lock for the next run. A pid plus its start time (clock
 // ticks since boot) names one process even after the pid is reused.
-export interface ProcessId { pid: number; started: string }
-interface PidRecord { owner: ProcessId; children: (ProcessId & { name: string; stopSignal: NodeJS.Signals })[] }
+export interface ProcessId {
+  pid: number
+  started: string
+}
+interface PidRecord {
+  owner: ProcessId
+  children: (ProcessId & { name: string; stopSignal: NodeJS.Signals })[]
+}
 
 /** Fields of /proc/<pid>/stat after the command name: [0] is the state, [19] the start time. */
 function stat(pid: number): string[] | undefined {
@@ -171,7 +205,10 @@ function stat(pid: number): string[] | undefined {
 }
 const processId = (pid: number): ProcessId => ({ pid, started: stat(pid)?.[19] ?? '' })
 /** Still the same process, and not a zombie (nothing waits for those once their parent was killed). */
-export const alive = (p: ProcessId) => { const f = stat(p.pid); return f !== undefined && f[0] !== 'Z' && f[19] === p.started }
+export const alive = (p: ProcessId) => {
+  const f = stat(p.pid)
+  return f !== undefined && f[0] !== 'Z' && f[19] === p.started
+}
 
 function writePidFile() {
   if (!pidFile) return
@@ -187,13 +224,21 @@ function writePidFile() {
 export async function reapStale(file: string, what: string): Promise<string[]> {
   const reaped: string[] = []
   let prev: PidRecord | undefined
-  try { prev = JSON.parse(readFileSync(file, 'utf8')) as PidRecord } catch { /* none, or torn: nothing to reap */ }
+  try {
+    prev = JSON.parse(readFileSync(file, 'utf8')) as PidRecord
+  } catch {
+    /* none, or torn: nothing to reap */
+  }
   if (prev?.owner && prev.owner.pid !== process.pid) {
     if (alive(prev.owner)) throw new Error(`another ${what} (pid ${prev.owner.pid}) is already running on this data directory`)
     // Gracefully where possible: a SIGKILLed postmaster leaves backends holding its shared memory.
     const stale = prev.children.filter(alive)
     for (const c of stale) {
-      try { process.kill(c.pid, c.stopSignal) } catch { /* gone meanwhile */ }
+      try {
+        process.kill(c.pid, c.stopSignal)
+      } catch {
+        /* gone meanwhile */
+      }
       reaped.push(`${c.name} (pid ${c.pid})`)
     }
     const deadline = Date.now() + 15_000
@@ -222,7 +267,13 @@ export function releasePidFile() {
 export function tail(file: string, lines = 30): string {
   try {
     const text = readFileSync(file, 'utf8').slice(-16_384).trimEnd()
-    return text ? text.split('\n').slice(-lines).map((l) => `    | ${l}`).join('\n') : `    (${file} is empty)`
+    return text
+      ? text
+          .split('\n')
+          .slice(-lines)
+          .map((l) => `    | ${l}`)
+          .join('\n')
+      : `    (${file} is empty)`
   } catch {
     return `    (no log at ${file})`
   }

@@ -28,13 +28,25 @@ export interface FailedTest {
 }
 
 type Message = { '@_message'?: string }
-interface Case { '@_name': string; failure?: Message[]; skipped?: (Message | '')[] }
-interface Suite { '@_name': string; testsuite?: Suite[]; testcase?: Case[] }
+interface Case {
+  '@_name': string
+  failure?: Message[]
+  skipped?: (Message | '')[]
+}
+interface Suite {
+  '@_name': string
+  testsuite?: Suite[]
+  testcase?: Case[]
+}
 
 /** Every test case of bun's JUnit report (`--reporter=junit`) with its file and its name. A file's suite is its path,
  *  not part of a test's name; nested suites are its describe blocks. */
 function junitCases(xml: string): { file: string; name: string; c: Case }[] {
-  const parsed = new XMLParser({ ignoreAttributes: false, htmlEntities: true, isArray: (tag) => ['testsuite', 'testcase', 'failure', 'skipped'].includes(tag) }).parse(xml)
+  const parsed = new XMLParser({
+    ignoreAttributes: false,
+    htmlEntities: true,
+    isArray: (tag) => ['testsuite', 'testcase', 'failure', 'skipped'].includes(tag),
+  }).parse(xml)
   const out: { file: string; name: string; c: Case }[] = []
   const walk = (file: string, suite: Suite, path: string[]) => {
     for (const c of suite.testcase ?? []) out.push({ file, name: [...path, c['@_name']].join(' > '), c })
@@ -46,15 +58,22 @@ function junitCases(xml: string): { file: string; name: string; c: Case }[] {
 
 /** The failed tests of bun's JUnit report, with their messages: the CI page's tail names each failure and why. */
 export function junitFailures(xml: string): FailedTest[] {
-  return junitCases(xml).filter(({ c }) => c.failure?.[0]).map(({ name, c }) => ({ name, error: messageLines(c.failure![0]!['@_message'] ?? '') }))
+  return junitCases(xml)
+    .filter(({ c }) => c.failure?.[0])
+    .map(({ name, c }) => ({ name, error: messageLines(c.failure![0]!['@_message'] ?? '') }))
 }
 
-export interface SkippedTest { file: string; name: string }
+export interface SkippedTest {
+  file: string
+  name: string
+}
 
 /** The skipped tests of bun's JUnit report (test.skip, test.skipIf); a test.todo is reported apart by bun, not here. */
 export function junitSkipped(xml: string): SkippedTest[] {
   const isTodo = (m: Message | '') => typeof m === 'object' && m['@_message'] === 'TODO'
-  return junitCases(xml).filter(({ c }) => c.skipped?.length && !c.skipped.some(isTodo)).map(({ file, name }) => ({ file, name }))
+  return junitCases(xml)
+    .filter(({ c }) => c.skipped?.length && !c.skipped.some(isTodo))
+    .map(({ file, name }) => ({ file, name }))
 }
 
 /** Why a test of the suite skips, by its file: the closing lines say it, so no skip passes unseen. */
@@ -71,4 +90,9 @@ export function skippedLine(count: number, skipped: SkippedTest[]): string {
 }
 
 const messageLines = (message: string) =>
-  message.split('\n').map((l) => l.trim()).filter(Boolean).slice(0, 10).map((l) => (l.length > 400 ? `${l.slice(0, 400)}…` : l))
+  message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .slice(0, 10)
+    .map((l) => (l.length > 400 ? `${l.slice(0, 400)}…` : l))

@@ -11,8 +11,28 @@ import { join } from 'node:path'
 import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
-  CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, claimPidFile, killChildrenOnExit, freePort, newSecretKey, onShutdownSignal, seconds, spawnChild, startMailCatcher, startMinio,
-  reapStale, releasePidFile, startPostgres, startTemporal, startTogether, stopAll, tail, workerStarted, type Child, type Stoppable,
+  CACHE_DIR,
+  LOOPBACK_CIDRS,
+  REPO_ROOT,
+  claimPidFile,
+  killChildrenOnExit,
+  freePort,
+  newSecretKey,
+  onShutdownSignal,
+  seconds,
+  spawnChild,
+  startMailCatcher,
+  startMinio,
+  reapStale,
+  releasePidFile,
+  startPostgres,
+  startTemporal,
+  startTogether,
+  stopAll,
+  tail,
+  workerStarted,
+  type Child,
+  type Stoppable,
 } from './platform'
 import { bunTotals, failedTests, junitFailures, junitSkipped, skippedLine, type SkippedTest } from './test-totals'
 
@@ -32,7 +52,9 @@ async function sweepAbandonedRuns() {
       if (!existsSync(join(dir, 'run', 'pids.json'))) continue // still starting, or kept on purpose
       if (reaped.length > 0) say(`killed leftovers of an abandoned run: ${reaped.join(', ')}`)
       rmSync(dir, { recursive: true, force: true })
-    } catch { /* its run is still going */ }
+    } catch {
+      /* its run is still going */
+    }
   }
 }
 await sweepAbandonedRuns()
@@ -102,19 +124,48 @@ let scrapePorts: Record<string, string> = {}
 async function startServers() {
   const ports: number[] = []
   for (let i = 0; i < 10; i++) ports.push(await freePort())
-  const [pgPort, temporalPort, uiPort, httpPort, metricsPort, minioPort, consolePort, apiMetrics, workerMetrics, sdkMetrics] = ports as [number, number, number, number, number, number, number, number, number, number]
+  const [pgPort, temporalPort, uiPort, httpPort, metricsPort, minioPort, consolePort, apiMetrics, workerMetrics, sdkMetrics] = ports as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ]
   scrapePorts = { METRICS_PORT: String(apiMetrics), WORKER_METRICS_PORT: String(workerMetrics), TEMPORAL_METRICS_PORT: String(sdkMetrics) }
-  return startTogether({
-    pg: timed('postgres', startPostgres({
-      dataDir: join(dataDir, 'postgres'), port: pgPort, database: `rcp_test_${process.pid}_${Date.now().toString(36)}`,
-      logFile: join(logs, 'postgres.log'), ephemeral: true,
-    })),
-    temporal: timed('temporal', startTemporal({
-      dbFile: join(dataDir, 'temporal', 'temporal.db'), port: temporalPort, uiPort, httpPort, metricsPort, logFile: join(logs, 'temporal.log'), ephemeral: true,
-    })),
-    minio: timed('minio', startMinio({ dataDir: join(dataDir, 'minio'), port: minioPort, consolePort, logFile: join(logs, 'minio.log') })),
-    mail: timed('mail catcher', startMailCatcher()),
-  }, servers)
+  return startTogether(
+    {
+      pg: timed(
+        'postgres',
+        startPostgres({
+          dataDir: join(dataDir, 'postgres'),
+          port: pgPort,
+          database: `rcp_test_${process.pid}_${Date.now().toString(36)}`,
+          logFile: join(logs, 'postgres.log'),
+          ephemeral: true,
+        }),
+      ),
+      temporal: timed(
+        'temporal',
+        startTemporal({
+          dbFile: join(dataDir, 'temporal', 'temporal.db'),
+          port: temporalPort,
+          uiPort,
+          httpPort,
+          metricsPort,
+          logFile: join(logs, 'temporal.log'),
+          ephemeral: true,
+        }),
+      ),
+      minio: timed('minio', startMinio({ dataDir: join(dataDir, 'minio'), port: minioPort, consolePort, logFile: join(logs, 'minio.log') })),
+      mail: timed('mail catcher', startMailCatcher()),
+    },
+    servers,
+  )
 }
 
 /** bun test (1.4) ignores bunfig.toml's [test] timeout, so the runner passes it as the flag. */
@@ -154,7 +205,9 @@ function timingsArgs(args: string[]): string[] {
   try {
     JSON.parse(readFileSync(TIMINGS, 'utf8')) // bun refuses to start on a file that is not JSON
     copyFileSync(TIMINGS, runTimings)
-  } catch { /* none yet, or unreadable: this run writes the first */ }
+  } catch {
+    /* none yet, or unreadable: this run writes the first */
+  }
   return [`--timings=${runTimings}`, '--update-timings']
 }
 
@@ -169,7 +222,9 @@ function keepTimings(): void {
     const next = `${TIMINGS}.${process.pid}`
     copyFileSync(runTimings, next)
     renameSync(next, TIMINGS)
-  } catch { /* bun wrote none (no file ran) */ }
+  } catch {
+    /* bun wrote none (no file ran) */
+  }
 }
 
 /** The servers, the schema and the worker; their addresses as the environment of bun test. Undefined when something
@@ -179,7 +234,11 @@ async function serverEnv(): Promise<Record<string, string | undefined> | undefin
   try {
     s = await startServers()
     const sql = createDb(s.pg.url, { max: 1 })
-    try { await migrate(sql) } finally { await sql.end({ timeout: 5 }) }
+    try {
+      await migrate(sql)
+    } finally {
+      await sql.end({ timeout: 5 })
+    }
   } catch (err) {
     say(`could not start the test servers:\n${err instanceof Error ? err.message : String(err)}`)
     await teardown()
@@ -231,7 +290,11 @@ async function serverEnv(): Promise<Record<string, string | undefined> | undefin
 
 /** The fast tier's environment: no server, so the preload (test/support/preload.ts) lets its files run without one. */
 const fastEnv = (): Record<string, string | undefined> => ({
-  ...process.env, NODE_ENV: 'test', RCP_TEST_TIER: 'fast', RCP_CACHE_DIR: CACHE_DIR, RCP_TEST_DATA_DIR: dataDir,
+  ...process.env,
+  NODE_ENV: 'test',
+  RCP_TEST_TIER: 'fast',
+  RCP_CACHE_DIR: CACHE_DIR,
+  RCP_TEST_DATA_DIR: dataDir,
 })
 
 async function main(): Promise<number> {
@@ -271,10 +334,24 @@ async function main(): Promise<number> {
   }
   // The report's failures with their messages; the output's names when bun wrote none or a torn one (killed) or left
   // one out (a hook).
-  const reported = (() => { try { return junitFailures(readFileSync(junitReport, 'utf8')) } catch { return [] } })()
-  try { skippedTests = junitSkipped(readFileSync(junitReport, 'utf8')) } catch { /* no report: the count alone */ }
-  const failures = [...reported, ...failedTests(`${output.stdout}\n${output.stderr}`)
-    .filter((name) => !reported.some((r) => r.name === name)).map((name) => ({ name, error: [] }))]
+  const reported = (() => {
+    try {
+      return junitFailures(readFileSync(junitReport, 'utf8'))
+    } catch {
+      return []
+    }
+  })()
+  try {
+    skippedTests = junitSkipped(readFileSync(junitReport, 'utf8'))
+  } catch {
+    /* no report: the count alone */
+  }
+  const failures = [
+    ...reported,
+    ...failedTests(`${output.stdout}\n${output.stderr}`)
+      .filter((name) => !reported.some((r) => r.name === name))
+      .map((name) => ({ name, error: [] })),
+  ]
   if (failures.length > 0) say(`failed:\n${failures.map((f) => [`    ${f.name}`, ...f.error.map((l) => `        ${l}`)].join('\n')).join('\n')}`)
   await teardown()
   say(`total ${seconds(started)}`)

@@ -8,9 +8,28 @@ import { join } from 'node:path'
 import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import {
-  CACHE_DIR, LOOPBACK_CIDRS, REPO_ROOT, assertPortFree, claimPidFile, killChildrenOnExit, newSecretKey, onShutdownSignal,
-  releasePidFile, seconds, spawnChild,
-  startMailCatcher, startMinio, startPostgres, startTemporal, startTogether, stopAll, tail, waitUntil, weightApi, type Child, type Stoppable,
+  CACHE_DIR,
+  LOOPBACK_CIDRS,
+  REPO_ROOT,
+  assertPortFree,
+  claimPidFile,
+  killChildrenOnExit,
+  newSecretKey,
+  onShutdownSignal,
+  releasePidFile,
+  seconds,
+  spawnChild,
+  startMailCatcher,
+  startMinio,
+  startPostgres,
+  startTemporal,
+  startTogether,
+  stopAll,
+  tail,
+  waitUntil,
+  weightApi,
+  type Child,
+  type Stoppable,
 } from './platform'
 
 const started = performance.now()
@@ -39,10 +58,18 @@ const ports = {
   temporalSdkMetrics: port('TEMPORAL_METRICS_PORT', 9466),
 }
 const portEnv: Record<keyof typeof ports, string> = {
-  api: 'PORT', postgres: 'RCP_POSTGRES_PORT', temporal: 'RCP_TEMPORAL_PORT', temporalUi: 'RCP_TEMPORAL_UI_PORT',
-  temporalHttp: 'RCP_TEMPORAL_HTTP_PORT', minio: 'RCP_MINIO_PORT', minioConsole: 'RCP_MINIO_CONSOLE_PORT',
-  smtp: 'RCP_SMTP_PORT', mail: 'RCP_MAIL_HTTP_PORT',
-  apiMetrics: 'METRICS_PORT', workerMetrics: 'WORKER_METRICS_PORT', temporalSdkMetrics: 'TEMPORAL_METRICS_PORT',
+  api: 'PORT',
+  postgres: 'RCP_POSTGRES_PORT',
+  temporal: 'RCP_TEMPORAL_PORT',
+  temporalUi: 'RCP_TEMPORAL_UI_PORT',
+  temporalHttp: 'RCP_TEMPORAL_HTTP_PORT',
+  minio: 'RCP_MINIO_PORT',
+  minioConsole: 'RCP_MINIO_CONSOLE_PORT',
+  smtp: 'RCP_SMTP_PORT',
+  mail: 'RCP_MAIL_HTTP_PORT',
+  apiMetrics: 'METRICS_PORT',
+  workerMetrics: 'WORKER_METRICS_PORT',
+  temporalSdkMetrics: 'TEMPORAL_METRICS_PORT',
 }
 
 const dataDir = process.env.RCP_DATA_DIR || join(homedir(), '.local', 'share', 'rcp')
@@ -62,13 +89,14 @@ const servers: Stoppable[] = []
 let apps: (Child | undefined)[] = []
 let stopping: Promise<void> | undefined
 
-const shutdown = () => (stopping ??= (async () => {
-  const t = performance.now()
-  await stopAll(apps) // the API and the worker first, so they drain against live servers
-  await stopAll(servers)
-  releasePidFile()
-  say(`stopped in ${seconds(t)}`)
-})())
+const shutdown = () =>
+  (stopping ??= (async () => {
+    const t = performance.now()
+    await stopAll(apps) // the API and the worker first, so they drain against live servers
+    await stopAll(servers)
+    releasePidFile()
+    say(`stopped in ${seconds(t)}`)
+  })())
 
 onShutdownSignal(async (signal) => {
   console.error('')
@@ -78,15 +106,21 @@ onShutdownSignal(async (signal) => {
 })
 
 async function startServers() {
-  return startTogether({
-    pg: startPostgres({ dataDir: join(dataDir, 'postgres'), port: ports.postgres, database: 'rcp', logFile: join(logs, 'postgres.log') }),
-    temporal: startTemporal({
-      dbFile: join(dataDir, 'temporal', 'temporal.db'), port: ports.temporal, uiPort: ports.temporalUi, httpPort: ports.temporalHttp,
-      logFile: join(logs, 'temporal.log'),
-    }),
-    minio: startMinio({ dataDir: join(dataDir, 'minio'), port: ports.minio, consolePort: ports.minioConsole, logFile: join(logs, 'minio.log') }),
-    mail: startMailCatcher({ smtpPort: ports.smtp, httpPort: ports.mail, file: join(dataDir, 'mail', 'messages.jsonl') }),
-  }, servers)
+  return startTogether(
+    {
+      pg: startPostgres({ dataDir: join(dataDir, 'postgres'), port: ports.postgres, database: 'rcp', logFile: join(logs, 'postgres.log') }),
+      temporal: startTemporal({
+        dbFile: join(dataDir, 'temporal', 'temporal.db'),
+        port: ports.temporal,
+        uiPort: ports.temporalUi,
+        httpPort: ports.temporalHttp,
+        logFile: join(logs, 'temporal.log'),
+      }),
+      minio: startMinio({ dataDir: join(dataDir, 'minio'), port: ports.minio, consolePort: ports.minioConsole, logFile: join(logs, 'minio.log') }),
+      mail: startMailCatcher({ smtpPort: ports.smtp, httpPort: ports.mail, file: join(dataDir, 'mail', 'messages.jsonl') }),
+    },
+    servers,
+  )
 }
 
 function firstCredentialHelp(api: string): string {

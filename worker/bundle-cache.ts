@@ -31,15 +31,24 @@ export function bundleKey(workflowsPath: string, interceptorModules: string[]): 
 export const UNUSED_BUNDLE_MS = 7 * 86_400_000
 
 export async function cachedBundle(
-  dir: string, workflowsPath: string, interceptorModules: string[], build: () => Promise<WorkflowBundleWithSourceMap>,
+  dir: string,
+  workflowsPath: string,
+  interceptorModules: string[],
+  build: () => Promise<WorkflowBundleWithSourceMap>,
 ): Promise<WorkflowBundleWithSourceMap> {
   const file = join(dir, `${bundleKey(workflowsPath, interceptorModules)}.json`)
   try {
     const cached = JSON.parse(readFileSync(file, 'utf8')) as WorkflowBundleWithSourceMap
     const now = new Date()
-    try { utimesSync(file, now, now) } catch { /* a read-only cache (an image's) is still read */ }
+    try {
+      utimesSync(file, now, now)
+    } catch {
+      /* a read-only cache (an image's) is still read */
+    }
     return cached
-  } catch { /* not there yet, or torn by a crash before the rename: build it */ }
+  } catch {
+    /* not there yet, or torn by a crash before the rename: build it */
+  }
   const bundle = await build()
   try {
     mkdirSync(dir, { recursive: true })
@@ -48,7 +57,9 @@ export async function cachedBundle(
     writeFileSync(tmp, JSON.stringify({ code: bundle.code, sourceMap: bundle.sourceMap }))
     renameSync(tmp, file)
     sweepUnused(dir)
-  } catch { /* a cache that cannot be written costs the next start its bundling, never this start */ }
+  } catch {
+    /* a cache that cannot be written costs the next start its bundling, never this start */
+  }
   return bundle
 }
 
@@ -58,6 +69,8 @@ function sweepUnused(dir: string): void {
     const path = join(dir, name)
     try {
       if (statSync(path).mtimeMs < before) rmSync(path, { force: true })
-    } catch { /* another worker removed it first */ }
+    } catch {
+      /* another worker removed it first */
+    }
   }
 }

@@ -1,7 +1,11 @@
 // The one way the worker keeps a Temporal schedule in line with its definition (worker/schedules.ts): every
 // start reconciles, so changing the configuration and restarting the worker is the whole deployment story.
 import {
-  ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleDescription, type ScheduleOptionsStartWorkflowAction,
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  type Client,
+  type ScheduleDescription,
+  type ScheduleOptionsStartWorkflowAction,
   type ScheduleOverlapPolicy,
 } from '@temporalio/client'
 import { TypedSearchAttributes, type SearchAttributePair, type Workflow } from '@temporalio/common'
@@ -58,7 +62,9 @@ export async function ensureSchedule(client: Client, want: ScheduleDefinition, l
 
   if (!want.enabled) {
     if (!current) return 'disabled'
-    await handle.delete().catch((err) => { if (!(err instanceof ScheduleNotFoundError)) throw err })
+    await handle.delete().catch((err) => {
+      if (!(err instanceof ScheduleNotFoundError)) throw err
+    })
     log.info(`${want.name} schedule deleted: disabled by the configuration`, { scheduleId })
     return 'deleted'
   }

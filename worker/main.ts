@@ -23,10 +23,19 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) return
     stopping = true
     log.info('worker shutting down', { signal })
-    running.shutdown().then(() => traces?.shutdown()).then(
-      () => { log.info('worker stopped'); process.exit(0) },
-      (err) => { log.error('worker stopped with an error', { err }); process.exit(1) },
-    )
+    running
+      .shutdown()
+      .then(() => traces?.shutdown())
+      .then(
+        () => {
+          log.info('worker stopped')
+          process.exit(0)
+        },
+        (err) => {
+          log.error('worker stopped with an error', { err })
+          process.exit(1)
+        },
+      )
   })
 }
 

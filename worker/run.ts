@@ -97,7 +97,12 @@ function workflowBundle(workflowsPath: string, log: Logger, cacheDir: string | u
   const key = `${workflowsPath} ${workflowInterceptorModules.join(' ')}`
   let bundle = bundles.get(key)
   if (!bundle) {
-    const build = () => bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, logger: temporalLogger(log.child({ component: 'workflow-bundler' }), { quietInfo: true }) })
+    const build = () =>
+      bundleWorkflowCode({
+        workflowsPath,
+        workflowInterceptorModules,
+        logger: temporalLogger(log.child({ component: 'workflow-bundler' }), { quietInfo: true }),
+      })
     bundle = cacheDir ? cachedBundle(cacheDir, workflowsPath, workflowInterceptorModules, build) : build()
     bundle.catch(() => bundles.delete(key))
     bundles.set(key, bundle)
@@ -154,15 +159,21 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
   const temporal = client!
   const all = Object.values(workers)
   let dispatcher: WebhookDispatcher | undefined
-  const scrape = opts.metrics ? serveMetrics(activityMetrics.registry, {
-    host: config.METRICS_HOST, port: config.WORKER_METRICS_PORT, log,
-    extra: () => fetch(`http://${sdkMetrics}/metrics`).then((r) => r.text()),
-  }) : undefined
-  const done = Promise.all(all.map((w) => w.run())).then(() => {}).finally(async () => {
-    await dispatcher?.stop()
-    await scrape?.stop()
-    await release(conn)
-  })
+  const scrape = opts.metrics
+    ? serveMetrics(activityMetrics.registry, {
+        host: config.METRICS_HOST,
+        port: config.WORKER_METRICS_PORT,
+        log,
+        extra: () => fetch(`http://${sdkMetrics}/metrics`).then((r) => r.text()),
+      })
+    : undefined
+  const done = Promise.all(all.map((w) => w.run()))
+    .then(() => {})
+    .finally(async () => {
+      await dispatcher?.stop()
+      await scrape?.stop()
+      await release(conn)
+    })
   // Marks the rejection as handled until the caller awaits `done`, so a worker failing during the schedule
   // step below does not crash the process as an unhandled rejection.
   done.catch(() => {})
@@ -191,8 +202,11 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
     }
   }
   log.info('worker started', {
-    taskQueues: taskQueueTable.map((q) => names[q.queue]), namespace: config.TEMPORAL_NAMESPACE, address: config.TEMPORAL_ADDRESS,
-    bundleMs: Math.round(bundleMs), startMs: Math.round(performance.now() - t0),
+    taskQueues: taskQueueTable.map((q) => names[q.queue]),
+    namespace: config.TEMPORAL_NAMESPACE,
+    address: config.TEMPORAL_ADDRESS,
+    bundleMs: Math.round(bundleMs),
+    startMs: Math.round(performance.now() - t0),
     runtime: process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`,
   })
   return { workers, client: temporal, done, shutdown, metricsUrl: scrape?.url }

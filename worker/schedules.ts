@@ -2,9 +2,7 @@
 // in worker/queues.ts lists the ones that start its workflows.
 import { ScheduleOverlapPolicy } from '@temporalio/client'
 import type { Config } from '../api/platform/config'
-import {
-  housekeepingScheduleId, SYSTEM_TENANT, taskQueues, TENANT_ID, workflowIds, WorkflowType, type HousekeepingInput,
-} from '../workflows/contract'
+import { housekeepingScheduleId, SYSTEM_TENANT, taskQueues, TENANT_ID, workflowIds, WorkflowType, type HousekeepingInput } from '../workflows/contract'
 import { MAIL_SWEEP_EVERY_MS, mailSweepScheduleId, MailWorkflowType } from '../workflows/contract-mail'
 import type { ScheduleDefinition } from './ensure-schedule'
 

@@ -18,15 +18,18 @@ export function workflowTracingModules(): string[] {
 /** What Worker.create adds in a traced process: the interceptors and the span sink; nothing otherwise. */
 export function tracedWorkerOptions(t: Tracing | undefined): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
   if (!t) return {}
-  const { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } = require('@temporalio/interceptors-opentelemetry') as Interceptors
+  const { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } =
+    require('@temporalio/interceptors-opentelemetry') as Interceptors
   const options = { tracer: t.tracer }
   return {
     interceptors: {
       workflowModules: workflowTracingModules(),
-      activity: [(ctx) => ({
-        inbound: new OpenTelemetryActivityInboundInterceptor(ctx, options),
-        outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
-      })],
+      activity: [
+        (ctx) => ({
+          inbound: new OpenTelemetryActivityInboundInterceptor(ctx, options),
+          outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+        }),
+      ],
     },
     sinks: { exporter: makeWorkflowExporter(t.processor, t.resource) },
   }

@@ -11,7 +11,10 @@ import type { Logger } from '../api/platform/log'
 import { fanOutEvents, startLostDeliveries } from '../api/webhook-deliveries/fan-out'
 import { startDeliveries } from '../api/webhook-deliveries/start'
 
-type DispatchConfig = Pick<Config, 'TEMPORAL_TASK_QUEUE_PREFIX' | 'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_RETRY_AFTER_MAX_SECONDS' | 'WEBHOOK_DISPATCH_POLL_MS' | 'WEBHOOK_DISPATCH_BATCH'>
+type DispatchConfig = Pick<
+  Config,
+  'TEMPORAL_TASK_QUEUE_PREFIX' | 'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_RETRY_AFTER_MAX_SECONDS' | 'WEBHOOK_DISPATCH_POLL_MS' | 'WEBHOOK_DISPATCH_BATCH'
+>
 
 /** A message committed this long ago without a started run lost its start (the process died after commit). */
 export const UNSTARTED_GRACE_SECONDS = 5
@@ -42,13 +45,15 @@ export async function startWebhookDispatcher(deps: { sql: Sql; client: Client; c
       again = true
       return
     }
-    running = pass().catch((err) => log.error('webhook dispatch pass failed; the next wake retries', { err })).finally(() => {
-      running = undefined
-      if (again) {
-        again = false
-        wake()
-      }
-    })
+    running = pass()
+      .catch((err) => log.error('webhook dispatch pass failed; the next wake retries', { err }))
+      .finally(() => {
+        running = undefined
+        if (again) {
+          again = false
+          wake()
+        }
+      })
   }
 
   const listener = await sql.listen('rcp_events', wake, wake)

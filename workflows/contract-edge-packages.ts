@@ -5,8 +5,7 @@ import type { PackageManifest } from '../api/edge-packages/manifest'
 export const EdgePackageWorkflowType = { build: 'buildEdgePackageWorkflow' } as const
 
 /** One build per package; the arch in the id lets an operator tell the builds of one tenant apart at a glance. */
-export const edgePackageWorkflowId = (tenantId: string, packageId: string, targetArch: string) =>
-  `edge-package/${tenantId}/${targetArch}/${packageId}`
+export const edgePackageWorkflowId = (tenantId: string, packageId: string, targetArch: string) => `edge-package/${tenantId}/${targetArch}/${packageId}`
 
 export const EdgePackageErrorType = {
   /** The package row is gone or no longer queued/building: nothing left to do. */

@@ -26,9 +26,7 @@ export interface MeasuredObject {
 }
 
 /** What the object check found: every object as measured, or the first that does not match, named in `reason`. */
-export type ValidationOutcome =
-  | { status: 'ready'; objects: MeasuredObject[] }
-  | { status: 'failed'; reason: string }
+export type ValidationOutcome = { status: 'ready'; objects: MeasuredObject[] } | { status: 'failed'; reason: string }
 
 /** Heartbeat details: the objects measured so far, so a retried attempt does not hash them again. */
 export interface ValidationCheckpoint {

@@ -74,6 +74,5 @@ export const housekeepingScheduleId = (config: PrefixConfig) => `${config.TEMPOR
 /** Ids are meaningful so operators can find a run by what it is. The schedule appends the scheduled
  *  time to its workflow id; ad-hoc runs (operators, tests) add their own suffix. */
 export const workflowIds = {
-  housekeeping: (config: PrefixConfig, suffix?: string) =>
-    suffix ? `${housekeepingScheduleId(config)}/${suffix}` : housekeepingScheduleId(config),
+  housekeeping: (config: PrefixConfig, suffix?: string) => (suffix ? `${housekeepingScheduleId(config)}/${suffix}` : housekeepingScheduleId(config)),
 } as const

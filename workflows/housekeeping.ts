@@ -3,21 +3,20 @@ import { log, patched, proxyActivities } from '@temporalio/workflow'
 import type { Activities } from '../activities'
 import { ErrorType, HOUSEKEEPING_DEFAULT_BATCH_SIZE, type HousekeepingInput, type HousekeepingResult } from './contract'
 
-const {
-  purgeExpiredIdempotencyKeys, purgeExpiredSessions, purgeExpiredAuditEntries, purgeExpiredWebhookMessages, purgeExpiredEvents, purgeIdleRateBudgets,
-} = proxyActivities<Activities>({
-  // A purge of a large backlog is many short batches; heartbeats, not the overall timeout, detect a dead worker.
-  startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: {
-    initialInterval: '5 seconds',
-    backoffCoefficient: 2,
-    maximumInterval: '2 minutes',
-    // The next scheduled run picks up whatever this one could not finish, so there is no point retrying forever.
-    maximumAttempts: 5,
-    nonRetryableErrorTypes: [ErrorType.invalidArgument],
-  },
-})
+const { purgeExpiredIdempotencyKeys, purgeExpiredSessions, purgeExpiredAuditEntries, purgeExpiredWebhookMessages, purgeExpiredEvents, purgeIdleRateBudgets } =
+  proxyActivities<Activities>({
+    // A purge of a large backlog is many short batches; heartbeats, not the overall timeout, detect a dead worker.
+    startToCloseTimeout: '15 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: {
+      initialInterval: '5 seconds',
+      backoffCoefficient: 2,
+      maximumInterval: '2 minutes',
+      // The next scheduled run picks up whatever this one could not finish, so there is no point retrying forever.
+      maximumAttempts: 5,
+      nonRetryableErrorTypes: [ErrorType.invalidArgument],
+    },
+  })
 
 /** Purges expired idempotency keys and dead sessions, and what has outlived its retention period: audit entries,
  *  webhook messages with their attempts, dispatched events. Scheduled by the worker (worker/schedules.ts). The

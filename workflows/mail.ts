@@ -51,4 +51,3 @@ export async function mailSweepWorkflow(): Promise<MailSweepResult> {
   }
   return { restarted, throttlesPurged }
 }
-

@@ -11,7 +11,11 @@ const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInter
 const { measureModelVersionObjects } = proxyActivities<Activities>({
   startToCloseTimeout: '6 hours',
   heartbeatTimeout: '15 seconds',
-  retry: { ...retry, maximumAttempts: 5, nonRetryableErrorTypes: [ErrorType.invalidArgument, ModelsErrorType.versionNotValidating, StorageErrorType.regionUnknown] },
+  retry: {
+    ...retry,
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: [ErrorType.invalidArgument, ModelsErrorType.versionNotValidating, StorageErrorType.regionUnknown],
+  },
 })
 
 // Recording the outcome must outlast a database hiccup: many attempts of a short, idempotent call.

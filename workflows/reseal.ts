@@ -34,7 +34,7 @@ export async function resealSecretsWorkflow(input: ResealInput = {}): Promise<Re
     const column = columns[i]!
     const counts = (totals[column] ??= { scanned: 0, resealed: 0, changedMeanwhile: 0, unreadable: 0 })
     progress.column = column
-    let after: string | null = i === first ? input.resume?.after ?? null : null
+    let after: string | null = i === first ? (input.resume?.after ?? null) : null
     do {
       const r = await resealSealedBatch(column, after, batchSize)
       counts.scanned += r.scanned

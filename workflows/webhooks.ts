@@ -11,15 +11,20 @@ import { WebhookErrorType, type AttemptOutcome, type DeliverWebhookInput, type D
 // delivery is at least once. The start-to-close timeout covers the request's 15 s and the database work around it.
 const { attemptWebhookDelivery } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: [WebhookErrorType.messageGone] },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: [WebhookErrorType.messageGone],
+  },
 })
 
 const goneType = (err: unknown) => err instanceof ApplicationFailure && err.type === WebhookErrorType.messageGone
 // A local activity's non-retryable failure reaches the workflow as the ApplicationFailure itself, not wrapped in an
 // ActivityFailure as a retry-exhausted one is (test/unit/workflows/webhooks.test.ts). Runs that went on past an
 // unwrapped one before this was noticed replay without the patch.
-const gone = (err: unknown) =>
-  (err instanceof ActivityFailure && goneType(err.cause)) || (goneType(err) && patched('webhook-message-gone-unwrapped'))
+const gone = (err: unknown) => (err instanceof ActivityFailure && goneType(err.cause)) || (goneType(err) && patched('webhook-message-gone-unwrapped'))
 
 /** Attempts immediately, then after each delay of the schedule (timers here, so a worker restart resumes the wait
  *  where it was). A Retry-After on 429/503 lengthens the next wait, up to retryAfterMaxMs. */
@@ -28,8 +33,7 @@ export async function deliverWebhookWorkflow(input: DeliverWebhookInput): Promis
   if (scheduleMs[0]! > 0) await sleep(scheduleMs[0]!)
   for (let i = 0; i < scheduleMs.length; i++) {
     const last = i === scheduleMs.length - 1
-    const call = (slotReserved: boolean) =>
-      attemptWebhookDelivery({ tenantId: input.tenantId, messageId: input.messageId, attempt: i + 1, last, slotReserved })
+    const call = (slotReserved: boolean) => attemptWebhookDelivery({ tenantId: input.tenantId, messageId: input.messageId, attempt: i + 1, last, slotReserved })
     let outcome: AttemptOutcome
     try {
       outcome = await call(false)

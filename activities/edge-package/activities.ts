@@ -24,7 +24,11 @@ export function edgePackageActivities(deps: ActivityDeps) {
       const plan = await planEdgePackage(deps, tenantId, packageId)
       const total = plan.objects.reduce((n, o) => n + o.sizeBytes, 0)
       if (!(await markBuilding(deps.sql, tenantId, packageId, total))) {
-        throw ApplicationFailure.create({ type: EdgePackageErrorType.packageNotFound, message: `Edge package ${packageId} is no longer buildable`, nonRetryable: true })
+        throw ApplicationFailure.create({
+          type: EdgePackageErrorType.packageNotFound,
+          message: `Edge package ${packageId} is no longer buildable`,
+          nonRetryable: true,
+        })
       }
       return plan
     },
@@ -38,17 +42,23 @@ export function edgePackageActivities(deps: ActivityDeps) {
       const s3 = s3ForRegion(deps, plan.regionId)
       try {
         const aborted = await abortIncompleteUploads(s3, plan.artifactBucket, plan.artifactKey)
-        if (aborted > 0) deps.log.info('edge package build resumes after an interrupted upload', { packageId: plan.packageId, attempt: ctx.info.attempt, aborted })
+        if (aborted > 0)
+          deps.log.info('edge package build resumes after an interrupted upload', { packageId: plan.packageId, attempt: ctx.info.attempt, aborted })
         const bytesTotal = plan.objects.reduce((n, o) => n + o.sizeBytes, 0)
         let last = 0
         const started = performance.now()
         const artifact = await writeArchive({
-          s3, plan, signingKey: signingPrivateKey(deps.config), runtime: runtimeFilesFor(plan.manifest),
+          s3,
+          plan,
+          signingKey: signingPrivateKey(deps.config),
+          runtime: runtimeFilesFor(plan.manifest),
           onProgress: (bytesDone) => {
             ctx.heartbeat({ bytesDone, bytesTotal })
             if (Date.now() - last < PROGRESS_EVERY_MS) return
             last = Date.now()
-            recordProgress(deps.sql, plan.tenantId, plan.packageId, bytesDone).catch((err) => deps.log.warn('edge package progress not recorded', { error: String(err) }))
+            recordProgress(deps.sql, plan.tenantId, plan.packageId, bytesDone).catch((err) =>
+              deps.log.warn('edge package progress not recorded', { error: String(err) }),
+            )
           },
         })
         deps.activityMetrics.packageBuild('ready', (performance.now() - started) / 1000, artifact.sizeBytes)
@@ -57,10 +67,15 @@ export function edgePackageActivities(deps: ActivityDeps) {
       } catch (err) {
         if (err instanceof ApplicationFailure) throw err
         if (isUnreachable(err)) {
-          deps.log.warn('storage region unreachable; the package build waits for it', { packageId: plan.packageId, regionId: plan.regionId, attempt: ctx.info.attempt })
+          deps.log.warn('storage region unreachable; the package build waits for it', {
+            packageId: plan.packageId,
+            regionId: plan.regionId,
+            attempt: ctx.info.attempt,
+          })
           throw ApplicationFailure.create({ type: StorageErrorType.providerUnavailable, message: 'The storage region cannot be reached', cause: err as Error })
         }
-        if (ctx.info.attempt >= FINAL_ATTEMPT) throw ApplicationFailure.create({ message: (err as Error)?.message ?? String(err), cause: err as Error, nonRetryable: true })
+        if (ctx.info.attempt >= FINAL_ATTEMPT)
+          throw ApplicationFailure.create({ message: (err as Error)?.message ?? String(err), cause: err as Error, nonRetryable: true })
         throw err
       }
     },
@@ -71,8 +86,13 @@ export function edgePackageActivities(deps: ActivityDeps) {
         // Already ready: a retry of this activity after its commit.
         if (!row) return
         await publishEvent(tx, plan.tenantId, 'edge_package.ready', {
-          packageId: row.id, modelVersionId: row.model_version_id, embodimentProfileId: row.embodiment_profile_id,
-          targetArch: row.target_arch, mode: row.mode, sizeBytes: artifact.sizeBytes, sha256: artifact.sha256,
+          packageId: row.id,
+          modelVersionId: row.model_version_id,
+          embodimentProfileId: row.embodiment_profile_id,
+          targetArch: row.target_arch,
+          mode: row.mode,
+          sizeBytes: artifact.sizeBytes,
+          sha256: artifact.sha256,
         })
       })
     },
@@ -82,8 +102,12 @@ export function edgePackageActivities(deps: ActivityDeps) {
         const row = await markFailed(tx, tenantId, packageId, reason)
         if (!row) return false
         await publishEvent(tx, tenantId, 'edge_package.failed', {
-          packageId: row.id, modelVersionId: row.model_version_id, embodimentProfileId: row.embodiment_profile_id,
-          targetArch: row.target_arch, mode: row.mode, reason: reason.slice(0, 1000),
+          packageId: row.id,
+          modelVersionId: row.model_version_id,
+          embodimentProfileId: row.embodiment_profile_id,
+          targetArch: row.target_arch,
+          mode: row.mode,
+          reason: reason.slice(0, 1000),
         })
         return true
       })

@@ -74,7 +74,10 @@ async function addObject(pack: tar.Pack, s3: S3Client, bucket: string, path: str
         }
       }
       entry.end(undefined as never)
-    })().catch((err) => { entry.destroy(err); reject(err) })
+    })().catch((err) => {
+      entry.destroy(err)
+      reject(err)
+    })
   })
   await done
   const digest = hash.digest('hex')

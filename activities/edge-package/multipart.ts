@@ -20,7 +20,11 @@ export class MultipartSink extends Writable {
   private inFlight: Promise<void> = Promise.resolve()
   private readonly etags: { part: number; etag: string }[] = []
 
-  constructor(private readonly s3: S3Client, private readonly bucket: string, private readonly key: string) {
+  constructor(
+    private readonly s3: S3Client,
+    private readonly bucket: string,
+    private readonly key: string,
+  ) {
     super({ highWaterMark: 1024 * 1024 })
   }
 
@@ -50,11 +54,10 @@ export class MultipartSink extends Writable {
     const part = this.etags.length + 1
     const uploadID = this.uploadId
     this.etags.push({ part, etag: '' })
-    this.inFlight = this.s3.uploadPart({ bucketName: this.bucket, objectName: this.key, uploadID, partNumber: part, headers: {} }, body)
-      .then((r) => {
-        this.etags[part - 1] = { part, etag: r.etag }
-        collectStreamedGarbage()
-      })
+    this.inFlight = this.s3.uploadPart({ bucketName: this.bucket, objectName: this.key, uploadID, partNumber: part, headers: {} }, body).then((r) => {
+      this.etags[part - 1] = { part, etag: r.etag }
+      collectStreamedGarbage()
+    })
     // Surfaces on the next await; never an unhandled rejection in between.
     this.inFlight.catch(() => {})
     this.filling = 1 - this.filling

@@ -27,9 +27,16 @@ export function relativePaths(keys: string[]): string[] {
 
 /** The request as understood, as the DTO and the provenance show it. */
 export const requestOf = (p: PackageRow) => ({
-  modelVersionId: p.model_version_id, embodimentProfileId: p.embodiment_profile_id, mode: p.mode, strategyKey: p.strategy_key,
-  remotePolicyHost: p.remote_policy_host, remotePolicyPort: p.remote_policy_port, steps: p.steps, targetArch: p.target_arch,
-  wireProtocols: p.wire_protocols, useFakeTransport: p.use_fake_transport,
+  modelVersionId: p.model_version_id,
+  embodimentProfileId: p.embodiment_profile_id,
+  mode: p.mode,
+  strategyKey: p.strategy_key,
+  remotePolicyHost: p.remote_policy_host,
+  remotePolicyPort: p.remote_policy_port,
+  steps: p.steps,
+  targetArch: p.target_arch,
+  wireProtocols: p.wire_protocols,
+  useFakeTransport: p.use_fake_transport,
 })
 
 export async function planEdgePackage(deps: Omit<ActivityDeps, 'activityMetrics'>, tenantId: string, packageId: string): Promise<EdgePackagePlan> {
@@ -65,7 +72,8 @@ export async function planEdgePackage(deps: Omit<ActivityDeps, 'activityMetrics'
     apiBase: publicBase(deps.config),
   }
   return {
-    tenantId, packageId,
+    tenantId,
+    packageId,
     workflowId: edgePackageWorkflowId(tenantId, packageId, pkg.target_arch),
     regionId: measured.regionId ?? exportBucket.region_id,
     sourceBucket: measured.bucket ?? general.name,

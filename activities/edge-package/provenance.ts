@@ -30,7 +30,9 @@ export function provenanceLine(plan: EdgePackagePlan, files: FileDigest[], objec
         externalParameters: plan.request,
         internalParameters: { baseImage: plan.manifest.baseImage, platform: plan.manifest.platform, gzipLevel: plan.gzipLevel },
         resolvedDependencies: plan.objects.map((o) => ({
-          uri: `s3://${plan.sourceBucket}/${o.key}`, name: `model/${o.path}`, digest: { sha256: objectDigests.get(o.key)! },
+          uri: `s3://${plan.sourceBucket}/${o.key}`,
+          name: `model/${o.path}`,
+          digest: { sha256: objectDigests.get(o.key)! },
         })),
       },
       runDetails: {

@@ -70,7 +70,15 @@ function openpiServer(m: PackageManifest, plan: RuntimePlan): string[] {
 }
 
 /** The openpi robot client's launch settings (robot_client.py), passed from the shell into its container. */
-const OPENPI_CLIENT_SETTINGS = ['RCP_MAX_HZ', 'RCP_CHUNK_THRESHOLD', 'RCP_AGGREGATION', 'RCP_CONNECT_TIMEOUT_S', 'RCP_OPEN_TIMEOUT_S', 'RCP_PING_INTERVAL_S', 'RCP_PING_TIMEOUT_S']
+const OPENPI_CLIENT_SETTINGS = [
+  'RCP_MAX_HZ',
+  'RCP_CHUNK_THRESHOLD',
+  'RCP_AGGREGATION',
+  'RCP_CONNECT_TIMEOUT_S',
+  'RCP_OPEN_TIMEOUT_S',
+  'RCP_PING_INTERVAL_S',
+  'RCP_PING_TIMEOUT_S',
+]
 
 export function composeFile(m: PackageManifest, plan: RuntimePlan): string {
   const env = ['      RCP_TOKEN: ${RCP_TOKEN:-}', '      RCP_API_BASE: ${RCP_API_BASE:-}']

@@ -13,7 +13,7 @@ const header = (m: PackageManifest, what: string) =>
 
 const serverStart: Record<NonNullable<RuntimePlan['server']>, string> = {
   onnx: '# The ONNX policy server (openpi websocket protocol) runs beside the robot client.\n"$PYTHON" runtime/onnx_policy_server.py &\n',
-  lerobot: '# LeRobot\'s async policy_server runs beside its robot_client, bound to 127.0.0.1.\nlerobot/policy_server.sh &\n',
+  lerobot: "# LeRobot's async policy_server runs beside its robot_client, bound to 127.0.0.1.\nlerobot/policy_server.sh &\n",
   openpi:
     "# openpi's own policy server runs in its own container (compose.yaml service policy-server); loading a checkpoint\n" +
     '# takes minutes, so the client waits longer for it.\nexport RCP_CONNECT_TIMEOUT_S="${RCP_CONNECT_TIMEOUT_S:-900}"\n',
@@ -37,11 +37,7 @@ export function launchScript(m: PackageManifest, plan: RuntimePlan): string {
   lines.push('status=0', 'case "$protocol" in')
   if (plan.clients.includes('openpi-ws')) lines.push('  openpi-ws) "$PYTHON" runtime/robot_client.py || status=$? ;;')
   if (plan.clients.includes('lerobot-grpc')) lines.push('  lerobot-grpc) lerobot/robot_client.sh || status=$? ;;')
-  lines.push(
-    `  *) echo "RCP_PROTOCOL=$protocol is not in this package (it ships: ${plan.clients.join(' ')})" >&2; exit 5 ;;`,
-    'esac',
-    'exit "$status"',
-  )
+  lines.push(`  *) echo "RCP_PROTOCOL=$protocol is not in this package (it ships: ${plan.clients.join(' ')})" >&2; exit 5 ;;`, 'esac', 'exit "$status"')
   return `${lines.join('\n')}\n`
 }
 
@@ -52,7 +48,7 @@ export function lerobotClientScript(m: PackageManifest, plan: RuntimePlan): stri
     header(m, "LeRobot's async robot_client"),
     `# WARNING: ${PICKLE_WARNING}`,
     `# The server address defaults to 127.0.0.1:${port}, ${where}; set LEROBOT_SERVER_ADDRESS only to an address on a`,
-    '# trusted network. LEROBOT_ROBOT_ARGS carries your robot\'s flags (LeRobot robot config).',
+    "# trusted network. LEROBOT_ROBOT_ARGS carries your robot's flags (LeRobot robot config).",
     'cd "$(dirname "$0")/.."',
     ': "${LEROBOT_ROBOT_ARGS:?set LEROBOT_ROBOT_ARGS, e.g. --robot.type=so100_follower --robot.port=/dev/ttyACM0 --robot.id=arm}"',
     '# shellcheck disable=SC2086 # the robot flags are split on purpose',

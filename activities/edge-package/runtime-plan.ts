@@ -35,8 +35,7 @@ export function runtimePlan(manifest: PackageManifest): RuntimePlan {
   if (clients.length === 0) throw new RuntimeFilesError('the manifest names no wire protocol')
   if (clients.includes('lerobot-grpc') && !hasLeRobot)
     throw new RuntimeFilesError(`lerobot-grpc is not shipped on the ${manifest.targetArch} image line (no LeRobot there)`)
-  if (manifest.mode === 'remote_ws' && !manifest.remotePolicy)
-    throw new RuntimeFilesError('remote_ws needs remotePolicy host and port')
+  if (manifest.mode === 'remote_ws' && !manifest.remotePolicy) throw new RuntimeFilesError('remote_ws needs remotePolicy host and port')
   const server = manifest.mode === 'local' ? manifest.modelVersion.format : null
   if (server && !clients.includes(serverProtocol[server]))
     throw new RuntimeFilesError(`local ${server} models are served over ${serverProtocol[server]}: add it to wireProtocols`)

@@ -7,8 +7,12 @@ import { findModelVersion, type ModelVersionRow } from '../../api/model-versions
 import type { Db } from '../../api/platform/db'
 
 export const embodimentOf = (p: EmbodimentProfileRow): PackageManifest['embodiment'] => ({
-  id: p.id, name: p.name, robotType: p.robot_type, controlRateHz: p.control_rate_hz,
-  observationFeatures: p.observation_features, actionFeatures: p.action_features,
+  id: p.id,
+  name: p.name,
+  robotType: p.robot_type,
+  controlRateHz: p.control_rate_hz,
+  observationFeatures: p.observation_features,
+  actionFeatures: p.action_features,
 })
 
 /** The source as the manifest names it; the one object of a checkpoint or training job is its path. */
@@ -19,11 +23,16 @@ export function sourceOf(v: ModelVersionRow): ModelSource {
   return { kind: 'imported_checkpoint', path: s.path }
 }
 
-export interface ModelObject { key: string; sizeBytes: number; sha256: string | null }
+export interface ModelObject {
+  key: string
+  sizeBytes: number
+  sha256: string | null
+}
 
 /** The objects validation measured, in the bucket and region it measured them. */
 export const modelObjectsOf = (v: ModelVersionRow): { regionId: string | null; bucket: string | null; objects: ModelObject[] } => ({
-  regionId: v.region_id, bucket: v.bucket,
+  regionId: v.region_id,
+  bucket: v.bucket,
   objects: v.objects.map((o) => ({ key: o.key, sizeBytes: Number(o.sizeBytes ?? 0), sha256: o.sha256 ?? null })),
 })
 

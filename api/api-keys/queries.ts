@@ -16,9 +16,19 @@ export interface ApiKeyRow {
   revoked_at: Date | null
 }
 
-export async function insertApiKey(db: Db, k: {
-  tenantId: string; userId: string; membershipId: string; name: string; tokenHash: Buffer; displayPrefix: string; scopes: string[]; expiresAt: Date
-}): Promise<ApiKeyRow> {
+export async function insertApiKey(
+  db: Db,
+  k: {
+    tenantId: string
+    userId: string
+    membershipId: string
+    name: string
+    tokenHash: Buffer
+    displayPrefix: string
+    scopes: string[]
+    expiresAt: Date
+  },
+): Promise<ApiKeyRow> {
   const [row] = await db<ApiKeyRow[]>`
     insert into api_keys (tenant_id, user_id, membership_id, name, token_hash, display_prefix, scopes, expires_at)
     values (${k.tenantId}, ${k.userId}, ${k.membershipId}, ${k.name}, ${k.tokenHash}, ${k.displayPrefix}, ${k.scopes}, ${k.expiresAt})

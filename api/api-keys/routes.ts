@@ -8,27 +8,44 @@ import { createApiKey, describeCredential, listKeys, revokeKey } from './service
 export const apiKeysRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ tags: ['API keys'] })
     .use(http)
-    .post('/api-keys', async ({ request, ctx, body, set }) => {
-      set.status = 201
-      return ok(request, await createApiKey(deps, ctx, body))
-    }, {
-      auth: 'apikey:write', errors: ['A400', 'A409'], body: CreateApiKeyBodyDto,
-      response: { 201: envelope(CreateApiKeyResponseDto) },
-      detail: { summary: 'Create a personal access token; the token is in this response only' },
-    })
+    .post(
+      '/api-keys',
+      async ({ request, ctx, body, set }) => {
+        set.status = 201
+        return ok(request, await createApiKey(deps, ctx, body))
+      },
+      {
+        auth: 'apikey:write',
+        errors: ['A400', 'A409'],
+        body: CreateApiKeyBodyDto,
+        response: { 201: envelope(CreateApiKeyResponseDto) },
+        detail: { summary: 'Create a personal access token; the token is in this response only' },
+      },
+    )
     .get('/api-keys', async ({ request, ctx, query }) => page(request, await listKeys(deps, ctx, query)), {
-      auth: ['apikey:read', 'apikey:manage'], errors: ['A400p'], query: ListApiKeysQuery, response: { 200: listEnvelope(ApiKeySummaryDto) },
-      detail: { summary: 'Personal access tokens of this tenant, newest first: yours (scope=self) or everyone\'s (scope=tenant, apikey:manage)' },
+      auth: ['apikey:read', 'apikey:manage'],
+      errors: ['A400p'],
+      query: ListApiKeysQuery,
+      response: { 200: listEnvelope(ApiKeySummaryDto) },
+      detail: { summary: "Personal access tokens of this tenant, newest first: yours (scope=self) or everyone's (scope=tenant, apikey:manage)" },
     })
-    .delete('/api-keys/:apiKeyId', async ({ request, ctx, params }) => {
-      const summary = await revokeKey(deps, ctx, params.apiKeyId)
-      await deps.pats.fence()
-      return ok(request, summary)
-    }, {
-      auth: 'apikey:write', errors: ['A400', 'A404', 'A409'], response: { 200: envelope(ApiKeySummaryDto) },
-      detail: { summary: 'Revoke a token (yours, or anyone\'s with apikey:manage); answers its summary' },
-    })
+    .delete(
+      '/api-keys/:apiKeyId',
+      async ({ request, ctx, params }) => {
+        const summary = await revokeKey(deps, ctx, params.apiKeyId)
+        await deps.pats.fence()
+        return ok(request, summary)
+      },
+      {
+        auth: 'apikey:write',
+        errors: ['A400', 'A404', 'A409'],
+        response: { 200: envelope(ApiKeySummaryDto) },
+        detail: { summary: "Revoke a token (yours, or anyone's with apikey:manage); answers its summary" },
+      },
+    )
     .get('/tokens/self', ({ request, ctx }) => ok(request, describeCredential(ctx)), {
-      auth: 'user', errors: ['A400'], response: { 200: envelope(TokenSelfDto) },
+      auth: 'user',
+      errors: ['A400'],
+      response: { 200: envelope(TokenSelfDto) },
       detail: { summary: 'Describe the presenting credential' },
     })

@@ -13,9 +13,17 @@ import { findApiKey, insertApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } f
 const DAY = 86_400_000
 
 export const toApiKeySummary = (r: ApiKeyRow) => ({
-  id: r.id, name: r.name, prefix: r.display_prefix, tenantId: r.tenant_id, userId: r.user_id, membershipId: r.membership_id,
-  scopes: r.scopes, createdAt: r.created_at.toISOString(), expiresAt: r.expires_at.toISOString(),
-  lastUsedAt: r.last_used_at?.toISOString() ?? null, revokedAt: r.revoked_at?.toISOString() ?? null,
+  id: r.id,
+  name: r.name,
+  prefix: r.display_prefix,
+  tenantId: r.tenant_id,
+  userId: r.user_id,
+  membershipId: r.membership_id,
+  scopes: r.scopes,
+  createdAt: r.created_at.toISOString(),
+  expiresAt: r.expires_at.toISOString(),
+  lastUsedAt: r.last_used_at?.toISOString() ?? null,
+  revokedAt: r.revoked_at?.toISOString() ?? null,
 })
 
 /** A PAT minted by a PAT never outlives it (a stolen token cannot renew itself): an explicit later expiry is
@@ -49,11 +57,20 @@ export async function createApiKey({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Reque
   const { token, hash, displayPrefix } = newPat()
   const row = await sql.begin(async (tx) => {
     const key = await insertApiKey(tx, {
-      tenantId: membership.tenantId, userId: principal.userId, membershipId: membership.id, name: input.name,
-      tokenHash: hash, displayPrefix, scopes: [...new Set(input.scopes)], expiresAt,
+      tenantId: membership.tenantId,
+      userId: principal.userId,
+      membershipId: membership.id,
+      name: input.name,
+      tokenHash: hash,
+      displayPrefix,
+      scopes: [...new Set(input.scopes)],
+      expiresAt,
     })
     await recordAudit(tx, ctx, {
-      action: 'api_key.created', tenantId: key.tenant_id, subjectUserId: key.user_id, target: { type: 'api_key', id: key.id },
+      action: 'api_key.created',
+      tenantId: key.tenant_id,
+      subjectUserId: key.user_id,
+      target: { type: 'api_key', id: key.id },
       details: { name: key.name, scopes: key.scopes, expiresAt: key.expires_at.toISOString() },
     })
     return key
@@ -98,8 +115,11 @@ export async function revokeKey({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestC
   return sql.begin(async (tx) => {
     const revoked = (await revokeApiKey(tx, membership.tenantId, apiKeyId))!
     await recordAudit(tx, ctx, {
-      action: key.user_id === principal.userId ? 'api_key.revoked' : 'api_key.revoked_by_admin', tenantId: membership.tenantId,
-      subjectUserId: key.user_id, target: { type: 'api_key', id: key.id }, details: { name: key.name },
+      action: key.user_id === principal.userId ? 'api_key.revoked' : 'api_key.revoked_by_admin',
+      tenantId: membership.tenantId,
+      subjectUserId: key.user_id,
+      target: { type: 'api_key', id: key.id },
+      details: { name: key.name },
     })
     return toApiKeySummary(revoked)
   })

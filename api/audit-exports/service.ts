@@ -35,9 +35,19 @@ async function toAuditExportDto(config: ServiceDeps['config'], r: AuditExportRow
     download = { url, expiresAt: new Date(now.getTime() + AUDIT_EXPORT_URL_SECONDS * 1000).toISOString() }
   }
   return {
-    id: r.id, status: r.status, from: r.from_at.toISOString(), to: r.to_at.toISOString(), entriesWritten: r.entries_written,
-    bytes: r.bytes, sha256: r.sha256, chainHead: r.chain_head_seq === null ? null : { seq: r.chain_head_seq, hash: r.chain_head_hash },
-    error: r.error, workflowId: r.workflow_id, download, createdAt: r.created_at.toISOString(), finishedAt: iso(r.finished_at),
+    id: r.id,
+    status: r.status,
+    from: r.from_at.toISOString(),
+    to: r.to_at.toISOString(),
+    entriesWritten: r.entries_written,
+    bytes: r.bytes,
+    sha256: r.sha256,
+    chainHead: r.chain_head_seq === null ? null : { seq: r.chain_head_seq, hash: r.chain_head_hash },
+    error: r.error,
+    workflowId: r.workflow_id,
+    download,
+    createdAt: r.created_at.toISOString(),
+    finishedAt: iso(r.finished_at),
   }
 }
 
@@ -59,7 +69,9 @@ export async function startAuditExport(deps: Pick<ServiceDeps, 'sql' | 'config' 
   const row = await deps.sql.begin(async (tx) => {
     const job = await insertAuditExport(tx, { id, tenantId, from, to, requestedBy: ctx.principal.userId, workflowId })
     await recordAudit(tx, ctx, {
-      action: 'audit_log.export_started', tenantId, target: { type: 'audit_export', id },
+      action: 'audit_log.export_started',
+      tenantId,
+      target: { type: 'audit_export', id },
       details: { from: from.toISOString(), to: to.toISOString() },
     })
     return job
@@ -67,7 +79,9 @@ export async function startAuditExport(deps: Pick<ServiceDeps, 'sql' | 'config' 
   const args: [ExportAuditLogInput] = [{ tenantId, exportId: id }]
   try {
     await (await deps.temporal.get()).workflow.start(AuditWorkflowType.export, {
-      workflowId, taskQueue: taskQueues(deps.config).audit, args,
+      workflowId,
+      taskQueue: taskQueues(deps.config).audit,
+      args,
       typedSearchAttributes: [{ key: TENANT_ID, value: tenantId }],
       memo: { from: from.toISOString(), to: to.toISOString() },
     })
@@ -89,7 +103,10 @@ export async function getAuditExport({ sql, config }: Pick<ServiceDeps, 'sql' | 
 /** One entry line of the file: the entry as the API shows it, plus the chain, the subject, the exact time and the
  *  predecessor's hash, which is all api/audit/canonical.ts needs to recompute its link. */
 export const toExportLine = (r: ExportRow): ExportLine => ({
-  ...toAuditEntry(r), chain: r.chain, subjectUserId: r.subject_user_id, occurredAtMicros: r.occurred_at_micros,
+  ...toAuditEntry(r),
+  chain: r.chain,
+  subjectUserId: r.subject_user_id,
+  occurredAtMicros: r.occurred_at_micros,
   prevHash: r.prev_hash?.toString('hex') ?? null,
 })
 

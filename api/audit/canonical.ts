@@ -72,16 +72,35 @@ export function jsonbText(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v)
   if (Array.isArray(v)) return `[${v.map(jsonbText).join(', ')}]`
   const o = v as Record<string, unknown>
-  return `{${Object.keys(o).sort(jsonbKeyOrder).map((k) => `${JSON.stringify(k)}: ${jsonbText(o[k])}`).join(', ')}}`
+  return `{${Object.keys(o)
+    .sort(jsonbKeyOrder)
+    .map((k) => `${JSON.stringify(k)}: ${jsonbText(o[k])}`)
+    .join(', ')}}`
 }
 
 /** audit_canonical(entry): the columns in table order, the hash left out. */
 export function canonicalOf(line: ExportLine): string {
   return jsonbText([
-    line.id, line.chain, line.seq, line.occurredAtMicros, line.tenantId, line.subjectUserId,
-    line.actor.type, line.actor.id, line.actor.label, line.actor.credentialId, line.action,
-    line.target?.type ?? null, line.target?.id ?? null, line.outcome, line.reason, line.ip, line.userAgent, line.requestId,
-    line.changes, line.details,
+    line.id,
+    line.chain,
+    line.seq,
+    line.occurredAtMicros,
+    line.tenantId,
+    line.subjectUserId,
+    line.actor.type,
+    line.actor.id,
+    line.actor.label,
+    line.actor.credentialId,
+    line.action,
+    line.target?.type ?? null,
+    line.target?.id ?? null,
+    line.outcome,
+    line.reason,
+    line.ip,
+    line.userAgent,
+    line.requestId,
+    line.changes,
+    line.details,
   ])
 }
 
@@ -90,5 +109,8 @@ const CHAIN_START = Buffer.alloc(32)
 /** audit_link(prev, entry): sha256(previous hash || canonical form), hex; a chain starts from 32 zero bytes. */
 export function linkHash(prevHashHex: string | null, line: ExportLine): string {
   const prev = prevHashHex === null ? CHAIN_START : Buffer.from(prevHashHex, 'hex')
-  return createHash('sha256').update(prev).update(utf8(canonicalOf(line))).digest('hex')
+  return createHash('sha256')
+    .update(prev)
+    .update(utf8(canonicalOf(line)))
+    .digest('hex')
 }

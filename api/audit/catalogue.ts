@@ -7,10 +7,18 @@ const a = (scope: Scope, target: string | null, summary: string) => ({ scope, ta
 
 export const auditCatalogue = {
   // Account: the user's own sign-ins and credentials. Kept in the account's chain; shown in security activity.
-  'user.registered': a('account', 'user', 'An account was created; details.via is self_registration, tenant_invitation, registration_invitation or sso (with details.connectionId: a first single sign-on made it).'),
+  'user.registered': a(
+    'account',
+    'user',
+    'An account was created; details.via is self_registration, tenant_invitation, registration_invitation or sso (with details.connectionId: a first single sign-on made it).',
+  ),
   'user.signed_in': a('account', 'session', 'A session was started; details.method is password, passkey or sso.'),
-  'user.sign_in_failed': a('account', 'user', 'A sign-in failed; details.method says how; reason is its class, never what was typed: invalid_credentials, throttled, not_active, method_not_allowed, and for sso state_invalid, connection_disabled, provider_failed, email_unverified, domain_not_covered, link_required.'),
-  'user.mfa_challenge_passed': a('account', 'session', "A session answered its sign-in second-factor challenge."),
+  'user.sign_in_failed': a(
+    'account',
+    'user',
+    'A sign-in failed; details.method says how; reason is its class, never what was typed: invalid_credentials, throttled, not_active, method_not_allowed, and for sso state_invalid, connection_disabled, provider_failed, email_unverified, domain_not_covered, link_required.',
+  ),
+  'user.mfa_challenge_passed': a('account', 'session', 'A session answered its sign-in second-factor challenge.'),
   'user.mfa_challenge_failed': a('account', 'session', 'A second-factor answer was wrong or expired.'),
   'user.totp_enrolled': a('account', 'user', 'An authenticator app (TOTP) was confirmed as a second factor.'),
   'user.totp_removed': a('account', 'user', 'The TOTP second factor was removed.'),
@@ -23,7 +31,7 @@ export const auditCatalogue = {
   'user.sso_identity_linked': a('account', 'sso_identity', 'An SSO identity was linked to the account.'),
   'user.sso_identity_unlinked': a('account', 'sso_identity', 'An SSO identity was unlinked from the account.'),
   'session.ended': a('account', 'session', 'A session was signed out or revoked.'),
-  'session.others_ended': a('account', 'user', "Every other session of the user was ended; details.count says how many."),
+  'session.others_ended': a('account', 'user', 'Every other session of the user was ended; details.count says how many.'),
   'session.all_ended': a('account', 'user', 'Every session of a user was ended (by the user or an administrator).'),
   'session.tenant_switched': a('account', 'membership', 'A session moved to another membership (tenant).'),
   // Tenant: changes to a tenant's people, policies, integrations and resources. Kept in the tenant's chain.
@@ -34,12 +42,20 @@ export const auditCatalogue = {
   'invitation.revoked': a('tenant', 'invitation', 'A pending invitation was revoked.'),
   'membership.updated': a('tenant', 'membership', "A membership's role, status or expiry changed; changes has before and after."),
   'membership.removed': a('tenant', 'membership', 'A member was removed from the tenant.'),
-  'membership.password_reset_requested': a('tenant', 'membership', "An administrator sent a member a password reset (the member's own activity shows it as user.password_reset_requested)."),
-  'membership.sso_provisioned': a('tenant', 'membership', "A single sign-on gave its user a membership just in time; details has connectionId, role and accountCreated."),
+  'membership.password_reset_requested': a(
+    'tenant',
+    'membership',
+    "An administrator sent a member a password reset (the member's own activity shows it as user.password_reset_requested).",
+  ),
+  'membership.sso_provisioned': a(
+    'tenant',
+    'membership',
+    'A single sign-on gave its user a membership just in time; details has connectionId, role and accountCreated.',
+  ),
   'api_key.created': a('tenant', 'api_key', 'A personal access token was created; details.scopes lists its scopes.'),
   'api_key.revoked': a('tenant', 'api_key', 'A personal access token was revoked by its owner.'),
   'api_key.revoked_by_admin': a('tenant', 'api_key', "An administrator revoked another member's token."),
-  'api_key.member_keys_revoked': a('tenant', 'membership', "An administrator revoked every live token of one member; details.count."),
+  'api_key.member_keys_revoked': a('tenant', 'membership', 'An administrator revoked every live token of one member; details.count.'),
   'auth_policy.updated': a('tenant', 'auth_policy', "The tenant's authentication policy changed; changes has before and after."),
   'sso_connection.created': a('tenant', 'sso_connection', 'An SSO connection was created.'),
   'sso_connection.updated': a('tenant', 'sso_connection', 'An SSO connection changed; changes has before and after (never the client secret).'),
@@ -67,7 +83,7 @@ export const auditCatalogue = {
   'model_version.object_uploaded': a('tenant', 'model_version', 'An object of a model version was uploaded through the API; details has its key and size.'),
   'model_version.validation_started': a('tenant', 'model_version', 'Validation of a model version was started.'),
   'edge_package.created': a('tenant', 'edge_package', 'An edge inference package build was requested.'),
-  'edge_package.run_reported': a('tenant', 'edge_package', "A robot reported a finished run of a package."),
+  'edge_package.run_reported': a('tenant', 'edge_package', 'A robot reported a finished run of a package.'),
   'audit_log.export_started': a('tenant', 'audit_export', 'An export of the audit log was started; details has the window.'),
 } as const
 
@@ -77,8 +93,11 @@ export const isAccountAction = (action: AuditAction) => auditCatalogue[action].s
 
 /** The table of actions in docs/security.md, generated here so the two cannot drift (test/audit/catalogue.test.ts). */
 export const auditCatalogueMarkdown = (): string =>
-  ['| action | log | target | meaning |', '|---|---|---|---|',
+  [
+    '| action | log | target | meaning |',
+    '|---|---|---|---|',
     ...auditActions.map((k) => {
       const e = auditCatalogue[k]
       return `| \`${k}\` | ${e.scope} | ${e.target ?? ''} | ${e.summary.replace(/\|/g, '\\|')} |`
-    })].join('\n')
+    }),
+  ].join('\n')

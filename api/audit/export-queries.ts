@@ -25,7 +25,10 @@ export interface AuditExportRow {
   finished_at: Date | null
 }
 
-export async function insertAuditExport(db: Db, e: { id: string; tenantId: string; from: Date; to: Date; requestedBy: string; workflowId: string }): Promise<AuditExportRow> {
+export async function insertAuditExport(
+  db: Db,
+  e: { id: string; tenantId: string; from: Date; to: Date; requestedBy: string; workflowId: string },
+): Promise<AuditExportRow> {
   const [row] = await db<AuditExportRow[]>`
     insert into audit_exports (id, tenant_id, from_at, to_at, requested_by, workflow_id)
     values (${e.id}, ${e.tenantId}, ${e.from}, ${e.to}, ${e.requestedBy}, ${e.workflowId})
@@ -40,7 +43,12 @@ export async function findAuditExport(db: Db, tenantId: string, id: string): Pro
 
 /** queued → running, fixing where the file goes and the head it is cut at; a retry of the activity (still running)
  *  finds the same row. Undefined when the job is gone or already finished. */
-export async function markAuditExportRunning(db: Db, tenantId: string, id: string, target: { regionId: string; bucket: string; objectKey: string; headSeq: number; headHash: string | null }) {
+export async function markAuditExportRunning(
+  db: Db,
+  tenantId: string,
+  id: string,
+  target: { regionId: string; bucket: string; objectKey: string; headSeq: number; headHash: string | null },
+) {
   const [row] = await db<AuditExportRow[]>`
     update audit_exports set status = 'running', region_id = ${target.regionId}, bucket = ${target.bucket}, object_key = ${target.objectKey},
            chain_head_seq = ${target.headSeq}, chain_head_hash = ${target.headHash}, entries_written = 0

@@ -64,7 +64,10 @@ export async function sealSubjectAudit(db: Db, userId: string): Promise<void> {
   await db`select audit_seal_chains(array(select distinct chain from audit_inbox where subject_user_id = ${userId}))`
 }
 
-export interface AuditCursor { at: string; id: string }
+export interface AuditCursor {
+  at: string
+  id: string
+}
 export const auditCursorOf = (r: { cursor_at: string; id: string }): AuditCursor => ({ at: r.cursor_at, id: r.id })
 
 export interface AuditFilter {

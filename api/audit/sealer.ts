@@ -12,7 +12,12 @@ export class AuditSealer {
   private stopped = true
   private failing = false
 
-  constructor(private db: Db, private log: Logger, private intervalMs: number, private batch: number) {}
+  constructor(
+    private db: Db,
+    private log: Logger,
+    private intervalMs: number,
+    private batch: number,
+  ) {}
 
   start(): void {
     if (!this.stopped) return
@@ -22,7 +27,9 @@ export class AuditSealer {
 
   private schedule(): void {
     if (this.stopped) return
-    this.timer = setTimeout(() => { this.running = this.step().finally(() => this.schedule()) }, this.intervalMs)
+    this.timer = setTimeout(() => {
+      this.running = this.step().finally(() => this.schedule())
+    }, this.intervalMs)
     this.timer.unref?.()
   }
 
@@ -31,7 +38,9 @@ export class AuditSealer {
   async step(): Promise<void> {
     try {
       // A full batch means a backlog: keep going, unless the process is stopping.
-      while ((await sealAuditBatch(this.db, this.batch)) >= this.batch && !this.stopped) { /* the next batch */ }
+      while ((await sealAuditBatch(this.db, this.batch)) >= this.batch && !this.stopped) {
+        /* the next batch */
+      }
       if (this.failing) this.log.info('audit sealing works again')
       this.failing = false
     } catch (err) {

@@ -11,11 +11,22 @@ import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { tenantOf, type ActingContext, type RequestContext } from '../identity/context'
 import { auditActions, auditCatalogue, isAccountAction, type AuditAction } from './catalogue'
 import {
-  appendAuditEntry, auditCursorOf, chainHead, listSubjectAudit, listTenantAudit, sealAuditChains, sealSubjectAudit, verifyChain,
-  type AuditRow, type NewAuditRow,
+  appendAuditEntry,
+  auditCursorOf,
+  chainHead,
+  listSubjectAudit,
+  listTenantAudit,
+  sealAuditChains,
+  sealSubjectAudit,
+  verifyChain,
+  type AuditRow,
+  type NewAuditRow,
 } from './queries'
 
-export interface AuditTarget { type: string; id: string }
+export interface AuditTarget {
+  type: string
+  id: string
+}
 
 export interface AuditEntryInput {
   action: AuditAction
@@ -57,7 +68,7 @@ export async function recordAudit(tx: Db, ctx: ActingContext, e: AuditEntryInput
 export function auditRowOf(ctx: ActingContext, e: AuditEntryInput): NewAuditRow {
   const actor = actorOf(ctx, e.actorUserId)
   const tenantId = isAccountAction(e.action) ? null : (e.tenantId ?? null)
-  const subject = e.subjectUserId ?? (isAccountAction(e.action) ? actor.actor_id && actor.actor_type !== 'system' ? actor.actor_id : null : null)
+  const subject = e.subjectUserId ?? (isAccountAction(e.action) ? (actor.actor_id && actor.actor_type !== 'system' ? actor.actor_id : null) : null)
   return {
     // Time-ordered (UUIDv7): each new id lands at the right edge of the primary key's index, not on a random page of
     // it. With 2,000,000 entries in the table, a transaction writing one entry cost Postgres 465 µs of CPU against
@@ -133,16 +144,35 @@ export function timeRange(config: Pick<Config, 'AUDIT_LOG_MAX_WINDOW_DAYS'>, q: 
   return { from, to }
 }
 
-type ListQuery = PageParams & { from?: string; to?: string; actorId?: string; action?: string; targetType?: string; targetId?: string; outcome?: 'success' | 'failure' }
+type ListQuery = PageParams & {
+  from?: string
+  to?: string
+  actorId?: string
+  action?: string
+  targetType?: string
+  targetId?: string
+  outcome?: 'success' | 'failure'
+}
 
 /** The current tenant's trail, newest first; page tokens are bound to the window and every filter. */
 export async function listTenantAuditLog({ sql, keys, config }: Pick<ServiceDeps, 'sql' | 'keys' | 'config'>, ctx: RequestContext, q: ListQuery) {
   const tenantId = tenantOf(ctx).tenantId
   const { from, to } = timeRange(config, q)
   const filter = {
-    tenantId, from, to, actorId: q.actorId, actionPrefix: q.action, targetType: q.targetType, targetId: q.targetId, outcome: q.outcome,
+    tenantId,
+    from,
+    to,
+    actorId: q.actorId,
+    actionPrefix: q.action,
+    targetType: q.targetType,
+    targetId: q.targetId,
+    outcome: q.outcome,
   }
-  const binding = { route: 'GET /tenants/current/audit-log', scope: `tenant:${tenantId}`, filters: { ...filter, from: from.toISOString(), to: to.toISOString() } }
+  const binding = {
+    route: 'GET /tenants/current/audit-log',
+    scope: `tenant:${tenantId}`,
+    filters: { ...filter, from: from.toISOString(), to: to.toISOString() },
+  }
   await sealAuditChains(sql, [tenantId])
   const p = await paginate(keys, binding, q, (after, limit) => listTenantAudit(sql, filter, after, limit), auditCursorOf)
   return mapPage(p, toAuditEntry)
@@ -155,8 +185,13 @@ export async function verifyTenantAuditLog({ sql, config }: Pick<ServiceDeps, 's
   await sealAuditChains(sql, [tenantId])
   const [check, head] = await Promise.all([verifyChain(sql, tenantId, from, to), chainHead(sql, tenantId)])
   return {
-    from: from.toISOString(), to: to.toISOString(), verified: check.verified, firstSeq: check.first_seq, lastSeq: check.last_seq,
-    intact: check.first_broken_seq === null, firstBrokenSeq: check.first_broken_seq,
+    from: from.toISOString(),
+    to: to.toISOString(),
+    verified: check.verified,
+    firstSeq: check.first_seq,
+    lastSeq: check.last_seq,
+    intact: check.first_broken_seq === null,
+    firstBrokenSeq: check.first_broken_seq,
     head: head ? { seq: head.seq, hash: head.hash?.toString('hex') ?? null } : null,
   }
 }
@@ -164,7 +199,13 @@ export async function verifyTenantAuditLog({ sql, config }: Pick<ServiceDeps, 's
 /** The actions a user's own security activity shows: every account action, and the tenant actions about their
  *  credentials (their tokens created or revoked, their account provisioned or given a membership by single sign-on). */
 const SECURITY_ACTIVITY_ACTIONS: readonly AuditAction[] = [
-  ...auditActions.filter(isAccountAction), 'user.provisioned', 'membership.sso_provisioned', 'api_key.created', 'api_key.revoked', 'api_key.revoked_by_admin', 'api_key.member_keys_revoked',
+  ...auditActions.filter(isAccountAction),
+  'user.provisioned',
+  'membership.sso_provisioned',
+  'api_key.created',
+  'api_key.revoked',
+  'api_key.revoked_by_admin',
+  'api_key.member_keys_revoked',
 ]
 
 export async function listSecurityActivity({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams) {

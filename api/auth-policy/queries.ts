@@ -36,7 +36,12 @@ export async function insertDefaultAuthPolicy(db: Db, tenantId: string, d: Omit<
 }
 
 /** The version comparison sits in the UPDATE, so a stale If-Match never writes. */
-export async function updateAuthPolicy(db: Db, tenantId: string, expectedVersion: number | null, p: Omit<AuthPolicyRow, 'tenant_id' | 'version' | 'updated_at'>): Promise<AuthPolicyRow | undefined> {
+export async function updateAuthPolicy(
+  db: Db,
+  tenantId: string,
+  expectedVersion: number | null,
+  p: Omit<AuthPolicyRow, 'tenant_id' | 'version' | 'updated_at'>,
+): Promise<AuthPolicyRow | undefined> {
   const [row] = await db<AuthPolicyRow[]>`
     update tenant_auth_policies
        set mfa_required = ${p.mfa_required}, allowed_sign_in_methods = ${p.allowed_sign_in_methods},

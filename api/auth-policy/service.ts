@@ -63,10 +63,21 @@ export const emailDomainAllowed = (p: Pick<TenantAuthPolicy, 'allowedEmailDomain
   p.allowedEmailDomains.length === 0 || p.allowedEmailDomains.includes(domainOfEmail(email))
 
 const POLICY_FIELDS = [
-  'mfaRequired', 'allowedSignInMethods', 'passwordMinLength', 'sessionAbsoluteMinutes', 'sessionIdleMinutes', 'ssoEnforced', 'allowedEmailDomains',
+  'mfaRequired',
+  'allowedSignInMethods',
+  'passwordMinLength',
+  'sessionAbsoluteMinutes',
+  'sessionIdleMinutes',
+  'ssoEnforced',
+  'allowedEmailDomains',
 ] as const
 
-export async function patchAuthPolicy({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, expectedVersion: number | null, patch: AuthPolicyPatch) {
+export async function patchAuthPolicy(
+  { sql, config }: Pick<ServiceDeps, 'sql' | 'config'>,
+  ctx: RequestContext,
+  expectedVersion: number | null,
+  patch: AuthPolicyPatch,
+) {
   const { tenantId } = tenantOf(ctx)
   return sql.begin(async (tx) => {
     await insertDefaultAuthPolicy(tx, tenantId, defaultFields(config))

@@ -39,7 +39,10 @@ export class CredentialCache<V> {
   askedAt = -Infinity
   readonly stats = { hits: 0, misses: 0, fenced: 0 }
 
-  constructor(readonly options: CredentialCacheOptions, readonly now: () => number = () => performance.now()) {}
+  constructor(
+    readonly options: CredentialCacheOptions,
+    readonly now: () => number = () => performance.now(),
+  ) {}
 
   get enabled(): boolean {
     return this.options.fenceMs > 0

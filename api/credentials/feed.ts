@@ -24,7 +24,11 @@ export class CredentialFeed {
   /** Send time of the oldest own heartbeat not yet back, if one is out: a feed is dead only if one stays out. */
   private outSince: number | undefined
 
-  constructor(private databaseUrl: string, private cache: CredentialCache<unknown>, private log: Logger) {}
+  constructor(
+    private databaseUrl: string,
+    private cache: CredentialCache<unknown>,
+    private log: Logger,
+  ) {}
 
   async start(): Promise<void> {
     if (!this.cache.enabled || this.timer) return
@@ -56,7 +60,11 @@ export class CredentialFeed {
     this.client = client
     this.startedAt = this.cache.now()
     // postgres.js re-issues LISTEN after a dropped connection and calls the third argument each time.
-    await client.listen(CREDENTIAL_CHANNEL, (payload) => this.receive(payload), () => this.cache.feedStarted())
+    await client.listen(
+      CREDENTIAL_CHANNEL,
+      (payload) => this.receive(payload),
+      () => this.cache.feedStarted(),
+    )
   }
 
   private receive(payload: string): void {

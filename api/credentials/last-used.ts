@@ -8,7 +8,11 @@ export class LastUsedRecorder {
   private pending = new Map<string, number>()
   private timer: ReturnType<typeof setInterval> | undefined
 
-  constructor(private db: Db, private log: Logger, private intervalMs: number) {}
+  constructor(
+    private db: Db,
+    private log: Logger,
+    private intervalMs: number,
+  ) {}
 
   start(): void {
     this.timer ??= setInterval(() => void this.flush(), this.intervalMs)

@@ -62,7 +62,11 @@ async function lookupPat(deps: ResolveDeps, key: string): Promise<PatEntry | und
   if (!row) return undefined
   // Frozen: one principal serves every request of this entry, so no route may change it in place.
   const membership: Membership = Object.freeze({
-    id: row.membership_id, tenantId: row.tenant_id, role: row.role, status: row.membership_status, expiresAt: row.membership_expires_at,
+    id: row.membership_id,
+    tenantId: row.tenant_id,
+    role: row.role,
+    status: row.membership_status,
+    expiresAt: row.membership_expires_at,
   })
   const principal: Principal = Object.freeze({
     credential: 'personal_access_token',
@@ -109,7 +113,10 @@ async function resolveSession(deps: ResolveDeps, token: string, viaCookie: boole
     mfa: row.mfa_pending ? 'challenge' : row.tenant_mfa_required && !row.has_second_factor ? 'enrolment' : 'satisfied',
     passwordChangeRequired: row.password_change_required,
     authentication: {
-      method: row.auth_method, ssoConnectionId: row.sso_connection_id, secondFactorAt: row.second_factor_at, authenticatedAt: row.authenticated_at,
+      method: row.auth_method,
+      ssoConnectionId: row.sso_connection_id,
+      secondFactorAt: row.second_factor_at,
+      authenticatedAt: row.authenticated_at,
     },
   }
 }

@@ -10,26 +10,48 @@ export const domainsRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ tags: ['Single sign-on'] })
     .use(http)
     .get('/tenants/current/domains', async ({ request, ctx, query }) => page(request, await listDomains(deps, ctx, query)), {
-      auth: 'tenant:manage', errors: ['T400p'], query: ListTenantDomainsQuery, response: { 200: listEnvelope(TenantDomainDto) },
+      auth: 'tenant:manage',
+      errors: ['T400p'],
+      query: ListTenantDomainsQuery,
+      response: { 200: listEnvelope(TenantDomainDto) },
       detail: { summary: 'Email domains claimed by the current tenant, newest first, with their verification state' },
     })
-    .post('/tenants/current/domains', async ({ request, ctx, body, set }) => {
-      set.status = 201
-      return ok(request, toTenantDomainDto(await addDomain(deps, ctx, body.domain)))
-    }, {
-      auth: 'tenant:manage', idempotent: true, errors: ['T400', 'T409'], body: CreateTenantDomainRequestDto,
-      response: { 201: envelope(TenantDomainDto) },
-      detail: { summary: 'Claim an email domain: answers the TXT record to publish (adding it again answers the same claim)' },
-    })
-    .post('/tenants/current/domains/:domainId/verifications', async ({ request, ctx, params, set }) => {
-      set.status = 201
-      return ok(request, toTenantDomainDto(await verifyDomain(deps, ctx, params.domainId)))
-    }, {
-      auth: 'tenant:manage', idempotent: true, errors: ['T400', 'T404', 'T409'], response: { 201: envelope(TenantDomainDto) },
-      detail: { summary: 'Look the TXT record up now: verified when it holds the value, else 400 saying what was found' },
-    })
-    .delete('/tenants/current/domains/:domainId', async ({ request, ctx, params }) =>
-      ok(request, toTenantDomainDto(await removeDomain(deps, ctx, params.domainId))), {
-      auth: 'tenant:manage', errors: ['T400', 'T404'], response: { 200: envelope(TenantDomainDto) },
-      detail: { summary: 'Remove a domain claim; single sign-on stops counting it at once' },
-    })
+    .post(
+      '/tenants/current/domains',
+      async ({ request, ctx, body, set }) => {
+        set.status = 201
+        return ok(request, toTenantDomainDto(await addDomain(deps, ctx, body.domain)))
+      },
+      {
+        auth: 'tenant:manage',
+        idempotent: true,
+        errors: ['T400', 'T409'],
+        body: CreateTenantDomainRequestDto,
+        response: { 201: envelope(TenantDomainDto) },
+        detail: { summary: 'Claim an email domain: answers the TXT record to publish (adding it again answers the same claim)' },
+      },
+    )
+    .post(
+      '/tenants/current/domains/:domainId/verifications',
+      async ({ request, ctx, params, set }) => {
+        set.status = 201
+        return ok(request, toTenantDomainDto(await verifyDomain(deps, ctx, params.domainId)))
+      },
+      {
+        auth: 'tenant:manage',
+        idempotent: true,
+        errors: ['T400', 'T404', 'T409'],
+        response: { 201: envelope(TenantDomainDto) },
+        detail: { summary: 'Look the TXT record up now: verified when it holds the value, else 400 saying what was found' },
+      },
+    )
+    .delete(
+      '/tenants/current/domains/:domainId',
+      async ({ request, ctx, params }) => ok(request, toTenantDomainDto(await removeDomain(deps, ctx, params.domainId))),
+      {
+        auth: 'tenant:manage',
+        errors: ['T400', 'T404'],
+        response: { 200: envelope(TenantDomainDto) },
+        detail: { summary: 'Remove a domain claim; single sign-on stops counting it at once' },
+      },
+    )

@@ -10,16 +10,24 @@ import { recordAudit } from '../audit/service'
 import { lookupTxt } from './dns'
 import { CHALLENGE_LABEL } from './model'
 import {
-  deleteTenantDomain, findTenantDomain, findTenantsVerifyingDomain, insertTenantDomain, listTenantDomains, markTenantDomainVerified,
+  deleteTenantDomain,
+  findTenantDomain,
+  findTenantsVerifyingDomain,
+  insertTenantDomain,
+  listTenantDomains,
+  markTenantDomainVerified,
   type TenantDomainRow,
 } from './queries'
 
 export const recordNameOf = (domain: string) => `${CHALLENGE_LABEL}.${domain}`
 
 export const toTenantDomainDto = (r: TenantDomainRow) => ({
-  id: r.id, domain: r.domain, status: r.verified_at ? 'verified' as const : 'pending' as const,
+  id: r.id,
+  domain: r.domain,
+  status: r.verified_at ? ('verified' as const) : ('pending' as const),
   verificationRecord: { type: 'TXT' as const, name: recordNameOf(r.domain), value: `rcp-domain-verification=${r.challenge_token}` },
-  verifiedAt: r.verified_at?.toISOString() ?? null, createdAt: r.created_at.toISOString(),
+  verifiedAt: r.verified_at?.toISOString() ?? null,
+  createdAt: r.created_at.toISOString(),
 })
 
 const notFound = () => new ApiError('NOT_FOUND', 'No domain with this id in the current tenant')
@@ -50,7 +58,10 @@ export async function removeDomain({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Reque
     const row = await deleteTenantDomain(tx, tenantId, id)
     if (!row) throw notFound()
     await recordAudit(tx, ctx, {
-      action: 'domain.removed', tenantId, target: domainTarget(row), details: { domain: row.domain, wasVerified: row.verified_at !== null },
+      action: 'domain.removed',
+      tenantId,
+      target: domainTarget(row),
+      details: { domain: row.domain, wasVerified: row.verified_at !== null },
     })
     return row
   })
@@ -81,11 +92,13 @@ export async function verifyDomain({ sql, config }: Pick<ServiceDeps, 'sql' | 'c
   if (!txt.values.includes(expected)) {
     throw await failed('record_mismatch', `${txt.values.length} TXT record(s) at ${name}, none with the expected value; publish it exactly and retry`)
   }
-  const verified = await sql.begin(async (tx) => {
-    const marked = await markTenantDomainVerified(tx, tenantId, row.id)
-    if (marked) await recordAudit(tx, ctx, attempt)
-    return marked
-  }).catch((err) => (uniqueViolation(err) ? undefined : Promise.reject(err)))
+  const verified = await sql
+    .begin(async (tx) => {
+      const marked = await markTenantDomainVerified(tx, tenantId, row.id)
+      if (marked) await recordAudit(tx, ctx, attempt)
+      return marked
+    })
+    .catch((err) => (uniqueViolation(err) ? undefined : Promise.reject(err)))
   if (!verified) throw await failed('verified_elsewhere', `${row.domain} is verified by another tenant; it must remove its claim first`)
   return verified
 }
@@ -94,4 +107,3 @@ export async function verifyDomain({ sql, config }: Pick<ServiceDeps, 'sql' | 'c
 export async function domainVerifiedFor(db: Db, tenantId: string, domain: string): Promise<boolean> {
   return (await findTenantsVerifyingDomain(db, domain)).includes(tenantId)
 }
-

@@ -48,7 +48,10 @@ const COLUMNS = `id, tenant_id, model_version_id, embodiment_profile_id, mode, s
   steps, target_arch, wire_protocols, use_fake_transport, status, failure_reason, progress_bytes, total_bytes, artifact_bucket,
   artifact_key, size_bytes, sha256, workflow_id, created_at, updated_at, ${CURSOR_AT}`
 
-export async function insertPackage(db: Db, p: { id: string; tenantId: string; modelVersionId: string; embodimentProfileId: string; workflowId: string; request: PackageRequest }) {
+export async function insertPackage(
+  db: Db,
+  p: { id: string; tenantId: string; modelVersionId: string; embodimentProfileId: string; workflowId: string; request: PackageRequest },
+) {
   const r = p.request
   const [row] = await db<PackageRow[]>`
     insert into edge_packages (id, tenant_id, model_version_id, embodiment_profile_id, mode, strategy_key, remote_policy_host,

@@ -45,33 +45,49 @@ export async function createPackage(deps: Deps, ctx: RequestContext, modelVersio
 
   const id = randomUUID()
   const workflowId = edgePackageWorkflowId(tenantId, id, input.targetArch)
-  const row = await deps.sql.begin(async (tx) => {
-    const made = await insertPackage(tx, {
-      id, tenantId, modelVersionId, embodimentProfileId: input.embodimentProfileId, workflowId,
-      request: {
-        mode: input.mode, strategyKey: input.strategyKey ?? null, steps: input.steps, targetArch: input.targetArch,
-        // The remote policy only means something for remote_ws; a local package never points elsewhere.
-        remotePolicyHost: input.mode === 'remote_ws' ? input.remotePolicyHost! : null,
-        remotePolicyPort: input.mode === 'remote_ws' ? input.remotePolicyPort! : null,
-        wireProtocols: input.wireProtocols, useFakeTransport: input.useFakeTransport,
-      },
+  const row = await deps.sql
+    .begin(async (tx) => {
+      const made = await insertPackage(tx, {
+        id,
+        tenantId,
+        modelVersionId,
+        embodimentProfileId: input.embodimentProfileId,
+        workflowId,
+        request: {
+          mode: input.mode,
+          strategyKey: input.strategyKey ?? null,
+          steps: input.steps,
+          targetArch: input.targetArch,
+          // The remote policy only means something for remote_ws; a local package never points elsewhere.
+          remotePolicyHost: input.mode === 'remote_ws' ? input.remotePolicyHost! : null,
+          remotePolicyPort: input.mode === 'remote_ws' ? input.remotePolicyPort! : null,
+          wireProtocols: input.wireProtocols,
+          useFakeTransport: input.useFakeTransport,
+        },
+      })
+      await recordAudit(tx, ctx, {
+        action: 'edge_package.created',
+        tenantId,
+        target: packageTarget(id),
+        details: { modelVersionId, embodimentProfileId: input.embodimentProfileId, mode: input.mode, targetArch: input.targetArch },
+      })
+      return made
     })
-    await recordAudit(tx, ctx, {
-      action: 'edge_package.created', tenantId, target: packageTarget(id),
-      details: { modelVersionId, embodimentProfileId: input.embodimentProfileId, mode: input.mode, targetArch: input.targetArch },
+    .catch((err) => {
+      // The tenant-scoped foreign key is the profile check: absent, or another tenant's, is the same 404. It cannot
+      // race with the profile's deletion, which the same key refuses once this row exists.
+      if (fkViolated(err) === 'edge_packages_embodiment_profile_fk')
+        throw new ApiError('NOT_FOUND', `No embodiment profile ${input.embodimentProfileId} in this tenant`)
+      if (fkViolated(err) === 'edge_packages_model_version_fk')
+        throw new ApiError('MODEL_VERSION_NOT_FOUND', `Model version ${modelVersionId} was just deleted`)
+      throw err
     })
-    return made
-  }).catch((err) => {
-    // The tenant-scoped foreign key is the profile check: absent, or another tenant's, is the same 404. It cannot
-    // race with the profile's deletion, which the same key refuses once this row exists.
-    if (fkViolated(err) === 'edge_packages_embodiment_profile_fk') throw new ApiError('NOT_FOUND', `No embodiment profile ${input.embodimentProfileId} in this tenant`)
-    if (fkViolated(err) === 'edge_packages_model_version_fk') throw new ApiError('MODEL_VERSION_NOT_FOUND', `Model version ${modelVersionId} was just deleted`)
-    throw err
-  })
   const args: [BuildEdgePackageInput] = [{ tenantId, packageId: id }]
   try {
     await (await deps.temporal.get()).workflow.start(EdgePackageWorkflowType.build, {
-      workflowId, taskQueue: taskQueues(deps.config).packages, args,
+      workflowId,
+      taskQueue: taskQueues(deps.config).packages,
+      args,
       typedSearchAttributes: [{ key: TENANT_ID, value: tenantId }],
       memo: { modelVersionId, embodimentProfileId: input.embodimentProfileId, targetArch: input.targetArch },
     })
@@ -94,7 +110,11 @@ export async function getPackage(deps: Pick<ServiceDeps, 'sql' | 'config'>, ctx:
   return packageViews(deps, tenantId)(await ownPackage(deps, tenantId, id))
 }
 
-export async function listTenantPackages(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, ctx: RequestContext, q: PageParams & { modelVersionId?: string; status?: PackageStatus }) {
+export async function listTenantPackages(
+  deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>,
+  ctx: RequestContext,
+  q: PageParams & { modelVersionId?: string; status?: PackageStatus },
+) {
   const { tenantId } = tenantOf(ctx)
   const binding = { route: 'GET /edge-inference-packages', scope: `tenant:${tenantId}`, filters: { modelVersionId: q.modelVersionId, status: q.status } }
   const p = await paginate(deps.keys, binding, q, (after, limit) => listPackages(deps.sql, tenantId, q, after, limit), createdCursorOf)
@@ -110,11 +130,17 @@ export async function reportRun(deps: Pick<ServiceDeps, 'sql'>, ctx: RequestCont
   const run = await deps.sql.begin(async (tx) => {
     const row = await insertRun(tx, tenantId, packageId, ctx.principal.userId, report)
     await publishEvent(tx, tenantId, 'run.finished', {
-      packageId, runId: row.id, stepsDone: row.steps_done, exitReason: row.exit_reason, contractViolations: row.contract_violations,
+      packageId,
+      runId: row.id,
+      stepsDone: row.steps_done,
+      exitReason: row.exit_reason,
+      contractViolations: row.contract_violations,
       latencyMs: report.latencyMs,
     })
     await recordAudit(tx, ctx, {
-      action: 'edge_package.run_reported', tenantId, target: packageTarget(packageId),
+      action: 'edge_package.run_reported',
+      tenantId,
+      target: packageTarget(packageId),
       details: { runId: row.id, stepsDone: row.steps_done, exitReason: row.exit_reason },
     })
     return row

@@ -29,7 +29,13 @@ const rawOf = (key: KeyObject) => (key.export({ format: 'der', type: 'spki' }) a
 
 function describe(key: KeyObject, current: boolean): PublicSigningKey {
   const raw = rawOf(key)
-  return { keyId: keyIdOf(raw), algorithm: 'ed25519', publicKeyPem: key.export({ format: 'pem', type: 'spki' }) as string, publicKeyBase64: raw.toString('base64'), current }
+  return {
+    keyId: keyIdOf(raw),
+    algorithm: 'ed25519',
+    publicKeyPem: key.export({ format: 'pem', type: 'spki' }) as string,
+    publicKeyBase64: raw.toString('base64'),
+    current,
+  }
 }
 
 export function signingPrivateKey(config: SigningConfig): KeyObject {
@@ -44,14 +50,22 @@ const derivedSigningKey = (secretKey: string) =>
 export function publicSigningKeys(config: SigningConfig): PublicSigningKey[] {
   const current = describe(createPublicKey(signingPrivateKey(config)), true)
   // Without PACKAGE_SIGNING_KEY, the earlier keys of SECRET_KEY's ring derived earlier signing keys: still listed.
-  const derived = config.PACKAGE_SIGNING_KEY ? [] : secretKeyList(config.SECRET_KEY).slice(1).map((k) => createPublicKey(derivedSigningKey(k)))
+  const derived = config.PACKAGE_SIGNING_KEY
+    ? []
+    : secretKeyList(config.SECRET_KEY)
+        .slice(1)
+        .map((k) => createPublicKey(derivedSigningKey(k)))
   const previous = [...derived, ...previousKeys(config.PACKAGE_SIGNING_PREVIOUS_PUBLIC_KEYS)].map((k) => describe(k, false))
   return [current, ...previous.filter((k) => k.keyId !== current.keyId)]
 }
 
 function previousKeys(value: string): KeyObject[] {
   const pems = value.match(/-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g) ?? []
-  const raws = value.replace(/-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g, '').split(',').map((s) => s.trim()).filter(Boolean)
+  const raws = value
+    .replace(/-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g, '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   return [
     ...pems.map((pem) => createPublicKey(pem)),
     ...raws.map((b64) => createPublicKey({ key: Buffer.concat([SPKI_ED25519, Buffer.from(b64, 'base64')]), format: 'der', type: 'spki' })),

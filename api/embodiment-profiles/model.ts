@@ -17,17 +17,22 @@ export interface Feature {
 }
 export const CONTROL_RATE_MAX_HZ = 1000
 
-export const FeatureDto = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$/, 'letters, digits, _ . / - (up to 128), starting with a letter or digit')
-    .describe('Unique within its list; the key the policy and the robot client use (e.g. `observation.images.top`, `state`)'),
-  dtype: z.enum(FEATURE_DTYPES),
-  shape: z.array(z.number().int().min(1).max(1_000_000)).min(1).max(6).describe('1 to 6 positive dimensions'),
-  kind: z.enum(FEATURE_KINDS).optional().describe('`image` for a camera: dtype uint8 and shape [height, width, channels]'),
-}).superRefine((f, ctx) => {
-  if (f.kind === 'image' && (f.dtype !== 'uint8' || f.shape.length !== 3)) {
-    ctx.addIssue({ code: 'custom', message: 'an image feature is uint8 with 3 dimensions [height, width, channels]', path: ['kind'] })
-  }
-}).meta({ id: 'EmbodimentFeatureDto' })
+export const FeatureDto = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$/, 'letters, digits, _ . / - (up to 128), starting with a letter or digit')
+      .describe('Unique within its list; the key the policy and the robot client use (e.g. `observation.images.top`, `state`)'),
+    dtype: z.enum(FEATURE_DTYPES),
+    shape: z.array(z.number().int().min(1).max(1_000_000)).min(1).max(6).describe('1 to 6 positive dimensions'),
+    kind: z.enum(FEATURE_KINDS).optional().describe('`image` for a camera: dtype uint8 and shape [height, width, channels]'),
+  })
+  .superRefine((f, ctx) => {
+    if (f.kind === 'image' && (f.dtype !== 'uint8' || f.shape.length !== 3)) {
+      ctx.addIssue({ code: 'custom', message: 'an image feature is uint8 with 3 dimensions [height, width, channels]', path: ['kind'] })
+    }
+  })
+  .meta({ id: 'EmbodimentFeatureDto' })
 
 const uniqueNames = (list: { name: string }[], ctx: z.RefinementCtx) => {
   const seen = new Set<string>()
@@ -42,28 +47,32 @@ const Name = singleLineText(100)
 const RobotType = singleLineText(100).describe('Free text naming the robot model, e.g. `aloha`, `so100`, `franka`')
 const ControlRate = z.number().gt(0).max(CONTROL_RATE_MAX_HZ).describe(`Actions per second the robot consumes; above 0, at most ${CONTROL_RATE_MAX_HZ}`)
 
-export const CreateEmbodimentProfileBodyDto = z.strictObject({
-  name: Name.describe('Unique within the tenant'),
-  robotType: RobotType,
-  controlRateHz: ControlRate,
-  observationFeatures: Features.describe('What the robot sends the policy each step (1 to 64, names unique)'),
-  actionFeatures: Features.describe('What the policy returns per action (1 to 64, names unique)'),
-}).meta({ id: 'CreateEmbodimentProfileBodyDto' })
+export const CreateEmbodimentProfileBodyDto = z
+  .strictObject({
+    name: Name.describe('Unique within the tenant'),
+    robotType: RobotType,
+    controlRateHz: ControlRate,
+    observationFeatures: Features.describe('What the robot sends the policy each step (1 to 64, names unique)'),
+    actionFeatures: Features.describe('What the policy returns per action (1 to 64, names unique)'),
+  })
+  .meta({ id: 'CreateEmbodimentProfileBodyDto' })
 
 export const UpdateEmbodimentProfileBodyDto = CreateEmbodimentProfileBodyDto.partial().meta({ id: 'UpdateEmbodimentProfileBodyDto' })
 
-export const EmbodimentProfileDto = z.object({
-  id: z.uuid(),
-  tenantId: z.uuid(),
-  name: z.string(),
-  robotType: z.string(),
-  controlRateHz: z.number(),
-  observationFeatures: z.array(FeatureDto),
-  actionFeatures: z.array(FeatureDto),
-  version: z.number().int().describe('The row version; the ETag is `"v<version>"`'),
-  createdAt: z.iso.datetime(),
-  updatedAt: z.iso.datetime(),
-}).meta({ id: 'EmbodimentProfileDto' })
+export const EmbodimentProfileDto = z
+  .object({
+    id: z.uuid(),
+    tenantId: z.uuid(),
+    name: z.string(),
+    robotType: z.string(),
+    controlRateHz: z.number(),
+    observationFeatures: z.array(FeatureDto),
+    actionFeatures: z.array(FeatureDto),
+    version: z.number().int().describe('The row version; the ETag is `"v<version>"`'),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: 'EmbodimentProfileDto' })
 
 export const ProfileParams = z.object({ profileId: z.string() })
 export const ListProfilesQuery = PageQuery

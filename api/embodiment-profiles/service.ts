@@ -9,14 +9,26 @@ import { changesBetween, recordAudit } from '../audit/service'
 import { tenantOf, type RequestContext } from '../identity/context'
 import type { CreateProfileInput, EmbodimentProfile, UpdateProfileInput } from './model'
 import {
-  deleteEmbodimentProfile, findEmbodimentProfile, insertEmbodimentProfile, lockEmbodimentProfile, listEmbodimentProfiles, updateEmbodimentProfile,
+  deleteEmbodimentProfile,
+  findEmbodimentProfile,
+  insertEmbodimentProfile,
+  lockEmbodimentProfile,
+  listEmbodimentProfiles,
+  updateEmbodimentProfile,
   type EmbodimentProfileRow,
 } from './queries'
 
 export const toEmbodimentProfile = (r: EmbodimentProfileRow): EmbodimentProfile => ({
-  id: r.id, tenantId: r.tenant_id, name: r.name, robotType: r.robot_type, controlRateHz: r.control_rate_hz,
-  observationFeatures: r.observation_features, actionFeatures: r.action_features, version: r.version,
-  createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
+  id: r.id,
+  tenantId: r.tenant_id,
+  name: r.name,
+  robotType: r.robot_type,
+  controlRateHz: r.control_rate_hz,
+  observationFeatures: r.observation_features,
+  actionFeatures: r.action_features,
+  version: r.version,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
 })
 
 const notFound = () => new ApiError('NOT_FOUND', 'No embodiment profile with this id in the current tenant')
@@ -45,13 +57,18 @@ async function nameChecked<T>(name: string, write: () => Promise<T>): Promise<T>
 
 export async function createProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, input: CreateProfileInput) {
   const { tenantId } = tenantOf(ctx)
-  const row = await nameChecked(input.name, () => sql.begin(async (tx) => {
-    const made = await insertEmbodimentProfile(tx, tenantId, input)
-    await recordAudit(tx, ctx, {
-      action: 'embodiment_profile.created', tenantId, target: profileTarget(made), details: { name: made.name, robotType: made.robot_type },
-    })
-    return made
-  }))
+  const row = await nameChecked(input.name, () =>
+    sql.begin(async (tx) => {
+      const made = await insertEmbodimentProfile(tx, tenantId, input)
+      await recordAudit(tx, ctx, {
+        action: 'embodiment_profile.created',
+        tenantId,
+        target: profileTarget(made),
+        details: { name: made.name, robotType: made.robot_type },
+      })
+      return made
+    }),
+  )
   return { profile: toEmbodimentProfile(row), version: row.version }
 }
 
@@ -69,7 +86,13 @@ export async function listProfiles({ sql, keys }: Pick<ServiceDeps, 'sql' | 'key
 
 /** Fields left out keep their value. A stale If-Match answers 412 and writes nothing. Recorded with the fields that
  *  changed, before and after. */
-export async function patchProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string, expectedVersion: number | null, patch: UpdateProfileInput) {
+export async function patchProfile(
+  { sql }: Pick<ServiceDeps, 'sql'>,
+  ctx: RequestContext,
+  id: string,
+  expectedVersion: number | null,
+  patch: UpdateProfileInput,
+) {
   const { tenantId } = tenantOf(ctx)
   return sql.begin(async (tx) => {
     const current = await own(tx, tenantId, id, lockEmbodimentProfile)
@@ -102,7 +125,8 @@ export async function removeProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Requ
       await recordAudit(tx, ctx, { action: 'embodiment_profile.deleted', tenantId, target: profileTarget(row), details: { name: row.name } })
     })
   } catch (err) {
-    if (IN_USE_STATES.includes(sqlState(err) ?? '')) throw new ApiError('EMBODIMENT_PROFILE_IN_USE', 'An edge inference package uses this embodiment profile; it cannot be deleted')
+    if (IN_USE_STATES.includes(sqlState(err) ?? ''))
+      throw new ApiError('EMBODIMENT_PROFILE_IN_USE', 'An edge inference package uses this embodiment profile; it cannot be deleted')
     throw err
   }
 }

@@ -19,8 +19,13 @@ export function accessLog(log: Logger, traced = false) {
     // In a traced process the line names the request's trace and span (docs/operations.md "Traces"), to find one from the other.
     const ids = traced ? spanOf(request)?.spanContext() : undefined
     log.info('request', {
-      requestId: st.requestId, method: request.method, path: pathOf(request.url), status: set.status,
-      ms: Math.round((performance.now() - st.startedAt) * 10) / 10, user: st.principal?.userId, tenant: st.principal?.membership?.tenantId,
+      requestId: st.requestId,
+      method: request.method,
+      path: pathOf(request.url),
+      status: set.status,
+      ms: Math.round((performance.now() - st.startedAt) * 10) / 10,
+      user: st.principal?.userId,
+      tenant: st.principal?.membership?.tenantId,
       ...(ids ? { trace_id: ids.traceId, span_id: ids.spanId } : {}),
     })
   }

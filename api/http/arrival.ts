@@ -28,7 +28,12 @@ const isObjectUpload = (url: string) => OBJECT_UPLOAD.test(url.slice(url.indexOf
  *  the arrival time only when the access log (`timed`) will report it.
  *  It never returns a promise. Elysia awaits a hook whose source reads `return f(` (a cost on every request, not an
  *  error), so the refusal is returned from a variable that the transpiler cannot fold into the call. */
-export function arrivalHook(config: Pick<Config, 'MAX_BODY_BYTES' | 'MODEL_UPLOAD_MAX_BYTES'>, serverOf: () => Server<unknown> | null, timed: boolean, database: DatabaseCircuit) {
+export function arrivalHook(
+  config: Pick<Config, 'MAX_BODY_BYTES' | 'MODEL_UPLOAD_MAX_BYTES'>,
+  serverOf: () => Server<unknown> | null,
+  timed: boolean,
+  database: DatabaseCircuit,
+) {
   const max = config.MAX_BODY_BYTES
   const uploadMax = config.MODEL_UPLOAD_MAX_BYTES
   return function arrive({ request, set }: Arrival): Response | undefined {
@@ -40,8 +45,14 @@ export function arrivalHook(config: Pick<Config, 'MAX_BODY_BYTES' | 'MODEL_UPLOA
     const url = request.url
     if (url.length - url.indexOf('/', 8) > MAX_TARGET_BYTES) {
       set.status = 431
-      refusal = problemResponse({ status: 431, code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', message: `The request target exceeds ${MAX_TARGET_BYTES} bytes`, requestId: st.requestId })
-    } else if (database.open && !url.includes('/healthz')) { // the process's own health stays answerable: it needs no database
+      refusal = problemResponse({
+        status: 431,
+        code: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+        message: `The request target exceeds ${MAX_TARGET_BYTES} bytes`,
+        requestId: st.requestId,
+      })
+    } else if (database.open && !url.includes('/healthz')) {
+      // the process's own health stays answerable: it needs no database
       const { status, code, message, extra } = DATABASE_UNAVAILABLE
       set.status = status
       refusal = problemResponse({ status, code, message, requestId: st.requestId, headers: extra.headers })

@@ -35,8 +35,7 @@ function anonymousView({ request }: Hooked): { ctx: RequestContext<null> } {
   return { ctx: st as RequestContext<null> }
 }
 
-const presented = (request: Request): boolean =>
-  request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
+const presented = (request: Request): boolean => request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
 
 /** The `auth`, `optionalAuth` and `public` macros: who the caller is, and which request budget they spend. */
 export function authMacros(deps: HttpDeps, budgets: RequestBudgets) {
@@ -50,12 +49,14 @@ export function authMacros(deps: HttpDeps, budgets: RequestBudgets) {
   return {
     public: (on: boolean) => ({
       detail: { security: [] },
-      ...(on ? {
-        transform({ request }: Hooked) {
-          budgets.anonymous(stateOf(request))
-        },
-        resolve: anonymousView,
-      } : {}),
+      ...(on
+        ? {
+            transform({ request }: Hooked) {
+              budgets.anonymous(stateOf(request))
+            },
+            resolve: anonymousView,
+          }
+        : {}),
     }),
     auth: (requirement: AuthRequirement) => {
       const admission = admissionFor(requirement)
@@ -81,7 +82,8 @@ export function authMacros(deps: HttpDeps, budgets: RequestBudgets) {
       const admission = admissionFor(requirement)
       return {
         detail: {
-          security: [{}, ...SECURITY], 'x-permissions': permissionsOf(requirement),
+          security: [{}, ...SECURITY],
+          'x-permissions': permissionsOf(requirement),
           description: `Credential optional. ${describeRequirement(requirement)}`,
         },
         async transform({ request, body }: Hooked) {

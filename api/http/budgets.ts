@@ -38,7 +38,11 @@ export function requestBudgets(deps: Pick<HttpDeps, 'config' | 'limiter' | 'shar
       st.principal = p
       const perMinute = config.RATE_LIMIT_PRINCIPAL_PER_MINUTE
       const spent = admit('user', p.userId, perMinute)
-      if (typeof spent !== 'number') return spent.then((retryAfter) => { refuse('user', perMinute, retryAfter); return tenant(p) })
+      if (typeof spent !== 'number')
+        return spent.then((retryAfter) => {
+          refuse('user', perMinute, retryAfter)
+          return tenant(p)
+        })
       refuse('user', perMinute, spent)
       return tenant(p)
     },

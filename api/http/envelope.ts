@@ -9,8 +9,7 @@ const ListMeta = Meta.extend({ pageSize: z.number().int() })
 /** `{ data, meta.requestId }`, as a model: validation, type and OpenAPI at once. */
 export const envelope = <T extends z.ZodType>(data: T) => z.object({ data, meta: Meta })
 
-export const listEnvelope = <T extends z.ZodType>(item: T) =>
-  z.object({ data: z.array(item), meta: ListMeta, nextPageToken: z.string().optional() })
+export const listEnvelope = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), meta: ListMeta, nextPageToken: z.string().optional() })
 
 export const ok = <T>(request: Request, data: T) => ({ data, meta: { requestId: stateOf(request).requestId } })
 

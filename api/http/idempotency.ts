@@ -27,10 +27,13 @@ export function idempotencyScope(principal: Principal | null, operation: string,
 
 const stable = (v: unknown): string =>
   v === null || typeof v !== 'object'
-    ? JSON.stringify(v) ?? 'null'
+    ? (JSON.stringify(v) ?? 'null')
     : Array.isArray(v)
       ? `[${v.map(stable).join(',')}]`
-      : `{${Object.keys(v as object).sort().map((k) => `${JSON.stringify(k)}:${stable((v as Record<string, unknown>)[k])}`).join(',')}}`
+      : `{${Object.keys(v as object)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${stable((v as Record<string, unknown>)[k])}`)
+          .join(',')}}`
 
 /** Same operation, same path and same body (key order aside) make the same request. */
 export const requestHash = (method: string, path: string, body: unknown): string => sha256Hex(`${method} ${path}\n${stable(body ?? null)}`)
@@ -40,7 +43,9 @@ const REPLAYED_HEADERS = ['content-type', 'etag', 'location', 'set-cookie', 'ret
 
 export async function sealResponse(keys: DerivedKeys, res: Response): Promise<{ status: number; sealed: Buffer }> {
   const headers: [string, string][] = []
-  res.headers.forEach((v, k) => { if (REPLAYED_HEADERS.includes(k)) headers.push([k, v]) })
+  res.headers.forEach((v, k) => {
+    if (REPLAYED_HEADERS.includes(k)) headers.push([k, v])
+  })
   const body = Buffer.from(await res.clone().arrayBuffer()).toString('base64')
   return { status: res.status, sealed: seal(keys, 'idempotency', JSON.stringify({ s: res.status, h: headers, b: body })) }
 }

@@ -22,10 +22,14 @@ function toResponse(value: unknown, set: SetContext): Response {
   return new Response(JSON.stringify(value), { status, headers })
 }
 
-const keyParameter = (scope: string) => ({
-  in: 'header', name: 'Idempotency-Key', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 },
-  description: `Unique per ${scope} for 24 hours; a repeat with the same body replays the first response.`,
-} as const)
+const keyParameter = (scope: string) =>
+  ({
+    in: 'header',
+    name: 'Idempotency-Key',
+    required: false,
+    schema: { type: 'string', minLength: 1, maxLength: 255 },
+    description: `Unique per ${scope} for 24 hours; a repeat with the same body replays the first response.`,
+  }) as const
 const KEY_PARAMETERS = { tenant: [keyParameter('tenant (per user without a tenant; per operation when public)')], user: [keyParameter('calling user')] }
 
 /** `idempotent`: a request with an Idempotency-Key claims it before the handler runs, and its exact response is
@@ -38,42 +42,51 @@ export function idempotentMacro(deps: Pick<HttpDeps, 'sql' | 'config' | 'keys' |
     await completeKey(deps.sql, { scope, key, status, sealed })
     return res
   }
-  return (on: boolean | 'user') => on ? {
-    detail: { parameters: on === 'user' ? KEY_PARAMETERS.user : KEY_PARAMETERS.tenant },
-    transform({ request }: { request: Request }) {
-      const key = parseIdempotencyKey(request.headers.get(IDEMPOTENCY_HEADER))
-      if (key) stateOf(request).idempotency = { key }
-    },
-    async beforeHandle({ request, body, route, set }: { request: Request; body: unknown; route: string; set: SetContext }) {
-      const st = stateOf(request)
-      const idem = st.idempotency
-      if (!idem) return
-      idem.scope = idempotencyScope(st.principal, `${request.method} ${route}`, on === 'user')
-      const result = await claimKey(deps.sql, {
-        scope: idem.scope, key: idem.key, requestHash: requestHash(request.method, new URL(request.url).pathname, body),
-        ttlHours: config.IDEMPOTENCY_TTL_HOURS, lockSeconds: config.IDEMPOTENCY_LOCK_SECONDS,
-      })
-      if (result.kind === 'claimed') {
-        idem.owned = true
-        return
-      }
-      if (result.kind === 'conflict') {
-        throw new ApiError('IDEMPOTENCY_CONFLICT', result.reason === 'in_flight'
-          ? 'A request with this Idempotency-Key is still being processed'
-          : 'This Idempotency-Key was already used with a different request')
-      }
-      idem.replayed = true
-      deps.metrics.idempotency('replayed')
-      const replay = replayResponse(deps.keys, result.sealed, st.requestId)
-      set.status = replay.status
-      return replay
-    },
-    // Runs for errors too, so a failure is stored and replayed like any other answer.
-    async mapResponse({ request, responseValue, set }: { request: Request; responseValue: unknown; set: SetContext }) {
-      const idem = stateOf(request).idempotency
-      if (!idem?.owned || !idem.scope) return
-      idem.owned = false
-      return storeAndSend(idem.scope, idem.key, toResponse(responseValue, set))
-    },
-  } : {}
+  return (on: boolean | 'user') =>
+    on
+      ? {
+          detail: { parameters: on === 'user' ? KEY_PARAMETERS.user : KEY_PARAMETERS.tenant },
+          transform({ request }: { request: Request }) {
+            const key = parseIdempotencyKey(request.headers.get(IDEMPOTENCY_HEADER))
+            if (key) stateOf(request).idempotency = { key }
+          },
+          async beforeHandle({ request, body, route, set }: { request: Request; body: unknown; route: string; set: SetContext }) {
+            const st = stateOf(request)
+            const idem = st.idempotency
+            if (!idem) return
+            idem.scope = idempotencyScope(st.principal, `${request.method} ${route}`, on === 'user')
+            const result = await claimKey(deps.sql, {
+              scope: idem.scope,
+              key: idem.key,
+              requestHash: requestHash(request.method, new URL(request.url).pathname, body),
+              ttlHours: config.IDEMPOTENCY_TTL_HOURS,
+              lockSeconds: config.IDEMPOTENCY_LOCK_SECONDS,
+            })
+            if (result.kind === 'claimed') {
+              idem.owned = true
+              return
+            }
+            if (result.kind === 'conflict') {
+              throw new ApiError(
+                'IDEMPOTENCY_CONFLICT',
+                result.reason === 'in_flight'
+                  ? 'A request with this Idempotency-Key is still being processed'
+                  : 'This Idempotency-Key was already used with a different request',
+              )
+            }
+            idem.replayed = true
+            deps.metrics.idempotency('replayed')
+            const replay = replayResponse(deps.keys, result.sealed, st.requestId)
+            set.status = replay.status
+            return replay
+          },
+          // Runs for errors too, so a failure is stored and replayed like any other answer.
+          async mapResponse({ request, responseValue, set }: { request: Request; responseValue: unknown; set: SetContext }) {
+            const idem = stateOf(request).idempotency
+            if (!idem?.owned || !idem.scope) return
+            idem.owned = false
+            return storeAndSend(idem.scope, idem.key, toResponse(responseValue, set))
+          },
+        }
+      : {}
 }

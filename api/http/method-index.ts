@@ -10,7 +10,10 @@ export function methodIndex(routes: readonly { method: string; path: string }[])
     if (method === 'ALL' || path.includes('*')) continue
     let entry = patterns.get(path)
     if (!entry) {
-      const source = path.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')
+      const source = path
+        .split('/')
+        .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('/')
       patterns.set(path, (entry = { re: new RegExp(`^${source}/?$`), methods: new Set() }))
     }
     entry.methods.add(method.toUpperCase())

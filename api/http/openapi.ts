@@ -48,7 +48,8 @@ const AUTH_PROBLEM_CONTENT = problemContent('PublishedAuthProblem')
 
 // Every operation reads or writes Postgres (authentication does, for a start), so any may find it away.
 const UNAVAILABLE_RESPONSE = {
-  description: 'code is SERVICE_UNAVAILABLE: the database or the workflow service cannot be reached now (down, restarting or overloaded); the same request may be retried after Retry-After seconds',
+  description:
+    'code is SERVICE_UNAVAILABLE: the database or the workflow service cannot be reached now (down, restarting or overloaded); the same request may be retried after Retry-After seconds',
   headers: { 'Retry-After': { schema: { type: 'integer', minimum: 1 }, description: 'Seconds to wait before retrying' } },
   content: PROBLEM_CONTENT,
 }
@@ -57,14 +58,21 @@ const UNAVAILABLE_RESPONSE = {
 function problemResponses(sets: readonly ErrorSetName[], secured: boolean) {
   const all: ErrorSetName[] = [...sets, 'R429', 'X431', ...(secured ? (['U401', 'F403'] as const) : [])]
   const byStatus = new Map<number, Set<string>>()
-  for (const s of all) for (const c of ErrorSets[s]) {
-    const status = STATUS_OF[c as keyof typeof STATUS_OF]
-    byStatus.set(status, (byStatus.get(status) ?? new Set()).add(c))
-  }
+  for (const s of all)
+    for (const c of ErrorSets[s]) {
+      const status = STATUS_OF[c as keyof typeof STATUS_OF]
+      byStatus.set(status, (byStatus.get(status) ?? new Set()).add(c))
+    }
   return {
-    ...Object.fromEntries([...byStatus].map(([status, codes]) => [status, {
-      description: `code is one of: ${[...codes].join(', ')}`, content: AUTH_STATUSES.has(status) ? AUTH_PROBLEM_CONTENT : PROBLEM_CONTENT,
-    }])),
+    ...Object.fromEntries(
+      [...byStatus].map(([status, codes]) => [
+        status,
+        {
+          description: `code is one of: ${[...codes].join(', ')}`,
+          content: AUTH_STATUSES.has(status) ? AUTH_PROBLEM_CONTENT : PROBLEM_CONTENT,
+        },
+      ]),
+    ),
     503: UNAVAILABLE_RESPONSE,
   }
 }
@@ -135,22 +143,28 @@ export function hoistSchemas(doc: Json): Json {
 export function openapiRoutes(handle: (req: Request) => Promise<Response>, extra: { webhooks?: Json } = {}) {
   let cached: Json | undefined
   return new Elysia()
-    .use(openapi({
-      // The plugin's page loads its script from a CDN: off. api/docs serves the reference from our own origin.
-      provider: null,
-      specPath: RAW_SPEC_PATH,
-      mapJsonSchema: { zod: z.toJSONSchema },
-      documentation: {
-        info: { title: 'Robot Control Plane API', version: '1.0.0', description: DESCRIPTION },
-        servers: [{ url: '/' }],
+    .use(
+      openapi({
+        // The plugin's page loads its script from a CDN: off. api/docs serves the reference from our own origin.
+        provider: null,
+        specPath: RAW_SPEC_PATH,
+        mapJsonSchema: { zod: z.toJSONSchema },
+        documentation: {
+          info: { title: 'Robot Control Plane API', version: '1.0.0', description: DESCRIPTION },
+          servers: [{ url: '/' }],
+        },
+        exclude: { paths: [RAW_SPEC_PATH, '/v1/openapi.json', '/healthz', '/readyz'] },
+      }),
+    )
+    .get(
+      '/v1/openapi.json',
+      async ({ request }) => {
+        if (!cached) {
+          const raw = await handle(new Request(new URL(RAW_SPEC_PATH, request.url))).then((r) => r.json() as Promise<Json>)
+          cached = { ...hoistSchemas(raw), ...extra }
+        }
+        return new Response(JSON.stringify(cached), { headers: { 'content-type': 'application/json' } })
       },
-      exclude: { paths: [RAW_SPEC_PATH, '/v1/openapi.json', '/healthz', '/readyz'] },
-    }))
-    .get('/v1/openapi.json', async ({ request }) => {
-      if (!cached) {
-        const raw = await handle(new Request(new URL(RAW_SPEC_PATH, request.url))).then((r) => r.json() as Promise<Json>)
-        cached = { ...hoistSchemas(raw), ...extra }
-      }
-      return new Response(JSON.stringify(cached), { headers: { 'content-type': 'application/json' } })
-    }, { detail: { hide: true } })
+      { detail: { hide: true } },
+    )
 }

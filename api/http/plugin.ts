@@ -31,9 +31,21 @@ export function httpConventions(deps: HttpDeps, routes: RouteTable = new RouteTa
   const plugin = new Elysia({ name: 'http-conventions', seed: ++instances })
     // The client address needs the server; taking it from each request's context would make Elysia define a
     // `server` property on every context.
-    .onStart(({ server: started }) => { server = started as Server<unknown> | null; metrics?.attach(server) })
+    .onStart(({ server: started }) => {
+      server = started as Server<unknown> | null
+      metrics?.attach(server)
+    })
     .onRequest(arrivalHook(config, () => server, logged || !!metrics, deps.databaseCircuit))
-    .onError({ as: 'global' }, problemMapping(log, config.NODE_ENV !== 'production', (path) => routes.allowed(path), () => deps.databaseCircuit.trip(), metrics))
+    .onError(
+      { as: 'global' },
+      problemMapping(
+        log,
+        config.NODE_ENV !== 'production',
+        (path) => routes.allowed(path),
+        () => deps.databaseCircuit.trip(),
+        metrics,
+      ),
+    )
     .macro({ errors: errorsMacro(config), ...authMacros(deps, budgets), idempotent: idempotentMacro(deps) })
     .as('global')
   // Traces, like the log and the metrics, cost a request nothing unless on: no wrap, no span, no hook.
@@ -44,7 +56,17 @@ export function httpConventions(deps: HttpDeps, routes: RouteTable = new RouteTa
   // span ends last: the log line reads its ids.
   const hooks = [logged ? accessLog(log, !!spans) : undefined, metrics?.observe, spans?.finish].filter((h) => h !== undefined)
   type Finished = Parameters<(typeof hooks)[number]>[0]
-  const finished = hooks.length === 1 ? hooks[0] : hooks.length === 2 ? (c: Finished) => { hooks[0]!(c); hooks[1]!(c) } : (c: Finished) => { for (const h of hooks) h(c) }
+  const finished =
+    hooks.length === 1
+      ? hooks[0]
+      : hooks.length === 2
+        ? (c: Finished) => {
+            hooks[0]!(c)
+            hooks[1]!(c)
+          }
+        : (c: Finished) => {
+            for (const h of hooks) h(c)
+          }
   if (finished) plugin.onAfterResponse({ as: 'global' }, finished)
   return plugin
 }

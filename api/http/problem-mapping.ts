@@ -12,7 +12,9 @@ function validationErrors(error: unknown): { path: string; message: string }[] {
   const where = e.type ?? 'body'
   const hasRootField = !!e.value && typeof e.value === 'object' && 'root' in e.value
   return (e.all ?? []).map((i) => {
-    let p = String(i.path ?? '').replace(/^\//, '').replaceAll('/', '.')
+    let p = String(i.path ?? '')
+      .replace(/^\//, '')
+      .replaceAll('/', '.')
     if (p === 'root' && !hasRootField) p = ''
     return { path: p ? `${where}.${p}` : where, message: i.message ?? i.summary ?? 'is invalid' }
   })
@@ -21,12 +23,18 @@ function validationErrors(error: unknown): { path: string; message: string }[] {
 const INTERNAL = [500, 'INTERNAL_ERROR', 'The server failed to handle this request'] as const
 /** The answer while the database is away; Retry-After: a restart takes seconds. */
 export const DATABASE_UNAVAILABLE = {
-  status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable; retry shortly', extra: { headers: { 'retry-after': '2' } },
+  status: 503,
+  code: 'SERVICE_UNAVAILABLE',
+  message: 'The database is unavailable; retry shortly',
+  extra: { headers: { 'retry-after': '2' } },
 } as const
 
 /** The answer while Temporal (which runs every build, provisioning, validation and export) cannot take a start. */
 const TEMPORAL_UNAVAILABLE = {
-  status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The workflow service is unavailable; retry shortly', extra: { headers: { 'retry-after': '5' } },
+  status: 503,
+  code: 'SERVICE_UNAVAILABLE',
+  message: 'The workflow service is unavailable; retry shortly',
+  extra: { headers: { 'retry-after': '5' } },
 } as const
 
 type Failure = { request: Request; code: unknown; error: unknown; set: { status?: number | string } }
@@ -45,7 +53,11 @@ const AUTH_FAILURES = new Set(['UNAUTHORIZED', 'CSRF_INVALID'])
  *  production, answered as a 500 so tests catch it). It never returns a promise; written so Elysia does not take it
  *  for one either (see arrival.ts), which would make every route's handler async. */
 export function problemMapping(
-  log: Logger, strictErrorSets: boolean, allowedMethods: (pathname: string) => string[], databaseUnavailable: () => void, counts?: FailureCounts,
+  log: Logger,
+  strictErrorSets: boolean,
+  allowedMethods: (pathname: string) => string[],
+  databaseUnavailable: () => void,
+  counts?: FailureCounts,
 ) {
   return function toProblem({ request, code, error, set }: Failure): Response {
     const st = stateOf(request)

@@ -15,7 +15,10 @@ export interface ProblemInput {
 export function problemResponse(p: ProblemInput): Response {
   const body = {
     type: PROBLEM_TYPE_BASE + p.code.toLowerCase().replaceAll('_', '-'),
-    title: p.code.toLowerCase().replaceAll('_', ' ').replace(/^./, (c) => c.toUpperCase()),
+    title: p.code
+      .toLowerCase()
+      .replaceAll('_', ' ')
+      .replace(/^./, (c) => c.toUpperCase()),
     status: p.status,
     code: p.code,
     message: p.message,

@@ -20,7 +20,11 @@ export class RequestState implements RequestContext<Principal | null> {
   private address?: string
   private agent?: string | null
 
-  constructor(readonly requestId: string, private readonly request: Request, private readonly server: Server<unknown> | null) {}
+  constructor(
+    readonly requestId: string,
+    private readonly request: Request,
+    private readonly server: Server<unknown> | null,
+  ) {}
 
   /** The client address, looked up only by the routes that need it (rate budgets, session records). */
   get ip(): string {
@@ -54,7 +58,9 @@ type WithSpan = Request & { [SPAN]?: Span }
 
 /** The request's span, when the process traces. */
 export const spanOf = (request: Request): Span | undefined => (request as WithSpan)[SPAN]
-export const attachSpan = (request: Request, span: Span): void => { (request as WithSpan)[SPAN] = span }
+export const attachSpan = (request: Request, span: Span): void => {
+  ;(request as WithSpan)[SPAN] = span
+}
 
 const STATE = Symbol('rcp.requestState')
 type WithState = Request & { [STATE]?: RequestState }

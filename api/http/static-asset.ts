@@ -10,7 +10,11 @@ const COMPRESS_FROM_BYTES = 1024
 export function acceptsGzip(header: string | null): boolean {
   if (!header) return false
   return header.split(',').some((part) => {
-    const [coding, ...params] = part.trim().toLowerCase().split(';').map((s) => s.trim())
+    const [coding, ...params] = part
+      .trim()
+      .toLowerCase()
+      .split(';')
+      .map((s) => s.trim())
     if (coding !== 'gzip' && coding !== '*') return false
     const q = params.find((p) => p.startsWith('q='))
     return q === undefined || Number(q.slice(2)) > 0
@@ -23,11 +27,25 @@ export function acceptsGzip(header: string | null): boolean {
  *  API reference's script is 1.7 MB as it is and about a quarter of that compressed. */
 export const staticAsset = (file: string, type: string, cache: string, csp: string) => {
   const body = Bun.file(file)
-  const headers = { 'content-type': type, 'cache-control': cache, 'content-security-policy': csp, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' }
+  const headers = {
+    'content-type': type,
+    'cache-control': cache,
+    'content-security-policy': csp,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+  }
   let compressed: Promise<Uint8Array<ArrayBuffer> | null> | undefined
-  const gzipped = () => compressed ??= body.size < COMPRESS_FROM_BYTES
-    ? Promise.resolve(null)
-    : body.bytes().then((bytes) => gzipAsync(bytes, { level: 9 })).then((b) => new Uint8Array(b), () => null)
+  const gzipped = () =>
+    (compressed ??=
+      body.size < COMPRESS_FROM_BYTES
+        ? Promise.resolve(null)
+        : body
+            .bytes()
+            .then((bytes) => gzipAsync(bytes, { level: 9 }))
+            .then(
+              (b) => new Uint8Array(b),
+              () => null,
+            ))
   return async (c?: { request: Request }): Promise<Response> => {
     const zipped = acceptsGzip(c?.request.headers.get('accept-encoding') ?? null) ? await gzipped() : null
     if (zipped) return new Response(zipped, { headers: { ...headers, 'content-encoding': 'gzip', vary: 'accept-encoding' } })

@@ -1,10 +1,7 @@
 import type { Db } from '../platform/db'
 import type { SealedColumn } from '../platform/keyring'
 
-export type ClaimResult =
-  | { kind: 'claimed' }
-  | { kind: 'conflict'; reason: 'different_request' | 'in_flight' }
-  | { kind: 'replay'; sealed: Buffer }
+export type ClaimResult = { kind: 'claimed' } | { kind: 'conflict'; reason: 'different_request' | 'in_flight' } | { kind: 'replay'; sealed: Buffer }
 
 /** Takes the key for this request, or reports why not. A key whose holder died (lock expired) with the same
  *  request can be taken over; an expired record is replaced. Atomic: concurrent callers see one winner. */

@@ -40,7 +40,12 @@ export const activityContext = (workflowId: string): ActivityContext =>
  *  the background) reads the facts from here, not from a request that is gone by then. */
 export const detachedContext = <P extends Principal | null>(ctx: RequestContext<P>): RequestContext<P> =>
   Object.freeze({
-    principal: ctx.principal, membership: ctx.membership, ip: ctx.ip, userAgent: ctx.userAgent, requestId: ctx.requestId, traceId: ctx.traceId,
+    principal: ctx.principal,
+    membership: ctx.membership,
+    ip: ctx.ip,
+    userAgent: ctx.userAgent,
+    requestId: ctx.requestId,
+    traceId: ctx.traceId,
     system: null,
   })
 

@@ -90,7 +90,10 @@ export class PasswordHasher {
 
   private spawn() {
     const child = Bun.spawn([process.execPath, join(import.meta.dir, 'password-hasher-process.ts')], {
-      stdin: 'pipe', stdout: 'pipe', stderr: 'inherit', detached: true,
+      stdin: 'pipe',
+      stdout: 'pipe',
+      stderr: 'inherit',
+      detached: true,
       // It needs none of the API's settings, and its environment is no place for the API's secrets.
       env: { PATH: process.env.PATH ?? '' },
     })
@@ -132,8 +135,11 @@ export class PasswordHasher {
       if (p.to !== child) continue
       if (p.sent >= MAX_SENDS || this.stopped) {
         this.pending.delete(id)
-        p.reject(new Error(this.stopped ? 'password hasher stopped'
-          : `password hasher exited (code ${child.exitCode}, signal ${child.signalCode}) twice with this job`))
+        p.reject(
+          new Error(
+            this.stopped ? 'password hasher stopped' : `password hasher exited (code ${child.exitCode}, signal ${child.signalCode}) twice with this job`,
+          ),
+        )
       } else {
         this.send(id, p)
       }

@@ -1,10 +1,17 @@
 // The one table from roles to permission points. The OpenAPI description prints it from here; docs/api.md holds a
 // copy that test/platform/permission-table.test.ts compares with it.
 export const PERMISSIONS = [
-  'tenant:read', 'tenant:manage', 'apikey:read', 'apikey:write', 'apikey:manage', 'billing:read', 'billing:write',
+  'tenant:read',
+  'tenant:manage',
+  'apikey:read',
+  'apikey:write',
+  'apikey:manage',
+  'billing:read',
+  'billing:write',
   // Additive (issue 13): embodiment profiles, model versions, training jobs and edge packages. Reading them is
   // everyone's but billing's; building and registering them is the researchers' work.
-  'model:read', 'model:write',
+  'model:read',
+  'model:write',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 

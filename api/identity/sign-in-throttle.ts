@@ -5,7 +5,11 @@ import { rateLimited } from '../platform/errors'
  *  failure: the first `free` cost nothing, then each attempt waits base·2^(n−free) ms (capped), and from `lock`
  *  failures on attempts are refused with 429 until the window has passed. Kept in this process's memory, like
  *  the rate budgets (docs/api.md "Sign-in throttling"). */
-interface Limits { free: number; lock: number; baseDelayMs: number }
+interface Limits {
+  free: number
+  lock: number
+  baseDelayMs: number
+}
 
 const WINDOW_MS = 15 * 60_000
 const MAX_DELAY_MS = 8_000
@@ -15,7 +19,10 @@ export class SignInThrottle {
   private account: Limits
   private ip: Limits
 
-  constructor(config: Pick<Config, 'SIGNIN_ACCOUNT_LOCK_FAILURES' | 'SIGNIN_IP_LOCK_FAILURES' | 'SIGNIN_DELAY_BASE_MS'>, private now = () => Date.now()) {
+  constructor(
+    config: Pick<Config, 'SIGNIN_ACCOUNT_LOCK_FAILURES' | 'SIGNIN_IP_LOCK_FAILURES' | 'SIGNIN_DELAY_BASE_MS'>,
+    private now = () => Date.now(),
+  ) {
     const limits = (free: number, lock: number): Limits => ({ free: Math.min(free, Math.max(lock - 1, 0)), lock, baseDelayMs: config.SIGNIN_DELAY_BASE_MS })
     this.account = limits(3, config.SIGNIN_ACCOUNT_LOCK_FAILURES)
     this.ip = limits(20, config.SIGNIN_IP_LOCK_FAILURES)

@@ -50,6 +50,5 @@ export const outboxData: SealedColumn = {
   batch: (db, after, limit) => db<{ id: string; sealed: Buffer }[]>`
     select id::text as id, sealed_data as sealed from mail_outbox
      where sealed_data is not null and (${after}::uuid is null or id > ${after}::uuid) order by id limit ${limit}`,
-  replace: async (db, id, from, to) =>
-    (await db`update mail_outbox set sealed_data = ${to} where id = ${id} and sealed_data = ${from}`).count === 1,
+  replace: async (db, id, from, to) => (await db`update mail_outbox set sealed_data = ${to} where id = ${id} and sealed_data = ${from}`).count === 1,
 }

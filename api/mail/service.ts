@@ -36,24 +36,30 @@ export const openMailData = (keys: DerivedKeys, sealed: Uint8Array): unknown => 
  *  the row is committed, and the sweep schedule re-kicks unsent rows, so the caller's request has succeeded. The
  *  log line names the request whose mail it is (`ids`). */
 export class MailDispatcher {
-  constructor(private temporal: TemporalClient, private config: Config, private log: Logger) {}
+  constructor(
+    private temporal: TemporalClient,
+    private config: Config,
+    private log: Logger,
+  ) {}
 
   async dispatch(mails: QueuedMail[], ids?: Readonly<Record<string, string>>): Promise<void> {
     if (mails.length === 0) return
     try {
       const client = await this.temporal.get()
-      await Promise.all(mails.map(async (m) => {
-        try {
-          await client.workflow.start(MailWorkflowType.send, {
-            workflowId: mailWorkflowId(m.id),
-            taskQueue: taskQueues(this.config).mail,
-            args: [{ outboxId: m.id } satisfies SendMailInput],
-            typedSearchAttributes: [{ key: TENANT_ID, value: m.tenantId ?? SYSTEM_TENANT }],
-          })
-        } catch (err) {
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err
-        }
-      }))
+      await Promise.all(
+        mails.map(async (m) => {
+          try {
+            await client.workflow.start(MailWorkflowType.send, {
+              workflowId: mailWorkflowId(m.id),
+              taskQueue: taskQueues(this.config).mail,
+              args: [{ outboxId: m.id } satisfies SendMailInput],
+              typedSearchAttributes: [{ key: TENANT_ID, value: m.tenantId ?? SYSTEM_TENANT }],
+            })
+          } catch (err) {
+            if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err
+          }
+        }),
+      )
     } catch (err) {
       this.log.warn('starting mail workflows failed; the sweep will retry', { ...ids, err, outboxIds: mails.map((m) => m.id) })
     }

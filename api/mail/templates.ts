@@ -12,7 +12,8 @@ const page = (paragraphs: string[]) => paragraphs.map((p) => `<p>${p}</p>`).join
 export const templates = {
   passwordReset: (d: { link: string; code: string; minutes: number }): RenderedMail => ({
     subject: 'Reset your Robot Control Plane password',
-    text: `Someone asked to reset the password of this account.\n\nOpen ${d.link}\nor enter the code ${d.code}.\n\n` +
+    text:
+      `Someone asked to reset the password of this account.\n\nOpen ${d.link}\nor enter the code ${d.code}.\n\n` +
       `Both work once and expire in ${d.minutes} minutes. If it was not you, ignore this message.`,
     html: page([
       'Someone asked to reset the password of this account.',
@@ -22,7 +23,8 @@ export const templates = {
   }),
   accountActivation: (d: { link: string; tenantName: string; days: number }): RenderedMail => ({
     subject: `You have been added to ${d.tenantName}`,
-    text: `An administrator created an account for you in ${d.tenantName}.\n\nChoose your password: ${d.link}\n\n` +
+    text:
+      `An administrator created an account for you in ${d.tenantName}.\n\nChoose your password: ${d.link}\n\n` +
       `The link works once and expires in ${d.days} days.`,
     html: page([
       `An administrator created an account for you in <b>${esc(d.tenantName)}</b>.`,
@@ -31,7 +33,8 @@ export const templates = {
   }),
   initialPassword: (d: { password: string; tenantName: string }): RenderedMail => ({
     subject: `Your account in ${d.tenantName}`,
-    text: `An administrator created an account for you in ${d.tenantName}.\n\nYour initial password: ${d.password}\n\n` +
+    text:
+      `An administrator created an account for you in ${d.tenantName}.\n\nYour initial password: ${d.password}\n\n` +
       'You will be asked to choose your own password when you first sign in.',
     html: page([
       `An administrator created an account for you in <b>${esc(d.tenantName)}</b>.`,

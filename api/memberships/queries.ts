@@ -84,9 +84,8 @@ export async function listMembers(db: Db, f: MemberFilter, p: MemberPage): Promi
   const key = SORT_KEYS[p.sortBy]
   const dir = db.unsafe(p.desc ? 'desc' : 'asc')
   const cmp = db.unsafe(p.desc ? '<' : '>')
-  const after = (sortExpr: string, idExpr: string) => p.after
-    ? db`and (${db.unsafe(sortExpr)}, ${db.unsafe(idExpr)}) ${cmp} (${p.after.k}::text::${db.unsafe(key.type)}, ${p.after.id}::uuid)`
-    : db``
+  const after = (sortExpr: string, idExpr: string) =>
+    p.after ? db`and (${db.unsafe(sortExpr)}, ${db.unsafe(idExpr)}) ${cmp} (${p.after.k}::text::${db.unsafe(key.type)}, ${p.after.id}::uuid)` : db``
   if (p.collectMatches) {
     // OFFSET 0 keeps the planner from pulling the ORDER BY ... LIMIT and the cursor into the inner query, so it
     // plans the matching alone (from the memberships the trigram indexes find), as the count does.
@@ -116,8 +115,10 @@ export async function countMembers(db: Db, f: MemberFilter): Promise<number> {
     return row!.n
   }
   const role = f.role ? db`and role = ${f.role}` : db``
-  const stored = f.status === 'active' || f.status === 'expired' || f.status === 'disabled' || f.status === 'removed'
-    ? db`and status = ${f.status}` : db`and status <> 'removed'`
+  const stored =
+    f.status === 'active' || f.status === 'expired' || f.status === 'disabled' || f.status === 'removed'
+      ? db`and status = ${f.status}`
+      : db`and status <> 'removed'`
   const lapsed = f.status === 'active' ? -1 : f.status === 'expired' ? 1 : 0
   const [row] = await db<{ n: number }[]>`
     select (coalesce((select sum(n) from membership_counts where tenant_id = ${f.tenantId} ${role} ${stored}), 0)
@@ -147,9 +148,17 @@ export async function countOtherActiveOwners(db: Db, tenantId: string, exceptMem
 }
 
 /** The version comparison sits in the UPDATE itself, so a stale If-Match never writes. */
-export async function updateMember(db: Db, tenantId: string, id: string, expectedVersion: number | null, change: {
-  role?: Role; status?: 'active' | 'disabled'; expiresAt?: Date | null
-}): Promise<boolean> {
+export async function updateMember(
+  db: Db,
+  tenantId: string,
+  id: string,
+  expectedVersion: number | null,
+  change: {
+    role?: Role
+    status?: 'active' | 'disabled'
+    expiresAt?: Date | null
+  },
+): Promise<boolean> {
   const rows = await db`
     update memberships
        set role = coalesce(${change.role ?? null}, role),
@@ -246,7 +255,12 @@ export async function joinTenant(db: Db, tenantId: string, userId: string, role:
 /** Just-in-time membership: created with the given role when the user has none; an existing one (even disabled
  *  or removed by an administrator) is left as it is. Returns the usable membership, if any, and whether this call
  *  created it (the tenant's log records who was given access, not every sign-in that found it). */
-export async function ensureMembership(db: Db, tenantId: string, userId: string, role: Role): Promise<{ id: string; created: true } | { id: string | null; created: false }> {
+export async function ensureMembership(
+  db: Db,
+  tenantId: string,
+  userId: string,
+  role: Role,
+): Promise<{ id: string; created: true } | { id: string | null; created: false }> {
   const [inserted] = await db<{ id: string }[]>`
     insert into memberships (tenant_id, user_id, role) values (${tenantId}, ${userId}, ${role}) on conflict (tenant_id, user_id) do nothing returning id`
   if (inserted) return { id: inserted.id, created: true }

@@ -12,13 +12,29 @@ import { revokeMembershipApiKeys } from '../api-keys/queries'
 import { detachMembershipSessions } from '../sessions/queries'
 import type { ListMembershipsQuery, UpdateMembershipBody } from './model'
 import {
-  FEW_MATCHES, countMembers, countOtherActiveOwners, findMember, listMembers, lockTenantMemberships, markMemberRemoved, updateMember, type MemberCursor, type MemberRow,
+  FEW_MATCHES,
+  countMembers,
+  countOtherActiveOwners,
+  findMember,
+  listMembers,
+  lockTenantMemberships,
+  markMemberRemoved,
+  updateMember,
+  type MemberCursor,
+  type MemberRow,
 } from './queries'
 
-
 export const toMembershipDto = (m: MemberRow) => ({
-  id: m.id, tenantId: m.tenant_id, userId: m.user_id, email: m.email, displayName: m.display_name, role: m.role, status: m.status,
-  expiresAt: m.expires_at?.toISOString() ?? null, createdAt: m.created_at.toISOString(), updatedAt: m.updated_at.toISOString(),
+  id: m.id,
+  tenantId: m.tenant_id,
+  userId: m.user_id,
+  email: m.email,
+  displayName: m.display_name,
+  role: m.role,
+  status: m.status,
+  expiresAt: m.expires_at?.toISOString() ?? null,
+  createdAt: m.created_at.toISOString(),
+  updatedAt: m.updated_at.toISOString(),
 })
 
 /** One page of the current tenant's memberships and the total count of the whole query. The page token is bound
@@ -62,8 +78,7 @@ function checkTransition(principal: Principal, held: Permission[], target: Membe
 function reducesOwners(target: MemberRow, change: UpdateMembershipBody | 'remove'): boolean {
   if (!isActiveOwner(target)) return false
   if (change === 'remove') return true
-  return (change.role !== undefined && change.role !== 'owner') || change.status === 'disabled' ||
-    (change.expiresAt !== undefined && change.expiresAt !== null)
+  return (change.role !== undefined && change.role !== 'owner') || change.status === 'disabled' || (change.expiresAt !== undefined && change.expiresAt !== null)
 }
 
 /** Loads the target under the tenant's membership lock and applies the model and the last-owner rule. */
@@ -90,7 +105,13 @@ async function guardedChange(tx: Db, ctx: RequestContext, membershipId: string, 
 /** What membership.updated compares, in the form the API shows it. */
 const auditedFields = (m: MemberRow) => ({ role: m.role, status: m.status, expiresAt: m.expires_at?.toISOString() ?? null })
 
-export async function updateMembership({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, membershipId: string, expectedVersion: number | null, body: UpdateMembershipBody) {
+export async function updateMembership(
+  { sql }: Pick<ServiceDeps, 'sql'>,
+  ctx: RequestContext,
+  membershipId: string,
+  expectedVersion: number | null,
+  body: UpdateMembershipBody,
+) {
   return sql.begin(async (tx) => {
     const { tenantId, target } = await guardedChange(tx, ctx, membershipId, expectedVersion, body)
     const expiresAt = body.expiresAt === undefined ? undefined : body.expiresAt === null ? null : new Date(body.expiresAt)
@@ -100,7 +121,11 @@ export async function updateMembership({ sql }: Pick<ServiceDeps, 'sql'>, ctx: R
     // A PATCH that restates the current values changes nothing worth an entry.
     if (changes) {
       await recordAudit(tx, ctx, {
-        action: 'membership.updated', tenantId, subjectUserId: target.user_id, target: { type: 'membership', id: target.id }, changes,
+        action: 'membership.updated',
+        tenantId,
+        subjectUserId: target.user_id,
+        target: { type: 'membership', id: target.id },
+        changes,
       })
     }
     return updated
@@ -115,7 +140,10 @@ export async function removeMembership({ sql }: Pick<ServiceDeps, 'sql'>, ctx: R
     await detachMembershipSessions(tx, membershipId)
     const revokedKeys = await revokeMembershipApiKeys(tx, tenantId, membershipId)
     await recordAudit(tx, ctx, {
-      action: 'membership.removed', tenantId, subjectUserId: target.user_id, target: { type: 'membership', id: target.id },
+      action: 'membership.removed',
+      tenantId,
+      subjectUserId: target.user_id,
+      target: { type: 'membership', id: target.id },
       details: { role: target.role, revokedKeys },
     })
     return { removed: true as const }
@@ -130,7 +158,11 @@ export async function revokeMemberKeys({ sql }: Pick<ServiceDeps, 'sql'>, ctx: R
   return sql.begin(async (tx) => {
     const count = await revokeMembershipApiKeys(tx, tenantId, membershipId)
     await recordAudit(tx, ctx, {
-      action: 'api_key.member_keys_revoked', tenantId, subjectUserId: member.user_id, target: { type: 'membership', id: member.id }, details: { count },
+      action: 'api_key.member_keys_revoked',
+      tenantId,
+      subjectUserId: member.user_id,
+      target: { type: 'membership', id: member.id },
+      details: { count },
     })
     return { membershipId, revokedCount: count }
   })

@@ -24,7 +24,7 @@ export function methodsFor(activeTotp: boolean, passkeys: number): MfaMethod[] {
 export const methodsOf = (f: SecondFactors): MfaMethod[] => methodsFor(f.totp, f.webauthn.length)
 
 /** The factors a challenge can ask for; null when there are none (the session starts ungated). */
-export const pendingOf = (f: SecondFactors): SecondFactors | null => methodsOf(f).length > 0 ? f : null
+export const pendingOf = (f: SecondFactors): SecondFactors | null => (methodsOf(f).length > 0 ? f : null)
 
 /** Called before a password session is stored: whether it must start gated, and by which factors. */
 export async function pendingSecondFactors(db: Db, userId: string): Promise<SecondFactors | null> {

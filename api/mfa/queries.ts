@@ -88,10 +88,19 @@ export async function spendRecoveryCode(db: Db, userId: string, hash: Buffer): P
 
 const CREDENTIAL_COLUMNS = 'id, user_id, credential_id, public_key, sign_count, transports, device_type, backed_up, name, created_at, last_used_at'
 
-export async function insertWebAuthnCredential(db: Db, c: {
-  userId: string; credentialId: string; publicKey: Uint8Array; signCount: number; transports: string[]
-  deviceType: string; backedUp: boolean; name: string | null
-}): Promise<WebAuthnCredentialRow | null> {
+export async function insertWebAuthnCredential(
+  db: Db,
+  c: {
+    userId: string
+    credentialId: string
+    publicKey: Uint8Array
+    signCount: number
+    transports: string[]
+    deviceType: string
+    backedUp: boolean
+    name: string | null
+  },
+): Promise<WebAuthnCredentialRow | null> {
   const [row] = await db<WebAuthnCredentialRow[]>`
     insert into webauthn_credentials (user_id, credential_id, public_key, sign_count, transports, device_type, backed_up, name)
     values (${c.userId}, ${c.credentialId}, ${Buffer.from(c.publicKey)}, ${c.signCount}, ${c.transports}, ${c.deviceType}, ${c.backedUp}, ${c.name})
@@ -151,7 +160,10 @@ export async function mfaSummaryOf(db: Db, userId: string) {
 
 // Challenges are pruned as new ones are made (both tables are indexed on expires_at), so the anonymous
 // passkey-challenge route cannot grow them beyond what the rate budget admits in a TTL.
-export async function insertWebAuthnChallenge(db: Db, c: { challenge: string; purpose: 'registration' | 'sign_in'; userId: string | null; ttlSeconds: number }) {
+export async function insertWebAuthnChallenge(
+  db: Db,
+  c: { challenge: string; purpose: 'registration' | 'sign_in'; userId: string | null; ttlSeconds: number },
+) {
   await db`delete from webauthn_challenges where expires_at < now()`
   await db`
     insert into webauthn_challenges (challenge, purpose, user_id, expires_at)
@@ -216,7 +228,12 @@ const FAILURE_BUDGET_LOCK = 727_002
 /** Takes one slot of the user's failure budget before an answer is checked: its id, or the seconds until the oldest
  *  failure leaves the window when the budget is full. Counting and inserting happen under a per-user transaction
  *  lock, so parallel answers queue for the count instead of all reading the same one. */
-export async function reserveMfaFailureSlot(sql: Sql, userId: string, budget: number, windowSeconds: number): Promise<{ slot: string } | { retryAfter: number }> {
+export async function reserveMfaFailureSlot(
+  sql: Sql,
+  userId: string,
+  budget: number,
+  windowSeconds: number,
+): Promise<{ slot: string } | { retryAfter: number }> {
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${FAILURE_BUDGET_LOCK}, hashtext(${userId}))`
     await tx`delete from mfa_failures where user_id = ${userId} and failed_at <= now() - make_interval(secs => ${windowSeconds})`
@@ -242,6 +259,5 @@ export const totpSecrets: SealedColumn = {
   batch: (db, after, limit) => db<{ id: string; sealed: Buffer }[]>`
     select user_id::text as id, secret_sealed as sealed from totp_factors
      where ${after}::uuid is null or user_id > ${after}::uuid order by user_id limit ${limit}`,
-  replace: async (db, id, from, to) =>
-    (await db`update totp_factors set secret_sealed = ${to} where user_id = ${id} and secret_sealed = ${from}`).count === 1,
+  replace: async (db, id, from, to) => (await db`update totp_factors set secret_sealed = ${to} where user_id = ${id} and secret_sealed = ${from}`).count === 1,
 }

@@ -16,8 +16,18 @@ import { findUserById } from '../users/queries'
 import { methodsFor } from './challenges'
 import type { WebAuthnCredential } from './model'
 import {
-  deleteTotp, deleteWebAuthnCredential, findTotp, listWebAuthnCredentials, mfaSummaryOf, releaseMfaFailureSlot,
-  replaceRecoveryCodes, reserveMfaFailureSlot, spendRecoveryCode, upsertPendingTotp, useTotpStep, type WebAuthnCredentialRow,
+  deleteTotp,
+  deleteWebAuthnCredential,
+  findTotp,
+  listWebAuthnCredentials,
+  mfaSummaryOf,
+  releaseMfaFailureSlot,
+  replaceRecoveryCodes,
+  reserveMfaFailureSlot,
+  spendRecoveryCode,
+  upsertPendingTotp,
+  useTotpStep,
+  type WebAuthnCredentialRow,
 } from './queries'
 import { acceptedTotpStep, newTotpSecret, qrCodeDataUrl, TOTP_DIGITS, TOTP_PERIOD, totpUri } from './totp'
 import { passwordlessOptions, registrationOptions, storeCredential, verifyAssertion, verifyRegistration } from './webauthn'
@@ -35,7 +45,12 @@ async function withinFailureBudget(sql: Sql, userId: string, check: () => Promis
   const reserved = await reserveMfaFailureSlot(sql, userId, MFA_FAILURE_BUDGET, MFA_FAILURE_WINDOW_SECONDS)
   if ('retryAfter' in reserved) {
     const { retryAfter } = reserved
-    throw rateLimited('Too many wrong second-factor answers', { budget: 'second_factor', limit: MFA_FAILURE_BUDGET, windowSeconds: MFA_FAILURE_WINDOW_SECONDS, retryAfter })
+    throw rateLimited('Too many wrong second-factor answers', {
+      budget: 'second_factor',
+      limit: MFA_FAILURE_BUDGET,
+      windowSeconds: MFA_FAILURE_WINDOW_SECONDS,
+      retryAfter,
+    })
   }
   const ok = await check()
   if (ok) await releaseMfaFailureSlot(sql, reserved.slot)
@@ -106,8 +121,13 @@ export async function verifyTotpEnrolment({ sql, keys }: Pick<ServiceDeps, 'sql'
   if (totp?.status !== 'pending') throw new ApiError('BAD_REQUEST', 'No TOTP enrolment is in progress; start one with POST /v1/users/me/mfa/totp')
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode)
   return sql.begin(async (tx) => {
-    if (!(await spendTotpCode(tx, keys, userId, code, true))) throw invalidCode('body.code', 'This code is not the current one of the authenticator being enrolled')
-    await replaceRecoveryCodes(tx, userId, codes.map((c) => sha256(normaliseRecoveryCode(c))))
+    if (!(await spendTotpCode(tx, keys, userId, code, true)))
+      throw invalidCode('body.code', 'This code is not the current one of the authenticator being enrolled')
+    await replaceRecoveryCodes(
+      tx,
+      userId,
+      codes.map((c) => sha256(normaliseRecoveryCode(c))),
+    )
     if (sessionId) await markSessionSecondFactor(tx, sessionId, userId)
     await recordAudit(tx, ctx, { action: 'user.totp_enrolled', target: { type: 'user', id: userId }, details: { recoveryCodes: RECOVERY_CODE_COUNT } })
     return { recoveryCodes: codes }
@@ -125,11 +145,17 @@ export async function removeTotp({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'
   if (active) {
     const path = 'body.reauthenticationCode'
     if (!reauthenticationCode) throw invalidCode(path, 'A current TOTP code or an unused recovery code is required to remove TOTP')
-    const ok = await withinFailureBudget(sql, userId, () => method === 'totp'
-      ? spendTotpCode(sql, keys, userId, reauthenticationCode)
-      : spendRecovery(sql, userId, reauthenticationCode))
+    const ok = await withinFailureBudget(sql, userId, () =>
+      method === 'totp' ? spendTotpCode(sql, keys, userId, reauthenticationCode) : spendRecovery(sql, userId, reauthenticationCode),
+    )
     if (!ok) {
-      await recordAudit(sql, ctx, { action: 'user.totp_removed', target: { type: 'user', id: userId }, outcome: 'failure', reason: 'invalid_code', details: { method } })
+      await recordAudit(sql, ctx, {
+        action: 'user.totp_removed',
+        target: { type: 'user', id: userId },
+        outcome: 'failure',
+        reason: 'invalid_code',
+        details: { method },
+      })
       throw invalidCode(path, 'This is neither a current TOTP code nor an unused recovery code')
     }
   }
@@ -143,8 +169,14 @@ export async function removeTotp({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'
 // ── Passkeys ────────────────────────────────────────────────────────────────────────────────────────────────
 
 export const toCredentialDto = (r: WebAuthnCredentialRow): WebAuthnCredential => ({
-  id: r.id, name: r.name, credentialId: r.credential_id, transports: r.transports, deviceType: r.device_type, backedUp: r.backed_up,
-  createdAt: r.created_at.toISOString(), lastUsedAt: r.last_used_at?.toISOString() ?? null,
+  id: r.id,
+  name: r.name,
+  credentialId: r.credential_id,
+  transports: r.transports,
+  deviceType: r.device_type,
+  backedUp: r.backed_up,
+  createdAt: r.created_at.toISOString(),
+  lastUsedAt: r.last_used_at?.toISOString() ?? null,
 })
 
 export async function passkeyRegistrationOptions({ sql: db, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext) {
@@ -162,7 +194,9 @@ export async function registerPasskey({ sql, config }: Pick<ServiceDeps, 'sql' |
     const row = await storeCredential(tx, userId, verified, input.name ?? null)
     if (sessionId) await markSessionSecondFactor(tx, sessionId, userId)
     await recordAudit(tx, ctx, {
-      action: 'user.passkey_added', target: { type: 'passkey', id: row.id }, details: { name: row.name, deviceType: row.device_type, backedUp: row.backed_up },
+      action: 'user.passkey_added',
+      target: { type: 'passkey', id: row.id },
+      details: { name: row.name, deviceType: row.device_type, backedUp: row.backed_up },
     })
     return row
   })
@@ -194,15 +228,21 @@ export type SecondFactorAnswer = { method: 'totp' | 'recovery_code'; code: strin
 
 /** Whether the answer is one of the user's second factors. Refused with 429 while the user's wrong answers fill
  *  the budget; a wrong answer keeps the budget slot it took. A passkey answer must sign `webauthnChallenge`. */
-export async function checkSecondFactor(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, userId: string, answer: SecondFactorAnswer, webauthnChallenge: string | null): Promise<boolean> {
+export async function checkSecondFactor(
+  deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>,
+  userId: string,
+  answer: SecondFactorAnswer,
+  webauthnChallenge: string | null,
+): Promise<boolean> {
   const { sql } = deps
   return withinFailureBudget(sql, userId, async () => {
     if (answer.method !== 'webauthn') {
       return answer.method === 'totp' ? spendTotpCode(sql, deps.keys, userId, answer.code) : spendRecovery(sql, userId, answer.code)
     }
     const assertion = answer.assertion as AuthenticationResponseJSON
-    return webauthnChallenge !== null
-      && (await verifyAssertion(sql, deps.config, assertion, webauthnChallenge, { requireUserVerification: false, userId })) !== null
+    return (
+      webauthnChallenge !== null && (await verifyAssertion(sql, deps.config, assertion, webauthnChallenge, { requireUserVerification: false, userId })) !== null
+    )
   })
 }
 

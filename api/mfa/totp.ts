@@ -19,7 +19,11 @@ export const qrCodeDataUrl = (text: string): Promise<string> => QRCode.toDataURL
 export async function acceptedTotpStep(secret: string, code: string, lastUsedStep: number | null, epoch = Date.now() / 1000): Promise<number | null> {
   if (!/^\d{6}$/.test(code)) return null
   const result = await verify({
-    secret, token: code, period: TOTP_PERIOD, digits: TOTP_DIGITS, epoch: Math.floor(epoch),
+    secret,
+    token: code,
+    period: TOTP_PERIOD,
+    digits: TOTP_DIGITS,
+    epoch: Math.floor(epoch),
     epochTolerance: [TOTP_PERIOD, 0],
     ...(lastUsedStep === null ? {} : { afterTimeStep: lastUsedStep }),
   })

@@ -1,14 +1,24 @@
 import {
-  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
-  type AuthenticationResponseJSON, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server'
 import type { Config } from '../platform/config'
 import type { Db } from '../platform/db'
 import { ApiError } from '../platform/errors'
 import {
-  findWebAuthnCredential, insertWebAuthnChallenge, insertWebAuthnCredential, listAllWebAuthnCredentials, recordWebAuthnUse,
-  takeWebAuthnChallenge, type WebAuthnCredentialRow,
+  findWebAuthnCredential,
+  insertWebAuthnChallenge,
+  insertWebAuthnCredential,
+  listAllWebAuthnCredentials,
+  recordWebAuthnUse,
+  takeWebAuthnChallenge,
+  type WebAuthnCredentialRow,
 } from './queries'
 
 export const RP_NAME = 'Robot Control Plane'
@@ -23,15 +33,26 @@ export function signedChallenge(clientDataJSON: string, path: string): string {
   try {
     const parsed = JSON.parse(Buffer.from(clientDataJSON, 'base64url').toString('utf8')) as { challenge?: unknown }
     if (typeof parsed.challenge === 'string' && parsed.challenge.length > 0) return parsed.challenge
-  } catch { /* reported below */ }
+  } catch {
+    /* reported below */
+  }
   throw invalid(path, 'clientDataJSON is not a WebAuthn client data object')
 }
 
-export async function registrationOptions(db: Db, config: WebAuthnConfig, user: { id: string; email: string; displayName: string | null }): Promise<PublicKeyCredentialCreationOptionsJSON> {
+export async function registrationOptions(
+  db: Db,
+  config: WebAuthnConfig,
+  user: { id: string; email: string; displayName: string | null },
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const existing = await listAllWebAuthnCredentials(db, user.id)
   const options = await generateRegistrationOptions({
-    rpName: RP_NAME, rpID: config.WEBAUTHN_RP_ID, userName: user.email, userDisplayName: user.displayName ?? user.email,
-    userID: new TextEncoder().encode(user.id), attestationType: 'none', timeout: CHALLENGE_TTL_SECONDS * 1000,
+    rpName: RP_NAME,
+    rpID: config.WEBAUTHN_RP_ID,
+    userName: user.email,
+    userDisplayName: user.displayName ?? user.email,
+    userID: new TextEncoder().encode(user.id),
+    attestationType: 'none',
+    timeout: CHALLENGE_TTL_SECONDS * 1000,
     excludeCredentials: existing.map((c) => ({ id: c.credential_id, transports: c.transports })),
     // Discoverable, so the same passkey also signs in without an email; verified, so it is two factors in one.
     authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
@@ -53,7 +74,10 @@ export async function verifyRegistration(db: Db, config: WebAuthnConfig, userId:
   let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>
   try {
     verified = await verifyRegistrationResponse({
-      response, expectedChallenge: challenge, expectedOrigin: config.WEBAUTHN_ORIGINS, expectedRPID: config.WEBAUTHN_RP_ID,
+      response,
+      expectedChallenge: challenge,
+      expectedOrigin: config.WEBAUTHN_ORIGINS,
+      expectedRPID: config.WEBAUTHN_RP_ID,
       requireUserVerification: true,
     })
   } catch (err) {
@@ -62,8 +86,11 @@ export async function verifyRegistration(db: Db, config: WebAuthnConfig, userId:
   if (!verified.verified) throw invalid('body.response', 'The passkey registration could not be verified')
   const info = verified.registrationInfo
   return {
-    credentialId: info.credential.id, publicKey: info.credential.publicKey, signCount: info.credential.counter,
-    transports: info.credential.transports ?? response.response.transports ?? [], deviceType: info.credentialDeviceType,
+    credentialId: info.credential.id,
+    publicKey: info.credential.publicKey,
+    signCount: info.credential.counter,
+    transports: info.credential.transports ?? response.response.transports ?? [],
+    deviceType: info.credentialDeviceType,
     backedUp: info.credentialBackedUp,
   }
 }
@@ -75,9 +102,14 @@ export async function storeCredential(tx: Db, userId: string, verified: Verified
 }
 
 /** Options for an assertion: a second factor of one user (their credentials listed) or a passwordless sign-in. */
-export async function authenticationOptions(config: WebAuthnConfig, allow: { credential_id: string; transports: string[] }[] | null): Promise<PublicKeyCredentialRequestOptionsJSON> {
+export async function authenticationOptions(
+  config: WebAuthnConfig,
+  allow: { credential_id: string; transports: string[] }[] | null,
+): Promise<PublicKeyCredentialRequestOptionsJSON> {
   return generateAuthenticationOptions({
-    rpID: config.WEBAUTHN_RP_ID, timeout: CHALLENGE_TTL_SECONDS * 1000, userVerification: allow ? 'preferred' : 'required',
+    rpID: config.WEBAUTHN_RP_ID,
+    timeout: CHALLENGE_TTL_SECONDS * 1000,
+    userVerification: allow ? 'preferred' : 'required',
     ...(allow ? { allowCredentials: allow.map((c) => ({ id: c.credential_id, transports: c.transports })) } : {}),
   })
 }
@@ -90,15 +122,29 @@ export async function passwordlessOptions(db: Db, config: WebAuthnConfig): Promi
 
 /** Verifies an assertion against a stored credential: signature, origin, RP ID, challenge, user presence (and
  *  verification when asked), and a sign counter that must move forward. null when anything fails. */
-export async function verifyAssertion(db: Db, config: WebAuthnConfig, response: AuthenticationResponseJSON, expectedChallenge: string,
-  opts: { requireUserVerification: boolean; userId?: string }): Promise<WebAuthnCredentialRow | null> {
+export async function verifyAssertion(
+  db: Db,
+  config: WebAuthnConfig,
+  response: AuthenticationResponseJSON,
+  expectedChallenge: string,
+  opts: { requireUserVerification: boolean; userId?: string },
+): Promise<WebAuthnCredentialRow | null> {
   const credential = await findWebAuthnCredential(db, response.id)
   if (!credential || (opts.userId !== undefined && credential.user_id !== opts.userId)) return null
   const { requireUserVerification } = opts
   try {
     const result = await verifyAuthenticationResponse({
-      response, expectedChallenge, expectedOrigin: config.WEBAUTHN_ORIGINS, expectedRPID: config.WEBAUTHN_RP_ID, requireUserVerification,
-      credential: { id: credential.credential_id, publicKey: new Uint8Array(credential.public_key), counter: Number(credential.sign_count), transports: credential.transports },
+      response,
+      expectedChallenge,
+      expectedOrigin: config.WEBAUTHN_ORIGINS,
+      expectedRPID: config.WEBAUTHN_RP_ID,
+      requireUserVerification,
+      credential: {
+        id: credential.credential_id,
+        publicKey: new Uint8Array(credential.public_key),
+        counter: Number(credential.sign_count),
+        transports: credential.transports,
+      },
     })
     if (!result.verified) return null
     return (await recordWebAuthnUse(db, credential.id, result.authenticationInfo.newCounter)) ? credential : null

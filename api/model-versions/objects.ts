@@ -13,7 +13,11 @@ import type { ModelVersionRow } from './queries'
 
 const STAT_CONCURRENCY = 16
 
-export interface GeneralBucket { regionId: string; bucket: string; s3: S3Client }
+export interface GeneralBucket {
+  regionId: string
+  bucket: string
+  s3: S3Client
+}
 
 /** The tenant's general bucket, once its storage is ready (else STORAGE_NOT_READY / STORAGE_PROVISIONING_FAILED). */
 export async function generalBucketOf(sql: Sql, config: Config, tenantId: string): Promise<GeneralBucket> {
@@ -37,7 +41,7 @@ async function sizeOf(s3: S3Client, bucket: string, key: string): Promise<number
 export async function assertObjectsPresent(s3: S3Client, bucket: string, sourceKind: ModelVersionRow['source_kind'], objects: VersionObject[]) {
   const sizes: (number | null)[] = []
   for (let i = 0; i < objects.length; i += STAT_CONCURRENCY) {
-    sizes.push(...await Promise.all(objects.slice(i, i + STAT_CONCURRENCY).map((o) => sizeOf(s3, bucket, o.key))))
+    sizes.push(...(await Promise.all(objects.slice(i, i + STAT_CONCURRENCY).map((o) => sizeOf(s3, bucket, o.key)))))
   }
   objects.forEach((o, i) => {
     const size = sizes[i]

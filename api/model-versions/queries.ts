@@ -26,9 +26,17 @@ export interface ModelVersionRow {
 const COLUMNS = `id, tenant_id, name, format, status, failure_reason, source_kind, source, training_job_id, objects, region_id, bucket,
   total_bytes, validated_at, created_at, updated_at`
 
-export async function insertModelVersion(db: Db, v: {
-  tenantId: string; name: string; format: ModelFormat; source: ModelSourceInput; trainingJobId: string | null; objects: VersionObject[]
-}): Promise<ModelVersionRow> {
+export async function insertModelVersion(
+  db: Db,
+  v: {
+    tenantId: string
+    name: string
+    format: ModelFormat
+    source: ModelSourceInput
+    trainingJobId: string | null
+    objects: VersionObject[]
+  },
+): Promise<ModelVersionRow> {
   const [row] = await db<ModelVersionRow[]>`
     insert into model_versions (tenant_id, name, format, source_kind, source, training_job_id, objects)
     values (${v.tenantId}, ${v.name}, ${v.format}, ${v.source.kind}, ${db.json(v.source as never)}, ${v.trainingJobId}, ${db.json(v.objects as never)})
@@ -43,7 +51,13 @@ export async function findModelVersion(db: Db, tenantId: string, id: string): Pr
   return row
 }
 
-export function listModelVersions(db: Db, tenantId: string, f: { status?: ModelVersionStatus; format?: ModelFormat }, after: CreatedCursor | null, limit: number) {
+export function listModelVersions(
+  db: Db,
+  tenantId: string,
+  f: { status?: ModelVersionStatus; format?: ModelFormat },
+  after: CreatedCursor | null,
+  limit: number,
+) {
   return db<(ModelVersionRow & { cursor_at: string })[]>`
     select ${db.unsafe(COLUMNS)}, ${db.unsafe(CURSOR_AT)}
       from model_versions

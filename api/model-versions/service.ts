@@ -15,10 +15,20 @@ import { findModelVersion, insertModelVersion, listModelVersions, markFailed, ma
 import { objectsOfSource } from './sources'
 
 export const toModelVersion = (r: ModelVersionRow): ModelVersion => ({
-  id: r.id, tenantId: r.tenant_id, name: r.name, format: r.format, status: r.status, failureReason: r.failure_reason,
-  source: r.source, objects: r.objects, bucket: r.bucket, totalBytes: r.total_bytes,
-  validationWorkflowId: modelsWorkflowIds.validation(r.tenant_id, r.id), validatedAt: r.validated_at?.toISOString() ?? null,
-  createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
+  id: r.id,
+  tenantId: r.tenant_id,
+  name: r.name,
+  format: r.format,
+  status: r.status,
+  failureReason: r.failure_reason,
+  source: r.source,
+  objects: r.objects,
+  bucket: r.bucket,
+  totalBytes: r.total_bytes,
+  validationWorkflowId: modelsWorkflowIds.validation(r.tenant_id, r.id),
+  validatedAt: r.validated_at?.toISOString() ?? null,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
 })
 
 const notFound = () => new ApiError('MODEL_VERSION_NOT_FOUND', 'No model version with this id in the current tenant')
@@ -42,7 +52,9 @@ export async function createModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, ctx:
   return sql.begin(async (tx) => {
     const row = await insertModelVersion(tx, { tenantId, name: input.name, format: input.format, source, trainingJobId, objects })
     await recordAudit(tx, ctx, {
-      action: 'model_version.created', tenantId, target: versionTarget(row),
+      action: 'model_version.created',
+      tenantId,
+      target: versionTarget(row),
       details: { name: row.name, format: row.format, sourceKind: row.source_kind, trainingJobId },
     })
     return toModelVersion(row)
@@ -53,7 +65,11 @@ export async function getModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Re
   return toModelVersion(await ownVersion(sql, tenantOf(ctx).tenantId, id))
 }
 
-export async function listVersions({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { status?: ModelVersionStatus; format?: ModelFormat }) {
+export async function listVersions(
+  { sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>,
+  ctx: RequestContext,
+  q: PageParams & { status?: ModelVersionStatus; format?: ModelFormat },
+) {
   const { tenantId } = tenantOf(ctx)
   const filters = { status: q.status, format: q.format }
   const binding = { route: 'GET /model-versions', scope: `tenant:${tenantId}`, filters }
@@ -72,9 +88,14 @@ export async function uploadUrls({ sql, config }: Pick<ServiceDeps, 'sql' | 'con
   const ttl = config.MODEL_UPLOAD_URL_TTL_SECONDS
   const expiresAt = new Date(Date.now() + ttl * 1000).toISOString()
   const uploads = await presignedPuts(s3, bucket, row.objects, ttl)
-  await sql.begin((tx) => recordAudit(tx, ctx, {
-    action: 'model_version.upload_urls_issued', tenantId, target: versionTarget(row), details: { objectCount: uploads.length, expiresAt },
-  }))
+  await sql.begin((tx) =>
+    recordAudit(tx, ctx, {
+      action: 'model_version.upload_urls_issued',
+      tenantId,
+      target: versionTarget(row),
+      details: { objectCount: uploads.length, expiresAt },
+    }),
+  )
   return { bucket, expiresAt, uploads }
 }
 
@@ -82,18 +103,28 @@ export async function uploadUrls({ sql, config }: Pick<ServiceDeps, 'sql' | 'con
  *  reach its own origin only (the console's CSP), and for storage no browser can reach. The declared length must
  *  be the object's declared size, if it has one, and at most MODEL_UPLOAD_MAX_BYTES; a body that ends short or runs
  *  long is refused, and nothing is recorded then. */
-export async function uploadObject({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext,
-  id: string, key: string, body: ReadableStream<Uint8Array> | null, contentLength: string | null) {
+export async function uploadObject(
+  { sql, config }: Pick<ServiceDeps, 'sql' | 'config'>,
+  ctx: RequestContext,
+  id: string,
+  key: string,
+  body: ReadableStream<Uint8Array> | null,
+  contentLength: string | null,
+) {
   const { tenantId } = tenantOf(ctx)
   const row = await ownVersion(sql, tenantId, id)
   if (row.status !== 'draft') throw invalidStatus(row, 'draft (uploads end when validation starts)')
   const object = row.objects.find((o) => o.key === key)
   if (!object) {
-    throw new ApiError('VALIDATION_ERROR', 'key names no object of this model version', { errors: [{ path: 'query.key', message: 'Not one of the version\'s object keys' }] })
+    throw new ApiError('VALIDATION_ERROR', 'key names no object of this model version', {
+      errors: [{ path: 'query.key', message: "Not one of the version's object keys" }],
+    })
   }
   const size = contentLength !== null && /^\d{1,16}$/.test(contentLength) ? Number(contentLength) : NaN
-  if (!Number.isSafeInteger(size) || body === null && size > 0) throw new ApiError('BAD_REQUEST', 'An upload needs its Content-Length (the object\'s size in bytes)')
-  if (size > config.MODEL_UPLOAD_MAX_BYTES) throw new ApiError('BAD_REQUEST', `Request body exceeds ${config.MODEL_UPLOAD_MAX_BYTES} bytes (MODEL_UPLOAD_MAX_BYTES)`)
+  if (!Number.isSafeInteger(size) || (body === null && size > 0))
+    throw new ApiError('BAD_REQUEST', "An upload needs its Content-Length (the object's size in bytes)")
+  if (size > config.MODEL_UPLOAD_MAX_BYTES)
+    throw new ApiError('BAD_REQUEST', `Request body exceeds ${config.MODEL_UPLOAD_MAX_BYTES} bytes (MODEL_UPLOAD_MAX_BYTES)`)
   if (object.sizeBytes !== null && size !== object.sizeBytes) {
     throw new ApiError('IMPORTED_CHECKPOINT_INCOMPLETE', `The object "${key}" is declared as ${object.sizeBytes} bytes; the upload is ${size}`)
   }
@@ -102,9 +133,14 @@ export async function uploadObject({ sql, config }: Pick<ServiceDeps, 'sql' | 'c
   const source = body ? Readable.fromWeb(body as unknown as import('node:stream/web').ReadableStream<Uint8Array>) : Readable.from([])
   source.on('error', (err) => counted.destroy(err))
   await putObjectStream(s3, bucket, key, source.pipe(counted), size)
-  await sql.begin((tx) => recordAudit(tx, ctx, {
-    action: 'model_version.object_uploaded', tenantId, target: versionTarget(row), details: { key, sizeBytes: size },
-  }))
+  await sql.begin((tx) =>
+    recordAudit(tx, ctx, {
+      action: 'model_version.object_uploaded',
+      tenantId,
+      target: versionTarget(row),
+      details: { key, sizeBytes: size },
+    }),
+  )
   return { key, sizeBytes: size }
 }
 
@@ -117,7 +153,9 @@ function exactly(size: number): Transform {
       seen += chunk.length
       done(seen > size ? new ApiError('BAD_REQUEST', `The upload is longer than its Content-Length (${size} bytes)`) : null, chunk)
     },
-    flush(done) { done(seen < size ? short() : null) },
+    flush(done) {
+      done(seen < size ? short() : null)
+    },
   })
 }
 
@@ -127,11 +165,25 @@ export async function recordValidationOutcome(sql: Sql, tenantId: string, id: st
     if (outcome.status === 'ready') {
       const totalBytes = outcome.objects.reduce((n, o) => n + o.sizeBytes, 0)
       const row = await markReady(tx, tenantId, id, outcome.objects, totalBytes)
-      if (row) await publishEvent(tx, tenantId, 'model_version.ready', { modelVersionId: id, name: row.name, format: row.format, sourceKind: row.source_kind, totalBytes })
+      if (row)
+        await publishEvent(tx, tenantId, 'model_version.ready', {
+          modelVersionId: id,
+          name: row.name,
+          format: row.format,
+          sourceKind: row.source_kind,
+          totalBytes,
+        })
       return row?.status
     }
     const row = await markFailed(tx, tenantId, id, outcome.reason.slice(0, 1000))
-    if (row) await publishEvent(tx, tenantId, 'model_version.failed', { modelVersionId: id, name: row.name, format: row.format, sourceKind: row.source_kind, reason: row.failure_reason! })
+    if (row)
+      await publishEvent(tx, tenantId, 'model_version.failed', {
+        modelVersionId: id,
+        name: row.name,
+        format: row.format,
+        sourceKind: row.source_kind,
+        reason: row.failure_reason!,
+      })
     return row?.status
   })
 }

@@ -7,7 +7,8 @@ import { findTrainingJob } from '../training-jobs/queries'
 import { trainingJobNotFound } from '../training-jobs/service'
 import type { ModelSourceInput, VersionObject } from './model'
 
-const refuse = (code: ErrorCode, path: string, message: string) => new ApiError(code, `${path.slice('body.'.length)} ${message}`, { errors: [{ path, message }] })
+const refuse = (code: ErrorCode, path: string, message: string) =>
+  new ApiError(code, `${path.slice('body.'.length)} ${message}`, { errors: [{ path, message }] })
 
 function checkedKey(key: string, path: string, code: ErrorCode = 'IMPORTED_CHECKPOINT_INVALID_PATH', opts?: { prefix?: boolean }) {
   const problem = objectKeyProblem(key, opts)
@@ -31,7 +32,11 @@ function bundleObjects(source: Extract<ModelSourceInput, { kind: 'model_bundle' 
   return { prefix, objects }
 }
 
-interface ResolvedSource { source: ModelSourceInput; objects: VersionObject[]; trainingJobId: string | null }
+interface ResolvedSource {
+  source: ModelSourceInput
+  objects: VersionObject[]
+  trainingJobId: string | null
+}
 
 /** The objects of a new version, with whatever sizes and digests the caller declared, and its training job if any.
  *  A bundle's prefix is kept with its one trailing slash, so a key relative to it is `objects[i].key` minus it. */
@@ -46,8 +51,10 @@ export async function objectsOfSource(db: Db, tenantId: string, source: ModelSou
     case 'training_job': {
       const job = await findTrainingJob(db, tenantId, source.trainingJobId)
       if (!job) throw trainingJobNotFound()
-      if (job.status !== 'completed') throw refuse('TRAINING_JOB_NOT_COMPLETED', 'body.source.trainingJobId', `names a job that is ${job.status}, not completed`)
-      if (!job.output_artifact_path) throw refuse('TRAINING_JOB_HAS_NO_OUTPUT_ARTIFACT', 'body.source.trainingJobId', 'names a job that completed without an output artifact')
+      if (job.status !== 'completed')
+        throw refuse('TRAINING_JOB_NOT_COMPLETED', 'body.source.trainingJobId', `names a job that is ${job.status}, not completed`)
+      if (!job.output_artifact_path)
+        throw refuse('TRAINING_JOB_HAS_NO_OUTPUT_ARTIFACT', 'body.source.trainingJobId', 'names a job that completed without an output artifact')
       return { source, objects: [declared(job.output_artifact_path, {})], trainingJobId: job.id }
     }
   }

@@ -24,12 +24,15 @@ export async function startValidation(deps: Pick<ServiceDeps, 'sql' | 'config' |
     const marked = await markValidating(tx, tenantId, id, { regionId, bucket })
     if (marked) {
       await recordAudit(tx, ctx, {
-        action: 'model_version.validation_started', tenantId, target: versionTarget(marked), details: { previousStatus: row.status, objectCount: row.objects.length },
+        action: 'model_version.validation_started',
+        tenantId,
+        target: versionTarget(marked),
+        details: { previousStatus: row.status, objectCount: row.objects.length },
       })
     }
     return marked
   })
-  if (!validating) throw invalidStatus((await ownVersion(sql, tenantId, id)), 'draft or failed') // another request started it
+  if (!validating) throw invalidStatus(await ownVersion(sql, tenantId, id), 'draft or failed') // another request started it
   const input: ValidateModelVersionInput = { tenantId, modelVersionId: id }
   try {
     await (await deps.temporal.get()).workflow.start(ModelsWorkflowType.validateModelVersion, {

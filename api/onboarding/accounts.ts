@@ -18,14 +18,23 @@ import { PASSWORD_HISTORY, toUserDto } from '../users/service'
 
 /** Self-registration: the account, its first session and its user.registered entry are created together or not at
  *  all. Anonymous whatever the request presented: the new account is the actor. */
-export async function registerUser(deps: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext<Principal | null>, input: { email: string; password: string }) {
+export async function registerUser(
+  deps: Pick<ServiceDeps, 'sql' | 'config'>,
+  ctx: RequestContext<Principal | null>,
+  input: { email: string; password: string },
+) {
   checkPasswordPolicy(input.password, undefined, [input.email])
   const passwordHash = await hashPassword(input.password)
   return deps.sql.begin(async (tx) => {
     const user = await insertUser(tx, { email: input.email, passwordHash })
     if (!user) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
     await recordPasswordHistory(tx, user.id, passwordHash, PASSWORD_HISTORY)
-    await recordAudit(tx, ctx, { action: 'user.registered', actorUserId: user.id, target: { type: 'user', id: user.id }, details: { via: 'self_registration' } })
+    await recordAudit(tx, ctx, {
+      action: 'user.registered',
+      actorUserId: user.id,
+      target: { type: 'user', id: user.id },
+      details: { via: 'self_registration' },
+    })
     const session = await startSession(tx, deps, user.id, null, ctx, { method: 'password' })
     return { user, session }
   })
@@ -61,13 +70,19 @@ export async function provisionUser(deps: Pick<ServiceDeps, 'sql' | 'config' | '
 
   const result = await sql.begin(async (tx) => {
     const user = await insertProvisionedUser(tx, {
-      email: input.email, displayName: input.displayName ?? null, passwordHash, status: initialPassword ? 'active' : 'activation_required',
+      email: input.email,
+      displayName: input.displayName ?? null,
+      passwordHash,
+      status: initialPassword ? 'active' : 'activation_required',
     })
     if (!user) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
     const member = await insertMembership(tx, { tenantId, userId: user.id, role: input.role })
     // The initial password, mailed below, is never part of the entry: only how the person will get in.
     await recordAudit(tx, ctx, {
-      action: 'user.provisioned', tenantId, subjectUserId: user.id, target: { type: 'user', id: user.id },
+      action: 'user.provisioned',
+      tenantId,
+      subjectUserId: user.id,
+      target: { type: 'user', id: user.id },
       details: { email: user.email, role: member.role, membershipId: member.id, mode: input.mode },
     })
     let mail: QueuedMail
@@ -76,9 +91,16 @@ export async function provisionUser(deps: Pick<ServiceDeps, 'sql' | 'config' | '
       mail = await enqueueMail(tx, { to: user.email, tenantId, template: 'initialPassword', data: { password: initialPassword, tenantName } }, keys)
     } else {
       const grant = await issueGrant(tx, deps, { userId: user.id, kind: 'activation', ttlSeconds: ACTIVATION_DAYS * 86_400 })
-      mail = await enqueueMail(tx, {
-        to: user.email, tenantId, template: 'accountActivation', data: { link: grant.link, tenantName, days: ACTIVATION_DAYS },
-      }, keys)
+      mail = await enqueueMail(
+        tx,
+        {
+          to: user.email,
+          tenantId,
+          template: 'accountActivation',
+          data: { link: grant.link, tenantName, days: ACTIVATION_DAYS },
+        },
+        keys,
+      )
     }
     return { user, membership: member, mail }
   })

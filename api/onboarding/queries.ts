@@ -24,9 +24,17 @@ export async function revokeOpenInvitations(db: Db, tenantId: string, email: str
   return rows.map((r) => r.id)
 }
 
-export async function insertTenantInvitation(db: Db, i: {
-  tenantId: string; email: string; role: Role; tokenHash: Buffer; invitedBy: string; days: number
-}): Promise<TenantInvitationRow> {
+export async function insertTenantInvitation(
+  db: Db,
+  i: {
+    tenantId: string
+    email: string
+    role: Role
+    tokenHash: Buffer
+    invitedBy: string
+    days: number
+  },
+): Promise<TenantInvitationRow> {
   const [row] = await db<TenantInvitationRow[]>`
     insert into tenant_invitations (tenant_id, email, role, token_hash, invited_by, expires_at)
     values (${i.tenantId}, ${i.email}, ${i.role}, ${i.tokenHash}, ${i.invitedBy}, now() + make_interval(days => ${i.days}))
@@ -37,7 +45,11 @@ export async function insertTenantInvitation(db: Db, i: {
 /** Locked for the acceptance transaction, so two acceptances of one token cannot both pass. */
 export async function lockInvitationByHash(db: Db, hash: Buffer): Promise<(TenantInvitationRow & { tenant_name: string }) | undefined> {
   const [row] = await db<(TenantInvitationRow & { tenant_name: string })[]>`
-    select ${db.unsafe(INVITATION.split(', ').map((c) => `i.${c}`).join(', '))}, t.name as tenant_name
+    select ${db.unsafe(
+      INVITATION.split(', ')
+        .map((c) => `i.${c}`)
+        .join(', '),
+    )}, t.name as tenant_name
       from tenant_invitations i join tenants t on t.id = i.tenant_id
      where i.token_hash = ${hash}
        for update of i`
@@ -55,8 +67,7 @@ const STATUS_SQL = {
   expired: 'accepted_at is null and revoked_at is null and expires_at <= now()',
 } as const
 
-export async function listTenantInvitations(db: Db, tenantId: string, status: keyof typeof STATUS_SQL,
-  after: CreatedCursor | null, limit: number) {
+export async function listTenantInvitations(db: Db, tenantId: string, status: keyof typeof STATUS_SQL, after: CreatedCursor | null, limit: number) {
   return db<(TenantInvitationRow & { cursor_at: string })[]>`
     select ${db.unsafe(INVITATION)}, ${db.unsafe(CURSOR_AT)}
       from tenant_invitations

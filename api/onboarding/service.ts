@@ -19,8 +19,17 @@ import { findTenantName } from '../tenants/queries'
 import { findUserByEmail, findUserById, insertUser, updateUserProfile } from '../users/queries'
 import { type INVITATION_STATUSES, REGISTRATION_INVITATION_DAYS, TENANT_INVITATION_DAYS } from './model'
 import {
-  findRegistrationInvitation, findTenantInvitation, insertRegistrationInvitation, insertTenantInvitation, listTenantInvitations, lockInvitationByHash, markInvitationAccepted, markRegistrationCompleted, revokeOpenInvitations,
-  revokeTenantInvitationRow, type TenantInvitationRow,
+  findRegistrationInvitation,
+  findTenantInvitation,
+  insertRegistrationInvitation,
+  insertTenantInvitation,
+  listTenantInvitations,
+  lockInvitationByHash,
+  markInvitationAccepted,
+  markRegistrationCompleted,
+  revokeOpenInvitations,
+  revokeTenantInvitationRow,
+  type TenantInvitationRow,
 } from './queries'
 import type { Role } from '../identity/permissions'
 
@@ -33,8 +42,15 @@ export function invitationStatus(r: TenantInvitationRow): (typeof INVITATION_STA
 }
 
 export const toInvitationDto = (r: TenantInvitationRow) => ({
-  id: r.id, tenantId: r.tenant_id, email: r.email, role: r.role, status: invitationStatus(r), invitedByUserId: r.invited_by,
-  expiresAt: r.expires_at.toISOString(), acceptedAt: r.accepted_at?.toISOString() ?? null, revokedAt: r.revoked_at?.toISOString() ?? null,
+  id: r.id,
+  tenantId: r.tenant_id,
+  email: r.email,
+  role: r.role,
+  status: invitationStatus(r),
+  invitedByUserId: r.invited_by,
+  expiresAt: r.expires_at.toISOString(),
+  acceptedAt: r.accepted_at?.toISOString() ?? null,
+  revokedAt: r.revoked_at?.toISOString() ?? null,
   createdAt: r.created_at.toISOString(),
 })
 
@@ -47,30 +63,53 @@ export async function inviteToTenant(deps: Deps, ctx: RequestContext, input: { e
   const token = randomToken(32)
   const link = `${publicBase(deps.config)}/invitations/accept?token=${encodeURIComponent(token)}`
   const { row, mail } = await deps.sql.begin(async (tx) => {
-    if (await isLiveMemberByEmail(tx, actor.tenantId, input.email)) throw new ApiError('USER_ALREADY_MEMBER', 'This address is already an active member of the tenant')
+    if (await isLiveMemberByEmail(tx, actor.tenantId, input.email))
+      throw new ApiError('USER_ALREADY_MEMBER', 'This address is already an active member of the tenant')
     const superseded = await revokeOpenInvitations(tx, actor.tenantId, input.email)
     const row = await insertTenantInvitation(tx, {
-      tenantId: actor.tenantId, email: input.email, role: input.role, tokenHash: sha256(token), invitedBy: principal.userId, days: TENANT_INVITATION_DAYS,
+      tenantId: actor.tenantId,
+      email: input.email,
+      role: input.role,
+      tokenHash: sha256(token),
+      invitedBy: principal.userId,
+      days: TENANT_INVITATION_DAYS,
     })
     for (const id of superseded) {
-      await recordAudit(tx, ctx, { action: 'invitation.revoked', tenantId: actor.tenantId, target: { type: 'invitation', id }, details: { supersededBy: row.id } })
+      await recordAudit(tx, ctx, {
+        action: 'invitation.revoked',
+        tenantId: actor.tenantId,
+        target: { type: 'invitation', id },
+        details: { supersededBy: row.id },
+      })
     }
     // The token (and so the link) stays out of the entry: it would let a reader of the trail join the tenant.
     await recordAudit(tx, ctx, {
-      action: 'invitation.created', tenantId: actor.tenantId, target: { type: 'invitation', id: row.id },
+      action: 'invitation.created',
+      tenantId: actor.tenantId,
+      target: { type: 'invitation', id: row.id },
       details: { email: row.email, role: row.role, expiresAt: row.expires_at.toISOString() },
     })
-    const mail = await enqueueMail(tx, {
-      to: input.email, tenantId: actor.tenantId, template: 'tenantInvitation',
-      data: { link, tenantName: await findTenantName(tx, actor.tenantId), role: input.role, days: TENANT_INVITATION_DAYS },
-    }, deps.keys)
+    const mail = await enqueueMail(
+      tx,
+      {
+        to: input.email,
+        tenantId: actor.tenantId,
+        template: 'tenantInvitation',
+        data: { link, tenantName: await findTenantName(tx, actor.tenantId), role: input.role, days: TENANT_INVITATION_DAYS },
+      },
+      deps.keys,
+    )
     return { row, mail }
   })
   await deps.mail.dispatch([mail], logIds(ctx))
   return toInvitationDto(row)
 }
 
-export async function listInvitations({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { status?: (typeof INVITATION_STATUSES)[number] }) {
+export async function listInvitations(
+  { sql: db, keys }: Pick<ServiceDeps, 'sql' | 'keys'>,
+  ctx: RequestContext,
+  q: PageParams & { status?: (typeof INVITATION_STATUSES)[number] },
+) {
   const { tenantId } = tenantOf(ctx)
   const status = q.status ?? 'pending'
   const binding = { route: 'GET /tenant-invitations', scope: `tenant:${tenantId}`, filters: { status } }
@@ -90,7 +129,10 @@ export async function revokeInvitation({ sql }: Pick<ServiceDeps, 'sql'>, ctx: R
     const row = await revokeTenantInvitationRow(tx, tenantId, id)
     if (!row) throw new ApiError('INVITATION_ALREADY_ACCEPTED', 'This invitation was accepted; remove the membership instead')
     await recordAudit(tx, ctx, {
-      action: 'invitation.revoked', tenantId, target: { type: 'invitation', id: row.id }, details: { email: row.email, role: row.role },
+      action: 'invitation.revoked',
+      tenantId,
+      target: { type: 'invitation', id: row.id },
+      details: { email: row.email, role: row.role },
     })
     return toInvitationDto(row)
   })
@@ -99,7 +141,9 @@ export async function revokeInvitation({ sql }: Pick<ServiceDeps, 'sql'>, ctx: R
 /** Password rules broken on an acceptance answer VALIDATION_ERROR: the operation's 400 set has no policy code. */
 function acceptancePassword(password: string | undefined, minLength: number, email: string): string {
   if (password === undefined) {
-    throw new ApiError('VALIDATION_ERROR', 'This address has no account yet: choose a password', { errors: [{ path: 'body.password', message: 'is required for a new account' }] })
+    throw new ApiError('VALIDATION_ERROR', 'This address has no account yet: choose a password', {
+      errors: [{ path: 'body.password', message: 'is required for a new account' }],
+    })
   }
   try {
     checkPasswordPolicy(password, minLength, [email])
@@ -135,13 +179,22 @@ export async function acceptInvitation(deps: Deps, ctx: RequestContext<Principal
       const user = await insertUser(tx, { email: inv.email, passwordHash })
       if (!user) throw new ApiError('UNAUTHORIZED', 'This address has an account: sign in, then accept the invitation')
       userId = user.id
-      await recordAudit(tx, ctx, { action: 'user.registered', actorUserId: userId, target: { type: 'user', id: userId }, details: { via: 'tenant_invitation' } })
+      await recordAudit(tx, ctx, {
+        action: 'user.registered',
+        actorUserId: userId,
+        target: { type: 'user', id: userId },
+        details: { via: 'tenant_invitation' },
+      })
     }
     if (input.displayName !== undefined && !principal) await updateUserProfile(tx, userId, null, input.displayName)
     const membershipId = await joinTenant(tx, inv.tenant_id, userId, inv.role)
     await markInvitationAccepted(tx, inv.id, userId)
     await recordAudit(tx, ctx, {
-      action: 'invitation.accepted', tenantId: inv.tenant_id, subjectUserId: userId, actorUserId: userId, target: { type: 'invitation', id: inv.id },
+      action: 'invitation.accepted',
+      tenantId: inv.tenant_id,
+      subjectUserId: userId,
+      actorUserId: userId,
+      target: { type: 'invitation', id: inv.id },
       details: { role: inv.role, membershipId },
     })
     const current = await landAfterAcceptance(tx, deps, principal, userId, { id: membershipId, tenantId: inv.tenant_id })
@@ -153,13 +206,19 @@ export async function acceptInvitation(deps: Deps, ctx: RequestContext<Principal
 /** The invitation is spent and the membership made either way; the session moves into it only when the tenant's
  *  policy admits how the session signed in (a new account: its password), else it stays where it was (a new
  *  account: without a tenant) and the person signs in the way that tenant asks. A PAT never moves. */
-async function landAfterAcceptance(tx: Db, deps: Deps, principal: Principal | null, _userId: string, m: { id: string; tenantId: string }): Promise<string | null> {
+async function landAfterAcceptance(
+  tx: Db,
+  deps: Deps,
+  principal: Principal | null,
+  _userId: string,
+  m: { id: string; tenantId: string },
+): Promise<string | null> {
   if (!principal) {
     const facts = { method: 'password' as const, ssoTenantId: null, secondFactor: false, hasSecondFactor: false }
     return (await tenantVerdict(tx, deps, m.tenantId, facts)) === 'admitted' ? m.id : null
   }
   if (principal.credential !== 'session') return m.id
-  return (await moveSessionInto(tx, deps, principal, m)) === 'admitted' ? m.id : principal.membership?.id ?? null
+  return (await moveSessionInto(tx, deps, principal, m)) === 'admitted' ? m.id : (principal.membership?.id ?? null)
 }
 
 /** Public: mails a single-use link to finish registration. An address that has an account is refused (the same
@@ -198,7 +257,12 @@ export async function completeRegistration(deps: Deps, ctx: RequestContext<null>
     if (!user) throw new ApiError('EMAIL_ALREADY_REGISTERED', 'An account with this email already exists')
     if (input.displayName !== undefined) await updateUserProfile(tx, user.id, null, input.displayName)
     await markRegistrationCompleted(tx, row.id)
-    await recordAudit(tx, ctx, { action: 'user.registered', actorUserId: user.id, target: { type: 'user', id: user.id }, details: { via: 'registration_invitation' } })
+    await recordAudit(tx, ctx, {
+      action: 'user.registered',
+      actorUserId: user.id,
+      target: { type: 'user', id: user.id },
+      details: { via: 'registration_invitation' },
+    })
     const session = await startSession(tx, deps, user.id, null, ctx, { method: 'password' })
     return { userId: user.id, session }
   })

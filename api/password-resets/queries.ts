@@ -10,9 +10,17 @@ export interface ResetRow {
   used_at: Date | null
 }
 
-export async function insertReset(db: Db, r: {
-  id: string; userId: string; kind: ResetRow['kind']; tokenHash: Buffer; codeHash: Buffer | null; ttlSeconds: number
-}): Promise<void> {
+export async function insertReset(
+  db: Db,
+  r: {
+    id: string
+    userId: string
+    kind: ResetRow['kind']
+    tokenHash: Buffer
+    codeHash: Buffer | null
+    ttlSeconds: number
+  },
+): Promise<void> {
   await db`
     insert into password_resets (id, user_id, kind, token_hash, code_hash, expires_at)
     values (${r.id}, ${r.userId}, ${r.kind}, ${r.tokenHash}, ${r.codeHash}, now() + make_interval(secs => ${r.ttlSeconds}))`

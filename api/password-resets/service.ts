@@ -29,23 +29,36 @@ async function claimSlot({ sql, keys }: Deps, email: string): Promise<void> {
 
 /** Issues the grant, records the request and queues the mail in one transaction. `byAdmin`: the tenant and the
  *  member's membership when an administrator asked for it (they are the actor then); null for the user's own request. */
-async function mailReset(deps: Deps, ctx: RequestContext<Principal | null>, user: UserRow, byAdmin: { tenantId: string; membershipId: string } | null): Promise<void> {
+async function mailReset(
+  deps: Deps,
+  ctx: RequestContext<Principal | null>,
+  user: UserRow,
+  byAdmin: { tenantId: string; membershipId: string } | null,
+): Promise<void> {
   const tenantId = byAdmin?.tenantId ?? null
   const mail = await deps.sql.begin(async (tx) => {
     const grant = await issueGrant(tx, deps, { userId: user.id, kind: 'reset', ttlSeconds: RESET_MINUTES * 60 })
     await recordAudit(tx, ctx, {
-      action: 'user.password_reset_requested', subjectUserId: user.id, target: { type: 'user', id: user.id },
+      action: 'user.password_reset_requested',
+      subjectUserId: user.id,
+      target: { type: 'user', id: user.id },
       details: tenantId ? { via: 'administrator', tenantId } : { via: 'self_service' },
     })
     // The account's entry is in no tenant's log; the tenant's other managers see one of them reset a member's
     // password through this one.
     if (byAdmin) {
       await recordAudit(tx, ctx, {
-        action: 'membership.password_reset_requested', tenantId: byAdmin.tenantId, subjectUserId: user.id,
+        action: 'membership.password_reset_requested',
+        tenantId: byAdmin.tenantId,
+        subjectUserId: user.id,
         target: { type: 'membership', id: byAdmin.membershipId },
       })
     }
-    return enqueueMail(tx, { to: user.email, tenantId, template: 'passwordReset', data: { link: grant.link, code: grant.code!, minutes: RESET_MINUTES } }, deps.keys)
+    return enqueueMail(
+      tx,
+      { to: user.email, tenantId, template: 'passwordReset', data: { link: grant.link, code: grant.code!, minutes: RESET_MINUTES } },
+      deps.keys,
+    )
   })
   await deps.mail.dispatch([mail], logIds(ctx))
 }
@@ -101,7 +114,11 @@ async function grantFromCode({ sql, keys }: Deps, email: string, code: string): 
 /** POST /password-resets/confirmations: by link token or by email and code. Sets the password (it also completes
  *  an activation), ends every session of the user and records it, in one transaction. Whoever holds the grant
  *  proved they read the account's mail: the entry names the user as its actor. */
-export async function confirmPasswordReset(deps: Deps, ctx: RequestContext<null>, input: { token?: string; email?: string; code?: string; newPassword: string }) {
+export async function confirmPasswordReset(
+  deps: Deps,
+  ctx: RequestContext<null>,
+  input: { token?: string; email?: string; code?: string; newPassword: string },
+) {
   const { sql } = deps
   const grant = input.token ? await grantFromToken(deps, input.token) : await grantFromCode(deps, input.email!, input.code!)
   const invalidCode: ErrorCode = input.token ? 'PASSWORD_RESET_TOKEN_INVALID' : 'PASSWORD_RESET_CODE_INVALID'
@@ -113,7 +130,9 @@ export async function confirmPasswordReset(deps: Deps, ctx: RequestContext<null>
     await applyNewPassword(tx, user.id, hash)
     const sessionsEnded = await revokeOtherSessions(tx, user.id, null)
     await recordAudit(tx, ctx, {
-      action: 'user.password_reset_completed', actorUserId: user.id, target: { type: 'user', id: user.id },
+      action: 'user.password_reset_completed',
+      actorUserId: user.id,
+      target: { type: 'user', id: user.id },
       details: { grant: grant.kind, with: input.token ? 'link' : 'code', sessionsEnded },
     })
     return { passwordReset: true as const, sessionsEnded }

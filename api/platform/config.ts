@@ -5,13 +5,18 @@ import { parseCidr } from './outbound/addresses'
 
 // One schema for every process (API, worker, scripts). Each variable is documented in the table of docs/operations.md "Configuration".
 const int = (def: number) => z.coerce.number().int().nonnegative().default(def)
-const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean)
+const list = (v: string) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const
 /** "0,5s,5m,2h" → milliseconds; NaN for an item that is not a number with one of those units. */
-const durationsMs = (v: string) => list(v).map((d) => {
-  const m = /^(\d+)(ms|s|m|h)?$/.exec(d)
-  return m ? Number(m[1]) * UNIT_MS[(m[2] ?? 'ms') as keyof typeof UNIT_MS] : NaN
-})
+const durationsMs = (v: string) =>
+  list(v).map((d) => {
+    const m = /^(\d+)(ms|s|m|h)?$/.exec(d)
+    return m ? Number(m[1]) * UNIT_MS[(m[2] ?? 'ms') as keyof typeof UNIT_MS] : NaN
+  })
 
 export const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -47,8 +52,10 @@ export const ConfigSchema = z.object({
   // other key is derived from them per purpose.
   SECRET_KEY: z
     .string()
-    .refine((v) => secretKeyList(v).length > 0 && secretKeyList(v).every((k) => Buffer.from(k, 'base64').length === 32),
-      'SECRET_KEY must be one or more keys of 32 bytes, base64-encoded, comma-separated (the first is current)')
+    .refine(
+      (v) => secretKeyList(v).length > 0 && secretKeyList(v).every((k) => Buffer.from(k, 'base64').length === 32),
+      'SECRET_KEY must be one or more keys of 32 bytes, base64-encoded, comma-separated (the first is current)',
+    )
     .refine((v) => new Set(secretKeyList(v)).size === secretKeyList(v).length, 'SECRET_KEY lists a key twice'),
   MAX_BODY_BYTES: int(1024 * 1024),
   RATE_LIMIT_PRINCIPAL_PER_MINUTE: int(600),
@@ -79,13 +86,23 @@ export const ConfigSchema = z.object({
   // Passkeys: the relying party id (a registrable domain suffix of every origin) and the comma-separated page
   // origins whose WebAuthn ceremonies are accepted.
   WEBAUTHN_RP_ID: z.string().min(1).default('localhost'),
-  WEBAUTHN_ORIGINS: z.string().default('http://localhost:3000')
-    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+  WEBAUTHN_ORIGINS: z
+    .string()
+    .default('http://localhost:3000')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.url()).min(1)),
   // Outbound requests to tenant-supplied URLs (api/platform/outbound): off by default, every private, loopback and
   // link-local destination is refused; these let named hosts or ranges through for development and tests.
   OUTBOUND_ALLOW_HOSTS: z.string().default('').transform(list),
-  OUTBOUND_ALLOW_PRIVATE_CIDRS: z.string().default('').transform(list)
+  OUTBOUND_ALLOW_PRIVATE_CIDRS: z
+    .string()
+    .default('')
+    .transform(list)
     .refine((cidrs) => cidrs.every((c) => parseCidr(c) !== null), 'comma-separated CIDRs such as 127.0.0.0/8,::1/128'),
   // A PEM bundle trusted for outbound https in addition to the system roots (a test-made CA, a corporate one).
   OUTBOUND_CA_FILE: z.string().min(1).refine(existsSync, 'no such file').optional(),
@@ -93,10 +110,20 @@ export const ConfigSchema = z.object({
   // system's resolvers. Tests point it at a local responder.
   DOMAIN_VERIFICATION_DNS_SERVERS: z.string().default('').transform(list),
   // Model versions (api/model-versions): how long a presigned upload URL stays valid.
-  MODEL_UPLOAD_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(900),
+  MODEL_UPLOAD_URL_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(7 * 86_400)
+    .default(900),
   // The largest object the API itself streams to storage (PUT …/object-content, the console's upload): it also sets
   // the server's hard limit on any request body, which every other route keeps to MAX_BODY_BYTES while reading.
-  MODEL_UPLOAD_MAX_BYTES: z.coerce.number().int().min(1).max(5 * 2 ** 40).default(5 * 2 ** 30),
+  MODEL_UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(5 * 2 ** 40)
+    .default(5 * 2 ** 30),
   // Webhook endpoints (api/webhook-endpoints): after a secret rotation the previous secret keeps signing beside the
   // new one for this long, so receivers can switch over without rejecting a delivery.
   WEBHOOK_SECRET_OVERLAP_SECONDS: int(86_400),
@@ -113,7 +140,10 @@ export const ConfigSchema = z.object({
   WEBHOOK_DISPATCH_POLL_MS: z.coerce.number().int().min(10).default(1000),
   WEBHOOK_DISPATCH_BATCH: z.coerce.number().int().min(1).max(1000).default(200),
   // When each attempt is made, counted from the previous one: the first is the first attempt's delay.
-  WEBHOOK_RETRY_SCHEDULE: z.string().default('0,5s,5m,30m,2h,5h,10h,10h').transform(durationsMs)
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .default('0,5s,5m,30m,2h,5h,10h,10h')
+    .transform(durationsMs)
     .refine((ds) => ds.length > 0 && ds.every(Number.isFinite), 'comma-separated durations such as 0,5s,5m,2h'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
   // The longest Retry-After (429, 503) honoured; a longer one waits this long.
@@ -145,7 +175,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   return parsed.data
 }
-
 
 /** Where mailed links and sign-in URLs point: PUBLIC_URL, or the API's own address in development. */
 export const publicBase = (config: Pick<Config, 'PUBLIC_URL' | 'HOST' | 'PORT'>) =>

@@ -39,20 +39,28 @@ function traceQuery(tracer: Tracer, query: Thenable): Thenable {
       if (code !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: code })
       span.end()
     }
-    return new Promise((resolve, reject) => void original.call(query,
-      (rows: unknown) => { end(); resolve(rows) },
-      (err: unknown) => {
-        const code = (err as { code?: unknown })?.code
-        end(typeof code === 'string' ? code : 'error')
-        reject(err)
-      }))
+    return new Promise(
+      (resolve, reject) =>
+        void original.call(
+          query,
+          (rows: unknown) => {
+            end()
+            resolve(rows)
+          },
+          (err: unknown) => {
+            const code = (err as { code?: unknown })?.code
+            end(typeof code === 'string' ? code : 'error')
+            reject(err)
+          },
+        ),
+    )
   }
   return query
 }
 
 /** The pool (or a transaction) with every awaited query in a span of its own. */
 export function tracedSql<T extends AnyFn>(tracer: Tracer, sql: T): T {
-  const wrapScope = (fn: unknown) => typeof fn === 'function' ? (scope: AnyFn) => (fn as AnyFn)(tracedSql(tracer, scope)) : fn
+  const wrapScope = (fn: unknown) => (typeof fn === 'function' ? (scope: AnyFn) => (fn as AnyFn)(tracedSql(tracer, scope)) : fn)
   return new Proxy(sql, {
     apply(target, thisArg, args) {
       const result = Reflect.apply(target, thisArg, args)

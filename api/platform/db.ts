@@ -11,7 +11,10 @@ export type Db = Sql | Tx
 /** `name` becomes application_name (pg_stat_activity); `settings` are session parameters for every connection;
  *  `connectTimeoutSeconds` bounds how long a query waits for a new connection (the driver's own default is 30 s);
  *  `onQuery` sees the text of every statement the pool sends (a test counting a request's round trips). */
-export function createDb(url: string, options: { max?: number; name?: string; settings?: Record<string, string>; connectTimeoutSeconds?: number; onQuery?: (text: string) => void } = {}): Sql {
+export function createDb(
+  url: string,
+  options: { max?: number; name?: string; settings?: Record<string, string>; connectTimeoutSeconds?: number; onQuery?: (text: string) => void } = {},
+): Sql {
   const sql = postgres(url, {
     max: options.max ?? 10,
     connect_timeout: options.connectTimeoutSeconds ?? 5,
@@ -33,9 +36,26 @@ export function createDb(url: string, options: { max?: number; name?: string; se
 // The driver's codes for a connection that could not be made or was lost, the sockets' own, and Postgres's
 // SQLSTATEs of classes 08 (connection exception) and 57P (operator intervention: shutting down, starting up).
 const UNAVAILABLE_CODES = new Set([
-  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
-  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
-  '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
 ])
 
 /** True when the error says the database cannot be reached now (down, restarting, unreachable), not that the

@@ -16,8 +16,7 @@ export function parseIfMatch(header: string | null | undefined): IfMatch | undef
 }
 
 /** The version an UPDATE must compare against, or null when any version is acceptable. */
-export const expectedVersion = (ifMatch: IfMatch | undefined): number | null =>
-  ifMatch?.kind === 'version' ? ifMatch.version : null
+export const expectedVersion = (ifMatch: IfMatch | undefined): number | null => (ifMatch?.kind === 'version' ? ifMatch.version : null)
 
 /** 412 for a stale If-Match: the write did not happen. `what` names the resource to fetch again. */
 export const staleVersion = (what = 'resource') =>

@@ -25,7 +25,11 @@ export type SealPurpose = 'secrets' | 'idempotency'
 export type MacPurpose = 'page' | 'csrf' | 'secrets'
 
 /** The keys of SECRET_KEY's list, as config.ts validated them. */
-export const secretKeyList = (value: string): string[] => value.split(',').map((s) => s.trim()).filter(Boolean)
+export const secretKeyList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
 
 const ringKey = (secretKey: string): RingKey => ({
   id: deriveKey(secretKey, 'key-id').subarray(0, 8).toString('hex'),

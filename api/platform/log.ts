@@ -58,7 +58,9 @@ export function stdoutLines(): (line: string) => void {
   process.once('exit', () => {
     try {
       if (held) writeSync(1, held)
-    } catch { /* stdout closed or full on the way out: nothing left to tell */ }
+    } catch {
+      /* stdout closed or full on the way out: nothing left to tell */
+    }
     held = ''
   })
   return (line) => {

@@ -24,10 +24,12 @@ export function serveMetrics(registry: Registry, opts: { host: string; port: num
     async fetch(request) {
       if (new URL(request.url).pathname !== '/metrics' || request.method !== 'GET') return new Response('Not found\n', { status: 404 })
       const own = await registry.metrics()
-      const extra = opts.extra ? await opts.extra().catch((err: unknown) => {
-        opts.log.warn('extra metrics unavailable', { err })
-        return ''
-      }) : ''
+      const extra = opts.extra
+        ? await opts.extra().catch((err: unknown) => {
+            opts.log.warn('extra metrics unavailable', { err })
+            return ''
+          })
+        : ''
       return new Response(own + extra, { headers: { 'content-type': registry.contentType } })
     },
   })

@@ -83,8 +83,11 @@ export interface Page<T> {
 /** The one way a list is paged: opens the token against its binding, fetches one row more than the page (to learn
  *  whether another follows) after the token's cursor, and seals the next token from the last row shown. */
 export async function paginate<C, R>(
-  keys: DerivedKeys, binding: PageBinding, params: PageParams,
-  fetch: (after: C | null, limit: number) => Promise<R[]>, cursorOf: (row: R) => C,
+  keys: DerivedKeys,
+  binding: PageBinding,
+  params: PageParams,
+  fetch: (after: C | null, limit: number) => Promise<R[]>,
+  cursorOf: (row: R) => C,
 ): Promise<Page<R>> {
   const req = openPage<C>(keys, binding, params.pageSize, params.pageToken)
   const rows = await fetch(req.after, req.size + 1)

@@ -10,7 +10,8 @@ const require = createRequire(import.meta.url)
 export function clientInterceptors(): ClientOptions['interceptors'] {
   const t = tracer()
   if (!t) return undefined
-  const { OpenTelemetryWorkflowClientInterceptor } = require('@temporalio/interceptors-opentelemetry') as typeof import('@temporalio/interceptors-opentelemetry')
+  const { OpenTelemetryWorkflowClientInterceptor } =
+    require('@temporalio/interceptors-opentelemetry') as typeof import('@temporalio/interceptors-opentelemetry')
   return { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: t })] }
 }
 
@@ -22,7 +23,10 @@ export function clientInterceptors(): ClientOptions['interceptors'] {
 export class TemporalClient {
   private pending: Promise<{ connection?: Connection; client: Client }> | undefined
 
-  constructor(private config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE'>, held?: Client) {
+  constructor(
+    private config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE'>,
+    held?: Client,
+  ) {
     if (held) this.pending = Promise.resolve({ client: held })
   }
 

@@ -11,10 +11,16 @@ export const TRACER_NAME = 'rcp'
 
 // The SDK is loaded only by a process that traces: one that does not never imports it (only the small API package).
 const require = createRequire(import.meta.url)
-type Sdk = typeof import('@opentelemetry/sdk-trace-base') & typeof import('@opentelemetry/resources') & typeof import('@opentelemetry/context-async-hooks')
-  & { W3CTraceContextPropagator: typeof import('@opentelemetry/core').W3CTraceContextPropagator; ATTR_SERVICE_NAME: typeof import('@opentelemetry/semantic-conventions').ATTR_SERVICE_NAME }
+type Sdk = typeof import('@opentelemetry/sdk-trace-base') &
+  typeof import('@opentelemetry/resources') &
+  typeof import('@opentelemetry/context-async-hooks') & {
+    W3CTraceContextPropagator: typeof import('@opentelemetry/core').W3CTraceContextPropagator
+    ATTR_SERVICE_NAME: typeof import('@opentelemetry/semantic-conventions').ATTR_SERVICE_NAME
+  }
 const loadSdk = (): Sdk => ({
-  ...require('@opentelemetry/sdk-trace-base'), ...require('@opentelemetry/resources'), ...require('@opentelemetry/context-async-hooks'),
+  ...require('@opentelemetry/sdk-trace-base'),
+  ...require('@opentelemetry/resources'),
+  ...require('@opentelemetry/context-async-hooks'),
   W3CTraceContextPropagator: require('@opentelemetry/core').W3CTraceContextPropagator,
   ATTR_SERVICE_NAME: require('@opentelemetry/semantic-conventions').ATTR_SERVICE_NAME,
 })
@@ -63,13 +69,21 @@ export function startTracing(service: string, log: Logger, env: Env = process.en
   if (active || !tracingRequested(env)) return active
   // The SDK reports export failures through diag; one warning per failure is enough, and it must not go to stdout
   // raw (the logs are JSON lines).
-  diag.setLogger({
-    error: (message) => log.warn('trace export', { detail: message }),
-    warn: (message) => log.warn('trace export', { detail: message }),
-    info: () => {}, debug: () => {}, verbose: () => {},
-  }, DiagLogLevel.WARN)
-  const { Resource, envDetectorSync, BatchSpanProcessor, BasicTracerProvider, AsyncLocalStorageContextManager, W3CTraceContextPropagator, ATTR_SERVICE_NAME } = loadSdk()
-  const resource = Resource.default().merge(new Resource({ [ATTR_SERVICE_NAME]: service })).merge(envDetectorSync.detect())
+  diag.setLogger(
+    {
+      error: (message) => log.warn('trace export', { detail: message }),
+      warn: (message) => log.warn('trace export', { detail: message }),
+      info: () => {},
+      debug: () => {},
+      verbose: () => {},
+    },
+    DiagLogLevel.WARN,
+  )
+  const { Resource, envDetectorSync, BatchSpanProcessor, BasicTracerProvider, AsyncLocalStorageContextManager, W3CTraceContextPropagator, ATTR_SERVICE_NAME } =
+    loadSdk()
+  const resource = Resource.default()
+    .merge(new Resource({ [ATTR_SERVICE_NAME]: service }))
+    .merge(envDetectorSync.detect())
   const processor = new BatchSpanProcessor(exporterFor(env), {
     maxQueueSize: env.OTEL_BSP_MAX_QUEUE_SIZE ? Number(env.OTEL_BSP_MAX_QUEUE_SIZE) : DEFAULT_MAX_QUEUE,
     exportTimeoutMillis: env.OTEL_BSP_EXPORT_TIMEOUT ? Number(env.OTEL_BSP_EXPORT_TIMEOUT) : DEFAULT_EXPORT_TIMEOUT_MS,
@@ -78,7 +92,9 @@ export function startTracing(service: string, log: Logger, env: Env = process.en
   provider.register({ contextManager: new AsyncLocalStorageContextManager().enable(), propagator: new W3CTraceContextPropagator() })
   const t = provider.getTracer(TRACER_NAME)
   active = {
-    tracer: t, resource, processor,
+    tracer: t,
+    resource,
+    processor,
     async shutdown() {
       active = undefined
       await provider.shutdown().catch((err) => log.warn('trace export on shutdown failed', { err }))
@@ -95,7 +111,13 @@ export function startTracing(service: string, log: Logger, env: Env = process.en
  *  (a background loop), it is `fn()` itself: a poll every second must not make a root trace each time. `fail`
  *  names an error for the span's status; by default only the error's name, never its message (which may quote a
  *  value). */
-export function inSpan<T>(name: string, kind: SpanKind, attributes: Attributes, fn: (span?: Span) => Promise<T>, fail: (err: unknown) => string = errorName): Promise<T> {
+export function inSpan<T>(
+  name: string,
+  kind: SpanKind,
+  attributes: Attributes,
+  fn: (span?: Span) => Promise<T>,
+  fail: (err: unknown) => string = errorName,
+): Promise<T> {
   const t = active?.tracer
   if (!t || !trace.getSpan(context.active())) return fn()
   return t.startActiveSpan(name, { kind, attributes }, async (span) => {

@@ -70,7 +70,10 @@ export async function revokeOtherSessions(db: Db, userId: string, keepId: string
 }
 
 /** Moves a session to another membership under that tenant's lifetimes: the absolute deadline can only shrink. */
-export async function switchSessionMembership(db: Db, s: { sessionId: string; userId: string; membershipId: string; absoluteSeconds: number; idleSeconds: number }): Promise<void> {
+export async function switchSessionMembership(
+  db: Db,
+  s: { sessionId: string; userId: string; membershipId: string; absoluteSeconds: number; idleSeconds: number },
+): Promise<void> {
   await db`
     update sessions set membership_id = ${s.membershipId}, idle_timeout_seconds = ${s.idleSeconds},
            expires_at = least(expires_at, created_at + make_interval(secs => ${s.absoluteSeconds}))
@@ -145,7 +148,6 @@ export async function findSessionByHash(db: Db, hash: Buffer): Promise<SessionRo
 export async function touchSession(db: Db, sessionId: string): Promise<void> {
   await db`update sessions set last_seen_at = now() where id = ${sessionId} and last_seen_at < now() - interval '60 seconds'`
 }
-
 
 /** Deletes up to `limit` sessions that expired or were revoked more than `revokedRetention` (an interval) ago;
  *  returns how many. SKIP LOCKED: a row a request is still holding is left for the next run instead of waited on. */

@@ -42,7 +42,11 @@ export async function listSessions({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 
 async function endOne({ sql }: Deps, ctx: RequestContext, sessionId: string): Promise<boolean> {
   return sql.begin(async (tx) => {
     if (!(await revokeSession(tx, sessionId, ctx.principal.userId))) return false
-    await recordAudit(tx, ctx, { action: 'session.ended', target: { type: 'session', id: sessionId }, details: { current: sessionId === currentSessionOf(ctx.principal) } })
+    await recordAudit(tx, ctx, {
+      action: 'session.ended',
+      target: { type: 'session', id: sessionId },
+      details: { current: sessionId === currentSessionOf(ctx.principal) },
+    })
     return true
   })
 }

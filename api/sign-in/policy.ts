@@ -68,15 +68,21 @@ export async function hasSecondFactor(db: Db, userId: string): Promise<boolean> 
 export async function sessionFacts(db: Db, p: Principal): Promise<AuthFacts | null> {
   const a = p.credential === 'session' ? p.authentication : null
   if (!a) return null
-  const ssoTenantId = a.method === 'sso' && a.ssoConnectionId ? (await findSsoConnection(db, a.ssoConnectionId))?.tenant_id ?? null : null
+  const ssoTenantId = a.method === 'sso' && a.ssoConnectionId ? ((await findSsoConnection(db, a.ssoConnectionId))?.tenant_id ?? null) : null
   return { method: a.method, ssoTenantId, secondFactor: a.secondFactorAt !== null, hasSecondFactor: await hasSecondFactor(db, p.userId) }
 }
 
 /** The refusal a caller sees: 403 for a method the tenant does not take, 401 MFA_REQUIRED for a missing factor. */
 export function refusal(v: Exclude<Verdict, 'admitted'>): ApiError {
   return v === 'method_not_allowed'
-    ? new ApiError('FORBIDDEN', "That organisation's policy does not accept the way this session signed in: sign in with a method it allows (single sign-on through its own provider, if it enforces it)")
-    : new ApiError('MFA_REQUIRED', 'That organisation requires a second factor and this session has not verified one: sign in again and answer the second-factor challenge')
+    ? new ApiError(
+        'FORBIDDEN',
+        "That organisation's policy does not accept the way this session signed in: sign in with a method it allows (single sign-on through its own provider, if it enforces it)",
+      )
+    : new ApiError(
+        'MFA_REQUIRED',
+        'That organisation requires a second factor and this session has not verified one: sign in again and answer the second-factor challenge',
+      )
 }
 
 /** Moves a session into a membership of `tenantId` when its policy admits the session's authentication, under
@@ -111,7 +117,9 @@ export async function findSigner(db: Db, deps: Deps, by: { email: string } | { i
   const { memberships, member_tenants: tenants, totp, webauthn, ...user } = row
   const domain = domainOfEmail(user.email)
   return {
-    user, memberships, factors: pendingOf({ totp, webauthn }),
+    user,
+    memberships,
+    factors: pendingOf({ totp, webauthn }),
     policies: new Map(tenants.map((t) => [t.tenant_id, policyOf(t.tenant_id, t.policy ?? undefined, deps.config)])),
     domainVerifiedBy: tenants.filter((t) => t.verified_domains.includes(domain)).map((t) => t.tenant_id),
   }
@@ -120,8 +128,11 @@ export async function findSigner(db: Db, deps: Deps, by: { email: string } | { i
 /** Where a password or passkey sign-in lands: the first active membership whose tenant's policy admits it, with that
  *  policy. A password sign-in of an account with a second factor counts as verified: its challenge gates the session
  *  until answered. `blocked` when the user has active memberships and none admits the sign-in. */
-export function landingMembership(deps: Deps, who: Signer, method: 'password' | 'passkey'):
-  { membershipId: string | null; policy: TenantAuthPolicy | null; blocked: boolean } {
+export function landingMembership(
+  deps: Deps,
+  who: Signer,
+  method: 'password' | 'passkey',
+): { membershipId: string | null; policy: TenantAuthPolicy | null; blocked: boolean } {
   const active = who.memberships.filter((m) => m.status === 'active')
   if (active.length === 0) return { membershipId: null, policy: null, blocked: false }
   const factor = who.factors !== null

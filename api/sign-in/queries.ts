@@ -63,8 +63,12 @@ export async function findSignInAccount(db: Db, by: { email: string } | { id: st
 /** The session, its sign-in challenge when it starts gated (sweeping challenges a day past their expiry), and its
  *  audit entry when given, in one statement: all of it is written or none, without a transaction of its own. Each
  *  table's own module writes it (the fragments); this only puts them together. */
-export async function insertSession(db: Db, s: NewSessionRow, challenge: { webauthnChallenge: string | null; ttlSeconds: number } | null,
-  entry: NewAuditRow | null): Promise<{ expires_at: Date; challenge_id: string | null; challenge_expires_at: Date | null }> {
+export async function insertSession(
+  db: Db,
+  s: NewSessionRow,
+  challenge: { webauthnChallenge: string | null; ttlSeconds: number } | null,
+  entry: NewAuditRow | null,
+): Promise<{ expires_at: Date; challenge_id: string | null; challenge_expires_at: Date | null }> {
   const [row] = await db<{ expires_at: Date; challenge_id: string | null; challenge_expires_at: Date | null }[]>`
     with s as (${sessionInsert(db, s)})
     ${challenge ? db`, swept as (${expiredMfaChallengesDelete(db)}), c as (${mfaChallengeInsert(db, { sessionId: s.id, userId: s.userId, ...challenge })})` : db``}

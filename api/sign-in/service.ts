@@ -26,27 +26,54 @@ export const MFA_CHALLENGE_MAX_ATTEMPTS = 5
  *  lists them). Single sign-on adds its own: the callback's state was unknown, used or expired; the connection is
  *  disabled; the provider failed the exchange; it vouched for no email address; the address is outside the
  *  connection's domains; the address or identity belongs to an account that must link it first. */
-export type SignInFailure = 'invalid_credentials' | 'throttled' | 'not_active' | 'method_not_allowed'
-  | 'state_invalid' | 'connection_disabled' | 'provider_failed' | 'email_unverified' | 'domain_not_covered' | 'link_required'
+export type SignInFailure =
+  | 'invalid_credentials'
+  | 'throttled'
+  | 'not_active'
+  | 'method_not_allowed'
+  | 'state_invalid'
+  | 'connection_disabled'
+  | 'provider_failed'
+  | 'email_unverified'
+  | 'domain_not_covered'
+  | 'link_required'
 
 /** A refused sign-in, written with the pool so the error the request then answers cannot roll it back. The subject
  *  is the account when the attempt names one; an unknown address leaves no subject and never the address itself,
  *  and being an account action it is in no tenant's log (it would tell a tenant which addresses exist). */
-export async function recordSignInFailure(db: Db, ctx: RequestContext<null>, method: AuthMethod, reason: SignInFailure, userId: string | undefined,
-  details: Record<string, unknown> = {}) {
+export async function recordSignInFailure(
+  db: Db,
+  ctx: RequestContext<null>,
+  method: AuthMethod,
+  reason: SignInFailure,
+  userId: string | undefined,
+  details: Record<string, unknown> = {},
+) {
   await recordAudit(db, ctx, {
-    action: 'user.sign_in_failed', subjectUserId: userId ?? null, target: userId ? { type: 'user', id: userId } : null,
-    outcome: 'failure', reason, details: { method, ...details },
+    action: 'user.sign_in_failed',
+    subjectUserId: userId ?? null,
+    target: userId ? { type: 'user', id: userId } : null,
+    outcome: 'failure',
+    reason,
+    details: { method, ...details },
   })
 }
 
 /** Opens the session and records the sign-in in one statement: a session exists exactly when its entry does. */
-export async function openAuditedSession(db: Db, deps: Deps, ctx: RequestContext<null>, userId: string, membershipId: string | null,
-  opts: Omit<SessionOptions, 'entry'>): Promise<NewSession> {
+export async function openAuditedSession(
+  db: Db,
+  deps: Deps,
+  ctx: RequestContext<null>,
+  userId: string,
+  membershipId: string | null,
+  opts: Omit<SessionOptions, 'entry'>,
+): Promise<NewSession> {
   return startSession(db, deps, userId, membershipId, ctx, {
     ...opts,
     entry: (session) => ({
-      action: 'user.signed_in', actorUserId: userId, target: { type: 'session', id: session.id },
+      action: 'user.signed_in',
+      actorUserId: userId,
+      target: { type: 'session', id: session.id },
       details: { method: opts.method, membershipId, state: session.state, ...(opts.ssoConnectionId ? { ssoConnectionId: opts.ssoConnectionId } : {}) },
     }),
   })
@@ -55,7 +82,11 @@ export async function openAuditedSession(db: Db, deps: Deps, ctx: RequestContext
 /** Same answer and the same argon2 cost whether the email is unknown or the password is wrong. Failures are
  *  throttled per account and per address (`throttle`) and recorded (the same one write either way). The session
  *  lands in the first active membership whose tenant admits passwords, with that tenant's lifetimes. */
-export async function signInWithPassword(deps: Deps & { signInThrottle?: SignInThrottle }, ctx: RequestContext<null>, input: { email: string; password: string }) {
+export async function signInWithPassword(
+  deps: Deps & { signInThrottle?: SignInThrottle },
+  ctx: RequestContext<null>,
+  input: { email: string; password: string },
+) {
   const throttle = deps.signInThrottle
   const ip = ctx.ip ?? 'unknown'
   const failed = (reason: SignInFailure, userId: string | undefined) => recordSignInFailure(deps.sql, ctx, 'password', reason, userId)
@@ -86,8 +117,11 @@ export async function signInWithPassword(deps: Deps & { signInThrottle?: SignInT
     await failed('method_not_allowed', user.id)
     throw new ApiError('UNAUTHORIZED', 'Your organisation does not allow password sign-in: use single sign-on or a passkey')
   }
-  const session = await openAuditedSession(deps.sql, deps, ctx, user.id, membershipId,
-    { method: 'password', passwordChangeRequired: user.password_change_required, known: { factors: who.factors, policy } })
+  const session = await openAuditedSession(deps.sql, deps, ctx, user.id, membershipId, {
+    method: 'password',
+    passwordChangeRequired: user.password_change_required,
+    known: { factors: who.factors, policy },
+  })
   return { who, membershipId, session }
 }
 
@@ -109,8 +143,11 @@ export async function signInWithPasskey(deps: Deps, ctx: RequestContext<null>, a
     await failed('method_not_allowed', user.id)
     throw new ApiError('UNAUTHORIZED', 'Your organisation does not allow passkey sign-in: use single sign-on')
   }
-  const session = await openAuditedSession(deps.sql, deps, ctx, user.id, membershipId,
-    { method: 'passkey', secondFactorVerified: true, known: { factors: who.factors, policy } })
+  const session = await openAuditedSession(deps.sql, deps, ctx, user.id, membershipId, {
+    method: 'passkey',
+    secondFactorVerified: true,
+    known: { factors: who.factors, policy },
+  })
   return { who, membershipId, session }
 }
 
@@ -120,12 +157,21 @@ const challengeFailed = () => new ApiError('UNAUTHORIZED', 'The second factor wa
  *  it is checked, so parallel answers cannot check more than the limit; an unknown, expired, answered or burnt
  *  challenge answers the same 401 as a wrong code. Every refused answer is recorded (with the pool, so the 401
  *  keeps it); the passed one in the transaction that lifts the gate. */
-export async function confirmChallenge(deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>, ctx: RequestContext<null>, input: SecondFactorAnswer & { challengeId: string }) {
+export async function confirmChallenge(
+  deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>,
+  ctx: RequestContext<null>,
+  input: SecondFactorAnswer & { challengeId: string },
+) {
   const ch = await reserveMfaChallengeAttempt(deps.sql, input.challengeId, MFA_CHALLENGE_MAX_ATTEMPTS)
-  const failed = (reason: 'challenge_invalid' | 'invalid_code' | 'throttled') => recordAudit(deps.sql, ctx, {
-    action: 'user.mfa_challenge_failed', subjectUserId: ch?.user_id ?? null, target: ch ? { type: 'session', id: ch.session_id } : null,
-    outcome: 'failure', reason, details: { method: input.method },
-  })
+  const failed = (reason: 'challenge_invalid' | 'invalid_code' | 'throttled') =>
+    recordAudit(deps.sql, ctx, {
+      action: 'user.mfa_challenge_failed',
+      subjectUserId: ch?.user_id ?? null,
+      target: ch ? { type: 'session', id: ch.session_id } : null,
+      outcome: 'failure',
+      reason,
+      details: { method: input.method },
+    })
   if (!ch) {
     await failed('challenge_invalid')
     throw new ApiError('UNAUTHORIZED', 'This challenge is unknown, expired, already answered or burnt by wrong answers; sign in again')
@@ -151,7 +197,10 @@ export async function confirmChallenge(deps: Pick<ServiceDeps, 'sql' | 'config' 
     const lifted = sessionId ? await liftSessionMfaGate(tx, sessionId) : undefined
     if (!lifted) throw challengeFailed()
     await recordAudit(tx, ctx, {
-      action: 'user.mfa_challenge_passed', actorUserId: ch.user_id, target: { type: 'session', id: ch.session_id }, details: { method: input.method },
+      action: 'user.mfa_challenge_passed',
+      actorUserId: ch.user_id,
+      target: { type: 'session', id: ch.session_id },
+      details: { method: input.method },
     })
     return lifted.membership_id
   })
@@ -172,8 +221,14 @@ export async function switchCurrentMembership(deps: Deps, ctx: RequestContext, m
     const verdict = await moveSessionInto(tx, deps, principal, { id: m.id, tenantId: m.tenant_id })
     if (verdict !== 'admitted') throw refusal(verdict)
     await recordAudit(tx, ctx, {
-      action: 'session.tenant_switched', target: { type: 'membership', id: m.id },
-      details: { sessionId: principal.credentialId, tenantId: m.tenant_id, fromMembershipId: principal.membership?.id ?? null, fromTenantId: principal.membership?.tenantId ?? null },
+      action: 'session.tenant_switched',
+      target: { type: 'membership', id: m.id },
+      details: {
+        sessionId: principal.credentialId,
+        tenantId: m.tenant_id,
+        fromMembershipId: principal.membership?.id ?? null,
+        fromTenantId: principal.membership?.tenantId ?? null,
+      },
     })
     return m.id
   })

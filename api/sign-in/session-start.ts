@@ -26,9 +26,10 @@ export interface NewSession {
 type Lifetimes = { absoluteSeconds: number; idleSeconds: number }
 
 /** A session's lifetimes under its tenant's auth policy, or the configured defaults without a tenant. */
-const lifetimesUnder = (deps: Deps, policy: TenantAuthPolicy | null): Lifetimes => policy
-  ? { absoluteSeconds: policy.sessionAbsoluteMinutes * 60, idleSeconds: policy.sessionIdleMinutes * 60 }
-  : { absoluteSeconds: deps.config.SESSION_ABSOLUTE_HOURS * 3600, idleSeconds: deps.config.SESSION_IDLE_MINUTES * 60 }
+const lifetimesUnder = (deps: Deps, policy: TenantAuthPolicy | null): Lifetimes =>
+  policy
+    ? { absoluteSeconds: policy.sessionAbsoluteMinutes * 60, idleSeconds: policy.sessionIdleMinutes * 60 }
+    : { absoluteSeconds: deps.config.SESSION_ABSOLUTE_HOURS * 3600, idleSeconds: deps.config.SESSION_IDLE_MINUTES * 60 }
 
 /** The auth policy of a membership's tenant; null without a membership. */
 async function policyOfMembership(tx: Db, deps: Deps, membershipId: string | null): Promise<TenantAuthPolicy | null> {
@@ -61,8 +62,14 @@ export interface SessionOptions {
 /** Lucia-style: a random token the client keeps, its SHA-256 the only thing stored. A user with a second factor
  *  gets a gated session and a challenge, unless the session is opened by that factor itself (a passkey). With
  *  `known`, the session, its challenge and its entry take one statement and nothing is read. */
-export async function startSession(tx: Db, deps: Deps, userId: string, membershipId: string | null, ctx: RequestContext<Principal | null>,
-  opts: SessionOptions): Promise<NewSession> {
+export async function startSession(
+  tx: Db,
+  deps: Deps,
+  userId: string,
+  membershipId: string | null,
+  ctx: RequestContext<Principal | null>,
+  opts: SessionOptions,
+): Promise<NewSession> {
   const { token, hash } = newSessionToken()
   const factors = opts.secondFactorVerified ? null : opts.known ? opts.known.factors : await pendingSecondFactors(tx, userId)
   const policy = opts.known ? opts.known.policy : await policyOfMembership(tx, deps, membershipId)
@@ -72,13 +79,26 @@ export async function startSession(tx: Db, deps: Deps, userId: string, membershi
   const challenge = factors ? await challengeOptions(deps.config, factors) : null
   // Chosen here, not by the table's default, so the audit entry naming the session goes in the same statement.
   const id = crypto.randomUUID()
-  const row = await insertSession(tx, {
-    id, userId, tokenHash: hash, membershipId, userAgent: ctx.userAgent?.slice(0, 512) ?? null, ip: ctx.ip,
-    ...lifetimesUnder(deps, policy), mfaPending: factors !== null, passwordChangeRequired: opts.passwordChangeRequired ?? false,
-    // An SSO sign-in is no second factor of ours: it stands in for one only in its own tenant (policy.ts).
-    authMethod: opts.method, ssoConnectionId: opts.ssoConnectionId ?? null, secondFactorVerified: opts.secondFactorVerified === true && opts.method !== 'sso',
-  }, challenge ? { webauthnChallenge: challenge.webauthn?.challenge ?? null, ttlSeconds: CHALLENGE_TTL_SECONDS } : null,
-  opts.entry ? auditRowOf(ctx, opts.entry({ id, state })) : null)
+  const row = await insertSession(
+    tx,
+    {
+      id,
+      userId,
+      tokenHash: hash,
+      membershipId,
+      userAgent: ctx.userAgent?.slice(0, 512) ?? null,
+      ip: ctx.ip,
+      ...lifetimesUnder(deps, policy),
+      mfaPending: factors !== null,
+      passwordChangeRequired: opts.passwordChangeRequired ?? false,
+      // An SSO sign-in is no second factor of ours: it stands in for one only in its own tenant (policy.ts).
+      authMethod: opts.method,
+      ssoConnectionId: opts.ssoConnectionId ?? null,
+      secondFactorVerified: opts.secondFactorVerified === true && opts.method !== 'sso',
+    },
+    challenge ? { webauthnChallenge: challenge.webauthn?.challenge ?? null, ttlSeconds: CHALLENGE_TTL_SECONDS } : null,
+    opts.entry ? auditRowOf(ctx, opts.entry({ id, state })) : null,
+  )
   const session = { id, token, expiresAt: row.expires_at, state }
   return challenge
     ? { ...session, mfaChallenge: { id: row.challenge_id!, methods: challenge.methods, webauthn: challenge.webauthn, expiresAt: row.challenge_expires_at! } }

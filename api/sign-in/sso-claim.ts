@@ -23,7 +23,12 @@ export interface Assertion {
  *  (written by finishSsoSignIn with the pool, after the transaction the refusal rolls back) and, when the refusal
  *  itself established it, the account it concerns. */
 export class SsoRefused extends ApiError {
-  constructor(readonly reason: SignInFailure, code: ErrorCode, message: string, readonly userId?: string) {
+  constructor(
+    readonly reason: SignInFailure,
+    code: ErrorCode,
+    message: string,
+    readonly userId?: string,
+  ) {
     super(code, message)
   }
 }
@@ -36,7 +41,13 @@ const linkRequired = (why: string) => new SsoRefused('link_required', 'OAUTH_ACC
  *  - an existing account by email only when this connection created it, or when the tenant has verified the
  *    email's domain and the provider says email_verified: true; never an account awaiting activation;
  *  - otherwise a new account, just in time, only for a provider-verified address. */
-export async function claimAccount(tx: Db, ctx: RequestContext<null>, c: SsoConnectionRow, a: Assertion, linkUserId: string | null): Promise<{ userId: string; created: boolean }> {
+export async function claimAccount(
+  tx: Db,
+  ctx: RequestContext<null>,
+  c: SsoConnectionRow,
+  a: Assertion,
+  linkUserId: string | null,
+): Promise<{ userId: string; created: boolean }> {
   const linked = await findIdentityUser(tx, c.id, a.subject)
   if (linked) {
     if (linkUserId && linked !== linkUserId) throw linkRequired('This identity is already linked to another account')
@@ -49,7 +60,8 @@ export async function claimAccount(tx: Db, ctx: RequestContext<null>, c: SsoConn
     if (existing && existing.id !== linkUserId) throw linkRequired('This address belongs to another account: sign in with that account to link it')
     userId = linkUserId
   } else if (existing) {
-    if (existing.status === 'activation_required') throw new SsoRefused('not_active', 'OAUTH_ACCOUNT_LINK_REQUIRED', 'This account awaits activation: follow the invitation mail first')
+    if (existing.status === 'activation_required')
+      throw new SsoRefused('not_active', 'OAUTH_ACCOUNT_LINK_REQUIRED', 'This account awaits activation: follow the invitation mail first')
     const createdHere = existing.created_by_sso_connection_id === c.id
     const vouched = a.emailVerified && (await domainVerifiedFor(tx, c.tenant_id, domainOfEmail(a.email)))
     if (!createdHere && !vouched) throw linkRequired('This address has an account: sign in with it, then link single sign-on from your account')
@@ -61,7 +73,10 @@ export async function claimAccount(tx: Db, ctx: RequestContext<null>, c: SsoConn
     userId = id
     created = true
     await recordAudit(tx, ctx, {
-      action: 'user.registered', actorUserId: userId, target: { type: 'user', id: userId }, details: { via: 'sso', connectionId: c.id },
+      action: 'user.registered',
+      actorUserId: userId,
+      target: { type: 'user', id: userId },
+      details: { via: 'sso', connectionId: c.id },
     })
   }
   await linkSsoIdentity(tx, ctx, c, a.subject, userId) // recorded as user.sso_identity_linked when the link is new

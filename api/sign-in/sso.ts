@@ -66,11 +66,21 @@ export async function startSsoSignIn(deps: SsoDeps, connectionId: string, opts: 
   const nonce = oidc.randomNonce()
   const codeVerifier = oidc.randomPKCECodeVerifier()
   await insertLoginState(deps.sql, {
-    stateHash: sha256(state), connectionId: c.id, nonce, codeVerifier, returnTo: opts.returnTo, linkUserId: opts.linkUserId, ttlSeconds: STATE_TTL_SECONDS,
+    stateHash: sha256(state),
+    connectionId: c.id,
+    nonce,
+    codeVerifier,
+    returnTo: opts.returnTo,
+    linkUserId: opts.linkUserId,
+    ttlSeconds: STATE_TTL_SECONDS,
   })
   const url = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: opts.redirectUri, scope: SCOPE, state, nonce,
-    code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier), code_challenge_method: 'S256',
+    redirect_uri: opts.redirectUri,
+    scope: SCOPE,
+    state,
+    nonce,
+    code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge_method: 'S256',
   })
   return { location: url.href, state, stateTtlSeconds: STATE_TTL_SECONDS }
 }
@@ -85,13 +95,21 @@ export async function startSsoLink(deps: SsoDeps, ctx: RequestContext, input: { 
   const auth = principal.authentication
   if (principal.credential !== 'session' || !auth) throw new ApiError('BAD_REQUEST', 'Only a signed-in session can link a single sign-on identity')
   if (Date.now() - auth.authenticatedAt.getTime() > LINK_REAUTHENTICATION_SECONDS * 1000) {
-    throw new ApiError('FORBIDDEN', `Sign in again (or answer your second factor) within ${LINK_REAUTHENTICATION_SECONDS / 60} minutes before linking an identity`)
+    throw new ApiError(
+      'FORBIDDEN',
+      `Sign in again (or answer your second factor) within ${LINK_REAUTHENTICATION_SECONDS / 60} minutes before linking an identity`,
+    )
   }
   return startSsoSignIn(deps, input.connectionId, { redirectUri, returnTo: safeReturnTo(input.returnTo), linkUserId: principal.userId })
 }
 
 /** What a callback has established so far about who is signing in: a refusal is recorded against that account. */
-interface Attempt { linkUserId?: string | null; connectionId?: string; subject?: string; verifiedEmail?: string }
+interface Attempt {
+  linkUserId?: string | null
+  connectionId?: string
+  subject?: string
+  verifiedEmail?: string
+}
 
 /** The existing account a refused attempt concerns: the one the refusal named, the one asking to link, the one the
  *  provider's subject is linked to, or the one a provider-verified address belongs to. Read with the pool, after
@@ -112,8 +130,14 @@ export async function finishSsoSignIn(deps: SsoDeps, ctx: RequestContext<null>, 
     return await completeSsoSignIn(deps, ctx, callbackUrl, cookieState, known)
   } catch (err) {
     if (err instanceof SsoRefused) {
-      await recordSignInFailure(deps.sql, ctx, 'sso', err.reason, await accountOf(deps.sql, known, err),
-        known.connectionId ? { ssoConnectionId: known.connectionId } : {})
+      await recordSignInFailure(
+        deps.sql,
+        ctx,
+        'sso',
+        err.reason,
+        await accountOf(deps.sql, known, err),
+        known.connectionId ? { ssoConnectionId: known.connectionId } : {},
+      )
     }
     throw err
   }
@@ -121,17 +145,22 @@ export async function finishSsoSignIn(deps: SsoDeps, ctx: RequestContext<null>, 
 
 async function completeSsoSignIn(deps: SsoDeps, ctx: RequestContext<null>, callbackUrl: URL, cookieState: string | undefined, known: Attempt) {
   const state = callbackUrl.searchParams.get('state')
-  if (!state || state !== cookieState) throw new SsoRefused('state_invalid', 'OAUTH_STATE_INVALID', 'The sign-in state is missing or belongs to another browser; start again')
+  if (!state || state !== cookieState)
+    throw new SsoRefused('state_invalid', 'OAUTH_STATE_INVALID', 'The sign-in state is missing or belongs to another browser; start again')
   const pending = await takeLoginState(deps.sql, sha256(state))
   if (pending) Object.assign(known, { linkUserId: pending.link_user_id, connectionId: pending.connection_id })
-  if (!pending || pending.expires_at.getTime() <= Date.now()) throw new SsoRefused('state_invalid', 'OAUTH_STATE_INVALID', 'This sign-in attempt is unknown, used or expired; start again')
+  if (!pending || pending.expires_at.getTime() <= Date.now())
+    throw new SsoRefused('state_invalid', 'OAUTH_STATE_INVALID', 'This sign-in attempt is unknown, used or expired; start again')
   const c = await findSsoConnection(deps.sql, pending.connection_id)
   if (!c?.enabled) throw refused('connection_disabled', 'This single sign-on connection was disabled')
   const config = await discover(deps, c)
   let claims: oidc.IDToken & Partial<oidc.UserInfoResponse>
   try {
     const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
-      pkceCodeVerifier: pending.code_verifier, expectedState: state, expectedNonce: pending.nonce, idTokenExpected: true,
+      pkceCodeVerifier: pending.code_verifier,
+      expectedState: state,
+      expectedNonce: pending.nonce,
+      idTokenExpected: true,
     })
     claims = tokens.claims()!
     // Providers may keep email and name out of the ID token for the code flow; the userinfo endpoint has them.
@@ -143,16 +172,23 @@ async function completeSsoSignIn(deps: SsoDeps, ctx: RequestContext<null>, callb
   // Only what finds the account a refusal concerns; an address the provider did not vouch for names no one.
   known.subject = claims.sub
   if (email && claims.email_verified === true) known.verifiedEmail = email
-  if (!email || claims.email_verified === false) throw new SsoRefused('email_unverified', 'OAUTH_EXCHANGE_FAILED', 'The identity provider sent no verified email address')
+  if (!email || claims.email_verified === false)
+    throw new SsoRefused('email_unverified', 'OAUTH_EXCHANGE_FAILED', 'The identity provider sent no verified email address')
   const domain = domainOfEmail(email)
   if (c.email_domains.length > 0 && !c.email_domains.includes(domain)) {
     throw refused('domain_not_covered', `Single sign-on of this tenant does not cover ${domain}`)
   }
-  const assertion = { subject: claims.sub, email, emailVerified: claims.email_verified === true, name: typeof claims.name === 'string' ? claims.name.slice(0, 200) : null }
+  const assertion = {
+    subject: claims.sub,
+    email,
+    emailVerified: claims.email_verified === true,
+    name: typeof claims.name === 'string' ? claims.name.slice(0, 200) : null,
+  }
   // The landing rule of every sign-in (api/sign-in/policy.ts): a tenant may keep a connection but stop taking SSO.
   // SSO_NOT_CONFIGURED, not 403: this public callback documents its 400 set only.
   const facts = { method: 'sso' as const, ssoTenantId: c.tenant_id, secondFactor: true, hasSecondFactor: false }
-  if ((await tenantVerdict(deps.sql, deps, c.tenant_id, facts)) !== 'admitted') throw refused('method_not_allowed', 'This organisation does not take single sign-on sign-ins')
+  if ((await tenantVerdict(deps.sql, deps, c.tenant_id, facts)) !== 'admitted')
+    throw refused('method_not_allowed', 'This organisation does not take single sign-on sign-ins')
 
   return deps.sql.begin(async (tx) => {
     const { userId, created } = await claimAccount(tx, ctx, c, assertion, pending.link_user_id)
@@ -166,8 +202,12 @@ async function completeSsoSignIn(deps: SsoDeps, ctx: RequestContext<null>, callb
     // the membership already there (even disabled or removed) gives nothing and records nothing here.
     if (membership.created) {
       await recordAudit(tx, ctx, {
-        action: 'membership.sso_provisioned', tenantId: c.tenant_id, subjectUserId: userId, actorUserId: userId,
-        target: { type: 'membership', id: membership.id }, details: { connectionId: c.id, role: c.default_role, accountCreated: created },
+        action: 'membership.sso_provisioned',
+        tenantId: c.tenant_id,
+        subjectUserId: userId,
+        actorUserId: userId,
+        target: { type: 'membership', id: membership.id },
+        details: { connectionId: c.id, role: c.default_role, accountCreated: created },
       })
     }
     // The provider authenticated the user: its sign-in stands in for our second factor, in this tenant only.

@@ -18,9 +18,19 @@ export interface SsoConnectionRow {
   updated_at: Date
 }
 
-export async function insertSsoConnection(db: Db, c: {
-  tenantId: string; name: string; issuer: string; clientId: string; sealedSecret: Buffer; emailDomains: string[]; defaultRole: string; enabled: boolean
-}): Promise<SsoConnectionRow> {
+export async function insertSsoConnection(
+  db: Db,
+  c: {
+    tenantId: string
+    name: string
+    issuer: string
+    clientId: string
+    sealedSecret: Buffer
+    emailDomains: string[]
+    defaultRole: string
+    enabled: boolean
+  },
+): Promise<SsoConnectionRow> {
   const [row] = await db<SsoConnectionRow[]>`
     insert into sso_connections (tenant_id, name, issuer, client_id, client_secret_sealed, email_domains, default_role, enabled)
     values (${c.tenantId}, ${c.name}, ${c.issuer}, ${c.clientId}, ${c.sealedSecret}, ${c.emailDomains}, ${c.defaultRole}, ${c.enabled})
@@ -45,9 +55,21 @@ export async function findSsoConnection(db: Db, id: string, tenantId?: string): 
 }
 
 /** The version comparison sits in the UPDATE itself, so a stale If-Match never writes. */
-export async function updateSsoConnection(db: Db, tenantId: string, id: string, expectedVersion: number | null, c: {
-  name?: string; issuer?: string; clientId?: string; sealedSecret?: Buffer; emailDomains?: string[]; defaultRole?: string; enabled?: boolean
-}): Promise<SsoConnectionRow | undefined> {
+export async function updateSsoConnection(
+  db: Db,
+  tenantId: string,
+  id: string,
+  expectedVersion: number | null,
+  c: {
+    name?: string
+    issuer?: string
+    clientId?: string
+    sealedSecret?: Buffer
+    emailDomains?: string[]
+    defaultRole?: string
+    enabled?: boolean
+  },
+): Promise<SsoConnectionRow | undefined> {
   const [row] = await db<SsoConnectionRow[]>`
     update sso_connections
        set name = coalesce(${c.name ?? null}, name), issuer = coalesce(${c.issuer ?? null}, issuer),
@@ -70,9 +92,18 @@ export interface LoginStateRow {
   expires_at: Date
 }
 
-export async function insertLoginState(db: Db, s: {
-  stateHash: Buffer; connectionId: string; nonce: string; codeVerifier: string; returnTo: string | null; linkUserId: string | null; ttlSeconds: number
-}): Promise<void> {
+export async function insertLoginState(
+  db: Db,
+  s: {
+    stateHash: Buffer
+    connectionId: string
+    nonce: string
+    codeVerifier: string
+    returnTo: string | null
+    linkUserId: string | null
+    ttlSeconds: number
+  },
+): Promise<void> {
   await db`
     insert into sso_login_states (state_hash, connection_id, nonce, code_verifier, return_to, link_user_id, expires_at)
     values (${s.stateHash}, ${s.connectionId}, ${s.nonce}, ${s.codeVerifier}, ${s.returnTo}, ${s.linkUserId}, now() + make_interval(secs => ${s.ttlSeconds}))`

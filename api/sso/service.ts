@@ -13,21 +13,43 @@ import { changesBetween, recordAudit } from '../audit/service'
 import { forgetCreatingConnection } from '../users/queries'
 import type { CreateSsoConnection, UpdateSsoConnection } from './model'
 import {
-  deleteUserIdentity, findSsoConnection, insertSsoConnection, linkIdentity, listSsoConnections, listUserIdentities, updateSsoConnection,
-  type SsoConnectionRow, type SsoIdentityRow,
+  deleteUserIdentity,
+  findSsoConnection,
+  insertSsoConnection,
+  linkIdentity,
+  listSsoConnections,
+  listUserIdentities,
+  updateSsoConnection,
+  type SsoConnectionRow,
+  type SsoIdentityRow,
 } from './queries'
 
 const trimIssuer = (issuer: string) => issuer.replace(/\/+$/, '')
 
 export const toSsoConnectionDto = (config: Config) => (r: SsoConnectionRow) => ({
-  id: r.id, tenantId: r.tenant_id, protocol: r.protocol, name: r.name, issuer: r.issuer, clientId: r.client_id, clientSecretSet: true as const,
-  emailDomains: r.email_domains, defaultRole: r.default_role, enabled: r.enabled, signInUrl: `${publicBase(config)}/v1/auth/sso/${r.id}/start`,
-  createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
+  id: r.id,
+  tenantId: r.tenant_id,
+  protocol: r.protocol,
+  name: r.name,
+  issuer: r.issuer,
+  clientId: r.client_id,
+  clientSecretSet: true as const,
+  emailDomains: r.email_domains,
+  defaultRole: r.default_role,
+  enabled: r.enabled,
+  signInUrl: `${publicBase(config)}/v1/auth/sso/${r.id}/start`,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
 })
 
 /** What the audit trail shows of a connection: every setting but the client secret. */
 const auditedFields = (r: SsoConnectionRow) => ({
-  name: r.name, issuer: r.issuer, clientId: r.client_id, emailDomains: r.email_domains, defaultRole: r.default_role, enabled: r.enabled,
+  name: r.name,
+  issuer: r.issuer,
+  clientId: r.client_id,
+  emailDomains: r.email_domains,
+  defaultRole: r.default_role,
+  enabled: r.enabled,
 })
 const AUDITED_FIELDS = ['name', 'issuer', 'clientId', 'emailDomains', 'defaultRole', 'enabled'] as const
 
@@ -37,9 +59,14 @@ export async function createConnection({ sql, keys }: Pick<ServiceDeps, 'sql' | 
   const tenantId = tenantOf(ctx).tenantId
   return sql.begin(async (tx) => {
     const row = await insertSsoConnection(tx, {
-      tenantId, name: input.name ?? new URL(input.issuer).host, issuer: trimIssuer(input.issuer),
-      clientId: input.clientId, sealedSecret: seal(keys, 'secrets', input.clientSecret), emailDomains: [...new Set(input.emailDomains)],
-      defaultRole: input.defaultRole, enabled: input.enabled,
+      tenantId,
+      name: input.name ?? new URL(input.issuer).host,
+      issuer: trimIssuer(input.issuer),
+      clientId: input.clientId,
+      sealedSecret: seal(keys, 'secrets', input.clientSecret),
+      emailDomains: [...new Set(input.emailDomains)],
+      defaultRole: input.defaultRole,
+      enabled: input.enabled,
     })
     await recordAudit(tx, ctx, { action: 'sso_connection.created', tenantId, target: { type: 'sso_connection', id: row.id }, details: auditedFields(row) })
     return row
@@ -66,13 +93,20 @@ export async function getConnection({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Requ
 }
 
 /** The entry has every changed setting before and after; of the client secret only that it changed, never a value. */
-export async function updateConnection({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, id: string, expectedVersion: number | null, input: UpdateSsoConnection) {
+export async function updateConnection(
+  { sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>,
+  ctx: RequestContext,
+  id: string,
+  expectedVersion: number | null,
+  input: UpdateSsoConnection,
+) {
   const { tenantId } = tenantOf(ctx)
   if (input.defaultRole !== undefined) requireRoleWithinReach(ctx.principal, input.defaultRole)
   return sql.begin(async (tx) => {
     const before = await tenantConnection(tx, tenantId, id)
     const row = await updateSsoConnection(tx, tenantId, id, expectedVersion, {
-      ...input, issuer: input.issuer === undefined ? undefined : trimIssuer(input.issuer),
+      ...input,
+      issuer: input.issuer === undefined ? undefined : trimIssuer(input.issuer),
       sealedSecret: input.clientSecret === undefined ? undefined : seal(keys, 'secrets', input.clientSecret),
       emailDomains: input.emailDomains === undefined ? undefined : [...new Set(input.emailDomains)],
     })
@@ -81,7 +115,10 @@ export async function updateConnection({ sql, keys }: Pick<ServiceDeps, 'sql' | 
     const secretChanged = input.clientSecret !== undefined && open(keys, 'secrets', before.client_secret_sealed) !== input.clientSecret
     if (changes || secretChanged) {
       await recordAudit(tx, ctx, {
-        action: 'sso_connection.updated', tenantId, target: { type: 'sso_connection', id: row.id }, changes,
+        action: 'sso_connection.updated',
+        tenantId,
+        target: { type: 'sso_connection', id: row.id },
+        changes,
         details: secretChanged ? { clientSecretChanged: true } : null,
       })
     }
@@ -90,7 +127,12 @@ export async function updateConnection({ sql, keys }: Pick<ServiceDeps, 'sql' | 
 }
 
 export const toSsoIdentityDto = (r: SsoIdentityRow) => ({
-  id: r.id, connectionId: r.connection_id, connectionName: r.connection_name, tenantId: r.tenant_id, subject: r.subject, createdAt: r.created_at.toISOString(),
+  id: r.id,
+  connectionId: r.connection_id,
+  connectionName: r.connection_name,
+  tenantId: r.tenant_id,
+  subject: r.subject,
+  createdAt: r.created_at.toISOString(),
 })
 
 /** The caller's own linked identities, across tenants (they are the user's, not a tenant's). */
@@ -107,7 +149,10 @@ export async function linkSsoIdentity(tx: Db, ctx: ActingContext, c: Pick<SsoCon
   const identityId = await linkIdentity(tx, c.id, subject, userId)
   if (!identityId) return
   await recordAudit(tx, ctx, {
-    action: 'user.sso_identity_linked', actorUserId: userId, subjectUserId: userId, target: { type: 'sso_identity', id: identityId },
+    action: 'user.sso_identity_linked',
+    actorUserId: userId,
+    subjectUserId: userId,
+    target: { type: 'sso_identity', id: identityId },
     details: { connectionId: c.id, connectionName: c.name, tenantId: c.tenant_id },
   })
 }
@@ -122,7 +167,8 @@ export async function unlinkMyIdentity({ sql }: Pick<ServiceDeps, 'sql'>, ctx: R
     if (!row) throw identityNotFound()
     await forgetCreatingConnection(tx, userId, row.connection_id)
     await recordAudit(tx, ctx, {
-      action: 'user.sso_identity_unlinked', target: { type: 'sso_identity', id: row.id },
+      action: 'user.sso_identity_unlinked',
+      target: { type: 'sso_identity', id: row.id },
       details: { connectionId: row.connection_id, connectionName: row.connection_name, tenantId: row.tenant_id },
     })
     return row

@@ -16,11 +16,11 @@ export function objectKeyProblem(key: string, opts: { prefix?: boolean } = {}): 
   if (key.startsWith('/')) return 'is absolute (starts with /)'
   if (key.includes('\\')) return 'contains a backslash'
   if (CONTROL.test(key)) return 'contains a control character'
-  if (SCHEME.test(key)) return 'names a scheme or another bucket (keys are relative to the tenant\'s general bucket)'
+  if (SCHEME.test(key)) return "names a scheme or another bucket (keys are relative to the tenant's general bucket)"
   const segments = (opts.prefix && key.endsWith('/') ? key.slice(0, -1) : key).split('/')
   if (segments.some((s) => s === '..' || s === '.')) return 'contains a . or .. segment'
   if (segments.some((s) => s === '')) return 'contains an empty segment (//) or ends with /'
-  if (BUCKET_NAME.test(segments[0]!)) return 'starts with a bucket name (keys are relative to the tenant\'s general bucket)'
+  if (BUCKET_NAME.test(segments[0]!)) return "starts with a bucket name (keys are relative to the tenant's general bucket)"
   return null
 }
 

@@ -26,7 +26,12 @@ export async function finishJobAndAnnounce(tx: Db, tenantId: string, jobId: stri
   const [done] = await finishJob(tx, tenantId, jobId, p)
   if (!done) return undefined
   await publishEvent(tx, tenantId, 'storage_reconciliation.completed', {
-    jobId, status: 'succeeded', objectsScanned: p.objectsScanned, orphans: done.orphan_count, missing: done.missing_count, errorCode: null,
+    jobId,
+    status: 'succeeded',
+    objectsScanned: p.objectsScanned,
+    orphans: done.orphan_count,
+    missing: done.missing_count,
+    errorCode: null,
   })
   return done
 }
@@ -38,7 +43,12 @@ export async function failJobAndAnnounce(sql: Sql, tenantId: string, jobId: stri
     const [failed] = await failJob(tx, tenantId, jobId, code, message)
     if (!failed) return
     await publishEvent(tx, tenantId, 'storage_reconciliation.completed', {
-      jobId, status: 'failed', objectsScanned: failed.objects_scanned, orphans: null, missing: null, errorCode: code,
+      jobId,
+      status: 'failed',
+      objectsScanned: failed.objects_scanned,
+      orphans: null,
+      missing: null,
+      errorCode: code,
     })
   })
 }

@@ -50,10 +50,14 @@ export interface FindingRow {
   size: number | null
 }
 
-export const listBuckets = (db: Db, tenantId: string) =>
-  db<BucketRow[]>`select * from storage_buckets where tenant_id = ${tenantId} order by kind`
+export const listBuckets = (db: Db, tenantId: string) => db<BucketRow[]>`select * from storage_buckets where tenant_id = ${tenantId} order by kind`
 
-export interface NewBucket { kind: BucketKind; name: string; versioning: boolean; expireDays: number | null }
+export interface NewBucket {
+  kind: BucketKind
+  name: string
+  versioning: boolean
+  expireDays: number | null
+}
 
 /** (Re)starts provisioning: fresh rows, or failed ones reset. Rows another request already holds in another
  *  state are left alone, so the caller re-reads and decides. */
@@ -78,7 +82,9 @@ export async function upsertProvisioning(db: Db, tenantId: string, regionId: str
 
 /** Empty when the bucket was not provisioning (a retried activity finds it ready already). */
 export const markBucketReady = (db: Db, tenantId: string, kind: BucketKind) =>
-  db<{ kind: BucketKind }[]>`update storage_buckets set status = 'ready', updated_at = now() where tenant_id = ${tenantId} and kind = ${kind} and status = 'provisioning' returning kind`
+  db<
+    { kind: BucketKind }[]
+  >`update storage_buckets set status = 'ready', updated_at = now() where tenant_id = ${tenantId} and kind = ${kind} and status = 'provisioning' returning kind`
 
 export const markBucketsFailed = (db: Db, tenantId: string, reason: string) =>
   db`update storage_buckets set status = 'failed', failure_reason = ${reason}, updated_at = now() where tenant_id = ${tenantId}`
@@ -96,7 +102,8 @@ export async function replaceUsage(db: Db, tenantId: string, rows: { kind: strin
   }
 }
 
-const JOB_COLUMNS = 'id, tenant_id, status, dry_run, objects_scanned, bytes_scanned, orphan_count, missing_count, error_code, error_message, created_at, started_at, finished_at, updated_at'
+const JOB_COLUMNS =
+  'id, tenant_id, status, dry_run, objects_scanned, bytes_scanned, orphan_count, missing_count, error_code, error_message, created_at, started_at, finished_at, updated_at'
 
 /** null when the tenant already has a queued or running job (the partial unique index decides). */
 export async function insertJob(db: Db, j: { tenantId: string; dryRun: boolean; createdBy: string }): Promise<JobRow | null> {
@@ -160,7 +167,9 @@ export const finishJob = (db: Db, tenantId: string, jobId: string, p: { objectsS
 
 /** Empty when the job had already ended. */
 export const failJob = (db: Db, tenantId: string, jobId: string, code: string, message: string) =>
-  db<{ objects_scanned: number }[]>`update storage_reconciliation_jobs set status = 'failed', error_code = ${code}, error_message = ${message}, finished_at = now(), updated_at = now()
+  db<
+    { objects_scanned: number }[]
+  >`update storage_reconciliation_jobs set status = 'failed', error_code = ${code}, error_message = ${message}, finished_at = now(), updated_at = now()
       where tenant_id = ${tenantId} and id = ${jobId} and status in ('queued', 'running') returning objects_scanned`
 
 /** Expected keys of one bucket in (after, upTo]; upTo null means to the end. Byte order, as S3 lists. */

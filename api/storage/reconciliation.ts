@@ -22,8 +22,15 @@ const PROBE_TIMEOUT_MS = 3000
 const iso = (d: Date | null) => d?.toISOString() ?? null
 
 export const toJobSummary = (r: JobRow): JobSummary => ({
-  id: r.id, status: r.status, dryRun: r.dry_run, objectsScanned: r.objects_scanned, orphanCount: r.orphan_count,
-  missingCount: r.missing_count, createdAt: r.created_at.toISOString(), startedAt: iso(r.started_at), finishedAt: iso(r.finished_at),
+  id: r.id,
+  status: r.status,
+  dryRun: r.dry_run,
+  objectsScanned: r.objects_scanned,
+  orphanCount: r.orphan_count,
+  missingCount: r.missing_count,
+  createdAt: r.created_at.toISOString(),
+  startedAt: iso(r.started_at),
+  finishedAt: iso(r.finished_at),
 })
 
 /** Answers within PROBE_TIMEOUT_MS whether the region's endpoint serves the bucket at all. */
@@ -34,7 +41,9 @@ async function probe(deps: StorageDeps, regionId: string, bucket: string) {
   try {
     await Promise.race([
       s3.bucketExists(bucket),
-      new Promise((_, reject) => { timer = setTimeout(() => reject(unavailable()), PROBE_TIMEOUT_MS) }),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(unavailable()), PROBE_TIMEOUT_MS)
+      }),
     ])
   } catch (err) {
     if (err instanceof ApiError) throw err
@@ -48,7 +57,10 @@ async function probe(deps: StorageDeps, regionId: string, bucket: string) {
 /** The tenant's queued or running job when it asks for the same thing; a conflict when it differs. */
 function existing(active: JobRow, dryRun: boolean) {
   if (active.dry_run !== dryRun) {
-    throw new ApiError('RECONCILIATION_ALREADY_RUNNING', `Reconciliation job ${active.id} (dryRun ${active.dry_run}) is ${active.status}; wait for it to finish`)
+    throw new ApiError(
+      'RECONCILIATION_ALREADY_RUNNING',
+      `Reconciliation job ${active.id} (dryRun ${active.dry_run}) is ${active.status}; wait for it to finish`,
+    )
   }
   return { job: toJobSummary(active), created: false }
 }
@@ -57,10 +69,13 @@ function existing(active: JobRow, dryRun: boolean) {
  *  good, so it is failed here. A job without a workflow yet is one being started: left alone. */
 async function stillOpen(deps: StorageDeps, job: JobRow): Promise<boolean> {
   const handle = (await deps.temporal.get()).workflow.getHandle(storageWorkflowIds.reconcile(job.tenant_id, job.id))
-  const status = await handle.describe().then((d) => d.status.name, (err) => {
-    if (err instanceof WorkflowNotFoundError) return 'STARTING'
-    throw err
-  })
+  const status = await handle.describe().then(
+    (d) => d.status.name,
+    (err) => {
+      if (err instanceof WorkflowNotFoundError) return 'STARTING'
+      throw err
+    },
+  )
   if (status === 'RUNNING' || status === 'STARTING') return true
   await failJobAndAnnounce(deps.sql, job.tenant_id, job.id, 'RECONCILIATION_FAILED', `The job's workflow ended (${status.toLowerCase()}) without finishing it`)
   return false
@@ -75,7 +90,12 @@ export async function createReconciliationJob(deps: StorageDeps, ctx: RequestCon
   const job = await deps.sql.begin(async (tx) => {
     const made = await insertJob(tx, { tenantId, dryRun, createdBy: ctx.principal.userId })
     if (made) {
-      await recordAudit(tx, ctx, { action: 'storage.reconciliation_started', tenantId, target: { type: 'reconciliation_job', id: made.id }, details: { dryRun } })
+      await recordAudit(tx, ctx, {
+        action: 'storage.reconciliation_started',
+        tenantId,
+        target: { type: 'reconciliation_job', id: made.id },
+        details: { dryRun },
+      })
     }
     return made
   })
@@ -117,8 +137,13 @@ export async function describeReconciliationJob({ sql }: Pick<ServiceDeps, 'sql'
   if (!job) throw notFound()
   const findings = await listFindings(sql, tenantId, jobId, FINDINGS_SHOWN + 1)
   return {
-    ...toJobSummary(job), bytesScanned: job.bytes_scanned, errorCode: job.error_code, errorMessage: job.error_message,
-    updatedAt: job.updated_at.toISOString(), workflowId: storageWorkflowIds.reconcile(tenantId, job.id),
-    findings: findings.slice(0, FINDINGS_SHOWN), findingsTruncated: findings.length > FINDINGS_SHOWN,
+    ...toJobSummary(job),
+    bytesScanned: job.bytes_scanned,
+    errorCode: job.error_code,
+    errorMessage: job.error_message,
+    updatedAt: job.updated_at.toISOString(),
+    workflowId: storageWorkflowIds.reconcile(tenantId, job.id),
+    findings: findings.slice(0, FINDINGS_SHOWN),
+    findingsTruncated: findings.length > FINDINGS_SHOWN,
   }
 }

@@ -17,11 +17,19 @@ export function traceS3(client: S3Client): S3Client {
   if (typeof original !== 'function') throw new Error('minio client has no makeRequestStreamAsync: S3 tracing needs updating for this minio version')
   target.makeRequestStreamAsync = function traced(this: unknown, options: RequestOptions, ...rest: unknown[]) {
     const method = options.method ?? 'GET'
-    return inSpan(`S3 ${method}`, SpanKind.CLIENT, {
-      'rpc.system': 'aws-api', 'rpc.service': 'S3', 'http.request.method': method,
-      ...(options.bucketName ? { 'aws.s3.bucket': options.bucketName } : {}),
-      ...(options.objectName ? { 'aws.s3.key': options.objectName } : {}),
-    }, () => original.call(this, options, ...rest), (err) => String((err as { code?: unknown })?.code ?? (err as Error)?.name ?? 'error'))
+    return inSpan(
+      `S3 ${method}`,
+      SpanKind.CLIENT,
+      {
+        'rpc.system': 'aws-api',
+        'rpc.service': 'S3',
+        'http.request.method': method,
+        ...(options.bucketName ? { 'aws.s3.bucket': options.bucketName } : {}),
+        ...(options.objectName ? { 'aws.s3.key': options.objectName } : {}),
+      },
+      () => original.call(this, options, ...rest),
+      (err) => String((err as { code?: unknown })?.code ?? (err as Error)?.name ?? 'error'),
+    )
   }
   return client
 }

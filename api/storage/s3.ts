@@ -34,8 +34,13 @@ export function s3For(region: Pick<Region, 'id' | 'endpoint' | 'accessKey' | 'se
     const url = new URL(region.endpoint)
     const useSSL = url.protocol === 'https:'
     client = new S3Client({
-      endPoint: url.hostname, port: Number(url.port || (useSSL ? 443 : 80)), useSSL,
-      accessKey: region.accessKey, secretKey: region.secretKey, region: 'us-east-1', pathStyle: true,
+      endPoint: url.hostname,
+      port: Number(url.port || (useSSL ? 443 : 80)),
+      useSSL,
+      accessKey: region.accessKey,
+      secretKey: region.secretKey,
+      region: 'us-east-1',
+      pathStyle: true,
     })
     traceS3(client)
     clients.set(key, client)
@@ -46,8 +51,10 @@ export function s3For(region: Pick<Region, 'id' | 'endpoint' | 'accessKey' | 'se
 /** Network-level failures (refused, reset, DNS, timeouts) as opposed to S3 answering with an error. */
 export function isUnreachable(err: unknown): boolean {
   const code = (err as { code?: string })?.code ?? ''
-  return ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'EPIPE', 'ConnectionRefused', 'ConnectionClosed'].includes(code) ||
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'EPIPE', 'ConnectionRefused', 'ConnectionClosed'].includes(code) ||
     /ECONNREFUSED|socket connection was closed|Unable to connect|timed out/i.test(String((err as Error)?.message ?? ''))
+  )
 }
 
 export const isNoSuchBucket = (err: unknown) => (err as { code?: string })?.code === 'NoSuchBucket'

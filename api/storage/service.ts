@@ -17,8 +17,15 @@ export type StorageDeps = Pick<ServiceDeps, 'sql' | 'config' | 'temporal'>
 const FIELD: Record<BucketKind, 'bucket' | 'datasetBucket' | 'exportBucket'> = { general: 'bucket', dataset: 'datasetBucket', export: 'exportBucket' }
 
 export const toBucketSummary = (r: BucketRow): StorageBucketSummary => ({
-  name: r.name, kind: r.kind, regionId: r.region_id, status: r.status, versioning: r.versioning, expireAfterDays: r.expire_days,
-  failureReason: r.failure_reason, createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
+  name: r.name,
+  kind: r.kind,
+  regionId: r.region_id,
+  status: r.status,
+  versioning: r.versioning,
+  expireAfterDays: r.expire_days,
+  failureReason: r.failure_reason,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
 })
 
 export function toBucketSet(rows: BucketRow[]) {
@@ -27,8 +34,7 @@ export function toBucketSet(rows: BucketRow[]) {
   return set
 }
 
-export const getBucketSet = async ({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext) =>
-  toBucketSet(await listBuckets(sql, tenantOf(ctx).tenantId))
+export const getBucketSet = async ({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext) => toBucketSet(await listBuckets(sql, tenantOf(ctx).tenantId))
 
 /** Starts (or joins) provisioning in `regionId`. Ready storage is returned as it is; storage in another
  *  region is a conflict; a failed attempt is reset and retried, in the requested region. Only a request that
@@ -37,15 +43,20 @@ export async function provisionBuckets(deps: StorageDeps, ctx: RequestContext, r
   const { tenantId } = tenantOf(ctx)
   const region = usableRegion(deps.config, regionId)
   const wanted = BUCKET_KINDS.map((kind) => ({
-    kind, name: bucketNameFor(deps.config.TEMPORAL_TASK_QUEUE_PREFIX, tenantId, kind),
-    versioning: BUCKET_POLICY[kind].versioning, expireDays: BUCKET_POLICY[kind].expireDays,
+    kind,
+    name: bucketNameFor(deps.config.TEMPORAL_TASK_QUEUE_PREFIX, tenantId, kind),
+    versioning: BUCKET_POLICY[kind].versioning,
+    expireDays: BUCKET_POLICY[kind].expireDays,
   }))
   if ((await listBuckets(deps.sql, tenantId)).some((r) => r.status === 'failed')) await previousRunClosed(deps, tenantId)
   await deps.sql.begin(async (tx) => {
     const started = await upsertProvisioning(tx, tenantId, region.id, wanted)
     if (started.length === 0) return
     await recordAudit(tx, ctx, {
-      action: 'storage.provisioning_requested', tenantId, target: { type: 'storage', id: tenantId }, details: { regionId: region.id, kinds: started },
+      action: 'storage.provisioning_requested',
+      tenantId,
+      target: { type: 'storage', id: tenantId },
+      details: { regionId: region.id, kinds: started },
     })
   })
   const rows = await listBuckets(deps.sql, tenantId)
@@ -53,16 +64,25 @@ export async function provisionBuckets(deps: StorageDeps, ctx: RequestContext, r
   if (other) {
     throw new ApiError('TENANT_STORAGE_KEY_CONFLICT', `This tenant's storage is already in region "${other.region_id}"; it cannot move to "${region.id}"`)
   }
-  if (rows.some((r) => r.status === 'provisioning')) await startProvisioning(deps, { tenantId, regionId: region.id, buckets: wanted.map(({ kind, name }) => ({ kind, name })) })
+  if (rows.some((r) => r.status === 'provisioning'))
+    await startProvisioning(deps, { tenantId, regionId: region.id, buckets: wanted.map(({ kind, name }) => ({ kind, name })) })
   return toBucketSet(await listBuckets(deps.sql, tenantId))
 }
 
 /** A failed run marks the rows failed just before it closes. A retry in that instant would join the closing
  *  run (USE_EXISTING) and leave the rows provisioning for good, so it waits (briefly) for the close first. */
 async function previousRunClosed(deps: StorageDeps, tenantId: string) {
-  const closed = (await deps.temporal.get()).workflow.getHandle(storageWorkflowIds.provision(tenantId)).result().catch(() => {})
+  const closed = (await deps.temporal.get()).workflow
+    .getHandle(storageWorkflowIds.provision(tenantId))
+    .result()
+    .catch(() => {})
   let timer: Timer | undefined
-  await Promise.race([closed, new Promise((resolve) => { timer = setTimeout(resolve, 10_000) })])
+  await Promise.race([
+    closed,
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, 10_000)
+    }),
+  ])
   clearTimeout(timer)
 }
 
@@ -90,10 +110,10 @@ export type BucketReadiness = { buckets: BucketRow[] } | { unready: 'failed' | '
 export async function bucketReadiness(sql: Sql, tenantId: string): Promise<BucketReadiness> {
   const rows = await listBuckets(sql, tenantId)
   if (rows.some((r) => r.status === 'failed')) {
-    return { unready: 'failed', message: 'Provisioning this tenant\'s storage failed; PUT /tenants/current/storage-bucket again to retry' }
+    return { unready: 'failed', message: "Provisioning this tenant's storage failed; PUT /tenants/current/storage-bucket again to retry" }
   }
   if (rows.length < BUCKET_KINDS.length || rows.some((r) => r.status !== 'ready')) {
-    return { unready: 'not_ready', message: 'This tenant\'s storage is not provisioned yet' }
+    return { unready: 'not_ready', message: "This tenant's storage is not provisioned yet" }
   }
   return { buckets: rows }
 }

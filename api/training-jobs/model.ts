@@ -4,29 +4,40 @@ import { PageQuery } from '../platform/pagination'
 export const TRAINING_JOB_STATUSES = ['running', 'completed', 'failed'] as const
 export type TrainingJobStatus = (typeof TRAINING_JOB_STATUSES)[number]
 
-export const CreateTrainingJobBodyDto = z.strictObject({
-  name: z.string().trim().min(1).max(200),
-}).meta({ id: 'CreateTrainingJobBodyDto' })
+export const CreateTrainingJobBodyDto = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200),
+  })
+  .meta({ id: 'CreateTrainingJobBodyDto' })
 
-export const CompleteTrainingJobBodyDto = z.strictObject({
-  status: z.enum(['completed', 'failed']),
-  outputArtifactPath: z.string().max(1024).optional().describe(
-    'completed only: the object key of the produced model in the tenant\'s general bucket (relative; no `..`, no leading `/`, ' +
-    'no backslash, no bucket name or scheme: else IMPORTED_CHECKPOINT_INVALID_PATH). Without one, a model version cannot be ' +
-    'made from the job (TRAINING_JOB_HAS_NO_OUTPUT_ARTIFACT)'),
-  reason: z.string().trim().min(1).max(1000).optional().describe('failed only: why; published in training_job.failed'),
-}).meta({ id: 'CompleteTrainingJobBodyDto' })
+export const CompleteTrainingJobBodyDto = z
+  .strictObject({
+    status: z.enum(['completed', 'failed']),
+    outputArtifactPath: z
+      .string()
+      .max(1024)
+      .optional()
+      .describe(
+        "completed only: the object key of the produced model in the tenant's general bucket (relative; no `..`, no leading `/`, " +
+          'no backslash, no bucket name or scheme: else IMPORTED_CHECKPOINT_INVALID_PATH). Without one, a model version cannot be ' +
+          'made from the job (TRAINING_JOB_HAS_NO_OUTPUT_ARTIFACT)',
+      ),
+    reason: z.string().trim().min(1).max(1000).optional().describe('failed only: why; published in training_job.failed'),
+  })
+  .meta({ id: 'CompleteTrainingJobBodyDto' })
 
-export const TrainingJobDto = z.object({
-  id: z.uuid(),
-  tenantId: z.uuid(),
-  name: z.string(),
-  status: z.enum(TRAINING_JOB_STATUSES),
-  outputArtifactPath: z.string().nullable(),
-  failureReason: z.string().nullable(),
-  createdAt: z.iso.datetime(),
-  completedAt: z.iso.datetime().nullable(),
-}).meta({ id: 'TrainingJobDto' })
+export const TrainingJobDto = z
+  .object({
+    id: z.uuid(),
+    tenantId: z.uuid(),
+    name: z.string(),
+    status: z.enum(TRAINING_JOB_STATUSES),
+    outputArtifactPath: z.string().nullable(),
+    failureReason: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    completedAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'TrainingJobDto' })
 
 export const TrainingJobParams = z.object({ trainingJobId: z.string() })
 export const ListTrainingJobsQuery = PageQuery.extend({ status: z.enum(TRAINING_JOB_STATUSES).optional() })

@@ -37,7 +37,12 @@ export function listTrainingJobs(db: Db, tenantId: string, status: TrainingJobSt
 }
 
 /** Only a running job finishes, once: undefined when it is not running (or not this tenant's). */
-export async function finishTrainingJob(db: Db, tenantId: string, id: string, f: { status: 'completed' | 'failed'; outputArtifactPath: string | null; reason: string | null }) {
+export async function finishTrainingJob(
+  db: Db,
+  tenantId: string,
+  id: string,
+  f: { status: 'completed' | 'failed'; outputArtifactPath: string | null; reason: string | null },
+) {
   const [row] = await db<TrainingJobRow[]>`
     update training_jobs
        set status = ${f.status}, output_artifact_path = ${f.outputArtifactPath}, failure_reason = ${f.reason}, completed_at = now()

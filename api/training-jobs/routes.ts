@@ -9,28 +9,49 @@ import { completeTrainingJob, createTrainingJob, getTrainingJob, listJobs } from
 export const trainingJobsRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ prefix: '/training-jobs', tags: ['Models'] })
     .use(http)
-    .post('', async ({ request, ctx, body, set }) => {
-      set.status = 201
-      return ok(request, await createTrainingJob(deps, ctx, body.name))
-    }, {
-      auth: 'model:write', idempotent: true, errors: ['M400', 'M409'], body: CreateTrainingJobBodyDto, response: { 201: envelope(TrainingJobDto) },
-      detail: { summary: 'Record a training job; it starts running' },
-    })
+    .post(
+      '',
+      async ({ request, ctx, body, set }) => {
+        set.status = 201
+        return ok(request, await createTrainingJob(deps, ctx, body.name))
+      },
+      {
+        auth: 'model:write',
+        idempotent: true,
+        errors: ['M400', 'M409'],
+        body: CreateTrainingJobBodyDto,
+        response: { 201: envelope(TrainingJobDto) },
+        detail: { summary: 'Record a training job; it starts running' },
+      },
+    )
     .get('', async ({ request, ctx, query }) => page(request, await listJobs(deps, ctx, query)), {
-      auth: 'model:read', errors: ['M400p'], query: ListTrainingJobsQuery, response: { 200: listEnvelope(TrainingJobDto) },
+      auth: 'model:read',
+      errors: ['M400p'],
+      query: ListTrainingJobsQuery,
+      response: { 200: listEnvelope(TrainingJobDto) },
       detail: { summary: 'Training jobs of this tenant, newest first, optionally of one status' },
     })
     .get('/:trainingJobId', async ({ request, ctx, params }) => ok(request, await getTrainingJob(deps, ctx, params.trainingJobId)), {
-      auth: 'model:read', errors: ['M400', 'M404'], params: TrainingJobParams, response: { 200: envelope(TrainingJobDto) },
+      auth: 'model:read',
+      errors: ['M400', 'M404'],
+      params: TrainingJobParams,
+      response: { 200: envelope(TrainingJobDto) },
       detail: { summary: 'One training job (MODEL_BUNDLE_JOB_NOT_FOUND outside this tenant)' },
     })
-    .post('/:trainingJobId/completion', async ({ request, ctx, params, body }) =>
-      ok(request, await completeTrainingJob(deps, ctx, params.trainingJobId, body)), {
-      auth: 'model:write', errors: ['M400', 'M404', 'M409'], params: TrainingJobParams, body: CompleteTrainingJobBodyDto,
-      response: { 200: envelope(TrainingJobDto) },
-      detail: {
-        summary: 'Record that a running job completed (with its output artifact) or failed; publishes training_job.completed / ' +
-          'training_job.failed. MODEL_BUNDLE_JOB_NOT_RUNNING (409): the job already finished. IMPORTED_CHECKPOINT_INVALID_PATH (400): ' +
-          'outputArtifactPath is not a key in the tenant\'s general bucket',
+    .post(
+      '/:trainingJobId/completion',
+      async ({ request, ctx, params, body }) => ok(request, await completeTrainingJob(deps, ctx, params.trainingJobId, body)),
+      {
+        auth: 'model:write',
+        errors: ['M400', 'M404', 'M409'],
+        params: TrainingJobParams,
+        body: CompleteTrainingJobBodyDto,
+        response: { 200: envelope(TrainingJobDto) },
+        detail: {
+          summary:
+            'Record that a running job completed (with its output artifact) or failed; publishes training_job.completed / ' +
+            'training_job.failed. MODEL_BUNDLE_JOB_NOT_RUNNING (409): the job already finished. IMPORTED_CHECKPOINT_INVALID_PATH (400): ' +
+            "outputArtifactPath is not a key in the tenant's general bucket",
+        },
       },
-    })
+    )

@@ -11,8 +11,14 @@ import type { CompleteTrainingJobInput, TrainingJob, TrainingJobStatus } from '.
 import { findTrainingJob, finishTrainingJob, insertTrainingJob, listTrainingJobs, type TrainingJobRow } from './queries'
 
 export const toTrainingJob = (r: TrainingJobRow): TrainingJob => ({
-  id: r.id, tenantId: r.tenant_id, name: r.name, status: r.status, outputArtifactPath: r.output_artifact_path,
-  failureReason: r.failure_reason, createdAt: r.created_at.toISOString(), completedAt: r.completed_at?.toISOString() ?? null,
+  id: r.id,
+  tenantId: r.tenant_id,
+  name: r.name,
+  status: r.status,
+  outputArtifactPath: r.output_artifact_path,
+  failureReason: r.failure_reason,
+  createdAt: r.created_at.toISOString(),
+  completedAt: r.completed_at?.toISOString() ?? null,
 })
 
 // A training job is the job that produces a model bundle: its codes are the MODEL_BUNDLE_JOB_* ones.
@@ -45,7 +51,9 @@ export async function listJobs({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>,
 function checkedCompletion(input: CompleteTrainingJobInput) {
   const path = input.outputArtifactPath
   if (input.status === 'failed' && path !== undefined) {
-    throw new ApiError('VALIDATION_ERROR', 'A failed job has no output artifact', { errors: [{ path: 'body.outputArtifactPath', message: 'only with status completed' }] })
+    throw new ApiError('VALIDATION_ERROR', 'A failed job has no output artifact', {
+      errors: [{ path: 'body.outputArtifactPath', message: 'only with status completed' }],
+    })
   }
   if (input.status === 'completed' && input.reason !== undefined) {
     throw new ApiError('VALIDATION_ERROR', 'reason is for failed jobs', { errors: [{ path: 'body.reason', message: 'only with status failed' }] })
@@ -65,14 +73,21 @@ export async function completeTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx
   if (!job) throw trainingJobNotFound()
   return sql.begin(async (tx) => {
     const row = await finishTrainingJob(tx, tenantId, id, completion)
-    if (!row) throw new ApiError('MODEL_BUNDLE_JOB_NOT_RUNNING', `The training job is ${job.status === 'running' ? 'no longer running' : job.status}; only a running job can complete`)
+    if (!row)
+      throw new ApiError(
+        'MODEL_BUNDLE_JOB_NOT_RUNNING',
+        `The training job is ${job.status === 'running' ? 'no longer running' : job.status}; only a running job can complete`,
+      )
     if (row.status === 'completed') {
       await publishEvent(tx, tenantId, 'training_job.completed', { trainingJobId: row.id, name: row.name, outputArtifactPath: row.output_artifact_path })
     } else {
       await publishEvent(tx, tenantId, 'training_job.failed', { trainingJobId: row.id, name: row.name, reason: row.failure_reason! })
     }
     await recordAudit(tx, ctx, {
-      action: 'training_job.completed', tenantId, target: jobTarget(row), details: { status: row.status, outputArtifactPath: row.output_artifact_path },
+      action: 'training_job.completed',
+      tenantId,
+      target: jobTarget(row),
+      details: { status: row.status, outputArtifactPath: row.output_artifact_path },
     })
     return toTrainingJob(row)
   })

@@ -40,7 +40,12 @@ export async function lockUser(db: Db, id: string): Promise<UserRow | undefined>
 }
 
 /** The version comparison sits in the UPDATE itself, so a stale If-Match can never write. */
-export async function updateUserProfile(db: Db, id: string, expectedVersion: number | null, displayName: string | null | undefined): Promise<UserRow | undefined> {
+export async function updateUserProfile(
+  db: Db,
+  id: string,
+  expectedVersion: number | null,
+  displayName: string | null | undefined,
+): Promise<UserRow | undefined> {
   const [row] = await db<UserRow[]>`
     update users
        set display_name = case when ${displayName === undefined} then display_name else ${displayName ?? null} end,
@@ -51,9 +56,15 @@ export async function updateUserProfile(db: Db, id: string, expectedVersion: num
 }
 
 /** An administrator's provisioning: no password yet (invite), or an initial one to be changed (create). */
-export async function insertProvisionedUser(db: Db, u: {
-  email: string; displayName: string | null; passwordHash: string | null; status: 'active' | 'activation_required'
-}): Promise<UserRow | null> {
+export async function insertProvisionedUser(
+  db: Db,
+  u: {
+    email: string
+    displayName: string | null
+    passwordHash: string | null
+    status: 'active' | 'activation_required'
+  },
+): Promise<UserRow | null> {
   const [row] = await db<UserRow[]>`
     insert into users (email, display_name, password_hash, status, password_change_required)
     values (${u.email}, ${u.displayName}, ${u.passwordHash}, ${u.status}, ${u.passwordHash !== null})

@@ -9,22 +9,37 @@ import { changePassword, describeCurrentUser, toUserDto, updateMe } from './serv
 export const usersRoutes = (deps: AppDeps, http: HttpConventions) =>
   new Elysia({ prefix: '/users', tags: ['Accounts'] })
     .use(http)
-    .get('/me', async ({ request, ctx, set }) => {
-      const { me, version } = await describeCurrentUser(deps, ctx)
-      return okVersioned(request, set, version, me)
-    }, {
-      auth: 'user', errors: ['A400'], response: { 200: envelope(AuthMeResponseDto) },
-      detail: { summary: 'The signed-in user, their memberships and the current one' },
-    })
-    .patch('/me', async ({ request, ctx, body, set }) => {
-      const row = await updateMe(deps, ctx, ifMatchVersion(request), body.displayName)
-      return okVersioned(request, set, row.version, toUserDto(row))
-    }, {
-      auth: 'tenant:read', errors: ['A400', 'A409', 'P412'], body: UpdateCurrentUserBodyDto,
-      response: { 200: envelope(UpdateCurrentUserResponseDto) },
-      detail: { summary: 'Update the signed-in user (If-Match optional)' },
-    })
+    .get(
+      '/me',
+      async ({ request, ctx, set }) => {
+        const { me, version } = await describeCurrentUser(deps, ctx)
+        return okVersioned(request, set, version, me)
+      },
+      {
+        auth: 'user',
+        errors: ['A400'],
+        response: { 200: envelope(AuthMeResponseDto) },
+        detail: { summary: 'The signed-in user, their memberships and the current one' },
+      },
+    )
+    .patch(
+      '/me',
+      async ({ request, ctx, body, set }) => {
+        const row = await updateMe(deps, ctx, ifMatchVersion(request), body.displayName)
+        return okVersioned(request, set, row.version, toUserDto(row))
+      },
+      {
+        auth: 'tenant:read',
+        errors: ['A400', 'A409', 'P412'],
+        body: UpdateCurrentUserBodyDto,
+        response: { 200: envelope(UpdateCurrentUserResponseDto) },
+        detail: { summary: 'Update the signed-in user (If-Match optional)' },
+      },
+    )
     .patch('/me/password', async ({ request, ctx, body }) => ok(request, await changePassword(deps, ctx, body)), {
-      auth: 'tenant:read', errors: ['A400', 'A409'], body: ChangePasswordBodyDto, response: { 200: ChangePasswordResponseEnvelopeDto },
+      auth: 'tenant:read',
+      errors: ['A400', 'A409'],
+      body: ChangePasswordBodyDto,
+      response: { 200: ChangePasswordResponseEnvelopeDto },
       detail: { summary: 'Change your password (the current one is required); optionally end your other sessions' },
     })

@@ -28,8 +28,12 @@ export const toUserDto = (u: UserRow): UserDto => ({
 })
 
 const toMembership = (m: MembershipViewRow) => ({
-  id: m.id, tenantId: m.tenant_id, tenantName: m.tenant_name, tenantSlug: m.tenant_slug,
-  role: m.role, status: m.status as AuthMe['memberships'][number]['status'],
+  id: m.id,
+  tenantId: m.tenant_id,
+  tenantName: m.tenant_name,
+  tenantSlug: m.tenant_slug,
+  role: m.role,
+  status: m.status as AuthMe['memberships'][number]['status'],
 })
 
 /** The account, its memberships and the one the credential sits in. */
@@ -99,7 +103,12 @@ function requireFreshSession(p: Principal): void {
 /** Guesses of currentPassword are sign-in failures of the account (docs/api.md "Sign-in throttling"): a stolen
  *  session cannot brute-force the password behind it. A wrong guess is recorded (with the pool: the 400 that
  *  follows must not take it back). */
-async function checkCurrentPassword({ sql, signInThrottle: throttle }: Deps & { signInThrottle: SignInThrottle }, ctx: RequestContext, user: UserRow, given: string | undefined): Promise<void> {
+async function checkCurrentPassword(
+  { sql, signInThrottle: throttle }: Deps & { signInThrottle: SignInThrottle },
+  ctx: RequestContext,
+  user: UserRow,
+  given: string | undefined,
+): Promise<void> {
   if (!given) throw new ApiError('CURRENT_PASSWORD_REQUIRED', 'currentPassword is required to change the password')
   const ip = ctx.ip ?? 'unknown'
   await throttle.admit(user.email, ip)
@@ -112,8 +121,11 @@ async function checkCurrentPassword({ sql, signInThrottle: throttle }: Deps & { 
 }
 
 /** PATCH /users/me/password: the current password proves it is the user; optionally ends the other sessions. */
-export async function changePassword(deps: Deps & { signInThrottle: SignInThrottle }, ctx: RequestContext,
-  input: { currentPassword?: string; newPassword: string; endOtherSessions?: boolean }) {
+export async function changePassword(
+  deps: Deps & { signInThrottle: SignInThrottle },
+  ctx: RequestContext,
+  input: { currentPassword?: string; newPassword: string; endOtherSessions?: boolean },
+) {
   const { sql } = deps
   const { principal } = ctx
   const user = await findUserById(sql, principal.userId)
@@ -126,7 +138,9 @@ export async function changePassword(deps: Deps & { signInThrottle: SignInThrott
     const keep = principal.credential === 'session' ? principal.credentialId : null
     const otherSessionsEnded = input.endOtherSessions ? await revokeOtherSessions(tx, user.id, keep) : 0
     await recordAudit(tx, ctx, {
-      action: 'user.password_changed', target: { type: 'user', id: user.id }, details: { firstPassword: !user.password_hash, otherSessionsEnded },
+      action: 'user.password_changed',
+      target: { type: 'user', id: user.id },
+      details: { firstPassword: !user.password_hash, otherSessionsEnded },
     })
     return { passwordChanged: true as const, otherSessionsEnded }
   })

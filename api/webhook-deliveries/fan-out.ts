@@ -24,7 +24,10 @@ export async function fanOutEvents(sql: Sql, batch: number): Promise<{ events: n
       for (const endpoint of await subscribers.get(key)!) rows.push({ tenantId: e.tenant_id, endpointId: endpoint.id, eventId: e.id, eventType: e.type })
     }
     const messages = await insertMessages(tx, rows)
-    await markEventsDispatched(tx, events.map((e) => e.id))
+    await markEventsDispatched(
+      tx,
+      events.map((e) => e.id),
+    )
     return { events: events.length, messages }
   })
 }
@@ -35,6 +38,5 @@ type StartConfig = Pick<Config, 'TEMPORAL_TASK_QUEUE_PREFIX' | 'WEBHOOK_RETRY_SC
  *  between the commit and the start). A run's id is fixed, so a start that did happen is not sent twice. Answers how
  *  many it claimed. */
 export async function startLostDeliveries(client: Client, sql: Sql, config: StartConfig, graceSeconds: number, batch: number): Promise<number> {
-  return sql.begin((tx) => claimUnstartedMessages(tx, graceSeconds, batch)
-    .then((rows) => startDeliveries(client, tx, config, rows).then(() => rows.length)))
+  return sql.begin((tx) => claimUnstartedMessages(tx, graceSeconds, batch).then((rows) => startDeliveries(client, tx, config, rows).then(() => rows.length)))
 }

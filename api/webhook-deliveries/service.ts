@@ -17,13 +17,26 @@ import { startDeliveries } from './start'
 const iso = (d: Date | null) => d?.toISOString() ?? null
 
 export const toMessageDto = (m: MessageRow) => ({
-  id: m.id, webhookId: webhookIdOf(m.id), endpointId: m.endpoint_id, eventId: m.event_id, eventType: m.event_type, status: m.status,
-  attemptCount: m.attempt_count, redeliveries: m.redeliveries, lastAttemptAt: iso(m.last_attempt_at), createdAt: m.created_at.toISOString(),
+  id: m.id,
+  webhookId: webhookIdOf(m.id),
+  endpointId: m.endpoint_id,
+  eventId: m.event_id,
+  eventType: m.event_type,
+  status: m.status,
+  attemptCount: m.attempt_count,
+  redeliveries: m.redeliveries,
+  lastAttemptAt: iso(m.last_attempt_at),
+  createdAt: m.created_at.toISOString(),
 })
 
 const toAttemptDto = (a: AttemptRow) => ({
-  id: a.id, attemptedAt: a.attempted_at.toISOString(), succeeded: a.succeeded, responseStatus: a.response_status,
-  durationMs: a.duration_ms, responseBody: a.response_body, errorClass: a.error_class,
+  id: a.id,
+  attemptedAt: a.attempted_at.toISOString(),
+  succeeded: a.succeeded,
+  responseStatus: a.response_status,
+  durationMs: a.duration_ms,
+  responseBody: a.response_body,
+  errorClass: a.error_class,
 })
 
 const endpointTarget = (endpoint: { id: string }) => ({ type: 'webhook_endpoint', id: endpoint.id })
@@ -44,9 +57,18 @@ async function messageOf(deps: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, en
 }
 
 /** Newest first. */
-export async function listEndpointMessages(deps: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, endpointId: string, q: PageParams & { status?: MessageStatus }) {
+export async function listEndpointMessages(
+  deps: Pick<ServiceDeps, 'sql' | 'keys'>,
+  ctx: RequestContext,
+  endpointId: string,
+  q: PageParams & { status?: MessageStatus },
+) {
   const endpoint = await endpointOf(deps, ctx, endpointId)
-  const binding = { route: 'GET /webhook-endpoints/{id}/messages', scope: `tenant:${endpoint.tenant_id}:endpoint:${endpoint.id}`, filters: { status: q.status } }
+  const binding = {
+    route: 'GET /webhook-endpoints/{id}/messages',
+    scope: `tenant:${endpoint.tenant_id}:endpoint:${endpoint.id}`,
+    filters: { status: q.status },
+  }
   const filter = { tenantId: endpoint.tenant_id, endpointId: endpoint.id, status: q.status }
   const p = await paginate(deps.keys, binding, q, (after, limit) => listMessages(deps.sql, filter, after, limit), createdCursorOf)
   return mapPage(p, toMessageDto)
@@ -82,7 +104,9 @@ export async function redeliverMessage(deps: StartDeps, ctx: RequestContext, end
     const rows = await claimRedeliveries(tx, { tenantId: endpoint.tenant_id, endpointId: endpoint.id, messageId: message.id })
     if (rows.length > 0) {
       await recordAudit(tx, ctx, {
-        action: 'webhook_message.redelivered', tenantId: endpoint.tenant_id, target: { type: 'webhook_message', id: message.id },
+        action: 'webhook_message.redelivered',
+        tenantId: endpoint.tenant_id,
+        target: { type: 'webhook_message', id: message.id },
         details: { endpointId: endpoint.id, eventType: message.event_type },
       })
     }
@@ -99,7 +123,9 @@ export async function recoverEndpoint(deps: StartDeps, ctx: RequestContext, endp
   const claimed = await deps.sql.begin(async (tx) => {
     const rows = await claimRedeliveries(tx, { tenantId: endpoint.tenant_id, endpointId: endpoint.id, failedSince: new Date(since) })
     await recordAudit(tx, ctx, {
-      action: 'webhook_endpoint.recovery_started', tenantId: endpoint.tenant_id, target: endpointTarget(endpoint),
+      action: 'webhook_endpoint.recovery_started',
+      tenantId: endpoint.tenant_id,
+      target: endpointTarget(endpoint),
       details: { since: new Date(since).toISOString(), redelivered: rows.length },
     })
     return rows
@@ -116,8 +142,15 @@ export async function sendTestEvent(deps: StartDeps, ctx: RequestContext, endpoi
   const [message] = await deps.sql.begin(async (tx) => {
     const event = await publishEvent(tx, endpoint.tenant_id, 'webhook_endpoint.test', { endpointId: endpoint.id, note: 'Sent on request from the API.' })
     await markEventsDispatched(tx, [event.id])
-    const messages = await insertMessages(tx, [{ tenantId: endpoint.tenant_id, endpointId: endpoint.id, eventId: event.id, eventType: 'webhook_endpoint.test' }])
-    await recordAudit(tx, ctx, { action: 'webhook_endpoint.test_sent', tenantId: endpoint.tenant_id, target: endpointTarget(endpoint), details: { messageId: messages[0]!.id } })
+    const messages = await insertMessages(tx, [
+      { tenantId: endpoint.tenant_id, endpointId: endpoint.id, eventId: event.id, eventType: 'webhook_endpoint.test' },
+    ])
+    await recordAudit(tx, ctx, {
+      action: 'webhook_endpoint.test_sent',
+      tenantId: endpoint.tenant_id,
+      target: endpointTarget(endpoint),
+      details: { messageId: messages[0]!.id },
+    })
     return messages
   })
   await startAfterCommit(deps, ctx, [message!])

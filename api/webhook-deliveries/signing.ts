@@ -13,10 +13,12 @@ export function envelopeOf(m: OutgoingMessageRow): EventEnvelope {
 /** `v1,<base64 HMAC-SHA256 of id.timestamp.body>` for each secret (`whsec_` + base64 key), space-separated: two
  *  during a rotation's overlap, so a receiver holding either secret verifies. */
 export function signatureHeader(secrets: string[], webhookId: string, timestampSeconds: number, body: string): string {
-  return secrets.map((secret) => {
-    const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64')
-    return `v1,${createHmac('sha256', key).update(`${webhookId}.${timestampSeconds}.${body}`).digest('base64')}`
-  }).join(' ')
+  return secrets
+    .map((secret) => {
+      const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64')
+      return `v1,${createHmac('sha256', key).update(`${webhookId}.${timestampSeconds}.${body}`).digest('base64')}`
+    })
+    .join(' ')
 }
 
 export function signedHeaders(secrets: string[], webhookId: string, at: Date, body: string): Record<string, string> {

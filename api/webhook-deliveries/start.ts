@@ -26,12 +26,18 @@ export async function startDeliveries(client: Client, db: Db, config: StartConfi
   let next = 0
   const startOne = async (m: MessageRow) => {
     const input: DeliverWebhookInput = {
-      tenantId: m.tenant_id, messageId: m.id, scheduleMs: config.WEBHOOK_RETRY_SCHEDULE, retryAfterMaxMs: config.WEBHOOK_RETRY_AFTER_MAX_SECONDS * 1000,
+      tenantId: m.tenant_id,
+      messageId: m.id,
+      scheduleMs: config.WEBHOOK_RETRY_SCHEDULE,
+      retryAfterMaxMs: config.WEBHOOK_RETRY_AFTER_MAX_SECONDS * 1000,
     }
     try {
       await client.workflow.start(WebhookWorkflowType.deliver, {
-        workflowId: deliveryWorkflowId(m), taskQueue: taskQueues(config).webhooks, args: [input],
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE, workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+        workflowId: deliveryWorkflowId(m),
+        taskQueue: taskQueues(config).webhooks,
+        args: [input],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
         typedSearchAttributes: [{ key: TENANT_ID, value: m.tenant_id }],
       })
     } catch (err) {
@@ -40,9 +46,11 @@ export async function startDeliveries(client: Client, db: Db, config: StartConfi
     started.push(m.id)
   }
   const errors: unknown[] = []
-  await Promise.all(Array.from({ length: Math.min(STARTS_IN_FLIGHT, messages.length) }, async () => {
-    while (next < messages.length) await startOne(messages[next++]!).catch((err) => errors.push(err))
-  }))
+  await Promise.all(
+    Array.from({ length: Math.min(STARTS_IN_FLIGHT, messages.length) }, async () => {
+      while (next < messages.length) await startOne(messages[next++]!).catch((err) => errors.push(err))
+    }),
+  )
   await markMessagesStarted(db, started)
   if (errors.length > 0) throw new AggregateError(errors, `${errors.length} of ${messages.length} delivery workflows did not start`)
   return started.length

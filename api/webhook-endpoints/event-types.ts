@@ -16,13 +16,23 @@ export const eventTypeDocs = (() => {
   return () => (cached ??= eventTypes.map((type) => ({ type, summary: eventCatalogue[type].summary, dataSchema: dataSchemaOf(type) })))
 })()
 
-const header = (name: string, description: string, example?: string) =>
-  ({ name, in: 'header', required: true, description, schema: { type: 'string' }, ...(example ? { example } : {}) })
+const header = (name: string, description: string, example?: string) => ({
+  name,
+  in: 'header',
+  required: true,
+  description,
+  schema: { type: 'string' },
+  ...(example ? { example } : {}),
+})
 
 const SIGNATURE_HEADERS = [
   header('webhook-id', 'The message id: the same on every attempt of one message to one endpoint, so receivers can drop repeats (delivery is at least once)'),
   header('webhook-timestamp', 'Seconds since the Unix epoch when this attempt was signed; refuse ones far from your clock (replays)', '1700000000'),
-  header('webhook-signature', 'Space-separated `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the endpoint secret after `whsec_`. During a rotation overlap there are two: one per live secret; accept the message when any matches', 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4='),
+  header(
+    'webhook-signature',
+    'Space-separated `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the base64-decoded part of the endpoint secret after `whsec_`. During a rotation overlap there are two: one per live secret; accept the message when any matches',
+    'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+  ),
 ]
 
 function webhookOperation(type: EventType, summary: string, data: Json): Json {
@@ -57,5 +67,4 @@ function webhookOperation(type: EventType, summary: string, data: Json): Json {
 }
 
 /** The OpenAPI 3.1 top-level `webhooks` object: one operation per catalogue type. */
-export const webhooksDocument = (): Json =>
-  Object.fromEntries(eventTypeDocs().map((d) => [d.type, webhookOperation(d.type, d.summary, d.dataSchema)]))
+export const webhooksDocument = (): Json => Object.fromEntries(eventTypeDocs().map((d) => [d.type, webhookOperation(d.type, d.summary, d.dataSchema)]))

@@ -22,9 +22,17 @@ export interface WebhookEndpointRow {
   updated_at: Date
 }
 
-export async function insertEndpoint(db: Db, e: {
-  tenantId: string; url: string; events: string[]; description: string | null; rateLimitPerSecond: number | null; secretSealed: Buffer
-}): Promise<WebhookEndpointRow> {
+export async function insertEndpoint(
+  db: Db,
+  e: {
+    tenantId: string
+    url: string
+    events: string[]
+    description: string | null
+    rateLimitPerSecond: number | null
+    secretSealed: Buffer
+  },
+): Promise<WebhookEndpointRow> {
   const [row] = await db<WebhookEndpointRow[]>`
     insert into webhook_endpoints (tenant_id, url, events, description, rate_limit_per_second, secret_sealed)
     values (${e.tenantId}, ${e.url}, ${e.events}, ${e.description}, ${e.rateLimitPerSecond}, ${e.secretSealed})

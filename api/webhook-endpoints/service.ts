@@ -11,18 +11,34 @@ import { changesBetween, recordAudit } from '../audit/service'
 import { tenantOf, type RequestContext } from '../identity/context'
 import type { CreateWebhookEndpoint, UpdateWebhookEndpoint } from './model'
 import {
-  deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, lockEndpoint, rotateEndpointSecret, updateEndpoint, type WebhookEndpointRow,
+  deleteEndpoint,
+  findEndpoint,
+  insertEndpoint,
+  listEndpoints,
+  lockEndpoint,
+  rotateEndpointSecret,
+  updateEndpoint,
+  type WebhookEndpointRow,
 } from './queries'
 import { newSigningSecret, sealSecret } from './secrets'
 
 export const toWebhookEndpointDto = (r: WebhookEndpointRow) => ({
-  id: r.id, tenantId: r.tenant_id, url: r.url, events: r.events, description: r.description, enabled: r.enabled,
-  disabledReason: r.disabled_reason, disabledAt: r.disabled_at?.toISOString() ?? null, rateLimitPerSecond: r.rate_limit_per_second,
+  id: r.id,
+  tenantId: r.tenant_id,
+  url: r.url,
+  events: r.events,
+  description: r.description,
+  enabled: r.enabled,
+  disabledReason: r.disabled_reason,
+  disabledAt: r.disabled_at?.toISOString() ?? null,
+  rateLimitPerSecond: r.rate_limit_per_second,
   previousSecretExpiresAt: r.previous_secret_expires_at && r.previous_secret_expires_at > new Date() ? r.previous_secret_expires_at.toISOString() : null,
-  createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
 })
 
-const urlRefused = (message: string) => new ApiError('VALIDATION_ERROR', `url is not a destination we deliver to: ${message}`, { errors: [{ path: 'body.url', message }] })
+const urlRefused = (message: string) =>
+  new ApiError('VALIDATION_ERROR', `url is not a destination we deliver to: ${message}`, { errors: [{ path: 'body.url', message }] })
 
 /** The outbound guard's registration-time check. A refusal names the reason class only for a literal address (the
  *  caller typed it); for a name it says no more than "not public", so the API never tells a tenant what our DNS
@@ -44,7 +60,11 @@ const folded = (events: string[]) => [...new Set(events)]
 
 /** What the audit trail shows of an endpoint, by its API names: never a secret (sealed or not). */
 const settingsOf = (r: WebhookEndpointRow) => ({
-  url: r.url, events: r.events, description: r.description, rateLimitPerSecond: r.rate_limit_per_second, enabled: r.enabled,
+  url: r.url,
+  events: r.events,
+  description: r.description,
+  rateLimitPerSecond: r.rate_limit_per_second,
+  enabled: r.enabled,
 })
 const SETTINGS = ['url', 'events', 'description', 'rateLimitPerSecond', 'enabled'] as const
 const endpointTarget = (r: WebhookEndpointRow) => ({ type: 'webhook_endpoint', id: r.id })
@@ -56,8 +76,12 @@ export async function createEndpoint({ sql, keys, config }: Pick<ServiceDeps, 's
   const secret = newSigningSecret()
   const row = await sql.begin(async (tx) => {
     const made = await insertEndpoint(tx, {
-      tenantId, url: input.url, events: folded(input.events), description: input.description || null,
-      rateLimitPerSecond: input.rateLimitPerSecond ?? null, secretSealed: sealSecret(keys, secret),
+      tenantId,
+      url: input.url,
+      events: folded(input.events),
+      description: input.description || null,
+      rateLimitPerSecond: input.rateLimitPerSecond ?? null,
+      secretSealed: sealSecret(keys, secret),
     })
     await recordAudit(tx, ctx, { action: 'webhook_endpoint.created', tenantId, target: endpointTarget(made), details: settingsOf(made) })
     return made
@@ -65,7 +89,11 @@ export async function createEndpoint({ sql, keys, config }: Pick<ServiceDeps, 's
   return { row, secret }
 }
 
-export async function listWebhookEndpoints({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { enabled?: 'true' | 'false' }) {
+export async function listWebhookEndpoints(
+  { sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>,
+  ctx: RequestContext,
+  q: PageParams & { enabled?: 'true' | 'false' },
+) {
   const { tenantId } = tenantOf(ctx)
   const enabled = q.enabled === undefined ? undefined : q.enabled === 'true'
   const binding = { route: 'GET /webhook-endpoints', scope: `tenant:${tenantId}`, filters: { enabled } }
@@ -82,7 +110,13 @@ export async function getEndpoint({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Reques
 }
 
 /** Recorded with what changed, before and after; a PATCH that changes nothing is not. */
-export async function changeEndpoint(deps: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, id: string, expectedVersion: number | null, input: UpdateWebhookEndpoint) {
+export async function changeEndpoint(
+  deps: Pick<ServiceDeps, 'sql' | 'config'>,
+  ctx: RequestContext,
+  id: string,
+  expectedVersion: number | null,
+  input: UpdateWebhookEndpoint,
+) {
   const { tenantId } = tenantOf(ctx)
   await getEndpoint(deps, ctx, id)
   if (input.url !== undefined) await requirePublicUrl(deps.config, input.url)
@@ -90,7 +124,9 @@ export async function changeEndpoint(deps: Pick<ServiceDeps, 'sql' | 'config'>, 
     const before = await lockEndpoint(tx, tenantId, id)
     if (!before) throw notFound()
     const row = await updateEndpoint(tx, tenantId, id, expectedVersion, {
-      ...input, events: input.events && folded(input.events), description: input.description === undefined ? undefined : input.description || null,
+      ...input,
+      events: input.events && folded(input.events),
+      description: input.description === undefined ? undefined : input.description || null,
     })
     if (!row) throw staleVersion('endpoint')
     const changes = changesBetween(settingsOf(before), settingsOf(row), SETTINGS)
@@ -117,7 +153,9 @@ export async function rotateSecret({ sql, keys, config }: Pick<ServiceDeps, 'sql
     const rotated = await rotateEndpointSecret(tx, tenantId, id, sealSecret(keys, secret), config.WEBHOOK_SECRET_OVERLAP_SECONDS)
     if (!rotated) throw notFound()
     await recordAudit(tx, ctx, {
-      action: 'webhook_endpoint.secret_rotated', tenantId, target: endpointTarget(rotated),
+      action: 'webhook_endpoint.secret_rotated',
+      tenantId,
+      target: endpointTarget(rotated),
       details: { previousSecretExpiresAt: rotated.previous_secret_expires_at!.toISOString() },
     })
     return rotated

@@ -40,7 +40,11 @@ export async function startMinio(opts: MinioOptions): Promise<MinioServer> {
   const endpoint = `http://127.0.0.1:${opts.port}`
   await waitUntil(child, 'GET /minio/health/live', httpOk(`${endpoint}/minio/health/live`))
   return {
-    endpoint, consoleUrl: `http://127.0.0.1:${opts.consolePort}`, accessKey: S3_ACCESS_KEY, secretKey: S3_SECRET_KEY, child,
+    endpoint,
+    consoleUrl: `http://127.0.0.1:${opts.consolePort}`,
+    accessKey: S3_ACCESS_KEY,
+    secretKey: S3_SECRET_KEY,
+    child,
     stop: () => child.stop(),
   }
 }

@@ -35,7 +35,11 @@ export interface PostgresOptions {
   own?: boolean
 }
 
-const withDatabase = (url: string, db: string) => { const u = new URL(url); u.pathname = `/${db}`; return u.toString() }
+const withDatabase = (url: string, db: string) => {
+  const u = new URL(url)
+  u.pathname = `/${db}`
+  return u.toString()
+}
 
 async function ensureDatabase(adminUrl: string, name: string) {
   const sql = postgres(adminUrl, { max: 1, onnotice: () => {} })
@@ -49,7 +53,11 @@ async function ensureDatabase(adminUrl: string, name: string) {
 
 async function dropDatabase(adminUrl: string, name: string) {
   const sql = postgres(adminUrl, { max: 1, onnotice: () => {} })
-  try { await sql`drop database if exists ${sql(name)} with (force)` } finally { await sql.end({ timeout: 5 }) }
+  try {
+    await sql`drop database if exists ${sql(name)} with (force)`
+  } finally {
+    await sql.end({ timeout: 5 })
+  }
 }
 
 const isRoot = () => process.getuid?.() === 0
@@ -92,11 +100,17 @@ export function reachableBinaries(bins: { initdb: string; postgres: string }, ow
     const copied = Bun.spawnSync(['cp', '-a', native, staging])
     if (!copied.success) throw new Error(`could not copy the Postgres binaries to ${staging}: ${copied.stderr.toString()}`)
     Bun.spawnSync(['chmod', '-R', 'a+rX', staging])
-    try { renameSync(staging, target) } catch { rmSync(staging, { recursive: true, force: true }) } // another run won
+    try {
+      renameSync(staging, target)
+    } catch {
+      rmSync(staging, { recursive: true, force: true })
+    } // another run won
   }
   const moved = { initdb: join(target, 'bin', 'initdb'), postgres: join(target, 'bin', 'postgres') }
   if (!asOwner('test', '-x', moved.initdb)) {
-    throw new Error(`the postgres user cannot run ${moved.initdb}: make ${cacheRoot} and its parents world-executable, or set DATABASE_URL to a server of your own`)
+    throw new Error(
+      `the postgres user cannot run ${moved.initdb}: make ${cacheRoot} and its parents world-executable, or set DATABASE_URL to a server of your own`,
+    )
   }
   return moved
 }
@@ -136,12 +150,27 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresServ
     writeFileSync(pwFile, `${PG_PASSWORD}\n`, { mode: 0o600 })
     if (owner) chownSync(pwFile, owner.uid, owner.gid)
     try {
-      await runToCompletion([
-        ...prefix, bins.initdb, '-D', opts.dataDir, '-U', PG_USER, `--pwfile=${pwFile}`, '--auth=scram-sha-256',
-        // The builtin provider gives Unicode-aware text without depending on the host's installed locales.
-        '--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8', '--no-instructions',
-        ...(opts.ephemeral ? ['--no-sync'] : []),
-      ], opts.logFile, 'initdb')
+      await runToCompletion(
+        [
+          ...prefix,
+          bins.initdb,
+          '-D',
+          opts.dataDir,
+          '-U',
+          PG_USER,
+          `--pwfile=${pwFile}`,
+          '--auth=scram-sha-256',
+          // The builtin provider gives Unicode-aware text without depending on the host's installed locales.
+          '--encoding=UTF8',
+          '--locale=C',
+          '--locale-provider=builtin',
+          '--builtin-locale=C.UTF-8',
+          '--no-instructions',
+          ...(opts.ephemeral ? ['--no-sync'] : []),
+        ],
+        opts.logFile,
+        'initdb',
+      )
     } finally {
       rmSync(pwFile, { force: true })
     }
@@ -162,7 +191,12 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresServ
   const adminUrl = `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${opts.port}/postgres`
   await waitUntil(child, 'accepting connections', async () => {
     const sql = postgres(adminUrl, { max: 1, connect_timeout: 2, onnotice: () => {} })
-    try { await sql`select 1`; return true } finally { await sql.end({ timeout: 1 }) }
+    try {
+      await sql`select 1`
+      return true
+    } finally {
+      await sql.end({ timeout: 1 })
+    }
   })
   await ensureDatabase(adminUrl, opts.database)
   return { url: withDatabase(adminUrl, opts.database), adminUrl, external: false, child, stop: () => child.stop() }

@@ -13,13 +13,13 @@ const api = useApi({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000', RATE_LIMIT_PRINC
 
 const PARALLEL = 50
 const fire = <T>(make: (i: number) => Promise<T>) => Promise.all(Array.from({ length: PARALLEL }, (_, i) => make(i)))
-const tally = (codes: (string | number)[]) => codes.reduce<Record<string, number>>((n, c) => {
-  n[c] = (n[c] ?? 0) + 1
-  return n
-}, {})
+const tally = (codes: (string | number)[]) =>
+  codes.reduce<Record<string, number>>((n, c) => {
+    n[c] = (n[c] ?? 0) + 1
+    return n
+  }, {})
 
-const failuresOf = async (userId: string) =>
-  (await api.sql<{ n: number }[]>`select count(*)::int as n from mfa_failures where user_id = ${userId}`)[0]!.n
+const failuresOf = async (userId: string) => (await api.sql<{ n: number }[]>`select count(*)::int as n from mfa_failures where user_id = ${userId}`)[0]!.n
 
 describe('attempt limits hold under 50 parallel wrong guesses', () => {
   test('an MFA sign-in challenge checks exactly 5 answers; a right answer on a challenge with attempts left still works', async () => {
@@ -37,7 +37,9 @@ describe('attempt limits hold under 50 parallel wrong guesses', () => {
 
     const b = await signIn(api.url, email)
     const bid = b.session.mfaChallenge.id as string
-    const four = await Promise.all([0, 1, 2, 3].map((i) => b.client.post('/sessions/mfa-challenges/confirmations', { challengeId: bid, method: 'recovery_code', code: `nah-${i}` })))
+    const four = await Promise.all(
+      [0, 1, 2, 3].map((i) => b.client.post('/sessions/mfa-challenges/confirmations', { challengeId: bid, method: 'recovery_code', code: `nah-${i}` })),
+    )
     expect(four.map((r) => r.status)).toEqual([401, 401, 401, 401])
     const right = await b.client.post('/sessions/mfa-challenges/confirmations', { challengeId: bid, method: 'recovery_code', code: recoveryCodes[1] })
     expect(right.status).toBe(201)
@@ -73,13 +75,19 @@ describe('attempt limits hold under 50 parallel wrong guesses', () => {
     const answers = await fire((i) => anon().post('/password-resets/confirmations', { email: r.email, code: r.wrong(i), newPassword: NEW_PASSWORD }))
     expect(tally(answers.map((x) => x.json.code))).toEqual({ PASSWORD_RESET_CODE_INVALID: PARALLEL })
     expect(await r.attempts()).toBe(5)
-    expect((await anon().post('/password-resets/confirmations', { email: r.email, code: r.code, newPassword: NEW_PASSWORD })).json.code).toBe('PASSWORD_RESET_CODE_INVALID')
+    expect((await anon().post('/password-resets/confirmations', { email: r.email, code: r.code, newPassword: NEW_PASSWORD })).json.code).toBe(
+      'PASSWORD_RESET_CODE_INVALID',
+    )
 
     const s = await reset()
-    const four = await Promise.all([0, 1, 2, 3].map((i) => anon().post('/password-resets/confirmations', { email: s.email, code: s.wrong(i), newPassword: NEW_PASSWORD })))
+    const four = await Promise.all(
+      [0, 1, 2, 3].map((i) => anon().post('/password-resets/confirmations', { email: s.email, code: s.wrong(i), newPassword: NEW_PASSWORD })),
+    )
     expect(four.map((x) => x.json.code)).toEqual(Array(4).fill('PASSWORD_RESET_CODE_INVALID'))
     // A right code with a refused password takes no attempt: the grant stays usable.
-    expect((await anon().post('/password-resets/confirmations', { email: s.email, code: s.code, newPassword: 'short' })).json.code).toBe('PASSWORD_POLICY_VIOLATION')
+    expect((await anon().post('/password-resets/confirmations', { email: s.email, code: s.code, newPassword: 'short' })).json.code).toBe(
+      'PASSWORD_POLICY_VIOLATION',
+    )
     expect(await s.attempts()).toBe(4)
     expect((await anon().post('/password-resets/confirmations', { email: s.email, code: s.code, newPassword: NEW_PASSWORD })).status).toBe(201)
   })

@@ -12,10 +12,21 @@ describe('tenant auth policy', () => {
     expect(got.status).toBe(200)
     expect(got.headers.get('etag')).toBe('"v1"')
     expect(got.json.data).toEqual({
-      tenantId, mfaRequired: false, allowedSignInMethods: ['password', 'passkey', 'sso'], passwordMinLength: 8,
-      sessionAbsoluteMinutes: 7 * 24 * 60, sessionIdleMinutes: 24 * 60, ssoEnforced: false, allowedEmailDomains: [], updatedAt: null,
+      tenantId,
+      mfaRequired: false,
+      allowedSignInMethods: ['password', 'passkey', 'sso'],
+      passwordMinLength: 8,
+      sessionAbsoluteMinutes: 7 * 24 * 60,
+      sessionIdleMinutes: 24 * 60,
+      ssoEnforced: false,
+      allowedEmailDomains: [],
+      updatedAt: null,
     })
-    const patched = await client.patch('/tenants/current/auth-policy', { passwordMinLength: 12, allowedEmailDomains: ['Robots.Example'] }, { 'if-match': '"v1"' })
+    const patched = await client.patch(
+      '/tenants/current/auth-policy',
+      { passwordMinLength: 12, allowedEmailDomains: ['Robots.Example'] },
+      { 'if-match': '"v1"' },
+    )
     expect(patched.status).toBe(200)
     expect(patched.headers.get('etag')).toBe('"v2"')
     expect(patched.json.data).toMatchObject({ passwordMinLength: 12, allowedEmailDomains: ['robots.example'], mfaRequired: false })
@@ -31,8 +42,14 @@ describe('tenant auth policy', () => {
 
   test('validation: length bounds, idle within absolute, known methods', async () => {
     const { client } = await tenantOwner(api.url)
-    for (const body of [{ passwordMinLength: 7 }, { passwordMinLength: 65 }, { sessionIdleMinutes: 600, sessionAbsoluteMinutes: 60 },
-      { allowedSignInMethods: ['carrier-pigeon'] }, { allowedSignInMethods: [] }, { allowedEmailDomains: ['not a domain'] }]) {
+    for (const body of [
+      { passwordMinLength: 7 },
+      { passwordMinLength: 65 },
+      { sessionIdleMinutes: 600, sessionAbsoluteMinutes: 60 },
+      { allowedSignInMethods: ['carrier-pigeon'] },
+      { allowedSignInMethods: [] },
+      { allowedEmailDomains: ['not a domain'] },
+    ]) {
       const res = await client.patch('/tenants/current/auth-policy', body)
       expect({ body, code: res.json.code }).toEqual({ body, code: 'VALIDATION_ERROR' })
     }
@@ -42,7 +59,10 @@ describe('tenant auth policy', () => {
   test('needs tenant:manage', async () => {
     const owner = await tenantOwner(api.url)
     const viewer = await memberOf(api.url, owner.client, 'viewer')
-    for (const res of [await viewer.client.get('/tenants/current/auth-policy'), await viewer.client.patch('/tenants/current/auth-policy', { mfaRequired: true })]) {
+    for (const res of [
+      await viewer.client.get('/tenants/current/auth-policy'),
+      await viewer.client.patch('/tenants/current/auth-policy', { mfaRequired: true }),
+    ]) {
       expect(res.status).toBe(403)
       expect(res.json.code).toBe('PERMISSION_DENIED')
     }

@@ -70,9 +70,15 @@ describe('a PAT minting a PAT', () => {
   test('attack: a PAT gives the PAT it creates a later expiry than its own', async () => {
     const owner = await tenantOwner(api.url)
     const parentExpiry = new Date(Date.now() + 86_400_000)
-    const parent = new Client(api.url).withBearer((await patFor(owner.client, ['tenant:read', 'apikey:write'], { expiresAt: parentExpiry.toISOString() })).token)
+    const parent = new Client(api.url).withBearer(
+      (await patFor(owner.client, ['tenant:read', 'apikey:write'], { expiresAt: parentExpiry.toISOString() })).token,
+    )
     const later = await parent.post('/api-keys', { name: 'child', scopes: ['tenant:read'], expiresAt: new Date(Date.now() + 30 * 86_400_000).toISOString() })
-    expect({ status: later.status, code: later.json.code, path: later.json.errors?.[0]?.path }).toEqual({ status: 400, code: 'VALIDATION_ERROR', path: 'body.expiresAt' })
+    expect({ status: later.status, code: later.json.code, path: later.json.errors?.[0]?.path }).toEqual({
+      status: 400,
+      code: 'VALIDATION_ERROR',
+      path: 'body.expiresAt',
+    })
 
     // Without an expiry the child gets the default, cut to its parent's; an earlier one is kept as asked.
     const dflt = await parent.post('/api-keys', { name: 'child', scopes: ['tenant:read'] })

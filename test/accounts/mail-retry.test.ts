@@ -28,7 +28,10 @@ let config: ReturnType<typeof loadConfig>
 beforeAll(async () => {
   const catcher = nodemailer.createTransport(process.env.SMTP_URL!)
   relay = new SMTPServer({
-    authOptional: true, disabledCommands: ['STARTTLS', 'AUTH'], logger: false, closeTimeout: 1000,
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    closeTimeout: 1000,
     onData(stream, session, callback) {
       const chunks: Buffer[] = []
       stream.on('data', (c: Buffer) => chunks.push(c))
@@ -38,14 +41,25 @@ beforeAll(async () => {
           return callback(Object.assign(new Error('greylisted, try again later'), { responseCode: 451 }))
         }
         const envelope = { from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address) }
-        catcher.sendMail({ envelope, raw: Buffer.concat(chunks) }).then(() => { accepted++; callback() }, (err) => { forwardErrors.push(String(err)); callback(err) })
+        catcher.sendMail({ envelope, raw: Buffer.concat(chunks) }).then(
+          () => {
+            accepted++
+            callback()
+          },
+          (err) => {
+            forwardErrors.push(String(err))
+            callback(err)
+          },
+        )
       })
     },
   })
   await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve))
   const port = (relay.server.address() as AddressInfo).port
   config = loadConfig({
-    ...process.env, LOG_LEVEL: 'silent', SMTP_URL: `smtp://127.0.0.1:${port}`,
+    ...process.env,
+    LOG_LEVEL: 'silent',
+    SMTP_URL: `smtp://127.0.0.1:${port}`,
     TEMPORAL_TASK_QUEUE_PREFIX: `mail-retry-${crypto.randomUUID().slice(0, 8)}`,
   })
   sql = createDb(config.DATABASE_URL, { max: 4 })
@@ -60,21 +74,35 @@ afterAll(async () => {
 describe('mail delivery retries', () => {
   test('a temporary SMTP refusal is retried until the message is accepted, then the row is marked sent', async () => {
     const to = `retry-${crypto.randomUUID()}@example.test`
-    const queued = await sql.begin((tx) => enqueueMail(tx, { to, template: 'initialPassword', data: { password: 'x', tenantName: 'Retry Co' } },
-      deriveKeys(config.SECRET_KEY)))
+    const queued = await sql.begin((tx) =>
+      enqueueMail(tx, { to, template: 'initialPassword', data: { password: 'x', tenantName: 'Retry Co' } }, deriveKeys(config.SECRET_KEY)),
+    )
     const temporal = new TemporalClient(config)
     // The dispatcher logs a failed start and leaves the row to the sweep, which runs a minute later in a worker
     // of the shared queue (not this test's relay): a start that fails on a loaded machine is dispatched again
     // here, as the sweep would, and a message that does not arrive says what the dispatcher and the relay saw.
     const warnings: string[] = []
-    const dispatcher = new MailDispatcher(temporal, config, createLogger('warn', {}, (line) => warnings.push(line)))
+    const dispatcher = new MailDispatcher(
+      temporal,
+      config,
+      createLogger('warn', {}, (line) => warnings.push(line)),
+    )
     try {
-      const started = async () => (await temporal.get()).workflow.getHandle(mailWorkflowId(queued.id)).describe().then(() => true, () => false)
+      const started = async () =>
+        (await temporal.get()).workflow
+          .getHandle(mailWorkflowId(queued.id))
+          .describe()
+          .then(
+            () => true,
+            () => false,
+          )
       await dispatcher.dispatch([queued])
       for (let again = 0; again < 2 && !(await started()); again++) await dispatcher.dispatch([queued])
       const mail = await mailTo(to, { subject: /Retry Co/, timeoutMs: 40_000 }).catch(async (err: Error) => {
-        throw new Error(`${err.message}; the workflow ${await started() ? 'was' : 'was not'} started (dispatcher: ${warnings.join('; ') || 'no warning'}); ` +
-          `the relay refused ${refused}, passed on ${accepted}, could not pass on: ${forwardErrors.join('; ') || 'none'}`)
+        throw new Error(
+          `${err.message}; the workflow ${(await started()) ? 'was' : 'was not'} started (dispatcher: ${warnings.join('; ') || 'no warning'}); ` +
+            `the relay refused ${refused}, passed on ${accepted}, could not pass on: ${forwardErrors.join('; ') || 'none'}`,
+        )
       })
       expect(mail.subject).toContain('Retry Co')
     } finally {
@@ -82,8 +110,10 @@ describe('mail delivery retries', () => {
     }
     expect(refused).toBe(1)
     expect(accepted).toBe(1)
-    const row = await eventually('the row marked sent', async () =>
-      (await sql`select sent_at, sealed_data from mail_outbox where id = ${queued.id} and sent_at is not null`)[0])
+    const row = await eventually(
+      'the row marked sent',
+      async () => (await sql`select sent_at, sealed_data from mail_outbox where id = ${queued.id} and sent_at is not null`)[0],
+    )
     expect(row.sealed_data).toBeNull()
   }, 60_000)
 })

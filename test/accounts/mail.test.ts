@@ -30,7 +30,13 @@ describe('mail outbox', () => {
   test('a committed row is sent by mail/<id> (TenantId set), marked sent, and its sealed data dropped', async () => {
     const { tenantId } = await tenantOwner(api.url)
     const rcpt = to()
-    const queued = await sql.begin((tx) => enqueueMail(tx, { to: rcpt, tenantId, template: 'passwordReset', data: { link: 'https://x.example/r?token=SECRETLINK', code: '12345678', minutes: 15 } }, key))
+    const queued = await sql.begin((tx) =>
+      enqueueMail(
+        tx,
+        { to: rcpt, tenantId, template: 'passwordReset', data: { link: 'https://x.example/r?token=SECRETLINK', code: '12345678', minutes: 15 } },
+        key,
+      ),
+    )
     // While queued, the code is only there sealed.
     expect(JSON.stringify(await sql`select * from mail_outbox where id = ${queued.id}`)).not.toContain('12345678')
     await api.deps.mail.dispatch([queued])
@@ -66,8 +72,11 @@ describe('mail outbox', () => {
   test('an undeliverable row is given up at once and left alone by the sweep', async () => {
     const [row] = await sql`insert into mail_outbox (recipient, template, sealed_data) values (${to()}, 'noSuchTemplate', '\\x00') returning id`
     const handle = await t.client.workflow.start(MailWorkflowType.send, {
-      workflowId: mailWorkflowId(row!.id), taskQueue: `${t.config.TEMPORAL_TASK_QUEUE_PREFIX}-mail`, args: [{ outboxId: row!.id }],
-      typedSearchAttributes: [{ key: TENANT_ID, value: '-' }], workflowExecutionTimeout: '1 minute',
+      workflowId: mailWorkflowId(row!.id),
+      taskQueue: `${t.config.TEMPORAL_TASK_QUEUE_PREFIX}-mail`,
+      args: [{ outboxId: row!.id }],
+      typedSearchAttributes: [{ key: TENANT_ID, value: '-' }],
+      workflowExecutionTimeout: '1 minute',
     })
     expect(await handle.result()).toEqual({ outcome: 'failed' })
     const r = await outbox(row!.id)

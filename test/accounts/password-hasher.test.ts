@@ -10,14 +10,17 @@ const sessionOf = (pid: number) => Number(statOf(pid)[3])
 
 /** This process's children running the hasher. */
 function hasherChildren(): number[] {
-  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((pid) => {
-    try {
-      const ppid = Number(statOf(pid)[1])
-      return ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('password-hasher-process')
-    } catch {
-      return false // gone meanwhile
-    }
-  })
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        const ppid = Number(statOf(pid)[1])
+        return ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('password-hasher-process')
+      } catch {
+        return false // gone meanwhile
+      }
+    })
 }
 
 describe('password hashing', () => {
@@ -38,7 +41,9 @@ describe('password hashing', () => {
     expect(sessionOf(children[0]!)).not.toBe(sessionOf(process.pid))
     // None of the API's settings, so none of its secrets, in the child's environment.
     expect(process.env.SECRET_KEY).toBeDefined()
-    const environ = readFileSync(`/proc/${children[0]}/environ`, 'utf8').split('\0').map((kv) => kv.split('=')[0])
+    const environ = readFileSync(`/proc/${children[0]}/environ`, 'utf8')
+      .split('\0')
+      .map((kv) => kv.split('=')[0])
     expect(environ.filter((k) => k && k !== 'PATH')).toEqual([])
   })
 
@@ -46,7 +51,10 @@ describe('password hashing', () => {
     const hasher = new PasswordHasher()
     try {
       const hash = await hasher.hash('correct horse battery staple')
-      const cpu = () => { const u = process.cpuUsage(); return u.user + u.system }
+      const cpu = () => {
+        const u = process.cpuUsage()
+        return u.user + u.system
+      }
       const cpu0 = cpu()
       const t0 = performance.now()
       let verified = 0
@@ -83,7 +91,11 @@ describe('password hashing', () => {
       // Killed again and again: the job is refused after its second child, not sent round for ever.
       const doomed = hasher.verify('correct horse battery staple', hash)
       let settled = false
-      void doomed.catch(() => {}).finally(() => { settled = true })
+      void doomed
+        .catch(() => {})
+        .finally(() => {
+          settled = true
+        })
       while (!settled) {
         for (const pid of hasherChildren()) process.kill(pid, 'SIGKILL')
         await Bun.sleep(2)

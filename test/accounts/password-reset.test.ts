@@ -39,16 +39,27 @@ describe('password reset', () => {
   test('by link token; TOKEN_INVALID, TOKEN_EXPIRED, CODE_INVALID, CODE_EXPIRED', async () => {
     const { email, userId } = await signedUpUser(api.url)
     const mail = await requestReset(email)
-    expect((await anon().post('/password-resets/confirmations', { token: 'garbage', newPassword: NEW_PASSWORD })).json.code).toBe('PASSWORD_RESET_TOKEN_INVALID')
-    expect((await anon().post('/password-resets/confirmations', { email, code: '00000000', newPassword: NEW_PASSWORD })).json.code)
-      .toBe(codeFrom(mail.text) === '00000000' ? 'PASSWORD_RESET_CODE_EXPIRED' : 'PASSWORD_RESET_CODE_INVALID')
+    expect((await anon().post('/password-resets/confirmations', { token: 'garbage', newPassword: NEW_PASSWORD })).json.code).toBe(
+      'PASSWORD_RESET_TOKEN_INVALID',
+    )
+    expect((await anon().post('/password-resets/confirmations', { email, code: '00000000', newPassword: NEW_PASSWORD })).json.code).toBe(
+      codeFrom(mail.text) === '00000000' ? 'PASSWORD_RESET_CODE_EXPIRED' : 'PASSWORD_RESET_CODE_INVALID',
+    )
     // A policy violation leaves the grant usable.
-    expect((await anon().post('/password-resets/confirmations', { token: tokenFrom(mail.text), newPassword: 'short' })).json.code).toBe('PASSWORD_POLICY_VIOLATION')
-    expect((await anon().post('/password-resets/confirmations', { token: tokenFrom(mail.text), newPassword: PASSWORD })).json.code).toBe('PASSWORD_REUSE_NOT_ALLOWED')
+    expect((await anon().post('/password-resets/confirmations', { token: tokenFrom(mail.text), newPassword: 'short' })).json.code).toBe(
+      'PASSWORD_POLICY_VIOLATION',
+    )
+    expect((await anon().post('/password-resets/confirmations', { token: tokenFrom(mail.text), newPassword: PASSWORD })).json.code).toBe(
+      'PASSWORD_REUSE_NOT_ALLOWED',
+    )
 
     await api.sql`update password_resets set expires_at = now() - interval '1 second' where user_id = ${userId}`
-    expect((await anon().post('/password-resets/confirmations', { token: tokenFrom(mail.text), newPassword: NEW_PASSWORD })).json.code).toBe('PASSWORD_RESET_TOKEN_EXPIRED')
-    expect((await anon().post('/password-resets/confirmations', { email, code: codeFrom(mail.text), newPassword: NEW_PASSWORD })).json.code).toBe('PASSWORD_RESET_CODE_EXPIRED')
+    expect((await anon().post('/password-resets/confirmations', { token: tokenFrom(mail.text), newPassword: NEW_PASSWORD })).json.code).toBe(
+      'PASSWORD_RESET_TOKEN_EXPIRED',
+    )
+    expect((await anon().post('/password-resets/confirmations', { email, code: codeFrom(mail.text), newPassword: NEW_PASSWORD })).json.code).toBe(
+      'PASSWORD_RESET_CODE_EXPIRED',
+    )
 
     await api.sql`update password_resets set expires_at = now() + interval '10 minutes' where user_id = ${userId}`
     const ok = await anon().post('/password-resets/confirmations', { token: tokenFrom(mail.text), newPassword: NEW_PASSWORD })
@@ -60,7 +71,9 @@ describe('password reset', () => {
     const code = codeFrom((await requestReset(email)).text)
     const wrong = String((Number(code) + 1) % 1e8).padStart(8, '0')
     for (let i = 0; i < 5; i++) {
-      expect((await anon().post('/password-resets/confirmations', { email, code: wrong, newPassword: NEW_PASSWORD })).json.code).toBe('PASSWORD_RESET_CODE_INVALID')
+      expect((await anon().post('/password-resets/confirmations', { email, code: wrong, newPassword: NEW_PASSWORD })).json.code).toBe(
+        'PASSWORD_RESET_CODE_INVALID',
+      )
     }
     expect((await anon().post('/password-resets/confirmations', { email, code, newPassword: NEW_PASSWORD })).json.code).toBe('PASSWORD_RESET_CODE_INVALID')
   })

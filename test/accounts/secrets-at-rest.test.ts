@@ -12,13 +12,15 @@ async function dump(): Promise<string> {
   const parts: string[] = []
   for (const { name } of tables) {
     const rows = await api.sql.unsafe(`select * from "${name}"`)
-    parts.push(JSON.stringify(rows, (_k, v) => {
-      if (v && typeof v === 'object' && (v instanceof Uint8Array || v.type === 'Buffer')) {
-        const b = Buffer.from(v instanceof Uint8Array ? v : v.data)
-        return `${b.toString('utf8')} ${b.toString('hex')} ${b.toString('base64')}`
-      }
-      return v
-    }))
+    parts.push(
+      JSON.stringify(rows, (_k, v) => {
+        if (v && typeof v === 'object' && (v instanceof Uint8Array || v.type === 'Buffer')) {
+          const b = Buffer.from(v instanceof Uint8Array ? v : v.data)
+          return `${b.toString('utf8')} ${b.toString('hex')} ${b.toString('base64')}`
+        }
+        return v
+      }),
+    )
   }
   return parts.join('\n')
 }
@@ -38,7 +40,15 @@ describe('secrets at rest', () => {
     // Outbox rows, sent or not, hold their data only sealed.
 
     const text = await dump()
-    const secrets = { session, secondSession: again.cookie!.split('=')[1]!, PASSWORD, NEW_PASSWORD, initial, code: codeFrom(reset.text), link: tokenFrom(reset.text) }
+    const secrets = {
+      session,
+      secondSession: again.cookie!.split('=')[1]!,
+      PASSWORD,
+      NEW_PASSWORD,
+      initial,
+      code: codeFrom(reset.text),
+      link: tokenFrom(reset.text),
+    }
     for (const [what, secret] of Object.entries(secrets)) {
       for (const form of [secret, Buffer.from(secret).toString('hex'), Buffer.from(secret).toString('base64')]) {
         expect({ what, found: text.includes(form) }).toEqual({ what, found: false })

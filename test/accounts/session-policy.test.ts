@@ -47,7 +47,7 @@ async function ssoSession(owner: { tenantId: string; membershipId?: string }, us
 
 const currentTenant = async (c: Client) => (await c.get('/users/me')).json.data.currentMembership?.tenantId ?? null
 
-describe('membership switches obey the target tenant\'s policy', () => {
+describe("membership switches obey the target tenant's policy", () => {
   test('attack: a password session switches into a tenant that enforces SSO (or allows only passkeys)', async () => {
     const user = await tenantOwner(api.url)
     const sso = await tenantOwner(api.url)
@@ -64,7 +64,7 @@ describe('membership switches obey the target tenant\'s policy', () => {
     expect(await currentTenant(user.client)).toBe(user.tenantId)
   })
 
-  test('attack: an SSO session of another tenant\'s connection switches into an MFA-required tenant of a user who has TOTP', async () => {
+  test("attack: an SSO session of another tenant's connection switches into an MFA-required tenant of a user who has TOTP", async () => {
     const user = await tenantOwner(api.url)
     const { secret } = await enrolTotp(user.client)
     const strict = await tenantOwner(api.url)
@@ -78,7 +78,11 @@ describe('membership switches obey the target tenant\'s policy', () => {
 
     // The same account signed in with its password and TOTP verified in this session switches in.
     const { client, session } = await signIn(api.url, user.email)
-    const confirmed = await client.post('/sessions/mfa-challenges/confirmations', { challengeId: session.mfaChallenge.id, method: 'totp', code: await codeAt(secret) })
+    const confirmed = await client.post('/sessions/mfa-challenges/confirmations', {
+      challengeId: session.mfaChallenge.id,
+      method: 'totp',
+      code: await codeAt(secret),
+    })
     expect(confirmed.status).toBe(201)
     expect((await client.post('/sessions/current-membership-switches', { membershipId: inStrict })).status).toBe(201)
     expect(await currentTenant(client)).toBe(strict.tenantId)

@@ -8,12 +8,11 @@ let api: TestApi
 // Small throttle numbers, on a server of their own, so its counters cannot disturb the other tests.
 let strict: TestApi
 beforeAll(async () => {
-  ;[api, strict] = await Promise.all([
-    startApi(),
-    startApi({ SIGNIN_ACCOUNT_LOCK_FAILURES: '5', SIGNIN_IP_LOCK_FAILURES: '12', SIGNIN_DELAY_BASE_MS: '150' }),
-  ])
+  ;[api, strict] = await Promise.all([startApi(), startApi({ SIGNIN_ACCOUNT_LOCK_FAILURES: '5', SIGNIN_IP_LOCK_FAILURES: '12', SIGNIN_DELAY_BASE_MS: '150' })])
 })
-afterAll(async () => { await Promise.all([api.stop(), strict.stop()]) })
+afterAll(async () => {
+  await Promise.all([api.stop(), strict.stop()])
+})
 
 const anon = (base = api.url) => new Client(base)
 const tokenOf = (c: Client) => c.cookie!.split('=')[1]!
@@ -86,7 +85,8 @@ describe('sign-in', () => {
     // The idle deadline (15 minutes) comes first.
     expect(left).toBeLessThanOrEqual(15 * 60_000)
     expect(left).toBeGreaterThan(14 * 60_000)
-    const [row] = await api.sql`select expires_at - created_at as absolute, idle_timeout_seconds from sessions where user_id = ${owner.userId} order by created_at desc limit 1`
+    const [row] =
+      await api.sql`select expires_at - created_at as absolute, idle_timeout_seconds from sessions where user_id = ${owner.userId} order by created_at desc limit 1`
     expect(row!.idle_timeout_seconds).toBe(15 * 60)
     expect(String(row!.absolute)).toBe('02:00:00')
   })
@@ -208,9 +208,15 @@ describe('login options', () => {
   test('offers the enabled SSO connections that claim the email domain, and only those', async () => {
     const owner = await tenantOwner(api.url)
     const domain = `${uniqueSlug('sso')}.example`
-    const create = (name: string, emailDomains: string[]) => owner.client.post('/tenants/current/sso-connections', {
-      name, issuer: 'https://idp.example.test', clientId: 'rcp', clientSecret: 'not-used-here', emailDomains, defaultRole: 'viewer',
-    })
+    const create = (name: string, emailDomains: string[]) =>
+      owner.client.post('/tenants/current/sso-connections', {
+        name,
+        issuer: 'https://idp.example.test',
+        clientId: 'rcp',
+        clientSecret: 'not-used-here',
+        emailDomains,
+        defaultRole: 'viewer',
+      })
     const claimed = await create('Corp IdP', [domain])
     expect(claimed.status).toBe(201)
     expect((await create('Any address', [])).status).toBe(201)

@@ -5,9 +5,11 @@ import { SMTP_TIMEOUTS_MS, smtpTransport } from '../../activities/mail'
 describe('SMTP attempts', () => {
   // A mail server coming back up can accept connections before it greets. With nodemailer's defaults an attempt
   // waited 30 s for the greeting (and up to 10 minutes of silence later), past this test's 25 s.
-  test('one that is accepted and never greeted gives up within the transport\'s greeting timeout', async () => {
+  test("one that is accepted and never greeted gives up within the transport's greeting timeout", async () => {
     const sockets: Socket[] = []
-    const silent = createServer((s) => { sockets.push(s) })
+    const silent = createServer((s) => {
+      sockets.push(s)
+    })
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
     const { port } = silent.address() as { port: number }
     try {
@@ -20,7 +22,7 @@ describe('SMTP attempts', () => {
     }
   }, 25_000)
 
-  test('every wait is shorter than the send activity\'s start-to-close of one minute', () => {
+  test("every wait is shorter than the send activity's start-to-close of one minute", () => {
     for (const ms of Object.values(SMTP_TIMEOUTS_MS)) expect(ms).toBeLessThan(60_000)
   })
 })

@@ -138,7 +138,7 @@ describe('passwords', () => {
   test("the tenant's minimum length applies to its members", async () => {
     const owner = await tenantOwner(api.url)
     expect((await owner.client.patch('/tenants/current/auth-policy', { passwordMinLength: 30 })).status).toBe(200)
-    const res = await owner.client.patch('/users/me/password', { currentPassword: PASSWORD, newPassword: 'twenty-nine chars is too short' .slice(0, 29) })
+    const res = await owner.client.patch('/users/me/password', { currentPassword: PASSWORD, newPassword: 'twenty-nine chars is too short'.slice(0, 29) })
     expect(res.json).toMatchObject({ code: 'PASSWORD_POLICY_VIOLATION', message: expect.stringContaining('at least 30') })
   })
 })

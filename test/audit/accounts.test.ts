@@ -11,25 +11,47 @@ import { auditWindow, sealAudit } from '../support/audit'
 
 // Request ids whose password reset finished its background work (the route's debug line).
 const settledResets = new Set<string>()
-const api = useApi({}, { onLog: (line) => { if (line.msg === 'password reset request settled') settledResets.add(String(line.requestId)) } })
+const api = useApi(
+  {},
+  {
+    onLog: (line) => {
+      if (line.msg === 'password reset request settled') settledResets.add(String(line.requestId))
+    },
+  },
+)
 const anon = () => new Client(api.url)
 let n = 0
 const requestId = (tag: string) => `req-${tag}-${Date.now().toString(36)}-${++n}`
 
 interface Row {
-  chain: string; tenant_id: string | null; subject_user_id: string | null; actor_type: string; actor_id: string | null; action: string
-  target_type: string | null; target_id: string | null; outcome: string; reason: string | null; request_id: string | null
-  changes: Record<string, { before: unknown; after: unknown }> | null; details: Record<string, unknown> | null
+  chain: string
+  tenant_id: string | null
+  subject_user_id: string | null
+  actor_type: string
+  actor_id: string | null
+  action: string
+  target_type: string | null
+  target_id: string | null
+  outcome: string
+  reason: string | null
+  request_id: string | null
+  changes: Record<string, { before: unknown; after: unknown }> | null
+  details: Record<string, unknown> | null
 }
 
 /** Every entry about the user or by them, oldest first. */
-const entriesOf = async (userId: string) => sealAudit(api.sql).then(() => api.sql<Row[]>`
-  select * from audit_log where subject_user_id = ${userId} or actor_id = ${userId} order by occurred_at, seq`)
+const entriesOf = async (userId: string) =>
+  sealAudit(api.sql).then(
+    () => api.sql<Row[]>`
+  select * from audit_log where subject_user_id = ${userId} or actor_id = ${userId} order by occurred_at, seq`,
+  )
 const byRequest = async (id: string) => sealAudit(api.sql).then(() => api.sql<Row[]>`select * from audit_log where request_id = ${id}`)
 const actions = (rows: Row[]) => rows.map((r) => `${r.action}:${r.outcome}`)
 /** The stored form of every entry about the user, as one string to search for secrets. */
 const storedJson = async (userId: string) =>
-  JSON.stringify(await sealAudit(api.sql).then(() => api.sql`select to_jsonb(a) as e from audit_log a where subject_user_id = ${userId} or actor_id = ${userId}`))
+  JSON.stringify(
+    await sealAudit(api.sql).then(() => api.sql`select to_jsonb(a) as e from audit_log a where subject_user_id = ${userId} or actor_id = ${userId}`),
+  )
 function sessionToken(c: Client): string {
   const token = c.cookie?.split('=')[1]
   if (!token) throw new Error('this client holds no session cookie')
@@ -54,12 +76,26 @@ describe('sign-in', () => {
 
     const [failed] = await byRequest(wrongId)
     expect(failed).toMatchObject({
-      action: 'user.sign_in_failed', outcome: 'failure', reason: 'invalid_credentials', tenant_id: null, chain: owner.userId,
-      subject_user_id: owner.userId, actor_type: 'anonymous', actor_id: null, target_type: 'user', target_id: owner.userId, details: { method: 'password' },
+      action: 'user.sign_in_failed',
+      outcome: 'failure',
+      reason: 'invalid_credentials',
+      tenant_id: null,
+      chain: owner.userId,
+      subject_user_id: owner.userId,
+      actor_type: 'anonymous',
+      actor_id: null,
+      target_type: 'user',
+      target_id: owner.userId,
+      details: { method: 'password' },
     })
     const [signedIn] = (await entriesOf(owner.userId)).filter((r) => r.action === 'user.signed_in' && r.target_id === ok.json.data.session.id)
     expect(signedIn).toMatchObject({
-      outcome: 'success', tenant_id: null, subject_user_id: owner.userId, actor_type: 'user', actor_id: owner.userId, target_type: 'session',
+      outcome: 'success',
+      tenant_id: null,
+      subject_user_id: owner.userId,
+      actor_type: 'user',
+      actor_id: owner.userId,
+      target_type: 'session',
       details: { method: 'password', membershipId: owner.membershipId, state: 'active' },
     })
     const stored = await storedJson(owner.userId)
@@ -67,7 +103,12 @@ describe('sign-in', () => {
     expect(stored).not.toContain(PASSWORD)
 
     // The account's own activity shows both; the tenant's log shows neither.
-    const activity = (await client.get('/users/me/security-activity')).json.data as { action: string; outcome: string; reason: string | null; userAgent: string | null }[]
+    const activity = (await client.get('/users/me/security-activity')).json.data as {
+      action: string
+      outcome: string
+      reason: string | null
+      userAgent: string | null
+    }[]
     expect(activity).toContainEqual(expect.objectContaining({ action: 'user.sign_in_failed', outcome: 'failure', reason: 'invalid_credentials' }))
     expect(activity).toContainEqual(expect.objectContaining({ action: 'user.signed_in', outcome: 'success', userAgent: 'accounts-test/1.0' }))
     const tenantLog = await client.get(`/tenants/current/audit-log?${auditWindow()}&action=user.`)
@@ -75,7 +116,7 @@ describe('sign-in', () => {
     expect(tenantLog.json.data).toEqual([])
   })
 
-  test('an unknown address: a failure with no subject and no address, in no tenant\'s log and not in the attacker\'s activity', async () => {
+  test("an unknown address: a failure with no subject and no address, in no tenant's log and not in the attacker's activity", async () => {
     const attacker = await tenantOwner(api.url)
     const ghost = uniqueEmail('ghost')
     const id = requestId('ghost')
@@ -84,8 +125,14 @@ describe('sign-in', () => {
     const rows = await byRequest(id)
     expect(rows).toHaveLength(1)
     expect(rows[0]).toMatchObject({
-      action: 'user.sign_in_failed', reason: 'invalid_credentials', chain: 'anonymous', tenant_id: null, subject_user_id: null,
-      actor_type: 'anonymous', actor_id: null, target_id: null,
+      action: 'user.sign_in_failed',
+      reason: 'invalid_credentials',
+      chain: 'anonymous',
+      tenant_id: null,
+      subject_user_id: null,
+      actor_type: 'anonymous',
+      actor_id: null,
+      target_id: null,
     })
     await sealAudit(api.sql)
     const stored = JSON.stringify(await api.sql`select to_jsonb(a) as e from audit_log a where request_id = ${id}`)
@@ -121,10 +168,22 @@ describe('second factor', () => {
 
     const rows = await entriesOf(u.userId)
     const mine = rows.filter((r) => r.action.startsWith('user.totp') || r.action.startsWith('user.mfa'))
-    expect(actions(mine)).toEqual(['user.totp_enrolled:success', 'user.mfa_challenge_failed:failure', 'user.mfa_challenge_passed:success', 'user.totp_removed:success'])
+    expect(actions(mine)).toEqual([
+      'user.totp_enrolled:success',
+      'user.mfa_challenge_failed:failure',
+      'user.mfa_challenge_passed:success',
+      'user.totp_removed:success',
+    ])
     const [enrolled, failed, passed, removed] = mine
     expect(enrolled).toMatchObject({ actor_type: 'user', actor_id: u.userId, tenant_id: null, target_id: u.userId })
-    expect(failed).toMatchObject({ actor_type: 'anonymous', subject_user_id: u.userId, reason: 'invalid_code', target_type: 'session', target_id: session.id, details: { method: 'totp' } })
+    expect(failed).toMatchObject({
+      actor_type: 'anonymous',
+      subject_user_id: u.userId,
+      reason: 'invalid_code',
+      target_type: 'session',
+      target_id: session.id,
+      details: { method: 'totp' },
+    })
     expect(passed).toMatchObject({ actor_type: 'user', actor_id: u.userId, target_type: 'session', target_id: session.id })
     expect(removed).toMatchObject({ actor_id: u.userId, details: { method: 'recovery_code' } })
 
@@ -160,7 +219,8 @@ describe('account changes', () => {
 
     const rows = await entriesOf(u.userId)
     expect(rows.filter((r) => r.action === 'user.profile_updated').map((r) => r.changes)).toEqual([
-      { displayName: { before: null, after: 'Ada' } }, { displayName: { before: 'Ada', after: 'Ada Lovelace' } },
+      { displayName: { before: null, after: 'Ada' } },
+      { displayName: { before: 'Ada', after: 'Ada Lovelace' } },
     ])
     const changes = rows.filter((r) => r.action === 'user.password_changed')
     expect(changes).toEqual([
@@ -168,10 +228,11 @@ describe('account changes', () => {
       expect.objectContaining({ outcome: 'success', actor_id: u.userId, details: { firstPassword: false, otherSessionsEnded: 1 } }),
     ])
     const stored = await storedJson(u.userId)
-    for (const s of [PASSWORD, NEW_PASSWORD, 'a wrong guess here', sessionToken(other.client)]) expect({ s, found: stored.includes(s) }).toEqual({ s, found: false })
+    for (const s of [PASSWORD, NEW_PASSWORD, 'a wrong guess here', sessionToken(other.client)])
+      expect({ s, found: stored.includes(s) }).toEqual({ s, found: false })
   })
 
-  test('the entry is written in the change\'s own transaction: when it cannot be written, the password does not change', async () => {
+  test("the entry is written in the change's own transaction: when it cannot be written, the password does not change", async () => {
     const u = await tenantOwner(api.url)
     const id = requestId('refused')
     // A trigger that refuses this one request's entry, nothing else's.
@@ -180,7 +241,10 @@ describe('account changes', () => {
     await api.sql.unsafe(`create trigger test_refuse_audit before insert on audit_inbox for each row
       when (new.request_id = '${id}') execute function test_refuse_audit()`)
     try {
-      const res = await u.client.call('PATCH', '/users/me/password', { body: { currentPassword: PASSWORD, newPassword: NEW_PASSWORD }, headers: { 'x-request-id': id } })
+      const res = await u.client.call('PATCH', '/users/me/password', {
+        body: { currentPassword: PASSWORD, newPassword: NEW_PASSWORD },
+        headers: { 'x-request-id': id },
+      })
       expect(res.status).toBe(500)
     } finally {
       await api.sql.unsafe('drop trigger test_refuse_audit on audit_inbox')
@@ -213,18 +277,25 @@ describe('sessions', () => {
     const rows = await entriesOf(owner.userId)
     const switchedRow = rows.find((r) => r.action === 'session.tenant_switched')
     expect(switchedRow).toMatchObject({
-      tenant_id: null, actor_id: owner.userId, target_type: 'membership', target_id: owner.membershipId,
+      tenant_id: null,
+      actor_id: owner.userId,
+      target_type: 'membership',
+      target_id: owner.membershipId,
       details: { tenantId: owner.tenantId, fromMembershipId: second.json.data.membership.id },
     })
     const ended = rows.filter((r) => r.action === 'session.ended')
-    expect(ended.map((r) => [r.target_id, r.details?.current])).toEqual([[a!.session.id, false], [b!.session.id, true]])
+    expect(ended.map((r) => [r.target_id, r.details?.current])).toEqual([
+      [a!.session.id, false],
+      [b!.session.id, true],
+    ])
     expect(rows.filter((r) => r.action === 'session.others_ended').map((r) => r.details)).toEqual([{ count: 1 }])
     expect(rows.filter((r) => r.action === 'session.all_ended').map((r) => r.details)).toEqual([{ count: 1 }])
     expect(rows.filter((r) => r.action.startsWith('session.')).every((r) => r.tenant_id === null)).toBe(true)
     const stored = await storedJson(owner.userId)
     for (const s of tokens) expect({ s, found: stored.includes(s) }).toEqual({ s, found: false })
     const activity = (await (await signIn(api.url, owner.email)).client.get('/users/me/security-activity')).json.data as { action: string }[]
-    for (const a of ['session.tenant_switched', 'session.ended', 'session.others_ended', 'session.all_ended']) expect(activity.map((e) => e.action)).toContain(a)
+    for (const a of ['session.tenant_switched', 'session.ended', 'session.others_ended', 'session.all_ended'])
+      expect(activity.map((e) => e.action)).toContain(a)
   })
 })
 
@@ -244,8 +315,18 @@ describe('password reset', () => {
     expect((await byRequest(ghostId)).length).toBe(0)
     const rows = (await entriesOf(u.userId)).filter((r) => r.action.startsWith('user.password_reset'))
     expect(rows).toEqual([
-      expect.objectContaining({ action: 'user.password_reset_requested', actor_type: 'anonymous', subject_user_id: u.userId, details: { via: 'self_service' } }),
-      expect.objectContaining({ action: 'user.password_reset_completed', actor_type: 'user', actor_id: u.userId, details: { grant: 'reset', with: 'link', sessionsEnded: 1 } }),
+      expect.objectContaining({
+        action: 'user.password_reset_requested',
+        actor_type: 'anonymous',
+        subject_user_id: u.userId,
+        details: { via: 'self_service' },
+      }),
+      expect.objectContaining({
+        action: 'user.password_reset_completed',
+        actor_type: 'user',
+        actor_id: u.userId,
+        details: { grant: 'reset', with: 'link', sessionsEnded: 1 },
+      }),
     ])
     const stored = await storedJson(u.userId)
     for (const s of [tokenFrom(mail.text), codeFrom(mail.text), NEW_PASSWORD]) expect({ s, found: stored.includes(s) }).toEqual({ s, found: false })
@@ -257,16 +338,28 @@ describe('password reset', () => {
     const res = await owner.client.post(`/users/${member.userId}/password-reset-requests`)
     expect(res.status).toBe(202)
     const [row] = (await entriesOf(member.userId)).filter((r) => r.action === 'user.password_reset_requested')
-    expect(row).toMatchObject({ actor_type: 'user', actor_id: owner.userId, subject_user_id: member.userId, chain: member.userId, tenant_id: null, details: { via: 'administrator', tenantId: owner.tenantId } })
+    expect(row).toMatchObject({
+      actor_type: 'user',
+      actor_id: owner.userId,
+      subject_user_id: member.userId,
+      chain: member.userId,
+      tenant_id: null,
+      details: { via: 'administrator', tenantId: owner.tenantId },
+    })
     const activity = (await member.client.get('/users/me/security-activity')).json.data as { action: string; actor: { id: string } }[]
     expect(activity).toContainEqual(expect.objectContaining({ action: 'user.password_reset_requested', actor: expect.objectContaining({ id: owner.userId }) }))
     expect((await owner.client.get(`/tenants/current/audit-log?${auditWindow()}&action=user.password`)).json.data).toEqual([])
     // The tenant's other managers see that one of them sent a member a reset, about the membership, without the
     // member's other tenants.
     const twin = (await owner.client.get(`/tenants/current/audit-log?${auditWindow()}&action=membership.password_reset`)).json.data
-    expect(twin).toEqual([expect.objectContaining({
-      action: 'membership.password_reset_requested', tenantId: owner.tenantId, actor: expect.objectContaining({ type: 'user', id: owner.userId }),
-      target: { type: 'membership', id: member.membershipId }, outcome: 'success',
-    })])
+    expect(twin).toEqual([
+      expect.objectContaining({
+        action: 'membership.password_reset_requested',
+        tenantId: owner.tenantId,
+        actor: expect.objectContaining({ type: 'user', id: owner.userId }),
+        target: { type: 'membership', id: member.membershipId },
+        outcome: 'success',
+      }),
+    ])
   })
 })

@@ -23,16 +23,19 @@ const api = useApi()
 // The same server with a bound of one entry per export.
 const capped = useApi({ AUDIT_EXPORT_MAX_ENTRIES: '1' })
 
-
 /** One tenant with ready storage for the whole file: provisioning takes seconds. */
 let provisioned: ReturnType<typeof provisionedTenant> | undefined
 const tenant = () => (provisioned ??= provisionedTenant(api.url))
 
 async function finished(client: Client, id: string) {
-  return eventually(`audit export ${id} to finish`, async () => {
-    const res = await client.get(`/tenants/current/audit-log/exports/${id}`)
-    return ['succeeded', 'failed'].includes(res.json?.data?.status) ? res.json.data : undefined
-  }, 45_000)
+  return eventually(
+    `audit export ${id} to finish`,
+    async () => {
+      const res = await client.get(`/tenants/current/audit-log/exports/${id}`)
+      return ['succeeded', 'failed'].includes(res.json?.data?.status) ? res.json.data : undefined
+    },
+    45_000,
+  )
 }
 
 describe('an export', () => {
@@ -42,10 +45,16 @@ describe('an export', () => {
     // An entry whose details exercise the canonical form: jsonb's key order, escapes, non-ASCII and numbers that
     // JSON.stringify writes with an exponent.
     await recordAudit(api.sql, activityContext('test/audit-export'), {
-      action: 'storage.provisioned', tenantId: owner.tenantId,
+      action: 'storage.provisioned',
+      tenantId: owner.tenantId,
       details: {
-        zz: 'é ü 日本 😀', a: 'quote " backslash \\ slash / tab \t newline \n bell \u0007', 'ü': 1, big: 1e21, small: 1.5e-7,
-        neg: -3.25, nested: { bb: [1, 'x', null, true, false], a: {}, ab: [], 'ß': { z: 0.1 } },
+        zz: 'é ü 日本 😀',
+        a: 'quote " backslash \\ slash / tab \t newline \n bell \u0007',
+        ü: 1,
+        big: 1e21,
+        small: 1.5e-7,
+        neg: -3.25,
+        nested: { bb: [1, 'x', null, true, false], a: {}, ab: [], ß: { z: 0.1 } },
       },
     })
 
@@ -66,7 +75,11 @@ describe('an export', () => {
     expect(gz.length).toBe(job.bytes)
     expect(createHash('sha256').update(gz).digest('hex')).toBe(job.sha256)
 
-    const lines = gunzipSync(gz).toString('utf8').trimEnd().split('\n').map((l) => JSON.parse(l))
+    const lines = gunzipSync(gz)
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     const trailer = lines.pop() as ExportTrailer
     const entries = lines as ExportLine[]
     expect(trailer).toEqual({ type: 'trailer', entries: entries.length, chainHead: job.chainHead })
@@ -79,7 +92,9 @@ describe('an export', () => {
     const own = entries.find((e) => e.action === 'audit_log.export_started')!
     // (A copy: bun's toMatchObject with asymmetric matchers strips keys from what it is given.)
     expect(structuredClone(own)).toMatchObject({
-      target: { type: 'audit_export', id }, actor: { type: 'user', id: owner.userId }, details: { from: expect.any(String), to: expect.any(String) },
+      target: { type: 'audit_export', id },
+      actor: { type: 'user', id: owner.userId },
+      details: { from: expect.any(String), to: expect.any(String) },
     })
 
     for (const [i, e] of entries.entries()) {
@@ -129,7 +144,9 @@ describe('an export', () => {
     const yearZero = { from: '0000-01-01T00:00:00Z', to: '0000-02-01T00:00:00Z' }
     expect((await client.post('/tenants/current/audit-log/exports', yearZero)).json.code).toBe('AUDIT_LOG_INVALID_TIME_RANGE')
     expect((await client.get(`/tenants/current/audit-log?from=${yearZero.from}&to=${yearZero.to}`)).json.code).toBe('AUDIT_LOG_INVALID_TIME_RANGE')
-    expect((await client.post('/tenants/current/audit-log/verifications', { ...yearZero, from: '0001-01-01T00:00:00+01:00' })).json.code).toBe('AUDIT_LOG_INVALID_TIME_RANGE')
+    expect((await client.post('/tenants/current/audit-log/verifications', { ...yearZero, from: '0001-01-01T00:00:00+01:00' })).json.code).toBe(
+      'AUDIT_LOG_INVALID_TIME_RANGE',
+    )
   })
 
   test('a tenant without storage is told so, and nothing is recorded', async () => {

@@ -34,10 +34,18 @@ describe('in a traced API', () => {
     const logFile = join(dir, 'traced-api.log')
     const port = await freePort()
     const child = spawnChild('traced-api', {
-      cmd: [process.execPath, 'api/main.ts'], cwd: REPO_ROOT, logFile,
+      cmd: [process.execPath, 'api/main.ts'],
+      cwd: REPO_ROOT,
+      logFile,
       env: {
-        ...process.env, PORT: String(port), METRICS: 'false', LOG_LEVEL: 'info', TEMPORAL_ADDRESS: '127.0.0.1:1',
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200',
+        ...process.env,
+        PORT: String(port),
+        METRICS: 'false',
+        LOG_LEVEL: 'info',
+        TEMPORAL_ADDRESS: '127.0.0.1:1',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '200',
       },
     })
     traced = { child, base: `http://127.0.0.1:${port}`, logFile }
@@ -48,15 +56,16 @@ describe('in a traced API', () => {
     receiver.stop()
   })
 
-  test('the audit entry and the mail dispatcher\'s log line carry the request\'s id and trace id', async () => {
+  test("the audit entry and the mail dispatcher's log line carry the request's id and trace id", async () => {
     const owner = await tenantOwner(api.url)
     const { token } = await patFor(owner.client, ['tenant:read', 'tenant:manage'])
     const res = await new Client(traced.base).withBearer(token).post(`/users/${owner.userId}/password-reset-requests`)
     expect(res.status).toBe(202)
     const requestId = res.headers.get('x-request-id')!
 
-    const span = await eventually('the request\'s span', async () =>
-      receiver.spans.find((s) => s.service === 'rcp-api' && s.attributes['rcp.request_id'] === requestId))
+    const span = await eventually("the request's span", async () =>
+      receiver.spans.find((s) => s.service === 'rcp-api' && s.attributes['rcp.request_id'] === requestId),
+    )
     expect(span.traceId).toMatch(/^[0-9a-f]{32}$/)
 
     // The account's entry and the tenant's (api/password-resets/service.ts mailReset), both from this request.
@@ -66,8 +75,11 @@ describe('in a traced API', () => {
     ])
 
     // The service's own line (not the access log's): Temporal is away, so the reset mail waits for the sweep.
-    const line = await eventually('the mail dispatcher\'s log line', async () => readFileSync(traced.logFile, 'utf8').split('\n')
-      .find((l) => l.includes('starting mail workflows failed') && l.includes(requestId)))
+    const line = await eventually("the mail dispatcher's log line", async () =>
+      readFileSync(traced.logFile, 'utf8')
+        .split('\n')
+        .find((l) => l.includes('starting mail workflows failed') && l.includes(requestId)),
+    )
     expect(JSON.parse(line)).toMatchObject({ level: 'warn', requestId, trace_id: span.traceId })
   }, 120_000)
 })

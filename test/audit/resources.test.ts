@@ -20,11 +20,18 @@ import { auditWindow, hourAgo, sealAudit } from '../support/audit'
 const env = useDeliveryEnv({ WEBHOOK_RETRY_SCHEDULE: '0,100ms' })
 
 interface Entry {
-  id: string; seq: number; tenantId: string; action: string; outcome: string
-  actor: { type: string; id: string | null }; target: { type: string; id: string | null } | null
-  ip: string | null; userAgent: string | null; changes: Record<string, { before: unknown; after: unknown }> | null; details: Record<string, unknown> | null
+  id: string
+  seq: number
+  tenantId: string
+  action: string
+  outcome: string
+  actor: { type: string; id: string | null }
+  target: { type: string; id: string | null } | null
+  ip: string | null
+  userAgent: string | null
+  changes: Record<string, { before: unknown; after: unknown }> | null
+  details: Record<string, unknown> | null
 }
-
 
 /** The caller's tenant trail (filtered by `q`), oldest first. */
 async function trail(client: Client, q = ''): Promise<Entry[]> {
@@ -46,11 +53,18 @@ describe('webhook endpoints', () => {
   test('created, updated (before and after), secret rotated, test sent, deleted: and neither signing secret is in any entry', async () => {
     const t = await webhookTenant(env.api)
     const r = await new Receiver(env.certs).start()
-    const created = await t.manager.post('/webhook-endpoints', { url: r.url(), events: ['training_job.completed'], description: 'siem' }, { 'user-agent': 'audit-resources/1' })
+    const created = await t.manager.post(
+      '/webhook-endpoints',
+      { url: r.url(), events: ['training_job.completed'], description: 'siem' },
+      { 'user-agent': 'audit-resources/1' },
+    )
     expect(created.status).toBe(201)
     const id = created.json.data.endpoint.id as string
     const patched = await t.manager.patch(`/webhook-endpoints/${id}`, {
-      url: r.url('/v2'), events: ['training_job.completed', 'training_job.failed'], description: 'siem v2', rateLimitPerSecond: 5,
+      url: r.url('/v2'),
+      events: ['training_job.completed', 'training_job.failed'],
+      description: 'siem v2',
+      rateLimitPerSecond: 5,
     })
     expect(patched.status).toBe(200)
     expect((await t.manager.patch(`/webhook-endpoints/${id}`, { description: 'siem v2' })).status).toBe(200) // changes nothing: not recorded
@@ -62,12 +76,20 @@ describe('webhook endpoints', () => {
 
     const entries = await trail(t.client, `&targetId=${id}`)
     expect(actions(entries)).toEqual([
-      'webhook_endpoint.created', 'webhook_endpoint.updated', 'webhook_endpoint.secret_rotated', 'webhook_endpoint.test_sent', 'webhook_endpoint.deleted',
+      'webhook_endpoint.created',
+      'webhook_endpoint.updated',
+      'webhook_endpoint.secret_rotated',
+      'webhook_endpoint.test_sent',
+      'webhook_endpoint.deleted',
     ])
     const [made, updated, rotation, test, deleted] = entries
     expect(made).toMatchObject({
-      tenantId: t.tenantId, outcome: 'success', actor: { type: 'api_key', id: t.userId }, target: { type: 'webhook_endpoint', id },
-      ip: '127.0.0.1', userAgent: 'audit-resources/1',
+      tenantId: t.tenantId,
+      outcome: 'success',
+      actor: { type: 'api_key', id: t.userId },
+      target: { type: 'webhook_endpoint', id },
+      ip: '127.0.0.1',
+      userAgent: 'audit-resources/1',
       details: { url: r.url(), events: ['training_job.completed'], description: 'siem', rateLimitPerSecond: null, enabled: true },
     })
     expect(updated!.changes).toEqual({
@@ -90,7 +112,7 @@ describe('webhook endpoints', () => {
     await r.stop()
   }, 60_000)
 
-  test('a redelivery and a recovery are the user\'s; disabling a gone endpoint is its delivery workflow\'s', async () => {
+  test("a redelivery and a recovery are the user's; disabling a gone endpoint is its delivery workflow's", async () => {
     const t = await webhookTenant(env.api)
     const r = await new Receiver(env.certs).start()
     r.answer = () => ({ status: 500 })
@@ -112,7 +134,9 @@ describe('webhook endpoints', () => {
 
     const [redelivered] = await trail(t.client, `&targetId=${failed!.id}`)
     expect(redelivered).toMatchObject({
-      action: 'webhook_message.redelivered', actor: { type: 'api_key', id: t.userId }, target: { type: 'webhook_message', id: failed!.id },
+      action: 'webhook_message.redelivered',
+      actor: { type: 'api_key', id: t.userId },
+      target: { type: 'webhook_message', id: failed!.id },
       details: { endpointId: ep.id, eventType: 'training_job.completed' },
     })
     const entries = await trail(t.client, `&targetId=${ep.id}`)
@@ -120,7 +144,10 @@ describe('webhook endpoints', () => {
     expect(entries[1]).toMatchObject({ actor: { type: 'api_key', id: t.userId }, details: { since: new Date(since).toISOString(), redelivered: 0 } })
     const deliveryWorkflow = webhookWorkflowIds.delivery({ endpointId: ep.id, eventType: 'training_job.completed', eventId: goneEvent! })
     expect(entries[2]).toMatchObject({
-      actor: { type: 'system', id: deliveryWorkflow }, ip: null, userAgent: null, details: { reason: 'gone', url: r.url() },
+      actor: { type: 'system', id: deliveryWorkflow },
+      ip: null,
+      userAgent: null,
+      details: { reason: 'gone', url: r.url() },
     })
     await r.stop()
   }, 60_000)
@@ -161,11 +188,16 @@ describe('storage', () => {
     const [requested, provisioned, ...more] = await trail(owner.client, '&action=storage.')
     expect(more).toEqual([])
     expect(requested).toMatchObject({
-      action: 'storage.provisioning_requested', actor: { type: 'user', id: owner.userId }, ip: '127.0.0.1',
-      target: { type: 'storage', id: owner.tenantId }, details: { regionId: 'local', kinds: ['general', 'dataset', 'export'] },
+      action: 'storage.provisioning_requested',
+      actor: { type: 'user', id: owner.userId },
+      ip: '127.0.0.1',
+      target: { type: 'storage', id: owner.tenantId },
+      details: { regionId: 'local', kinds: ['general', 'dataset', 'export'] },
     })
     expect(provisioned).toMatchObject({
-      action: 'storage.provisioned', actor: { type: 'system', id: storageWorkflowIds.provision(owner.tenantId) }, ip: null,
+      action: 'storage.provisioned',
+      actor: { type: 'system', id: storageWorkflowIds.provision(owner.tenantId) },
+      ip: null,
       details: { regionId: 'local' },
     })
     expect(provisioned!.seq).toBeGreaterThan(requested!.seq)
@@ -174,7 +206,11 @@ describe('storage', () => {
     const job = await billing.post('/tenants/current/storage-reconciliation-jobs', { dryRun: true })
     expect(job.status).toBe(201)
     const [started] = await trail(owner.client, '&action=storage.reconciliation_started')
-    expect(started).toMatchObject({ actor: { type: 'api_key', id: owner.userId }, target: { type: 'reconciliation_job', id: job.json.data.job.id }, details: { dryRun: true } })
+    expect(started).toMatchObject({
+      actor: { type: 'api_key', id: owner.userId },
+      target: { type: 'reconciliation_job', id: job.json.data.job.id },
+      details: { dryRun: true },
+    })
   }, 60_000)
 })
 
@@ -185,7 +221,11 @@ describe('models and packages', () => {
     expect((await t.pat.post(`/training-jobs/${job.id}/completion`, { status: 'completed', outputArtifactPath: 'runs/pi0/model.onnx' })).status).toBe(200)
 
     const weights = Buffer.from('onnx weights')
-    const created = await t.pat.post('/model-versions', { name: 'pick v1', format: 'onnx', source: { kind: 'imported_checkpoint', path: 'models/pick/v1.onnx' } })
+    const created = await t.pat.post('/model-versions', {
+      name: 'pick v1',
+      format: 'onnx',
+      source: { kind: 'imported_checkpoint', path: 'models/pick/v1.onnx' },
+    })
     expect(created.status).toBe(201)
     const version = created.json.data
     const urls = await uploadThroughUrls(t.pat, version.id, { 'models/pick/v1.onnx': weights })
@@ -193,13 +233,25 @@ describe('models and packages', () => {
     expect((await versionSettled(t.pat, version.id)).status).toBe('ready')
 
     const profile = (await t.pat.post('/embodiment-profiles', { name: 'arm', robotType: 'so100', controlRateHz: 30, ...FEATURES })).json.data
-    const order = (key: string) => t.pat.post(`/model-versions/${version.id}/edge-inference-package`,
-      { embodimentProfileId: profile.id, mode: 'local', useFakeTransport: true }, { 'idempotency-key': key })
+    const order = (key: string) =>
+      t.pat.post(
+        `/model-versions/${version.id}/edge-inference-package`,
+        { embodimentProfileId: profile.id, mode: 'local', useFakeTransport: true },
+        { 'idempotency-key': key },
+      )
     const key = randomUUID()
     const [first, replay] = [await order(key), await order(key)]
     expect([first.status, replay.status, replay.json.data.id]).toEqual([201, 201, first.json.data.id])
     const pkg = first.json.data.id as string
-    const run = { stepsDone: 12, latencyMs: null, contractViolations: 0, exitReason: 'interrupted', violations: [], startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:00:01Z' }
+    const run = {
+      stepsDone: 12,
+      latencyMs: null,
+      contractViolations: 0,
+      exitReason: 'interrupted',
+      violations: [],
+      startedAt: '2026-01-01T00:00:00Z',
+      finishedAt: '2026-01-01T00:00:01Z',
+    }
     const reported = await t.pat.post(`/edge-inference-packages/${pkg}/runs`, run)
     expect(reported.status).toBe(201)
     // The profile is in use: the refused delete records nothing.
@@ -211,7 +263,10 @@ describe('models and packages', () => {
 
     const ofVersion = await trail(t.client, `&targetId=${version.id}`)
     expect(actions(ofVersion)).toEqual(['model_version.created', 'model_version.upload_urls_issued', 'model_version.validation_started'])
-    expect(ofVersion[0]).toMatchObject({ actor: { type: 'api_key', id: t.userId }, details: { name: 'pick v1', format: 'onnx', sourceKind: 'imported_checkpoint' } })
+    expect(ofVersion[0]).toMatchObject({
+      actor: { type: 'api_key', id: t.userId },
+      details: { name: 'pick v1', format: 'onnx', sourceKind: 'imported_checkpoint' },
+    })
     expect(ofVersion[1]!.details).toEqual({ objectCount: 1, expiresAt: urls.expiresAt })
     const recorded = await everythingRecorded(env.api, t.tenantId)
     expect(recorded).not.toContain(urls.uploads[0].url)
@@ -220,7 +275,8 @@ describe('models and packages', () => {
     const ofPackage = await trail(t.client, `&targetId=${pkg}`)
     expect(actions(ofPackage)).toEqual(['edge_package.created', 'edge_package.run_reported'])
     expect(ofPackage[0]).toMatchObject({
-      actor: { type: 'api_key', id: t.userId }, target: { type: 'edge_package', id: pkg },
+      actor: { type: 'api_key', id: t.userId },
+      target: { type: 'edge_package', id: pkg },
       details: { modelVersionId: version.id, embodimentProfileId: profile.id, mode: 'local', targetArch: 'cpu' },
     })
     expect(ofPackage[1]!.details).toEqual({ runId: reported.json.data.id, stepsDone: 12, exitReason: 'interrupted' })
@@ -245,15 +301,17 @@ describe('a SIEM', () => {
     const job = (await writer.post('/training-jobs', { name: 'for the siem' })).json.data
 
     const delivery = await eventually('the training_job.created entry at the SIEM', async () =>
-      siem.of('audit.entry').find((d) => (d.body.data as { target?: { id?: string } }).target?.id === job.id))
+      siem.of('audit.entry').find((d) => (d.body.data as { target?: { id?: string } }).target?.id === job.id),
+    )
     expect(delivery.verifiedBy).toEqual([0])
     expect(delivery.body.tenantId).toBe(t.tenantId)
     const [entry] = await trail(t.client, `&targetId=${job.id}`)
     expect(delivery.body.data).toEqual(entry as unknown as Record<string, unknown>)
     expect(entry).toMatchObject({ action: 'training_job.created', details: { name: 'for the siem' } })
     // The endpoint's own registration reaches it too, without its secret.
-    const registered = await eventually('the endpoint\'s own creation at the SIEM', async () =>
-      siem.of('audit.entry').find((d) => d.body.data.action === 'webhook_endpoint.created'))
+    const registered = await eventually("the endpoint's own creation at the SIEM", async () =>
+      siem.of('audit.entry').find((d) => d.body.data.action === 'webhook_endpoint.created'),
+    )
     expect(JSON.stringify(registered.body)).not.toContain(ep.secret)
     await siem.stop()
   }, 60_000)

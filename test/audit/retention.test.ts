@@ -31,12 +31,17 @@ const DAY = 86_400_000
 
 /** Runs an activity as the worker would, with the little of a Context the housekeeping activities use. */
 function inActivity<T>(fn: () => Promise<T>): Promise<T> {
-  const ctx = { info: { attempt: 1, workflowExecution: { workflowId: 'test/retention', runId: 'r' } }, heartbeat() {}, cancellationSignal: new AbortController().signal }
+  const ctx = {
+    info: { attempt: 1, workflowExecution: { workflowId: 'test/retention', runId: 'r' } },
+    heartbeat() {},
+    cancellationSignal: new AbortController().signal,
+  }
   return asyncLocalStorage.run(ctx as never, fn)
 }
 
 /** Housekeeping's activities with small batches, so every purge below takes several. */
-const activities = () => createActivities({ ...api.deps, activityMetrics: createWorkerMetrics(api.deps.sql), config: { ...api.deps.config, RETENTION_PURGE_BATCH: 2 } })
+const activities = () =>
+  createActivities({ ...api.deps, activityMetrics: createWorkerMetrics(api.deps.sql), config: { ...api.deps.config, RETENTION_PURGE_BATCH: 2 } })
 
 /** Moves entries back in time, behind the append-only trigger (as only a test with the replica role can). */
 async function age(ids: string[], days: number) {
@@ -81,13 +86,16 @@ describe('retention', () => {
     const [endpoint] = await api.sql<{ id: string }[]>`
       insert into webhook_endpoints (tenant_id, url, events, secret_sealed)
       values (${owner.tenantId}, 'https://hooks.example.test/retention', '{audit.entry}', '\\x00') returning id`
-    const event = (occurredAt: Date, dispatchedAt: Date | null) => api.sql<{ id: string }[]>`
+    const event = (occurredAt: Date, dispatchedAt: Date | null) =>
+      api.sql<{ id: string }[]>`
       insert into events (tenant_id, type, data, occurred_at, dispatched_at)
       values (${owner.tenantId}, 'audit.entry', '{}', ${occurredAt}, ${dispatchedAt}) returning id`.then((r) => r[0]!.id)
-    const message = (eventId: string, createdAt: Date, lastAttemptAt: Date | null, status = 'failed') => api.sql<{ id: string }[]>`
+    const message = (eventId: string, createdAt: Date, lastAttemptAt: Date | null, status = 'failed') =>
+      api.sql<{ id: string }[]>`
       insert into webhook_messages (tenant_id, endpoint_id, event_id, event_type, status, created_at, last_attempt_at)
       values (${owner.tenantId}, ${endpoint!.id}, ${eventId}, 'audit.entry', ${status}, ${createdAt}, ${lastAttemptAt}) returning id`.then((r) => r[0]!.id)
-    const attempt = (messageId: string, at: Date) => api.sql<{ id: string }[]>`
+    const attempt = (messageId: string, at: Date) =>
+      api.sql<{ id: string }[]>`
       insert into webhook_attempts (message_id, endpoint_id, attempted_at, succeeded, duration_ms)
       values (${messageId}, ${endpoint!.id}, ${at}, false, 5) returning id`.then((r) => r[0]!.id)
 

@@ -42,9 +42,13 @@ describe('sealing after the commit', () => {
     const owner = await tenantOwner(api.url)
     const ctx = (name: string) => activityContext(`test/${name}`)
     let releaseEarly!: () => void
-    const held = new Promise<void>((resolve) => { releaseEarly = resolve })
+    const held = new Promise<void>((resolve) => {
+      releaseEarly = resolve
+    })
     let written!: () => void
-    const early = new Promise<void>((resolve) => { written = resolve })
+    const early = new Promise<void>((resolve) => {
+      written = resolve
+    })
     const slow = api.sql.begin(async (tx) => {
       await recordAudit(tx, ctx('early'), { action: 'storage.provisioned', tenantId: owner.tenantId })
       written()
@@ -72,9 +76,15 @@ describe('sealing after the commit', () => {
     const others = [createDb(api.deps.config.DATABASE_URL, { max: 1 }), createDb(api.deps.config.DATABASE_URL, { max: 1 })]
     let writing = true
     try {
-      const sealers = others.map(async (db) => { while (writing) { await sealAuditBatch(db, 7); await Bun.sleep(1) } })
+      const sealers = others.map(async (db) => {
+        while (writing) {
+          await sealAuditBatch(db, 7)
+          await Bun.sleep(1)
+        }
+      })
       const readers = (async () => {
-        while (writing) await owner.client.get(`/tenants/current/audit-log?from=${encodeURIComponent(hourAgo())}&to=${encodeURIComponent(inAnHour())}&pageSize=1`)
+        while (writing)
+          await owner.client.get(`/tenants/current/audit-log?from=${encodeURIComponent(hourAgo())}&to=${encodeURIComponent(inAnHour())}&pageSize=1`)
       })()
       const writers = Array.from({ length: 8 }, async (_, w) => {
         for (let i = 0; i < 15; i++) {
@@ -111,9 +121,13 @@ describe('sealing after the commit', () => {
     // A sealer at work on a's chain holds its head row locked (audit_seal_locked) for as long as its transaction lasts.
     const holder = createDb(api.deps.config.DATABASE_URL, { max: 1 })
     let release!: () => void
-    const released = new Promise<void>((resolve) => { release = resolve })
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
     let locked!: () => void
-    const isLocked = new Promise<void>((resolve) => { locked = resolve })
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve
+    })
     let holderPid = 0
     const held = holder.begin(async (tx) => {
       await tx`select 1 from audit_chain_heads where chain = ${a.tenantId} for update`
@@ -131,11 +145,16 @@ describe('sealing after the commit', () => {
       expect({ status: bList.status, entries: bList.json.data.length }).toEqual({ status: 200, entries: 1 })
       // Only a's reader waits, for the sealer at work on a's chain to finish.
       let aAnswered = false
-      const aList = a.client.get(log(aKey.id)).finally(() => { aAnswered = true })
+      const aList = a.client.get(log(aKey.id)).finally(() => {
+        aAnswered = true
+      })
       // Postgres itself says when the reader is waiting: its seal of a's chain is blocked by the held head. (The
       // background sealer skips a locked head, so the blocked statement is the reader's.)
-      const readerBlocked = async () => (await api.sql`
-        select 1 from pg_stat_activity where ${holderPid} = any(pg_blocking_pids(pid)) and query like '%audit_seal_chains%'`).length > 0
+      const readerBlocked = async () =>
+        (
+          await api.sql`
+        select 1 from pg_stat_activity where ${holderPid} = any(pg_blocking_pids(pid)) and query like '%audit_seal_chains%'`
+        ).length > 0
       while (!aAnswered && !(await readerBlocked())) await Bun.sleep(20)
       expect(aAnswered).toBe(false)
       release()

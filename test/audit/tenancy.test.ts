@@ -25,11 +25,19 @@ afterAll(async () => {
 })
 
 type Entry = {
-  id: string; action: string; actor: { type: string; id: string | null }; target: { type: string; id: string } | null; outcome: string
-  reason: string | null; ip: string | null; userAgent: string | null; requestId: string | null; changes: Record<string, { before: unknown; after: unknown }> | null
-  details: Record<string, unknown> | null; tenantId: string | null
+  id: string
+  action: string
+  actor: { type: string; id: string | null }
+  target: { type: string; id: string } | null
+  outcome: string
+  reason: string | null
+  ip: string | null
+  userAgent: string | null
+  requestId: string | null
+  changes: Record<string, { before: unknown; after: unknown }> | null
+  details: Record<string, unknown> | null
+  tenantId: string | null
 }
-
 
 /** The tenant's entries through the API, newest first, with optional filters (`action` is a prefix). */
 async function trail(client: Client, filters: Record<string, string> = {}): Promise<Entry[]> {
@@ -42,13 +50,15 @@ async function trail(client: Client, filters: Record<string, string> = {}): Prom
 const rawChains = async (...chains: string[]) =>
   JSON.stringify(await sealAudit(api.sql).then(() => api.sql`select to_jsonb(a) as row from audit_log a where chain = any(${chains}) order by occurred_at`))
 /** The audit.entry events that carry the same entries to webhook endpoints. */
-const rawEvents = async (tenantId: string) =>
-  JSON.stringify(await api.sql`select data from events where tenant_id = ${tenantId} and type = 'audit.entry'`)
+const rawEvents = async (tenantId: string) => JSON.stringify(await api.sql`select data from events where tenant_id = ${tenantId} and type = 'audit.entry'`)
 
 const tokenIn = (text: string) => decodeURIComponent(/[?&]token=([^\s&]+)/.exec(text)![1]!)
 
-const accountEntries = async (userId: string, action: string) => sealAudit(api.sql).then(() => api.sql<{ actor_type: string; actor_id: string | null; tenant_id: string | null; target_id: string | null; details: any; ip: string | null }[]>`
-    select actor_type, actor_id, tenant_id, target_id, details, ip from audit_log where chain = ${userId} and action = ${action}`)
+const accountEntries = async (userId: string, action: string) =>
+  sealAudit(api.sql).then(
+    () => api.sql<{ actor_type: string; actor_id: string | null; tenant_id: string | null; target_id: string | null; details: any; ip: string | null }[]>`
+    select actor_type, actor_id, tenant_id, target_id, details, ip from audit_log where chain = ${userId} and action = ${action}`,
+  )
 
 describe('memberships', () => {
   test('who gave this person admin, and from where: one filtered query answers with the actor, before/after, IP and request id', async () => {
@@ -56,15 +66,22 @@ describe('memberships', () => {
     const member = await memberOf(api.url, api.sql, owner.tenantId, 'researcher')
     const path = `/tenants/current/memberships/${member.membershipId}`
     const res = await owner.client.call('PATCH', path, {
-      body: { role: 'admin' }, headers: { 'user-agent': 'console/2.3', 'x-request-id': 'req-grant-admin-1' },
+      body: { role: 'admin' },
+      headers: { 'user-agent': 'console/2.3', 'x-request-id': 'req-grant-admin-1' },
     })
     expect(res.status).toBe(200)
 
     const entries = await trail(owner.client, { action: 'membership.', targetId: member.membershipId })
     expect(entries.length).toBe(1)
     expect(entries[0]).toMatchObject({
-      action: 'membership.updated', tenantId: owner.tenantId, outcome: 'success', target: { type: 'membership', id: member.membershipId },
-      actor: { type: 'user', id: owner.userId }, ip: '127.0.0.1', userAgent: 'console/2.3', requestId: 'req-grant-admin-1',
+      action: 'membership.updated',
+      tenantId: owner.tenantId,
+      outcome: 'success',
+      target: { type: 'membership', id: member.membershipId },
+      actor: { type: 'user', id: owner.userId },
+      ip: '127.0.0.1',
+      userAgent: 'console/2.3',
+      requestId: 'req-grant-admin-1',
       changes: { role: { before: 'researcher', after: 'admin' } },
     })
     expect(Object.keys(entries[0]!.changes!)).toEqual(['role'])
@@ -97,7 +114,12 @@ describe('memberships', () => {
     expect((await owner.client.delete(`/tenants/current/memberships/${member.membershipId}`)).status).toBe(200)
 
     const [removed, keys] = await trail(owner.client, { targetId: member.membershipId })
-    expect(keys).toMatchObject({ action: 'api_key.member_keys_revoked', actor: { id: owner.userId }, target: { type: 'membership', id: member.membershipId }, details: { count: 2 } })
+    expect(keys).toMatchObject({
+      action: 'api_key.member_keys_revoked',
+      actor: { id: owner.userId },
+      target: { type: 'membership', id: member.membershipId },
+      details: { count: 2 },
+    })
     expect(removed).toMatchObject({ action: 'membership.removed', actor: { id: owner.userId }, details: { role: 'researcher', revokedKeys: 0 } })
     const subjects = await api.sql`select distinct subject_user_id from audit_log where chain = ${owner.tenantId} and target_id = ${member.membershipId}`
     expect(subjects.map((r) => r.subject_user_id)).toEqual([member.userId])
@@ -136,12 +158,16 @@ describe('tenant and accounts', () => {
     expect(res.status).toBe(201)
     const userId = res.json.data.user.id as string
     const initial = initialPasswordFrom((await waitForMail(email, { subject: /Your account/, after: since, timeoutMs: 30_000 })).text)
-    expect(await trail(owner.client, { action: 'user.provisioned' })).toMatchObject([{
-      actor: { id: owner.userId }, target: { type: 'user', id: userId }, details: { email, role: 'viewer', mode: 'create' },
-    }])
+    expect(await trail(owner.client, { action: 'user.provisioned' })).toMatchObject([
+      {
+        actor: { id: owner.userId },
+        target: { type: 'user', id: userId },
+        details: { email, role: 'viewer', mode: 'create' },
+      },
+    ])
     const [row] = await api.sql`select subject_user_id from audit_log where chain = ${owner.tenantId} and action = 'user.provisioned'`
     expect(row!.subject_user_id).toBe(userId)
-    const raw = await rawChains(owner.tenantId, userId) + await rawEvents(owner.tenantId)
+    const raw = (await rawChains(owner.tenantId, userId)) + (await rawEvents(owner.tenantId))
     expect(raw).not.toContain(initial)
   })
 })
@@ -153,7 +179,8 @@ describe('invitations', () => {
     const invite = async (email: string, role: string) => {
       const res = await owner.client.post('/tenant-invitations', { email, role })
       expect(res.status).toBe(201)
-      for (;;) { // the newest mail to the address, once the one for this invitation has arrived
+      for (;;) {
+        // the newest mail to the address, once the one for this invitation has arrived
         const token = tokenIn((await waitForMail(email, { subject: /invited/, timeoutMs: 30_000 })).text)
         if (!seen.has(token)) {
           seen.add(token)
@@ -187,7 +214,7 @@ describe('invitations', () => {
     expect(entries[5]).toMatchObject({ actor: { type: 'user', id: joinerId }, details: { role: 'researcher' } })
     expect(await accountEntries(joinerId, 'user.registered')).toMatchObject([{ actor_id: joinerId, details: { via: 'tenant_invitation' } }])
 
-    const raw = await rawChains(owner.tenantId, joinerId) + await rawEvents(owner.tenantId)
+    const raw = (await rawChains(owner.tenantId, joinerId)) + (await rawEvents(owner.tenantId))
     for (const secret of [first.token, second.token, other.token, PASSWORD]) expect(raw).not.toContain(secret)
   })
 })
@@ -206,7 +233,8 @@ describe('auth policy', () => {
     expect(entries.length).toBe(1)
     expect(entries[0]).toMatchObject({ action: 'auth_policy.updated', actor: { id: owner.userId }, target: { type: 'auth_policy', id: owner.tenantId } })
     expect(entries[0]!.changes).toEqual({
-      passwordMinLength: { before: 8, after: 12 }, allowedEmailDomains: { before: [], after: ['example.test'] },
+      passwordMinLength: { before: 8, after: 12 },
+      allowedEmailDomains: { before: [], after: ['example.test'] },
     })
   })
 })
@@ -216,7 +244,11 @@ describe('SSO connections and identities', () => {
     const owner = await tenantOwner(api.url)
     const secrets = [`first-secret-${crypto.randomUUID()}`, `second-secret-${crypto.randomUUID()}`]
     const created = await owner.client.post('/tenants/current/sso-connections', {
-      issuer: 'https://idp.example.test', clientId: 'rcp', clientSecret: secrets[0], emailDomains: ['example.test'], defaultRole: 'researcher',
+      issuer: 'https://idp.example.test',
+      clientId: 'rcp',
+      clientSecret: secrets[0],
+      emailDomains: ['example.test'],
+      defaultRole: 'researcher',
     })
     expect(created.status).toBe(201)
     const id = created.json.data.id as string
@@ -226,18 +258,27 @@ describe('SSO connections and identities', () => {
 
     const [renamed, rotated, made] = await trail(owner.client, { targetId: id })
     expect(made).toMatchObject({
-      action: 'sso_connection.created', actor: { id: owner.userId },
+      action: 'sso_connection.created',
+      actor: { id: owner.userId },
       details: { issuer: 'https://idp.example.test', clientId: 'rcp', emailDomains: ['example.test'], defaultRole: 'researcher', enabled: true },
     })
-    expect(rotated).toMatchObject({ action: 'sso_connection.updated', changes: { defaultRole: { before: 'researcher', after: 'viewer' } }, details: { clientSecretChanged: true } })
+    expect(rotated).toMatchObject({
+      action: 'sso_connection.updated',
+      changes: { defaultRole: { before: 'researcher', after: 'viewer' } },
+      details: { clientSecretChanged: true },
+    })
     expect(Object.keys(rotated!.changes!)).toEqual(['defaultRole'])
-    expect(renamed).toMatchObject({ action: 'sso_connection.updated', changes: { name: { before: 'idp.example.test', after: 'Corporate IdP' } }, details: null })
+    expect(renamed).toMatchObject({
+      action: 'sso_connection.updated',
+      changes: { name: { before: 'idp.example.test', after: 'Corporate IdP' } },
+      details: null,
+    })
 
-    const raw = await rawChains(owner.tenantId) + await rawEvents(owner.tenantId)
+    const raw = (await rawChains(owner.tenantId)) + (await rawEvents(owner.tenantId))
     for (const secret of secrets) expect(raw).not.toContain(secret)
   })
 
-  test('an identity linked at sign-in and unlinked by its owner are in the account\'s own trail', async () => {
+  test("an identity linked at sign-in and unlinked by its owner are in the account's own trail", async () => {
     const owner = await tenantOwner(api.url)
     const c = await owner.client.post('/tenants/current/sso-connections', { issuer: 'https://idp.example.test', clientId: 'rcp', clientSecret: 's3cret-value' })
     const user = await signedUpUser(api.url)
@@ -248,7 +289,13 @@ describe('SSO connections and identities', () => {
     await api.sql.begin((tx) => linkSsoIdentity(tx, ctx, conn, subject, user.userId)) // a later sign-in links nothing new
     const [linked] = await accountEntries(user.userId, 'user.sso_identity_linked')
     expect(await accountEntries(user.userId, 'user.sso_identity_linked')).toHaveLength(1)
-    expect(linked).toMatchObject({ actor_type: 'user', actor_id: user.userId, tenant_id: null, ip: '192.0.2.7', details: { connectionId: conn.id, tenantId: owner.tenantId } })
+    expect(linked).toMatchObject({
+      actor_type: 'user',
+      actor_id: user.userId,
+      tenant_id: null,
+      ip: '192.0.2.7',
+      details: { connectionId: conn.id, tenantId: owner.tenantId },
+    })
 
     const identityId = linked!.target_id!
     expect((await user.client.delete(`/users/me/sso-identities/${identityId}`)).status).toBe(200)
@@ -309,7 +356,7 @@ describe('who may read it', () => {
     expect((await stranger.client.get(`/tenants/current/sso-connections/${conn.json.data.id}`)).status).toBe(404)
     expect((await stranger.client.delete(`/tenants/current/domains/${domain.json.data.id}`)).status).toBe(404)
     expect((await stranger.client.post(`/api-keys/memberships/${member.membershipId}/revocations`)).status).toBe(404)
-    expect((await trail(stranger.client, { action: 'domain.' }))).toEqual([]) // the refused delete recorded nothing
+    expect(await trail(stranger.client, { action: 'domain.' })).toEqual([]) // the refused delete recorded nothing
 
     const researcher = member // now a researcher
     const viewer = await memberOf(api.url, api.sql, owner.tenantId, 'viewer')

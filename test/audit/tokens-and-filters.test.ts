@@ -12,9 +12,14 @@ import { bearer, memberOf } from '../tenancy/members'
 const api = useApi()
 
 type Entry = {
-  id: string; seq: number; action: string; tenantId: string | null; outcome: string
+  id: string
+  seq: number
+  action: string
+  tenantId: string | null
+  outcome: string
   actor: { type: string; id: string | null; label: string | null; credentialId: string | null }
-  target: { type: string; id: string } | null; details: Record<string, unknown> | null
+  target: { type: string; id: string } | null
+  details: Record<string, unknown> | null
 }
 
 /** The tenant's entries through the API, newest first, with the listing's own filters. */
@@ -43,15 +48,25 @@ async function keyOf(client: Client, name: string, scopes: string[] = ['model:re
 
 /** A key's entries, newest first: its revocation as `action`, by `by` (with the session it acted through), then its
  *  creation. */
-async function revocationOf(owner: { client: Client; tenantId: string }, keyId: string, action: string,
-  by: { userId: string; email: string; session: string }, name: string): Promise<Entry[]> {
+async function revocationOf(
+  owner: { client: Client; tenantId: string },
+  keyId: string,
+  action: string,
+  by: { userId: string; email: string; session: string },
+  name: string,
+): Promise<Entry[]> {
   const entries = await trail(owner.client, { targetId: keyId })
   expect(entries.map((e) => e.action)).toEqual([action, 'api_key.created'])
-  expect(entries[0]).toEqual(expect.objectContaining({
-    action, tenantId: owner.tenantId, outcome: 'success',
-    actor: { type: 'user', id: by.userId, label: by.email, credentialId: by.session },
-    target: { type: 'api_key', id: keyId }, details: { name },
-  }))
+  expect(entries[0]).toEqual(
+    expect.objectContaining({
+      action,
+      tenantId: owner.tenantId,
+      outcome: 'success',
+      actor: { type: 'user', id: by.userId, label: by.email, credentialId: by.session },
+      target: { type: 'api_key', id: keyId },
+      details: { name },
+    }),
+  )
   return entries
 }
 
@@ -95,7 +110,10 @@ describe('token revocation: by its owner or by an administrator', () => {
 
     const ofMember = await revocationOf(owner, memberKey.id, 'api_key.revoked', { ...member, session: memberSession }, 'my notebook')
     const ofAdmin = await trail(owner.client, { targetId: adminKey.id })
-    expect(ofAdmin.map((e) => [e.action, e.actor.id])).toEqual([['api_key.revoked', admin.userId], ['api_key.created', admin.userId]])
+    expect(ofAdmin.map((e) => [e.action, e.actor.id])).toEqual([
+      ['api_key.revoked', admin.userId],
+      ['api_key.created', admin.userId],
+    ])
     expect(await trail(owner.client, { action: 'api_key.revoked_by_admin' })).toEqual([])
 
     expect(JSON.stringify([ofMember, ofAdmin])).not.toContain(memberKey.token)
@@ -105,7 +123,7 @@ describe('token revocation: by its owner or by an administrator', () => {
 })
 
 describe('the listing filters', () => {
-  test('actorId returns only that actor\'s entries, whether they acted with a session or a token', async () => {
+  test("actorId returns only that actor's entries, whether they acted with a session or a token", async () => {
     const owner = await tenantOwner(api.url)
     const admin = await memberOf(api.url, api.sql, owner.tenantId, 'admin')
     const ownerKey = await keyOf(owner.client, 'owner key')
@@ -178,13 +196,19 @@ describe('who acted: a token or a session', () => {
     const after = await keyOf(viaToken, 'child two')
 
     const [bySession] = await trail(owner.client, { targetId: pat.id })
-    expect(bySession).toEqual(expect.objectContaining({
-      action: 'api_key.created', actor: { type: 'user', id: owner.userId, label: owner.email, credentialId: session },
-    }))
+    expect(bySession).toEqual(
+      expect.objectContaining({
+        action: 'api_key.created',
+        actor: { type: 'user', id: owner.userId, label: owner.email, credentialId: session },
+      }),
+    )
     const [first] = await trail(owner.client, { targetId: before.id })
-    expect(first).toEqual(expect.objectContaining({
-      action: 'api_key.created', actor: { type: 'api_key', id: owner.userId, label: 'deploy bot', credentialId: pat.id },
-    }))
+    expect(first).toEqual(
+      expect.objectContaining({
+        action: 'api_key.created',
+        actor: { type: 'api_key', id: owner.userId, label: 'deploy bot', credentialId: pat.id },
+      }),
+    )
     const [second] = await trail(owner.client, { targetId: after.id })
     expect(second!.actor).toEqual({ type: 'api_key', id: owner.userId, label: 'deploy bot (renamed)', credentialId: pat.id })
 
@@ -193,7 +217,8 @@ describe('who acted: a token or a session', () => {
     }
     // The labels are part of the chain: the stored entries still verify.
     const check = await owner.client.post('/tenants/current/audit-log/verifications', {
-      from: hourAgo(), to: inAnHour(),
+      from: hourAgo(),
+      to: inAnHour(),
     })
     expect(check.json.data).toMatchObject({ intact: true, verified: 4 })
   })

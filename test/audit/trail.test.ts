@@ -14,7 +14,8 @@ describe('recording', () => {
   test('a token created and revoked is recorded with who, from where, which request, and nothing secret', async () => {
     const owner = await tenantOwner(api.url)
     const created = await owner.client.call('POST', '/api-keys', {
-      body: { name: 'ci deploy', scopes: ['model:read'] }, headers: { 'user-agent': 'audit-test/1.0', 'x-request-id': 'req-audit-1' },
+      body: { name: 'ci deploy', scopes: ['model:read'] },
+      headers: { 'user-agent': 'audit-test/1.0', 'x-request-id': 'req-audit-1' },
     })
     expect(created.status).toBe(201)
     const keyId = created.json.data.apiKey.id as string
@@ -24,8 +25,14 @@ describe('recording', () => {
     expect(list.status).toBe(200)
     const [revoked, made] = list.json.data
     expect(made).toMatchObject({
-      action: 'api_key.created', tenantId: owner.tenantId, outcome: 'success', target: { type: 'api_key', id: keyId },
-      actor: { type: 'user', id: owner.userId, label: owner.email }, ip: '127.0.0.1', userAgent: 'audit-test/1.0', requestId: 'req-audit-1',
+      action: 'api_key.created',
+      tenantId: owner.tenantId,
+      outcome: 'success',
+      target: { type: 'api_key', id: keyId },
+      actor: { type: 'user', id: owner.userId, label: owner.email },
+      ip: '127.0.0.1',
+      userAgent: 'audit-test/1.0',
+      requestId: 'req-audit-1',
       details: { name: 'ci deploy', scopes: ['model:read'] },
     })
     expect(revoked).toMatchObject({ action: 'api_key.revoked', target: { id: keyId } })
@@ -43,10 +50,12 @@ describe('recording', () => {
       return (await api.sql`select seq from audit_chain_heads where chain = ${owner.tenantId}`)[0]?.seq
     }
     const before = await head()
-    await expect(api.sql.begin(async (tx) => {
-      await recordAudit(tx, activityContext('test/rollback'), { action: 'storage.provisioned', tenantId: owner.tenantId })
-      throw new Error('the change failed')
-    })).rejects.toThrow('the change failed')
+    await expect(
+      api.sql.begin(async (tx) => {
+        await recordAudit(tx, activityContext('test/rollback'), { action: 'storage.provisioned', tenantId: owner.tenantId })
+        throw new Error('the change failed')
+      }),
+    ).rejects.toThrow('the change failed')
     expect(await head()).toBe(before)
     const rows = await api.sql`
       select 1 from audit_log where tenant_id = ${owner.tenantId} and actor_id = 'test/rollback'
@@ -56,10 +65,13 @@ describe('recording', () => {
 
   test('a tenant entry is an audit.entry event in the outbox once the tenant has an endpoint subscribed to it', async () => {
     const owner = await tenantOwner(api.url)
-    const eventOf = async (targetId: string) => sealAudit(api.sql).then(() => api.sql<{ data: { action: string; target: { id: string } } }[]>`
-      select data from events where tenant_id = ${owner.tenantId} and type = 'audit.entry' and data->'target'->>'id' = ${targetId}`)
+    const eventOf = async (targetId: string) =>
+      sealAudit(api.sql).then(
+        () => api.sql<{ data: { action: string; target: { id: string } } }[]>`
+      select data from events where tenant_id = ${owner.tenantId} and type = 'audit.entry' and data->'target'->>'id' = ${targetId}`,
+      )
     const before = await patFor(owner.client, ['model:read'])
-    expect([...await eventOf(before.id)]).toEqual([]) // nobody takes the stream: nothing is queued for nobody
+    expect([...(await eventOf(before.id))]).toEqual([]) // nobody takes the stream: nothing is queued for nobody
     await api.sql`
       insert into webhook_endpoints (tenant_id, url, events, secret_sealed) values (${owner.tenantId}, 'https://siem.example.test/', '{audit.entry}', '\\x00')`
     const { id } = await patFor(owner.client, ['model:read'])
@@ -110,10 +122,12 @@ describe('tamper evidence', () => {
     await expect(api.sql`truncate audit_log`).rejects.toThrow(/append-only/)
     // An entry waiting to be sealed no less: only the seal takes it out.
     for (const alter of ['update audit_inbox set action = $1', 'delete from audit_inbox where action = $1', 'truncate audit_inbox']) {
-      await expect(api.sql.begin(async (tx) => {
-        await recordAudit(tx, activityContext('test/inbox'), { action: 'storage.provisioned', tenantId: owner.tenantId })
-        await tx.unsafe(alter, alter.startsWith('truncate') ? [] : ['storage.provisioned'])
-      })).rejects.toThrow(/append-only until sealed/)
+      await expect(
+        api.sql.begin(async (tx) => {
+          await recordAudit(tx, activityContext('test/inbox'), { action: 'storage.provisioned', tenantId: owner.tenantId })
+          await tx.unsafe(alter, alter.startsWith('truncate') ? [] : ['storage.provisioned'])
+        }),
+      ).rejects.toThrow(/append-only until sealed/)
     }
   })
 
@@ -127,7 +141,9 @@ describe('tamper evidence', () => {
     expect(clean.json.data.verified).toBeGreaterThanOrEqual(4) // the four tokens (and tenant.created)
     expect(clean.json.data.head.seq).toBe(clean.json.data.lastSeq)
 
-    const [victim] = await api.sql<{ seq: number }[]>`select seq from audit_log where chain = ${owner.tenantId} and action = 'api_key.created' order by seq limit 1 offset 1`
+    const [victim] = await api.sql<
+      { seq: number }[]
+    >`select seq from audit_log where chain = ${owner.tenantId} and action = 'api_key.created' order by seq limit 1 offset 1`
     await api.sql.begin(async (tx) => {
       await tx`set local session_replication_role = replica` // what a database administrator could do: bypass the triggers
       await tx`update audit_log set actor_label = 'someone-else@example.test' where chain = ${owner.tenantId} and seq = ${victim!.seq}`
@@ -156,10 +172,11 @@ describe('tamper evidence', () => {
     const body = { from: hourAgo(), to: inAnHour() }
     const [row] = await api.sql<{ head: number }[]>`select seq as head from audit_chain_heads where chain = ${owner.tenantId}`
     const head = Number(row!.head)
-    const behindTheTriggers = (statement: string) => api.sql.begin(async (tx) => {
-      await tx`set local session_replication_role = replica`
-      await tx.unsafe(statement, [owner.tenantId])
-    })
+    const behindTheTriggers = (statement: string) =>
+      api.sql.begin(async (tx) => {
+        await tx`set local session_replication_role = replica`
+        await tx.unsafe(statement, [owner.tenantId])
+      })
 
     await behindTheTriggers(`delete from audit_log where chain = $1 and seq = (select max(seq) from audit_log where chain = $1)`)
     const tail = await owner.client.post('/tenants/current/audit-log/verifications', body)
@@ -171,27 +188,30 @@ describe('tamper evidence', () => {
     expect(emptied.json.data).toMatchObject({ verified: 0, intact: false, firstBrokenSeq: 1, firstSeq: null })
   })
 
-  test('the purge\'s permission does not reach an entry younger than a day, and a chain head never moves back', async () => {
+  test("the purge's permission does not reach an entry younger than a day, and a chain head never moves back", async () => {
     const owner = await tenantOwner(api.url)
     await patFor(owner.client, ['model:read'])
     await sealAudit(api.sql)
-    await expect(api.sql.begin(async (tx) => {
-      await tx`set local rcp.audit_purge = 'on'` // what the retention purge says; any session could say it
-      await tx`delete from audit_log where chain = ${owner.tenantId}`
-    })).rejects.toThrow(/at least a day/)
+    await expect(
+      api.sql.begin(async (tx) => {
+        await tx`set local rcp.audit_purge = 'on'` // what the retention purge says; any session could say it
+        await tx`delete from audit_log where chain = ${owner.tenantId}`
+      }),
+    ).rejects.toThrow(/at least a day/)
     for (const rewind of [
       'update audit_chain_heads set seq = seq - 1 where chain = $1',
       'update audit_chain_heads set hash = null where chain = $1',
       'update audit_chain_heads set purged_through = -1 where chain = $1',
       'delete from audit_chain_heads where chain = $1',
       'truncate audit_chain_heads',
-    ]) await expect(api.sql.unsafe(rewind, rewind.startsWith('truncate') ? [] : [owner.tenantId])).rejects.toThrow(/only move forward/)
+    ])
+      await expect(api.sql.unsafe(rewind, rewind.startsWith('truncate') ? [] : [owner.tenantId])).rejects.toThrow(/only move forward/)
     const res = await owner.client.post('/tenants/current/audit-log/verifications', { from: hourAgo(), to: inAnHour() })
     expect(res.json.data).toMatchObject({ intact: true, firstBrokenSeq: null })
   })
 })
 
-describe('the attacker\'s view', () => {
+describe("the attacker's view", () => {
   test("another tenant's administrator sees none of it, even asking for its ids", async () => {
     const victim = await tenantOwner(api.url)
     const { id } = await patFor(victim.client, ['model:read'])
@@ -216,7 +236,7 @@ describe('the attacker\'s view', () => {
 })
 
 describe('security activity', () => {
-  test('a user sees their own credential changes across tenants, and not anyone else\'s', async () => {
+  test("a user sees their own credential changes across tenants, and not anyone else's", async () => {
     const owner = await tenantOwner(api.url)
     const { id } = await patFor(owner.client, ['model:read'])
     const other = await tenantOwner(api.url)

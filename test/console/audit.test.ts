@@ -14,7 +14,9 @@ describe('console: audit log', () => {
     await onConsolePage(env, owner.email, 'Audit log', async (g) => {
       const { page } = g
       await page.getByRole('cell', { name: 'tenant.created' }).waitFor()
-      const listed = await owner.client.get(`/tenants/current/audit-log?from=${new Date(Date.now() - 86_400_000).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}&pageSize=50`)
+      const listed = await owner.client.get(
+        `/tenants/current/audit-log?from=${new Date(Date.now() - 86_400_000).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}&pageSize=50`,
+      )
       expect(await page.locator('tbody tr').count()).toBe(listed.json.data.length)
       await auditPage(g, 'audit')
 
@@ -24,7 +26,10 @@ describe('console: audit log', () => {
       expect(await page.locator('tbody tr').count()).toBeGreaterThan(0)
 
       await page.getByRole('button', { name: 'Verify the chain' }).click()
-      await page.getByRole('status').filter({ hasText: /^Intact: \d+ entries/ }).waitFor()
+      await page
+        .getByRole('status')
+        .filter({ hasText: /^Intact: \d+ entries/ })
+        .waitFor()
       await page.getByRole('button', { name: 'Export' }).click()
       await page.locator('#export-state', { hasText: 'Export succeeded' }).waitFor({ timeout: 30_000 })
       const href = await page.getByRole('link', { name: 'Download (gzip NDJSON)' }).getAttribute('href')

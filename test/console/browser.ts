@@ -16,7 +16,11 @@ export const SCREENSHOTS = join(ROOT, 'test-results', 'console')
 
 /** A 4xx answer of our origin a test expects the page to meet: its status, the path it answers (without the query)
  *  and, if it matters, the method. */
-export interface Expected4xx { status: number; path: string | RegExp; method?: string }
+export interface Expected4xx {
+  status: number
+  path: string | RegExp
+  method?: string
+}
 
 export interface GuardedPage {
   page: Page
@@ -41,10 +45,17 @@ export async function guardedPage(browser: Browser, origin: string, permissions:
   const page = await context.newPage()
   const expected = new Set<Expected4xx>()
   const g: GuardedPage = {
-    page, foreign: [], dialogs: [], errors: [], unexpected4xx: [], close: () => context.close(),
+    page,
+    foreign: [],
+    dialogs: [],
+    errors: [],
+    unexpected4xx: [],
+    close: () => context.close(),
     expect4xx(...list) {
       for (const e of list) expected.add(e)
-      return () => { for (const e of list) expected.delete(e) }
+      return () => {
+        for (const e of list) expected.delete(e)
+      }
     },
   }
   page.on('response', (r) => {
@@ -63,7 +74,10 @@ export async function guardedPage(browser: Browser, origin: string, permissions:
     g.foreign.push(url)
     return route.abort('blockedbyclient')
   })
-  page.on('dialog', (d) => { g.dialogs.push(d.message()); void d.dismiss() })
+  page.on('dialog', (d) => {
+    g.dialogs.push(d.message())
+    void d.dismiss()
+  })
   page.on('pageerror', (e) => g.errors.push(e.message))
   page.on('console', (m) => {
     if (m.type() !== 'error' || isExpectedFailure(m.text()) || alsoAllowed.includes(new URL(page.url()).origin)) return
@@ -79,8 +93,12 @@ const isExpectedFailure = (text: string) => /^Failed to load resource: the serve
 /** Nothing left the origin, no dialog opened, no script failed (or was refused by the CSP), no 4xx the test did not
  *  expect. */
 export function expectClean(g: GuardedPage) {
-  expect({ foreign: g.foreign, dialogs: g.dialogs, errors: g.errors, unexpected4xx: g.unexpected4xx })
-    .toEqual({ foreign: [], dialogs: [], errors: [], unexpected4xx: [] })
+  expect({ foreign: g.foreign, dialogs: g.dialogs, errors: g.errors, unexpected4xx: g.unexpected4xx }).toEqual({
+    foreign: [],
+    dialogs: [],
+    errors: [],
+    unexpected4xx: [],
+  })
 }
 
 /** What a signed-out console meets on load: its probe of the session and of the account answers 401. */
@@ -94,7 +112,11 @@ export const SIGNED_OUT: Expected4xx[] = [
 export async function seriousViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE)
   const found = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown[] }[] }[] }> } }).axe
+    const axe = (
+      window as unknown as {
+        axe: { run(ctx: Document, opts: object): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown[] }[] }[] }> }
+      }
+    ).axe
     const r = await axe.run(document, { resultTypes: ['violations'] })
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)) }))
   })
@@ -139,7 +161,14 @@ export async function addPasskeyAuthenticator(g: GuardedPage) {
   const cdp = await g.page.context().newCDPSession(g.page)
   await cdp.send('WebAuthn.enable')
   await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   })
 }
 
@@ -163,7 +192,11 @@ export const HOSTILE = '<img src=x onerror=alert(1)>'
 /** A fresh guarded page signed in as `email` and opened at the console page `title`; `fn` drives it, then the page
  *  must be clean (nothing off-origin, no dialog, no script error) and is closed. */
 export async function onConsolePage(
-  env: { browser: Browser; origin: string }, email: string, title: string, fn: (g: GuardedPage) => Promise<void>, permissions: string[] = [],
+  env: { browser: Browser; origin: string },
+  email: string,
+  title: string,
+  fn: (g: GuardedPage) => Promise<void>,
+  permissions: string[] = [],
   expected4xx: Expected4xx[] = [],
 ) {
   const g = await guardedPage(env.browser, env.origin, permissions)

@@ -13,7 +13,9 @@ describe('console bundle', () => {
     const out = mkdtempSync(join(tmpdir(), 'rcp-console-'))
     try {
       const { script, gzipBytes } = await bundle(out)
-      console.log(`console first load: ${script}, ${(gzipBytes / 1024).toFixed(1)} KiB gzip (budget ${BUDGET / 1024} KiB, ${(100 * gzipBytes / BUDGET).toFixed(0)}%)`)
+      console.log(
+        `console first load: ${script}, ${(gzipBytes / 1024).toFixed(1)} KiB gzip (budget ${BUDGET / 1024} KiB, ${((100 * gzipBytes) / BUDGET).toFixed(0)}%)`,
+      )
       const html = await Bun.file(join(out, 'index.html')).text()
       expect([...html.matchAll(/<script /g)].length).toBe(1)
       expect(gzipBytes).toBeGreaterThan(0)

@@ -15,7 +15,8 @@ describe('CSP on every HTML response', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toContain('text/html')
     const csp = res.headers.get('content-security-policy') ?? ''
-    for (const d of ["default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"]) expect({ path, csp, has: csp.includes(d) }).toMatchObject({ has: true })
+    for (const d of ["default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"])
+      expect({ path, csp, has: csp.includes(d) }).toMatchObject({ has: true })
     expect(csp).not.toContain('unsafe')
     const html = await res.text()
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/) // every script has a src: none is inline

@@ -40,7 +40,7 @@ describe('/v1/docs', () => {
 
   test('renders an entry for every operation of /v1/openapi.json, offline', async () => {
     type Ops = Record<string, Record<string, unknown>>
-    const doc = await (await fetch(`${api.url}/v1/openapi.json`)).json() as { paths: Ops; webhooks: Ops }
+    const doc = (await (await fetch(`${api.url}/v1/openapi.json`)).json()) as { paths: Ops; webhooks: Ops }
     // The operations, and the event catalogue's webhooks (Swagger UI lists each under its event type).
     const entries = (ops: Ops) => Object.entries(ops).flatMap(([path, byMethod]) => Object.keys(byMethod).map((m) => `${m.toUpperCase()} ${path}`))
     const expected = [...entries(doc.paths), ...entries(doc.webhooks)].sort()
@@ -50,11 +50,13 @@ describe('/v1/docs', () => {
     try {
       await g.page.goto(`${api.url}/v1/docs`)
       await g.page.locator('.opblock').first().waitFor({ timeout: 30_000 })
-      const rendered = await g.page.$$eval('.opblock-summary', (els) => els.map((el) => {
-        const method = el.querySelector('.opblock-summary-method')?.textContent?.trim() ?? ''
-        const path = el.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? ''
-        return `${method} ${path}`
-      }))
+      const rendered = await g.page.$$eval('.opblock-summary', (els) =>
+        els.map((el) => {
+          const method = el.querySelector('.opblock-summary-method')?.textContent?.trim() ?? ''
+          const path = el.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? ''
+          return `${method} ${path}`
+        }),
+      )
       expect([...new Set(rendered)].sort()).toEqual(expected)
       expect(await seriousViolations(g.page)).toEqual([])
       await screenshot(g.page, 'docs')

@@ -129,7 +129,10 @@ describe('console: members', () => {
       await page.keyboard.type('researcher')
       await page.keyboard.press('Tab')
       await page.keyboard.press('Enter')
-      await page.getByRole('status').filter({ hasText: `Invitation sent to ${invitee}.` }).waitFor()
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Invitation sent to ${invitee}.` })
+        .waitFor()
       const listed = page.locator('#invitations li', { hasText: invitee })
       await listed.waitFor()
       expect(await listed.textContent()).toContain('as researcher')

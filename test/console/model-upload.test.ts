@@ -49,19 +49,27 @@ describe('console: model upload', () => {
 
       const [version] = (await owner.client.get('/model-versions')).json.data
       expect(version).toMatchObject({
-        name: HOSTILE, status: 'ready', totalBytes: bytes.length,
+        name: HOSTILE,
+        status: 'ready',
+        totalBytes: bytes.length,
         objects: [{ key: 'models/policy.onnx', sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') }],
       })
       await page.locator('#versions tbody tr td:nth-child(3)', { hasText: 'ready' }).waitFor()
       await auditPage(g, 'models-upload')
 
       // The status filter: a draft beside the ready version, each status showing its own.
-      const draft = (await owner.client.post('/model-versions', {
-        name: 'draft one', format: 'onnx', source: { kind: 'imported_checkpoint', path: 'models/draft.onnx' },
-      })).json.data
+      const draft = (
+        await owner.client.post('/model-versions', {
+          name: 'draft one',
+          format: 'onnx',
+          source: { kind: 'imported_checkpoint', path: 'models/draft.onnx' },
+        })
+      ).json.data
       const names = () => page.locator('#versions tbody tr td:first-child').allTextContents()
       await page.locator('#version-status').selectOption('draft')
-      await page.waitForFunction(() => document.querySelectorAll('#versions tbody tr').length === 1 && document.querySelector('#versions tbody td')?.textContent === 'draft one')
+      await page.waitForFunction(
+        () => document.querySelectorAll('#versions tbody tr').length === 1 && document.querySelector('#versions tbody td')?.textContent === 'draft one',
+      )
       expect(await names()).toEqual([draft.name])
       await page.getByRole('button', { name: 'Upload and validate draft one' }).waitFor()
       await page.locator('#version-status').selectOption('ready')

@@ -25,8 +25,13 @@ describe('console: models', () => {
       expect(await page.locator('img[src="x"]').count()).toBe(0)
       const [created] = (await owner.client.get('/embodiment-profiles')).json.data
       expect(created).toMatchObject({
-        name: HOSTILE, robotType: 'so100', controlRateHz: 30,
-        observationFeatures: [{ name: 'wrist', dtype: 'uint8', shape: [224, 224, 3], kind: 'image' }, { name: 'joints', dtype: 'float32', shape: [6], kind: 'state' }],
+        name: HOSTILE,
+        robotType: 'so100',
+        controlRateHz: 30,
+        observationFeatures: [
+          { name: 'wrist', dtype: 'uint8', shape: [224, 224, 3], kind: 'image' },
+          { name: 'joints', dtype: 'float32', shape: [6], kind: 'state' },
+        ],
         actionFeatures: [{ name: 'target', dtype: 'float32', shape: [6] }],
       })
 

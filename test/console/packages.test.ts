@@ -7,7 +7,13 @@ import { auditPage, HOSTILE, onConsolePage, useConsole } from './browser'
 const env = useConsole()
 const FILES = { 'policy.onnx': Buffer.from('not really onnx, but bytes all the same') }
 const run = (p50: number, p99: number, finishedAt: string) => ({
-  stepsDone: 5, latencyMs: { p50, p99 }, contractViolations: 0, exitReason: 'completed', violations: [], startedAt: '2026-01-01T00:00:00Z', finishedAt,
+  stepsDone: 5,
+  latencyMs: { p50, p99 },
+  contractViolations: 0,
+  exitReason: 'completed',
+  violations: [],
+  startedAt: '2026-01-01T00:00:00Z',
+  finishedAt,
 })
 
 describe('console: packages', () => {
@@ -25,13 +31,20 @@ describe('console: packages', () => {
       const focused = () => page.evaluate(() => document.activeElement?.id ?? '')
       for (let i = 0; i < 40 && (await focused()) !== 'pkg-version'; i++) await page.keyboard.press('Tab')
       expect(await focused()).toBe('pkg-version')
-      for (const [id, keys] of [['pkg-profile', ''], ['pkg-mode', ''], ['pkg-host', 'policy.internal'], ['pkg-port', '8000'], ['pkg-steps', '5']] as const) {
+      for (const [id, keys] of [
+        ['pkg-profile', ''],
+        ['pkg-mode', ''],
+        ['pkg-host', 'policy.internal'],
+        ['pkg-port', '8000'],
+        ['pkg-steps', '5'],
+      ] as const) {
         await page.keyboard.press('Tab')
         expect(await focused()).toBe(id)
         if (id === 'pkg-steps') await page.keyboard.press('Control+A')
         if (keys) await page.keyboard.type(keys)
       }
-      for (let i = 0; i < 10 && !(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name === 'fake')); i++) await page.keyboard.press('Tab')
+      for (let i = 0; i < 10 && !(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name === 'fake')); i++)
+        await page.keyboard.press('Tab')
       await page.keyboard.press('Space')
       await page.keyboard.press('Tab')
       await page.keyboard.press('Enter')
@@ -39,11 +52,21 @@ describe('console: packages', () => {
       const state = page.locator('#package-state')
       await state.filter({ hasText: /^ready/ }).waitFor({ timeout: 60_000 })
       const [pkg] = (await t.models.get('/edge-inference-packages')).json.data
-      expect(pkg).toMatchObject({ status: 'ready', mode: 'remote_ws', remotePolicyHost: 'policy.internal', remotePolicyPort: 8000, steps: 5, useFakeTransport: true })
+      expect(pkg).toMatchObject({
+        status: 'ready',
+        mode: 'remote_ws',
+        remotePolicyHost: 'policy.internal',
+        remotePolicyPort: 8000,
+        steps: 5,
+        useFakeTransport: true,
+      })
       expect(await page.locator('#verify-commands').textContent()).toContain(`${env.origin}/v1/edge-inference-packages/${pkg.id}`)
       expect(await page.getByText(pkg.artifact.sha256).count()).toBe(1)
 
-      for (const [p50, p99, at] of [[12, 30, '2026-01-01T00:01:00Z'], [14, 41, '2026-01-01T00:02:00Z']] as const) {
+      for (const [p50, p99, at] of [
+        [12, 30, '2026-01-01T00:01:00Z'],
+        [14, 41, '2026-01-01T00:02:00Z'],
+      ] as const) {
         expect((await t.models.post(`/edge-inference-packages/${pkg.id}/runs`, run(p50, p99, at))).status).toBe(201)
       }
       await page.getByRole('button', { name: 'Refresh' }).click()

@@ -44,9 +44,11 @@ describe('console: sign in and tenants', () => {
       // The session's answer is held until the account is asked for (5 s at most): one after the other, it never is.
       let accountAsked = false
       let askedWhileHeld: boolean | undefined
-      g.page.on('request', (r) => { if (new URL(r.url()).pathname === '/v1/users/me') accountAsked = true })
+      g.page.on('request', (r) => {
+        if (new URL(r.url()).pathname === '/v1/users/me') accountAsked = true
+      })
       await g.page.route(`${env.origin}/v1/sessions/current`, async (route) => {
-        for (const until = Date.now() + 5000; !accountAsked && Date.now() < until;) await Bun.sleep(20)
+        for (const until = Date.now() + 5000; !accountAsked && Date.now() < until; ) await Bun.sleep(20)
         askedWhileHeld ??= accountAsked
         await route.continue()
       })
@@ -66,10 +68,12 @@ describe('console: sign in and tenants', () => {
       await signInAs(g, env.origin, owner.email)
       // The script is held until the account is asked for (5 s at most): asked only by the script, it never is.
       const asked: string[] = []
-      g.page.on('request', (r) => { if (r.url().startsWith(`${env.origin}/v1/`)) asked.push(new URL(r.url()).pathname) })
+      g.page.on('request', (r) => {
+        if (r.url().startsWith(`${env.origin}/v1/`)) asked.push(new URL(r.url()).pathname)
+      })
       let askedWhileScriptHeld: boolean | undefined
       await g.page.route(`${env.origin}/console/assets/*.js`, async (route) => {
-        for (const until = Date.now() + 5000; !asked.includes('/v1/users/me') && Date.now() < until;) await Bun.sleep(20)
+        for (const until = Date.now() + 5000; !asked.includes('/v1/users/me') && Date.now() < until; ) await Bun.sleep(20)
         askedWhileScriptHeld ??= asked.includes('/v1/users/me')
         await route.continue()
       })
@@ -183,7 +187,10 @@ describe('console: sign in and tenants', () => {
       await page.getByRole('button', { name: 'Forgot your password?' }).click()
       await page.getByLabel('Email').fill(email)
       await page.getByRole('button', { name: 'Send me a link' }).click()
-      await page.getByRole('status').filter({ hasText: `If ${email} has an account` }).waitFor()
+      await page
+        .getByRole('status')
+        .filter({ hasText: `If ${email} has an account` })
+        .waitFor()
       await auditPage(g, 'forgot-password')
       const mail = await waitForMail(email, { after: since, timeoutMs: 30_000 })
       expect(mail.text).toContain(`${env.origin}/console/password-reset?token=`)

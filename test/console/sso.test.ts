@@ -36,7 +36,12 @@ describe('console: single sign-on', () => {
       dns.txt.set(claim.verificationRecord.name, [claim.verificationRecord.value])
       expect((await owner.client.post(`/tenants/current/domains/${claim.id}/verifications`)).status).toBe(201)
       const connection = await owner.client.post('/tenants/current/sso-connections', {
-        name: HOSTILE, issuer: idp.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, emailDomains: [domain], defaultRole: 'researcher',
+        name: HOSTILE,
+        issuer: idp.issuer,
+        clientId: CLIENT_ID,
+        clientSecret: CLIENT_SECRET,
+        emailDomains: [domain],
+        defaultRole: 'researcher',
       })
       expect(connection.status).toBe(201)
       const email = `engineer@${domain}`
@@ -62,8 +67,11 @@ describe('console: single sign-on', () => {
       await openPage(g, 'My account')
       await page.getByLabel('Display name').fill('Single sign-on engineer')
       await page.getByRole('button', { name: 'Save name' }).click()
-      await eventually('the display name saved', async () =>
-        (await env.api.sql`select display_name from users where email = ${email}`)[0]?.display_name === 'Single sign-on engineer' || undefined, 10_000)
+      await eventually(
+        'the display name saved',
+        async () => (await env.api.sql`select display_name from users where email = ${email}`)[0]?.display_name === 'Single sign-on engineer' || undefined,
+        10_000,
+      )
       expectClean(g)
 
       // Started without a returnTo (a bookmarked start link, say): the provider's sign-in lands on My account.
@@ -96,9 +104,15 @@ describe('console: single sign-on', () => {
       const claim = (await owner.client.post('/tenants/current/domains', { domain })).json.data
       dns.txt.set(claim.verificationRecord.name, [claim.verificationRecord.value])
       expect((await owner.client.post(`/tenants/current/domains/${claim.id}/verifications`)).status).toBe(201)
-      const connection = (await owner.client.post('/tenants/current/sso-connections', {
-        name: 'Company IdP', issuer: idp.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, emailDomains: [domain],
-      })).json.data
+      const connection = (
+        await owner.client.post('/tenants/current/sso-connections', {
+          name: 'Company IdP',
+          issuer: idp.issuer,
+          clientId: CLIENT_ID,
+          clientSecret: CLIENT_SECRET,
+          emailDomains: [domain],
+        })
+      ).json.data
 
       const { page } = g
       await signInAs(g, env.origin, owner.email)

@@ -29,10 +29,15 @@ describe('console: storage', () => {
 
       // The real run, beside the dry run: its own row, followed to its end.
       await page.getByRole('button', { name: 'Reconcile', exact: true }).click()
-      const real = page.locator('section', { hasText: 'Reconciliation' }).locator('tbody tr', { has: page.getByRole('cell', { name: 'reconcile', exact: true }) })
+      const real = page
+        .locator('section', { hasText: 'Reconciliation' })
+        .locator('tbody tr', { has: page.getByRole('cell', { name: 'reconcile', exact: true }) })
       await real.getByRole('cell', { name: 'succeeded' }).waitFor({ timeout: 45_000 })
       const jobs = (await owner.client.get('/tenants/current/storage-reconciliation-jobs')).json.data
-      expect(jobs.map((j: { dryRun: boolean; status: string }) => [j.dryRun, j.status])).toEqual([[false, 'succeeded'], [true, 'succeeded']])
+      expect(jobs.map((j: { dryRun: boolean; status: string }) => [j.dryRun, j.status])).toEqual([
+        [false, 'succeeded'],
+        [true, 'succeeded'],
+      ])
       expect(await real.locator('td:nth-child(4)').textContent()).toBe(String(jobs[0].objectsScanned))
     })
   }, 120_000)

@@ -26,9 +26,14 @@ async function typecheck(docs: Record<string, OpenAPI3>): Promise<{ code: number
       await writeApiTypes(doc, join(copy, 'api', 'console', 'ui', 'api-types.gen.ts'))
     }
     const ui = JSON.parse(readFileSync(join(UI, 'tsconfig.json'), 'utf8').replace(/^\s*\/\/.*$/gm, '')) as { compilerOptions: object }
-    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
-      extends: join(ROOT, 'tsconfig.json'), compilerOptions: ui.compilerOptions, include: Object.keys(docs).map((name) => `${name}/api/console/ui`),
-    }))
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        extends: join(ROOT, 'tsconfig.json'),
+        compilerOptions: ui.compilerOptions,
+        include: Object.keys(docs).map((name) => `${name}/api/console/ui`),
+      }),
+    )
     const tsc = Bun.spawn([join(ROOT, 'node_modules', '.bin', 'tsc'), '--noEmit', '--pretty', 'false', '-p', dir], { cwd: dir, stdout: 'pipe', stderr: 'pipe' })
     const output = (await new Response(tsc.stdout).text()) + (await new Response(tsc.stderr).text())
     const lines = output.split('\n').filter(Boolean)
@@ -56,7 +61,7 @@ function renamed(doc: unknown, from: string, to: string): unknown {
 
 describe('console type check', () => {
   test('passes against the served document and fails when a response field it reads is renamed', async () => {
-    const doc = await (await fetch(`${api.url}/v1/openapi.json`)).json() as OpenAPI3
+    const doc = (await (await fetch(`${api.url}/v1/openapi.json`)).json()) as OpenAPI3
     const { code, errors } = await typecheck({ served: doc, renamed: renamed(doc, 'tenantName', 'organisationName') as OpenAPI3 })
     expect(errors.served).toEqual([])
     expect(code).not.toBe(0)

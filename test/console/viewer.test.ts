@@ -9,7 +9,21 @@ import { auditPage, expectClean, guardedPage, openPage, signInAs, useConsole } f
 const env = useConsole()
 
 // Actions of the console that need more than a viewer holds (tenant:manage, apikey:manage, billing:write, model:write).
-const REFUSED_ACTIONS = [/^Request package$/, /^Create profile$/, /^Edit /, /^Save profile$/, /^Provision storage$/, /^Check \(dry run\)$/, /^Reconcile$/, /^Create tenant$/, /^Manage /, /^Send invitation$/, /^Show every member's keys$/, /^Revoke all/, /^Revoke the invitation/]
+const REFUSED_ACTIONS = [
+  /^Request package$/,
+  /^Create profile$/,
+  /^Edit /,
+  /^Save profile$/,
+  /^Provision storage$/,
+  /^Check \(dry run\)$/,
+  /^Reconcile$/,
+  /^Create tenant$/,
+  /^Manage /,
+  /^Send invitation$/,
+  /^Show every member's keys$/,
+  /^Revoke all/,
+  /^Revoke the invitation/,
+]
 
 describe('console: a viewer', () => {
   test('is offered only what a viewer may do, on every page', async () => {
@@ -18,13 +32,22 @@ describe('console: a viewer', () => {
     const g = await guardedPage(env.browser, env.origin)
     const { page } = g
     const refused: string[] = []
-    page.on('response', (r) => { if (r.status() === 403) refused.push(`${r.request().method()} ${r.url()}`) })
+    page.on('response', (r) => {
+      if (r.status() === 403) refused.push(`${r.request().method()} ${r.url()}`)
+    })
     try {
       await signInAs(g, env.origin, viewer.email)
       const nav = page.getByRole('navigation', { name: 'Console' }).getByRole('link')
       expect(await nav.allTextContents()).toEqual(['Tenants', 'API keys', 'Models', 'Packages', 'Storage', 'My account'])
 
-      for (const [title, shot] of [['Tenants', 'viewer-tenants'], ['API keys', 'viewer-api-keys'], ['Models', 'viewer-models'], ['Packages', 'viewer-packages'], ['Storage', 'viewer-storage'], ['My account', 'viewer-account']] as const) {
+      for (const [title, shot] of [
+        ['Tenants', 'viewer-tenants'],
+        ['API keys', 'viewer-api-keys'],
+        ['Models', 'viewer-models'],
+        ['Packages', 'viewer-packages'],
+        ['Storage', 'viewer-storage'],
+        ['My account', 'viewer-account'],
+      ] as const) {
         await openPage(g, title)
         await auditPage(g, shot)
         const buttons = await page.getByRole('button').allTextContents()

@@ -14,8 +14,14 @@ import { PASSWORD, uniqueEmail, uniqueSlug } from '../support/fixtures'
 const EXAMPLES = Number(process.env.RCP_FUZZ_EXAMPLES ?? 12)
 const SECONDS = Number(process.env.RCP_FUZZ_SECONDS ?? 75)
 const CHECKS = [
-  'not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_headers_conformance',
-  'response_schema_conformance', 'negative_data_rejection', 'unsupported_method', 'allow_header_conformance',
+  'not_a_server_error',
+  'status_code_conformance',
+  'content_type_conformance',
+  'response_headers_conformance',
+  'response_schema_conformance',
+  'negative_data_rejection',
+  'unsupported_method',
+  'allow_header_conformance',
 ]
 
 const REJECTIONS = ['400', '401', '403', '404', '405', '406', '409', '415', '422', '428', '429', '431', '5xx']
@@ -50,10 +56,19 @@ beforeAll(async () => {
   // Its own process, as deployed; budgets off so the fuzzer meets the operations, not the rate limiter. An
   // oversized query gets the documented 431 problem (the app raises Bun's header limit above its own).
   api = spawnChild('fuzz-api', {
-    cmd: [process.execPath, 'api/main.ts'], cwd: REPO_ROOT, logFile,
+    cmd: [process.execPath, 'api/main.ts'],
+    cwd: REPO_ROOT,
+    logFile,
     env: {
-      ...process.env, PORT: String(port), METRICS_PORT: String(await freePort()), LOG_LEVEL: 'warn', RATE_LIMIT_PRINCIPAL_PER_MINUTE: '0', RATE_LIMIT_TENANT_PER_MINUTE: '0',
-      RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0', SIGNIN_ACCOUNT_LOCK_FAILURES: '0', SIGNIN_IP_LOCK_FAILURES: '0',
+      ...process.env,
+      PORT: String(port),
+      METRICS_PORT: String(await freePort()),
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PRINCIPAL_PER_MINUTE: '0',
+      RATE_LIMIT_TENANT_PER_MINUTE: '0',
+      RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
+      SIGNIN_ACCOUNT_LOCK_FAILURES: '0',
+      SIGNIN_IP_LOCK_FAILURES: '0',
     },
   })
   await waitUntil(api, 'the fuzz API', async () => (await fetch(`${base}/healthz`)).ok)
@@ -95,9 +110,28 @@ async function fuzz(label: string, headers: string[], exclude: string[]) {
   const config = join(cwd, 'schemathesis.toml')
   await Bun.write(config, `[checks.negative_data_rejection]\nexpected-statuses = ${JSON.stringify([...REJECTIONS])}\n`)
   const args = [
-    '--config-file', config, 'run', `${base}/v1/openapi.json`, '--url', base, '--checks', CHECKS.join(','),
-    '--phases', 'examples,coverage,fuzzing,stateful', '--max-examples', String(EXAMPLES), '--max-time', String(SECONDS),
-    '--workers', '1', '--request-timeout', '15', '--generation-deterministic', '--no-color', '--suppress-health-check', 'all',
+    '--config-file',
+    config,
+    'run',
+    `${base}/v1/openapi.json`,
+    '--url',
+    base,
+    '--checks',
+    CHECKS.join(','),
+    '--phases',
+    'examples,coverage,fuzzing,stateful',
+    '--max-examples',
+    String(EXAMPLES),
+    '--max-time',
+    String(SECONDS),
+    '--workers',
+    '1',
+    '--request-timeout',
+    '15',
+    '--generation-deterministic',
+    '--no-color',
+    '--suppress-health-check',
+    'all',
     ...headers.flatMap((h) => ['--header', h]),
     ...exclude.flatMap((op) => ['--exclude-name', op]),
   ]
@@ -118,13 +152,21 @@ async function fuzz(label: string, headers: string[], exclude: string[]) {
 // The two passes run at once, each as its own tenant's owner: the fuzzer mostly waits on the API, and either pass alone
 // is the slowest thing in the suite.
 describe('schemathesis over the whole OpenAPI document', () => {
-  test.concurrent('as a personal access token with every permission point', async () => {
-    const p = await principals()
-    await fuzz('PAT', [`Authorization: Bearer ${p.token}`], ENDS_OWN_CREDENTIAL)
-  }, PASS_TIMEOUT_MS)
+  test.concurrent(
+    'as a personal access token with every permission point',
+    async () => {
+      const p = await principals()
+      await fuzz('PAT', [`Authorization: Bearer ${p.token}`], ENDS_OWN_CREDENTIAL)
+    },
+    PASS_TIMEOUT_MS,
+  )
 
-  test.concurrent('as a cookie session with its CSRF header', async () => {
-    const p = await principals()
-    await fuzz('cookie', [`Cookie: ${p.cookie}`, `x-csrf-token: ${p.csrf}`], [...ENDS_OWN_CREDENTIAL, ...GATES_OWN_SESSION])
-  }, PASS_TIMEOUT_MS)
+  test.concurrent(
+    'as a cookie session with its CSRF header',
+    async () => {
+      const p = await principals()
+      await fuzz('cookie', [`Cookie: ${p.cookie}`, `x-csrf-token: ${p.csrf}`], [...ENDS_OWN_CREDENTIAL, ...GATES_OWN_SESSION])
+    },
+    PASS_TIMEOUT_MS,
+  )
 })

@@ -58,7 +58,13 @@ async function download(url: string) {
 describe('a built package', () => {
   test('is ready with its artifact, verifies with sha256sum and openssl, and announces itself once', async () => {
     const { t, created, pkg, version } = await readyPackage()
-    expect(created).toMatchObject({ status: 'queued', targetArch: 'cpu', imageLine: { baseImage: 'python:3.11-slim-bookworm' }, steps: 5, wireProtocols: [{ name: 'openpi-ws', port: 8000 }] })
+    expect(created).toMatchObject({
+      status: 'queued',
+      targetArch: 'cpu',
+      imageLine: { baseImage: 'python:3.11-slim-bookworm' },
+      steps: 5,
+      wireProtocols: [{ name: 'openpi-ws', port: 8000 }],
+    })
     expect(created.workflowId).toBe(`edge-package/${t.tenantId}/cpu/${created.id}`)
     expect(pkg.progress.bytesDone).toBe(pkg.progress.bytesTotal)
     expect(pkg.artifact.bucket).toBe(t.exportBucket)
@@ -71,12 +77,25 @@ describe('a built package', () => {
     expect(bytes.readUInt32LE(4)).toBe(0)
     const listing = sh('tar', ['--numeric-owner', '--full-time', '-tvzf', 'package.tar.gz'], dir).trim().split('\n')
     // Only the launcher is executable.
-    for (const line of listing) expect(line).toMatch(line.endsWith(' launch.sh') ? /^-rwxr-xr-x 0\/0 .* 1970-01-01 00:00:00 / : /^-rw-r--r-- 0\/0 .* 1970-01-01 00:00:00 /)
+    for (const line of listing)
+      expect(line).toMatch(line.endsWith(' launch.sh') ? /^-rwxr-xr-x 0\/0 .* 1970-01-01 00:00:00 / : /^-rw-r--r-- 0\/0 .* 1970-01-01 00:00:00 /)
     const names = listing.map((l) => l.split(' ').at(-1)!)
     expect(names).toEqual([
-      'manifest.json', 'Dockerfile', 'README.md', 'compose.yaml', 'launch.sh', 'model/config/norm.json', 'model/policy.onnx',
-      'requirements/robot-client.txt', 'runtime/chunking.py', 'runtime/contract.py', 'runtime/robot_client.py', 'runtime/robot_io.py', 'runtime/run_report.py',
-      'provenance.intoto.jsonl', 'SHA256SUMS',
+      'manifest.json',
+      'Dockerfile',
+      'README.md',
+      'compose.yaml',
+      'launch.sh',
+      'model/config/norm.json',
+      'model/policy.onnx',
+      'requirements/robot-client.txt',
+      'runtime/chunking.py',
+      'runtime/contract.py',
+      'runtime/robot_client.py',
+      'runtime/robot_io.py',
+      'runtime/run_report.py',
+      'provenance.intoto.jsonl',
+      'SHA256SUMS',
     ])
     // docs/robots.md's order, statement by statement: the manifest first, the rest sorted by path, then what hashes it.
     const order = readmeParagraph('**Contents**, in this order:')
@@ -95,7 +114,13 @@ describe('a built package', () => {
     expect(readFileSync(join(root, 'model/policy.onnx'))).toEqual(FILES['policy.onnx'])
 
     const manifest = JSON.parse(readFileSync(join(root, 'manifest.json'), 'utf8'))
-    expect(manifest).toMatchObject({ packageId: created.id, mode: 'remote_ws', remotePolicy: { host: 'policy.internal', port: 8000 }, modelFiles: ['config/norm.json', 'policy.onnx'], baseImage: 'python:3.11-slim-bookworm' })
+    expect(manifest).toMatchObject({
+      packageId: created.id,
+      mode: 'remote_ws',
+      remotePolicy: { host: 'policy.internal', port: 8000 },
+      modelFiles: ['config/norm.json', 'policy.onnx'],
+      baseImage: 'python:3.11-slim-bookworm',
+    })
 
     // The DSSE envelope, verified by openssl with the key the public endpoint lists.
     const keys = await fetch(`${env.api.url}/v1/edge-inference-packages/signing-keys`)
@@ -122,12 +147,22 @@ describe('a built package', () => {
     const subjects = Object.fromEntries(statement.subject.map((s: { name: string; digest: { sha256: string } }) => [s.name, s.digest.sha256]))
     for (const line of sums.filter((l) => !l.endsWith('provenance.intoto.jsonl'))) expect(subjects[line.split('  ')[1]!]).toBe(line.split('  ')[0])
     expect(statement.predicate.runDetails.metadata.invocationId).toBe(created.workflowId)
-    expect(statement.predicate.buildDefinition.externalParameters).toMatchObject({ ...REQUEST, modelVersionId: version.id, targetArch: 'cpu', wireProtocols: ['openpi-ws'] })
-    expect(statement.predicate.buildDefinition.resolvedDependencies.map((d: { digest: { sha256: string } }) => d.digest.sha256).sort())
-      .toEqual(version.objects.map((o) => o.sha256).sort())
+    expect(statement.predicate.buildDefinition.externalParameters).toMatchObject({
+      ...REQUEST,
+      modelVersionId: version.id,
+      targetArch: 'cpu',
+      wireProtocols: ['openpi-ws'],
+    })
+    expect(statement.predicate.buildDefinition.resolvedDependencies.map((d: { digest: { sha256: string } }) => d.digest.sha256).sort()).toEqual(
+      version.objects.map((o) => o.sha256).sort(),
+    )
 
-    const events = await env.api.sql<{ type: string; data: Record<string, unknown> }[]>`select type, data from events where tenant_id = ${t.tenantId} and type like 'edge_package.%'`
-    expect([...events]).toEqual([{ type: 'edge_package.ready', data: expect.objectContaining({ packageId: created.id, sha256: pkg.artifact.sha256, sizeBytes: pkg.artifact.sizeBytes }) }])
+    const events = await env.api.sql<
+      { type: string; data: Record<string, unknown> }[]
+    >`select type, data from events where tenant_id = ${t.tenantId} and type like 'edge_package.%'`
+    expect([...events]).toEqual([
+      { type: 'edge_package.ready', data: expect.objectContaining({ packageId: created.id, sha256: pkg.artifact.sha256, sizeBytes: pkg.artifact.sizeBytes }) },
+    ])
     // One artifact, nothing half-uploaded under the package.
     const s3 = localS3()
     const keysUnder: string[] = []
@@ -144,8 +179,11 @@ describe('a built package', () => {
     const plan: EdgePackagePlan = JSON.parse(Buffer.from(begun.result!.payloads![0]!.data!).toString())
     expect(plan).toEqual({ ...(await planEdgePackage(deps, t.tenantId, pkg.id)), manifest: expect.anything() })
     const rebuilt = await writeArchive({
-      s3: localS3(), plan: { ...plan, artifactKey: `edge-packages/${pkg.id}/rebuild.tar.gz` }, signingKey: signingPrivateKey(deps.config),
-      runtime: runtimeFilesFor(plan.manifest), onProgress: () => {},
+      s3: localS3(),
+      plan: { ...plan, artifactKey: `edge-packages/${pkg.id}/rebuild.tar.gz` },
+      signingKey: signingPrivateKey(deps.config),
+      runtime: runtimeFilesFor(plan.manifest),
+      onProgress: () => {},
     })
     expect(rebuilt.sha256).toBe(pkg.artifact.sha256)
     expect(rebuilt.sizeBytes).toBe(pkg.artifact.sizeBytes)
@@ -168,18 +206,39 @@ describe('a built package', () => {
 
   test('runs: the robot reports with a model:write token, the page lists them, run.finished is published', async () => {
     const { t, pkg } = await readyPackage()
-    const report = { stepsDone: 5, latencyMs: { p50: 12.5, p99: 40 }, contractViolations: 0, exitReason: 'completed', violations: [], startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:00:05Z' }
+    const report = {
+      stepsDone: 5,
+      latencyMs: { p50: 12.5, p99: 40 },
+      contractViolations: 0,
+      exitReason: 'completed',
+      violations: [],
+      startedAt: '2026-01-01T00:00:00Z',
+      finishedAt: '2026-01-01T00:00:05Z',
+    }
     const res = await t.models.post(`/edge-inference-packages/${pkg.id}/runs`, report)
     expect(res.status).toBe(201)
     // A package built before chunked control reports no control-loop fields: they read null.
     expect(res.json.data).toMatchObject({
-      packageId: pkg.id, stepsDone: 5, latencyMs: { p50: 12.5, p99: 40 }, exitReason: 'completed',
-      inferences: null, underruns: null, queueDepth: null, loopJitterMs: null,
+      packageId: pkg.id,
+      stepsDone: 5,
+      latencyMs: { p50: 12.5, p99: 40 },
+      exitReason: 'completed',
+      inferences: null,
+      underruns: null,
+      queueDepth: null,
+      loopJitterMs: null,
     })
     const list = await t.models.get(`/edge-inference-packages/${pkg.id}/runs`)
     expect(list.json.data.map((r: { id: string }) => r.id)).toEqual([res.json.data.id])
     const [event] = await env.api.sql<{ data: Record<string, unknown> }[]>`select data from events where tenant_id = ${t.tenantId} and type = 'run.finished'`
-    expect(event!.data).toEqual({ packageId: pkg.id, runId: res.json.data.id, stepsDone: 5, exitReason: 'completed', contractViolations: 0, latencyMs: { p50: 12.5, p99: 40 } })
+    expect(event!.data).toEqual({
+      packageId: pkg.id,
+      runId: res.json.data.id,
+      stepsDone: 5,
+      exitReason: 'completed',
+      contractViolations: 0,
+      latencyMs: { p50: 12.5, p99: 40 },
+    })
     expect((await t.models.post(`/edge-inference-packages/${pkg.id}/runs`, { ...report, stepsDone: -1 })).status).toBe(400)
     expect((await t.models.post(`/edge-inference-packages/${pkg.id}/runs`, { ...report, exitReason: 'bored' })).status).toBe(400)
     // A read-only token cannot report.
@@ -191,13 +250,28 @@ describe('a built package', () => {
   test("runs carry the control loop's figures: inferences, underruns, queue depth, jitter p99; another tenant sees none", async () => {
     const { t, pkg } = await readyPackage()
     const control = { inferences: 12, underruns: 3, queueDepth: { max: 50, mean: 31.25 }, loopJitterMs: { p99: 1.75 } }
-    const report = { stepsDone: 300, latencyMs: { p50: 80, p99: 140 }, contractViolations: 0, exitReason: 'completed', violations: [], ...control, startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:00:06Z' }
+    const report = {
+      stepsDone: 300,
+      latencyMs: { p50: 80, p99: 140 },
+      contractViolations: 0,
+      exitReason: 'completed',
+      violations: [],
+      ...control,
+      startedAt: '2026-01-01T00:00:00Z',
+      finishedAt: '2026-01-01T00:00:06Z',
+    }
     const res = await t.models.post(`/edge-inference-packages/${pkg.id}/runs`, report)
     expect(res.status).toBe(201)
     expect(res.json.data).toMatchObject(control)
     const list = await t.models.get(`/edge-inference-packages/${pkg.id}/runs`)
     expect(list.json.data[0]).toMatchObject({ id: res.json.data.id, ...control })
-    for (const bad of [{ underruns: -1 }, { inferences: 1.5 }, { queueDepth: { max: 2 } }, { loopJitterMs: { p99: -3 } }, { queueDepth: { max: 1, mean: 1, min: 0 } }]) {
+    for (const bad of [
+      { underruns: -1 },
+      { inferences: 1.5 },
+      { queueDepth: { max: 2 } },
+      { loopJitterMs: { p99: -3 } },
+      { queueDepth: { max: 1, mean: 1, min: 0 } },
+    ]) {
       const refused = await t.models.post(`/edge-inference-packages/${pkg.id}/runs`, { ...report, ...bad })
       expect([refused.status, refused.json.code]).toEqual([400, 'VALIDATION_ERROR'])
     }

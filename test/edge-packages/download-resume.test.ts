@@ -27,7 +27,10 @@ function readmeDownloadBlock(): string {
   return block[1]!
 }
 
-interface Connection { request: string; bytesToClient: number }
+interface Connection {
+  request: string
+  bytesToClient: number
+}
 
 /** A TCP proxy to `target` whose first connection is cut after `cutAfter` bytes of the answer; later ones pass. */
 function cuttingProxy(target: URL, cutAfter: number): Promise<{ port: number; connections: Connection[] }> {
@@ -37,8 +40,14 @@ function cuttingProxy(target: URL, cutAfter: number): Promise<{ port: number; co
     const cut = connections.length === 0
     connections.push(seen)
     const upstream = connect(Number(target.port), target.hostname)
-    const close = () => { client.destroy(); upstream.destroy() }
-    client.on('data', (chunk) => { seen.request += chunk.toString('latin1'); upstream.write(chunk) })
+    const close = () => {
+      client.destroy()
+      upstream.destroy()
+    }
+    client.on('data', (chunk) => {
+      seen.request += chunk.toString('latin1')
+      upstream.write(chunk)
+    })
     upstream.on('data', (chunk: Buffer) => {
       const room = cut ? cutAfter - seen.bytesToClient : chunk.length
       client.write(chunk.subarray(0, room))
@@ -57,7 +66,12 @@ test("docs/robots.md's download resumes after the connection drops half way, and
   const t = await modelTenant(env.api.url)
   const profileId = await makeProfile(env.api.sql, t.tenantId)
   const version = await makeVersion(env.api.sql, t.tenantId, t.general, { 'policy.onnx': 4 * 2 ** 20 })
-  const created = await t.models.post(`/model-versions/${version.id}/edge-inference-package`, { embodimentProfileId: profileId, mode: 'remote_ws', remotePolicyHost: 'gpu.lan', remotePolicyPort: 8000 })
+  const created = await t.models.post(`/model-versions/${version.id}/edge-inference-package`, {
+    embodimentProfileId: profileId,
+    mode: 'remote_ws',
+    remotePolicyHost: 'gpu.lan',
+    remotePolicyPort: 8000,
+  })
   expect(created.status).toBe(201)
   const pkg = await packageIn(t.models, created.json.data.id, ['ready'])
   const storage = new URL(pkg.artifact.downloadUrl)

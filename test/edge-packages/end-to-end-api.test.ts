@@ -61,7 +61,8 @@ async function orderPackage(order: Order) {
   expect(profile.status).toBe(201)
   const path = `checkpoints/e2e/${order.format === 'onnx' ? 'policy.onnx' : 'params.bin'}`
   const created = await t.pat.post('/model-versions', {
-    name: 'e2e policy', format: order.format,
+    name: 'e2e policy',
+    format: order.format,
     source: { kind: 'imported_checkpoint', path, sizeBytes: order.checkpoint.length, sha256: sha256(order.checkpoint) },
   })
   expect(created.status).toBe(201)
@@ -79,7 +80,9 @@ async function orderPackage(order: Order) {
 }
 
 const filesUnder = (root: string): string[] =>
-  readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((p) => statSync(join(root, p)).isFile()).sort()
+  readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .filter((p) => statSync(join(root, p)).isFile())
+    .sort()
 
 /** Download through the DTO's URL, then trust nothing but stock tools and the public signing key. */
 async function downloadAndVerify(pkg: { id: string; artifact: { downloadUrl: string; sha256: string; sizeBytes: number } }) {
@@ -125,7 +128,12 @@ async function downloadAndVerify(pkg: { id: string; artifact: { downloadUrl: str
   const subjects = Object.fromEntries(statement.subject.map((s: { name: string; digest: { sha256: string } }) => [s.name, s.digest.sha256]))
   const content = files.filter((f) => f !== 'SHA256SUMS' && f !== 'provenance.intoto.jsonl')
   expect(Object.keys(subjects).sort()).toEqual(content)
-  for (const f of content) expect(subjects[f]).toBe(createHash('sha256').update(readFileSync(join(root, f))).digest('hex'))
+  for (const f of content)
+    expect(subjects[f]).toBe(
+      createHash('sha256')
+        .update(readFileSync(join(root, f)))
+        .digest('hex'),
+    )
   return root
 }
 
@@ -146,7 +154,11 @@ async function runsOf(t: Awaited<ReturnType<typeof modelTenant>>, packageId: str
   return { runs: res.json.data as Record<string, unknown>[], events: events.map((e) => e.data) }
 }
 
-const actionLines = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+const actionLines = (file: string) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
 const noTraceback = (stderr: string) => expect(stderr.split('\n').filter((l) => l.includes('Traceback'))).toEqual([])
 
 describe('an edge package ordered through the API really runs', () => {
@@ -158,13 +170,27 @@ describe('an edge package ordered through the API really runs', () => {
       profile: { observationFeatures: [CAMERA, STATE], actionFeatures: [ACTIONS] },
       format: 'openpi',
       checkpoint: new Uint8Array(4096).map((_, i) => (i * 7) % 256),
-      request: { mode: 'remote_ws', remotePolicyHost: '127.0.0.1', remotePolicyPort: policy.port, targetArch: 'cpu', wireProtocols: ['openpi-ws'], steps, useFakeTransport: true },
+      request: {
+        mode: 'remote_ws',
+        remotePolicyHost: '127.0.0.1',
+        remotePolicyPort: policy.port,
+        targetArch: 'cpu',
+        wireProtocols: ['openpi-ws'],
+        steps,
+        useFakeTransport: true,
+      },
     })
     const root = await downloadAndVerify(pkg)
     // The package carries the request as understood and the profile as the contract.
     expect(JSON.parse(readFileSync(join(root, 'manifest.json'), 'utf8'))).toMatchObject({
-      packageId: pkg.id, mode: 'remote_ws', targetArch: 'cpu', steps, useFakeTransport: true, remotePolicy: { host: '127.0.0.1', port: policy.port },
-      wireProtocols: [{ name: 'openpi-ws', port: 8000 }], embodiment: { observationFeatures: [CAMERA, STATE], actionFeatures: [ACTIONS] },
+      packageId: pkg.id,
+      mode: 'remote_ws',
+      targetArch: 'cpu',
+      steps,
+      useFakeTransport: true,
+      remotePolicy: { host: '127.0.0.1', port: policy.port },
+      wireProtocols: [{ name: 'openpi-ws', port: 8000 }],
+      embodiment: { observationFeatures: [CAMERA, STATE], actionFeatures: [ACTIONS] },
     })
     // The same package, run once under each robot Python (JetPack 6's 3.10, the cpu image's 3.11): one run report each.
     for (const [i, version] of ROBOT_PYTHONS.entries()) {
@@ -189,15 +215,22 @@ describe('an edge package ordered through the API really runs', () => {
         const action = line.action.actions as number[]
         expect(action).toHaveLength(7)
         action.forEach((v, i) => {
-expect(v).toBeCloseTo(actionValue(Math.floor(step / 4), (step % 4) * 7 + i), 4)
-})
+          expect(v).toBeCloseTo(actionValue(Math.floor(step / 4), (step % 4) * 7 + i), 4)
+        })
       })
 
       const { runs, events } = await runsOf(t, pkg.id)
       expect(runs).toHaveLength(i + 1)
       expect(runs[0]).toMatchObject({
-        packageId: pkg.id, stepsDone: steps, contractViolations: 0, exitReason: 'completed', violations: [],
-        inferences: steps / 4, underruns: 0, queueDepth: { max: 4, mean: 2.5 }, loopJitterMs: null,
+        packageId: pkg.id,
+        stepsDone: steps,
+        contractViolations: 0,
+        exitReason: 'completed',
+        violations: [],
+        inferences: steps / 4,
+        underruns: 0,
+        queueDepth: { max: 4, mean: 2.5 },
+        loopJitterMs: null,
       })
       const latency = runs[0]!.latencyMs as { p50: number; p99: number }
       expect(latency.p50).toBeGreaterThan(0)
@@ -222,7 +255,10 @@ expect(v).toBeCloseTo(actionValue(Math.floor(step / 4), (step % 4) * 7 + i), 4)
       const out = join(root, '..', `actions-${version}.jsonl`)
       // Another port than the manifest's 8000, which something else on the machine may hold: both processes follow it.
       const run = await launchPackage(root, python, {
-        RCP_API_BASE: env.api.url, RCP_TOKEN: robotToken, RCP_ACTIONS_OUT: out, RCP_PORT: String(freePort()),
+        RCP_API_BASE: env.api.url,
+        RCP_TOKEN: robotToken,
+        RCP_ACTIONS_OUT: out,
+        RCP_PORT: String(freePort()),
       })
       noTraceback(run.stderr)
       expect(run.code).toBe(0)
@@ -233,8 +269,8 @@ expect(v).toBeCloseTo(actionValue(Math.floor(step / 4), (step % 4) * 7 + i), 4)
         const state = observation['observation/state'] as number[]
         expect(action.actions).toHaveLength(7)
         action.actions.forEach((a: number, i: number) => {
-expect(a).toBeCloseTo(2 * state[i]! + 1, 5)
-})
+          expect(a).toBeCloseTo(2 * state[i]! + 1, 5)
+        })
       }
       expect(new Set(lines.map((l) => l.observation['observation/state'][0])).size).toBe(steps)
 
@@ -269,10 +305,14 @@ expect(a).toBeCloseTo(2 * state[i]! + 1, 5)
 
       const { runs, events } = await runsOf(t, pkg.id)
       expect(runs).toHaveLength(i + 1)
-      expect(runs[0]).toMatchObject({ stepsDone: 0, contractViolations: 1, exitReason: 'contract_violation', violations: [expect.objectContaining({ feature: 'gripper/position' })] })
+      expect(runs[0]).toMatchObject({
+        stepsDone: 0,
+        contractViolations: 1,
+        exitReason: 'contract_violation',
+        violations: [expect.objectContaining({ feature: 'gripper/position' })],
+      })
       expect(events).toHaveLength(i + 1)
       expect(events[i]).toEqual(expect.objectContaining({ packageId: pkg.id, exitReason: 'contract_violation', contractViolations: 1 }))
     }
   }, 900_000) // two Pythons: on a fresh machine, two venvs of the package's requirements are built first
 })
-

@@ -30,7 +30,12 @@ export async function makeProfile(sql: Sql, tenantId: string, name = `arm-${rand
 /** Objects uploaded to the tenant's general bucket and a model version that validation would have made ready;
  *  `region` for a tenant whose storage is not in the runner's local MinIO. */
 export async function makeVersion(
-  sql: Sql, tenantId: string, bucket: string, files: Record<string, Buffer | number>, status = 'ready', kind: 'model_bundle' | 'imported_checkpoint' = 'model_bundle',
+  sql: Sql,
+  tenantId: string,
+  bucket: string,
+  files: Record<string, Buffer | number>,
+  status = 'ready',
+  kind: 'model_bundle' | 'imported_checkpoint' = 'model_bundle',
   region: { id: string; s3: S3Client } = { id: 'local', s3: localS3() },
 ) {
   const s3 = region.s3
@@ -45,7 +50,15 @@ export async function makeVersion(
       const chunk = Buffer.concat(Array.from({ length: 32768 }, (_, i) => createHash('sha256').update(`${body}/${i}`).digest()))
       const { Readable } = await import('node:stream')
       const parts = Math.ceil(body / chunk.length)
-      const stream = Readable.from((function* () { for (let i = 0; i < parts; i++) { const c = i === parts - 1 ? chunk.subarray(0, body - i * chunk.length) : chunk; hash.update(c); yield c } })())
+      const stream = Readable.from(
+        (function* () {
+          for (let i = 0; i < parts; i++) {
+            const c = i === parts - 1 ? chunk.subarray(0, body - i * chunk.length) : chunk
+            hash.update(c)
+            yield c
+          }
+        })(),
+      )
       await s3.putObject(bucket, key, stream, body)
       objects.push({ key, sizeBytes: body, sha256: hash.digest('hex') })
     } else {
@@ -64,8 +77,12 @@ export async function makeVersion(
 }
 
 export async function packageIn(client: Client, id: string, statuses: string[], timeoutMs = 60_000) {
-  return eventually(`package ${id} to be ${statuses.join('|')}`, async () => {
-    const res = await client.get(`/edge-inference-packages/${id}`)
-    return statuses.includes(res.json?.data?.status) ? res.json.data : undefined
-  }, timeoutMs)
+  return eventually(
+    `package ${id} to be ${statuses.join('|')}`,
+    async () => {
+      const res = await client.get(`/edge-inference-packages/${id}`)
+      return statuses.includes(res.json?.data?.status) ? res.json.data : undefined
+    },
+    timeoutMs,
+  )
 }

@@ -24,11 +24,15 @@ const ports = { port: await freePort(), consolePort: await freePort() }
 const startOwnMinio = () => startMinio({ dataDir: dir, ...ports, logFile: join(dir, 'minio.log') })
 const s3 = () => s3For({ id: 'drill', endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey })
 
-beforeAll(async () => { minio = await startOwnMinio() })
+beforeAll(async () => {
+  minio = await startOwnMinio()
+})
 const env = useApiAndWorker('build-drill', () => ({
   STORAGE_REGIONS: JSON.stringify([{ id: 'drill', name: 'Drill', endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey }]),
 }))
-afterAll(async () => { await minio?.stop() })
+afterAll(async () => {
+  await minio?.stop()
+})
 
 const incompleteUploads = async (bucket: string) => {
   const found: string[] = []
@@ -43,7 +47,15 @@ describe('MinIO down during a package build', () => {
     const models = owner.client.withBearer((await patFor(owner.client, ['model:read', 'model:write'])).token)
     const exportBucket = owner.buckets.exportBucket!.name
     const profileId = await makeProfile(api.sql, owner.tenantId)
-    const version = await makeVersion(api.sql, owner.tenantId, owner.buckets.bucket!.name, { 'checkpoint.bin': MODEL_BYTES, 'config.json': Buffer.from('{}') }, 'ready', 'model_bundle', { id: 'drill', s3: s3() })
+    const version = await makeVersion(
+      api.sql,
+      owner.tenantId,
+      owner.buckets.bucket!.name,
+      { 'checkpoint.bin': MODEL_BYTES, 'config.json': Buffer.from('{}') },
+      'ready',
+      'model_bundle',
+      { id: 'drill', s3: s3() },
+    )
     const res = await models.post(`/model-versions/${version.id}/edge-inference-package`, { embodimentProfileId: profileId, mode: 'local' })
     expect(res.status).toBe(201)
     const id: string = res.json.data.id
@@ -74,8 +86,12 @@ describe('MinIO down during a package build', () => {
     expect(events.map((e) => e.type)).toEqual(['edge_package.ready'])
 
     const history = await worker.client.workflow.getHandle(pkg.workflowId).fetchHistory()
-    const attempts = Math.max(...history.events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => Number(e.activityTaskStartedEventAttributes!.attempt)))
-    console.error(`[drill] MinIO down ${((upAt - downAt) / 1000).toFixed(1)} s mid-upload of a ${MODEL_BYTES / 1024 / 1024} MiB model; ` +
-      `the package ready ${readyS.toFixed(1)} s after it returned, archive attempts ${attempts}, incomplete uploads left 0, artifacts 1, SHA-256 verified`)
+    const attempts = Math.max(
+      ...history.events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => Number(e.activityTaskStartedEventAttributes!.attempt)),
+    )
+    console.error(
+      `[drill] MinIO down ${((upAt - downAt) / 1000).toFixed(1)} s mid-upload of a ${MODEL_BYTES / 1024 / 1024} MiB model; ` +
+        `the package ready ${readyS.toFixed(1)} s after it returned, archive attempts ${attempts}, incomplete uploads left 0, artifacts 1, SHA-256 verified`,
+    )
   }, 240_000)
 })

@@ -49,8 +49,17 @@ describe('the request', () => {
     const defaults = await create({ mode: 'local' })
     expect(defaults.status).toBe(201)
     expect(defaults.json.data).toMatchObject({
-      status: 'queued', mode: 'local', steps: 1000, targetArch: 'cpu', wireProtocols: [{ name: 'openpi-ws', port: 8000 }], useFakeTransport: false,
-      remotePolicyHost: null, remotePolicyPort: null, strategyKey: null, artifact: null, failureReason: null,
+      status: 'queued',
+      mode: 'local',
+      steps: 1000,
+      targetArch: 'cpu',
+      wireProtocols: [{ name: 'openpi-ws', port: 8000 }],
+      useFakeTransport: false,
+      remotePolicyHost: null,
+      remotePolicyPort: null,
+      strategyKey: null,
+      artifact: null,
+      failureReason: null,
       imageLine: { baseImage: 'python:3.11-slim-bookworm', platform: 'linux/amd64', hasLeRobot: false },
     })
     const edges = await create({ mode: 'remote_ws', remotePolicyHost: '10.0.0.7', remotePolicyPort: 65535, steps: 100_000, strategyKey: 'chunked/v2' })
@@ -61,10 +70,17 @@ describe('the request', () => {
     const jetson = await create({ mode: 'local', targetArch: 'jetson-jp6', wireProtocols: ['openpi-ws', 'lerobot-grpc'] })
     expect(jetson.status).toBe(201)
     expect(jetson.json.data).toMatchObject({
-      targetArch: 'jetson-jp6', imageLine: { baseImage: 'nvcr.io/nvidia/l4t-jetpack:r36.4.0', platform: 'linux/arm64', hasLeRobot: true },
-      wireProtocols: [{ name: 'openpi-ws', port: 8000 }, { name: 'lerobot-grpc', port: 8080 }],
+      targetArch: 'jetson-jp6',
+      imageLine: { baseImage: 'nvcr.io/nvidia/l4t-jetpack:r36.4.0', platform: 'linux/arm64', hasLeRobot: true },
+      wireProtocols: [
+        { name: 'openpi-ws', port: 8000 },
+        { name: 'lerobot-grpc', port: 8080 },
+      ],
     })
-    expect((await create({ mode: 'remote_ws', remotePolicyHost: 'gpu.lan', remotePolicyPort: 8080, targetArch: 'x86-cuda', wireProtocols: ['lerobot-grpc'] })).status).toBe(201)
+    expect(
+      (await create({ mode: 'remote_ws', remotePolicyHost: 'gpu.lan', remotePolicyPort: 8080, targetArch: 'x86-cuda', wireProtocols: ['lerobot-grpc'] }))
+        .status,
+    ).toBe(201)
     // The version is onnx: in local mode the package serves it over openpi-ws, so the list must carry it.
     invalid(await create({ mode: 'local', targetArch: 'x86-cuda', wireProtocols: ['lerobot-grpc'] }), 'wireProtocols')
   }, 60_000)
@@ -153,7 +169,15 @@ describe('the request', () => {
     expect((await asOther(`/edge-inference-packages/${pkg.id}/runs`)).status).toBe(404)
     expect((await asOther('/edge-inference-packages')).json.data).toEqual([])
     expect((await asOther(`/edge-inference-packages?modelVersionId=${mine.version.id}`)).json.data).toEqual([])
-    const run = { stepsDone: 0, latencyMs: null, contractViolations: 0, exitReason: 'interrupted', violations: [], startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:00:01Z' }
+    const run = {
+      stepsDone: 0,
+      latencyMs: null,
+      contractViolations: 0,
+      exitReason: 'interrupted',
+      violations: [],
+      startedAt: '2026-01-01T00:00:00Z',
+      finishedAt: '2026-01-01T00:00:01Z',
+    }
     expect((await other.models.post(`/edge-inference-packages/${pkg.id}/runs`, run)).status).toBe(404)
     // Their version with my profile, my version with their profile: both unknown to the caller.
     const viaMyVersion = await other.models.post(`/model-versions/${mine.version.id}/edge-inference-package`, { ...LOCAL, embodimentProfileId: theirProfile })
@@ -189,7 +213,9 @@ describe('the request', () => {
     expect(failed.status).toBe('failed')
     expect(failed.failureReason).toContain(object!.key)
     expect(failed.artifact).toBeNull()
-    const events = await env.api.sql<{ type: string; data: { reason: string } }[]>`select type, data from events where tenant_id = ${t.tenantId} and type like 'edge_package.%'`
+    const events = await env.api.sql<
+      { type: string; data: { reason: string } }[]
+    >`select type, data from events where tenant_id = ${t.tenantId} and type like 'edge_package.%'`
     expect(events.map((e) => e.type)).toEqual(['edge_package.failed'])
     // Non-retryable: the archive activity ran once.
     const history = await env.t.client.workflow.getHandle(res.json.data.workflowId).fetchHistory()

@@ -16,20 +16,40 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true })
 })
 
-test.each([...targetArchs])('%s: both requirements files resolve to wheels whose hashes they carry', async (arch) => {
-  const python = await pythonVenv(requirements.robotClient)
-  const machine = imageLines[arch].platform === 'linux/arm64' ? 'aarch64' : 'x86_64'
-  for (const file of [requirements.robotClient, requirements.onnxServer]) {
-    const dest = mkdtempSync(join(tmpdir(), 'rcp-wheels-'))
-    dirs.push(dest)
-    const got = await runProcess(
-      [python, '-m', 'pip', 'download', '--quiet', '--only-binary=:all:', '--require-hashes', '--no-deps', '--python-version', pythonOf[arch],
-        ...glibcs.map((g) => `--platform=manylinux_${g}_${machine}`), '--platform=any', '-r', file, '-d', dest],
-      { env: { PIP_FIND_LINKS: '' }, timeoutMs: 300_000 },
-    )
-    expect(got.stderr).not.toContain('ERROR')
-    expect(got.code).toBe(0)
-    const pinned = (await Bun.file(file).text()).split('\n').filter((l) => /^[a-z0-9_.-]+==/i.test(l)).length
-    expect(readdirSync(dest)).toHaveLength(pinned)
-  }
-}, 600_000)
+test.each([...targetArchs])(
+  '%s: both requirements files resolve to wheels whose hashes they carry',
+  async (arch) => {
+    const python = await pythonVenv(requirements.robotClient)
+    const machine = imageLines[arch].platform === 'linux/arm64' ? 'aarch64' : 'x86_64'
+    for (const file of [requirements.robotClient, requirements.onnxServer]) {
+      const dest = mkdtempSync(join(tmpdir(), 'rcp-wheels-'))
+      dirs.push(dest)
+      const got = await runProcess(
+        [
+          python,
+          '-m',
+          'pip',
+          'download',
+          '--quiet',
+          '--only-binary=:all:',
+          '--require-hashes',
+          '--no-deps',
+          '--python-version',
+          pythonOf[arch],
+          ...glibcs.map((g) => `--platform=manylinux_${g}_${machine}`),
+          '--platform=any',
+          '-r',
+          file,
+          '-d',
+          dest,
+        ],
+        { env: { PIP_FIND_LINKS: '' }, timeoutMs: 300_000 },
+      )
+      expect(got.stderr).not.toContain('ERROR')
+      expect(got.code).toBe(0)
+      const pinned = (await Bun.file(file).text()).split('\n').filter((l) => /^[a-z0-9_.-]+==/i.test(l)).length
+      expect(readdirSync(dest)).toHaveLength(pinned)
+    }
+  },
+  600_000,
+)

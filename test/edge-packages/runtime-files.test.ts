@@ -19,7 +19,10 @@ const onArch = (arch: TargetArch, overrides: Partial<PackageManifest> = {}) =>
 const local = (format: PackageManifest['modelVersion']['format'], overrides: Partial<PackageManifest> = {}) =>
   onArch('x86-cuda', { mode: 'local', remotePolicy: null, modelVersion: { ...testManifest().modelVersion, format }, ...overrides })
 const files = (m: PackageManifest) => Object.fromEntries(runtimeFiles(m).map((f) => [f.path, f.content.toString()]))
-const lerobotPair = [{ name: 'lerobot-grpc' as const, port: 9191 }, { name: 'openpi-ws' as const, port: 8000 }]
+const lerobotPair = [
+  { name: 'lerobot-grpc' as const, port: 9191 },
+  { name: 'openpi-ws' as const, port: 8000 },
+]
 
 test('the same manifest gives the same bytes, in path order', () => {
   const m = local('onnx', { modelFiles: ['policy.onnx'] })
@@ -32,13 +35,31 @@ test('the same manifest gives the same bytes, in path order', () => {
 describe('selection by mode and format', () => {
   test('remote_ws ships the robot client only, with the hash-pinned client requirements', () => {
     const f = files(testManifest())
-    expect(Object.keys(f)).toEqual(['Dockerfile', 'README.md', 'compose.yaml', 'launch.sh', 'requirements/robot-client.txt', 'runtime/chunking.py',
-      'runtime/contract.py', 'runtime/robot_client.py', 'runtime/robot_io.py', 'runtime/run_report.py'])
+    expect(Object.keys(f)).toEqual([
+      'Dockerfile',
+      'README.md',
+      'compose.yaml',
+      'launch.sh',
+      'requirements/robot-client.txt',
+      'runtime/chunking.py',
+      'runtime/contract.py',
+      'runtime/robot_client.py',
+      'runtime/robot_io.py',
+      'runtime/run_report.py',
+    ])
     expect(f['launch.sh']).not.toContain('policy_server')
     // Every setting the client takes (robot_client.py's settings()) reaches its container from the shell and is
     // named, with its flag, in the package's README, the client's docstring and this repository's docs/robots.md.
     const settings = [...f['runtime/robot_client.py']!.matchAll(/option\("(--[a-z-]+)", "(RCP_[A-Z_]+)"/g)].map((m) => ({ flag: m[1]!, name: m[2]! }))
-    expect(settings.map((o) => o.name)).toEqual(['RCP_MAX_HZ', 'RCP_CHUNK_THRESHOLD', 'RCP_AGGREGATION', 'RCP_CONNECT_TIMEOUT_S', 'RCP_OPEN_TIMEOUT_S', 'RCP_PING_INTERVAL_S', 'RCP_PING_TIMEOUT_S'])
+    expect(settings.map((o) => o.name)).toEqual([
+      'RCP_MAX_HZ',
+      'RCP_CHUNK_THRESHOLD',
+      'RCP_AGGREGATION',
+      'RCP_CONNECT_TIMEOUT_S',
+      'RCP_OPEN_TIMEOUT_S',
+      'RCP_PING_INTERVAL_S',
+      'RCP_PING_TIMEOUT_S',
+    ])
     const readme = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'robots.md'), 'utf8')
     for (const { flag, name } of settings) {
       expect(f['compose.yaml']).toContain(`      ${name}: \${${name}:-}\n`)
@@ -69,8 +90,9 @@ describe('selection by mode and format', () => {
   })
 
   test("local openpi: openpi's server (which binds 0.0.0.0 in its container) is published on the robot's 127.0.0.1 only", () => {
-    const compose = Bun.YAML.parse(files(local('openpi', { wireProtocols: [{ name: 'openpi-ws', port: 8124 }] }))['compose.yaml']!) as
-      { services: Record<string, { network_mode?: string; ports?: string[] }> }
+    const compose = Bun.YAML.parse(files(local('openpi', { wireProtocols: [{ name: 'openpi-ws', port: 8124 }] }))['compose.yaml']!) as {
+      services: Record<string, { network_mode?: string; ports?: string[] }>
+    }
     const server = compose.services['policy-server']!
     expect(server.network_mode).toBeUndefined()
     expect(server.ports).toEqual(['127.0.0.1:8124:8124'])
@@ -79,8 +101,13 @@ describe('selection by mode and format', () => {
   test("local lerobot runs LeRobot's async policy_server and robot_client, both on 127.0.0.1 and the manifest's port", () => {
     const f = files(local('lerobot', { wireProtocols: lerobotPair, strategyKey: 'smolvla' }))
     expect(f['lerobot/policy_server.sh']).toContain('-m lerobot.async_inference.policy_server \\\n  --host=127.0.0.1 --port=9191 --fps=50')
-    for (const flag of ['--server_address="${LEROBOT_SERVER_ADDRESS:-127.0.0.1:9191}"', '--policy_type="${LEROBOT_POLICY_TYPE:-smolvla}"',
-      '--pretrained_name_or_path=', '--actions_per_chunk=', '--fps=50'])
+    for (const flag of [
+      '--server_address="${LEROBOT_SERVER_ADDRESS:-127.0.0.1:9191}"',
+      '--policy_type="${LEROBOT_POLICY_TYPE:-smolvla}"',
+      '--pretrained_name_or_path=',
+      '--actions_per_chunk=',
+      '--fps=50',
+    ])
       expect(f['lerobot/robot_client.sh']).toContain(flag)
     expect(f.Dockerfile).toContain('"lerobot[async]==0.4.4"')
     expect(Object.values(f).join('\n')).not.toContain('0.0.0.0')
@@ -140,7 +167,17 @@ test("docs/robots.md's table of requirements files is what each mode, format and
   const readme = readFileSync(join(import.meta.dir, '..', '..', 'docs', 'robots.md'), 'utf8')
   const table = readme.slice(readme.indexOf('| mode, model format | wire protocols | installs |'))
   const tableLines = table.split('\n')
-  const rows = tableLines.slice(2, tableLines.findIndex((l) => !l.startsWith('|'))).map((l) => l.split('|').slice(1, -1).map((c) => c.trim()))
+  const rows = tableLines
+    .slice(
+      2,
+      tableLines.findIndex((l) => !l.startsWith('|')),
+    )
+    .map((l) =>
+      l
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    )
   expect(rows).toHaveLength(6)
   const formats = ['onnx', 'openpi', 'lerobot'] as const
   for (const [modeAndFormat, protocols, installs] of rows) {
@@ -150,10 +187,17 @@ test("docs/robots.md's table of requirements files is what each mode, format and
     expect({ row: modeAndFormat, installs: file === null ? installs!.startsWith('none') : true }).toEqual({ row: modeAndFormat, installs: true })
     // "any" is every format; each row is checked for each format it covers.
     for (const f of format === 'any' ? formats : [format as (typeof formats)[number]]) {
-      const base = onArch('x86-cuda', { wireProtocols: wire.map((name, i) => ({ name: name as 'openpi-ws', port: 8000 + i })), modelVersion: { ...testManifest().modelVersion, format: f } })
+      const base = onArch('x86-cuda', {
+        wireProtocols: wire.map((name, i) => ({ name: name as 'openpi-ws', port: 8000 + i })),
+        modelVersion: { ...testManifest().modelVersion, format: f },
+      })
       const m = mode === 'local' ? { ...base, mode, remotePolicy: null } : base
       const got = files(m)
-      expect({ row: `${modeAndFormat} ${protocols}`, format: f, file: Object.keys(got).find((p) => p.startsWith('requirements/')) ?? null }).toEqual({ row: `${modeAndFormat} ${protocols}`, format: f, file })
+      expect({ row: `${modeAndFormat} ${protocols}`, format: f, file: Object.keys(got).find((p) => p.startsWith('requirements/')) ?? null }).toEqual({
+        row: `${modeAndFormat} ${protocols}`,
+        format: f,
+        file,
+      })
       if (file) expect(got.Dockerfile).toContain(`--require-hashes --no-deps -r ${file}`)
       if (file) expect(got['README.md']).toContain(`-r ${file}\``)
       expect(got.Dockerfile!.includes(`lerobot[async]==${LEROBOT_VERSION}`)).toBe(installs!.includes(`LeRobot ${LEROBOT_VERSION}`))

@@ -44,8 +44,18 @@ async function until(what: string, check: () => boolean, timeoutMs: number) {
   }
 }
 
-interface Recorded { t: number; action: number[] }
-const lines = <T>(file: string): T[] => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as T) : [])
+interface Recorded {
+  t: number
+  action: number[]
+}
+const lines = <T>(file: string): T[] =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as T)
+    : []
 
 /** LeRobot's server (stand-in policy, `delayS` per chunk) and LeRobot's robot_client from a jetson-jp6 package,
  *  run until the robot was sent `steps` actions; the client is then stopped, as an operator stops it. */
@@ -54,7 +64,8 @@ async function drive(python: string, delayS: number, steps: number) {
   dirs.push(scratch)
   const serverOut = join(scratch, 'server.jsonl')
   const server = Bun.spawn([python, join(HERE, 'policy_server.py'), String(delayS)], {
-    stdout: Bun.file(serverOut), stderr: Bun.file(join(scratch, 'server.log')),
+    stdout: Bun.file(serverOut),
+    stderr: Bun.file(join(scratch, 'server.log')),
   })
   procs.push(server)
   const listening = () => lines<{ event: string; port: number }>(serverOut).find((e) => e.event === 'listening')
@@ -63,19 +74,32 @@ async function drive(python: string, delayS: number, steps: number) {
   const port = listening()!.port
 
   // A remote package: its robot_client's default address is the robot end of a tunnel, 127.0.0.1 and the manifest's port.
-  const dir = writePackageDir(testManifest({
-    mode: 'remote_ws', targetArch: 'jetson-jp6', baseImage: imageLines['jetson-jp6'].baseImage, platform: imageLines['jetson-jp6'].platform,
-    wireProtocols: [{ name: 'lerobot-grpc', port }], remotePolicy: { host: 'gpu.lan', port }, modelVersion: { ...testManifest().modelVersion, format: 'lerobot' },
-    embodiment: { ...testManifest().embodiment, controlRateHz: HZ },
-  }))
+  const dir = writePackageDir(
+    testManifest({
+      mode: 'remote_ws',
+      targetArch: 'jetson-jp6',
+      baseImage: imageLines['jetson-jp6'].baseImage,
+      platform: imageLines['jetson-jp6'].platform,
+      wireProtocols: [{ name: 'lerobot-grpc', port }],
+      remotePolicy: { host: 'gpu.lan', port },
+      modelVersion: { ...testManifest().modelVersion, format: 'lerobot' },
+      embodiment: { ...testManifest().embodiment, controlRateHz: HZ },
+    }),
+  )
   dirs.push(dir)
   const actionsOut = join(scratch, 'actions.jsonl')
   const client = Bun.spawn(['bash', join(dir, 'lerobot', 'robot_client.sh')], {
-    cwd: dir, stdout: Bun.file(join(scratch, 'client.out')), stderr: Bun.file(join(scratch, 'client.log')),
+    cwd: dir,
+    stdout: Bun.file(join(scratch, 'client.out')),
+    stderr: Bun.file(join(scratch, 'client.log')),
     env: {
-      ...process.env, RCP_PYTHON: python, PYTHONPATH: pluginPath(), HF_HOME: join(scratch, 'hf'),
+      ...process.env,
+      RCP_PYTHON: python,
+      PYTHONPATH: pluginPath(),
+      HF_HOME: join(scratch, 'hf'),
       LEROBOT_ROBOT_ARGS: `--robot.type=rcp_test --robot.id=arm --robot.joints=2 --robot.actions_out=${actionsOut}`,
-      LEROBOT_POLICY_DEVICE: 'cpu', LEROBOT_ACTIONS_PER_CHUNK: String(CHUNK),
+      LEROBOT_POLICY_DEVICE: 'cpu',
+      LEROBOT_ACTIONS_PER_CHUNK: String(CHUNK),
     },
   })
   procs.push(client)
@@ -84,11 +108,15 @@ async function drive(python: string, delayS: number, steps: number) {
   await until('the first action at the robot', () => lines(actionsOut).length > 0 || client.exitCode !== null, 400_000)
   let seen = 0
   let movedAt = Date.now()
-  await until(`${steps} actions at the robot`, () => {
-    const n = lines(actionsOut).length
-    if (n > seen) [seen, movedAt] = [n, Date.now()]
-    return n >= steps || client.exitCode !== null || Date.now() - movedAt > STALL_MS
-  }, 400_000)
+  await until(
+    `${steps} actions at the robot`,
+    () => {
+      const n = lines(actionsOut).length
+      if (n > seen) [seen, movedAt] = [n, Date.now()]
+      return n >= steps || client.exitCode !== null || Date.now() - movedAt > STALL_MS
+    },
+    400_000,
+  )
   const stalled = lines(actionsOut).length < steps && client.exitCode === null
   const runningAtTheEnd = client.exitCode === null
   client.kill('SIGTERM')
@@ -122,7 +150,8 @@ function stallOf(run: Run): { lerobots: boolean; why: string } {
   const after = run.events.slice(run.events.lastIndexOf(last) + 1).filter((e) => e.event === 'observation')
   const played = run.actions.length
   // A chunk's first action is for the step already played: its last new one is step timestep + CHUNK - 1.
-  if (played < last.timestep + CHUNK - 1) return { lerobots: false, why: `the chunk inferred at step ${last.timestep} was not played through (${played} steps)` }
+  if (played < last.timestep + CHUNK - 1)
+    return { lerobots: false, why: `the chunk inferred at step ${last.timestep} was not played through (${played} steps)` }
   if (after.length === 0) return { lerobots: false, why: 'no observation reached the server after its last inference' }
   if (after.some((e) => e.must_go)) return { lerobots: false, why: 'a must-go observation reached the server and was never inferred' }
   return { lerobots: true, why: `${after.length} observations after the last inference, none must-go (huggingface/lerobot#2356)` }
@@ -136,8 +165,7 @@ function expectStepsOrLeRobotsStall(run: Run, steps: number) {
 }
 
 /** Ticks on which the robot was sent nothing: each gap between two actions longer than 1.5 control periods. */
-const missedTicks = (actions: Recorded[]) =>
-  actions.slice(1).reduce((n, a, i) => n + Math.max(0, Math.round((a.t - actions[i]!.t) * HZ) - 1), 0)
+const missedTicks = (actions: Recorded[]) => actions.slice(1).reduce((n, a, i) => n + Math.max(0, Math.round((a.t - actions[i]!.t) * HZ) - 1), 0)
 
 // Under JetPack 6's Python only: LeRobot's client is LeRobot's code, not ours (ours runs under every robot Python), and
 // each Python costs a venv of 8 GB. ROBOT_PYTHONS[0] is 3.10 (python-venv.ts).
@@ -159,7 +187,9 @@ describe.each([ROBOT_PYTHONS[0]])(`LeRobot ${LEROBOT_VERSION} async inference, i
       '  "aggregate": f["aggregate_fn_name"], "oldWeight": A[f["aggregate_fn_name"]](1.0, 0.0)}))',
     ].join('\n')
     const warm = Bun.spawn([python, '-c', code], {
-      stdout: 'pipe', stderr: 'pipe', env: { ...process.env, HF_HOME: mkdtempSync(join(tmpdir(), 'rcp-hf-')) },
+      stdout: 'pipe',
+      stderr: 'pipe',
+      env: { ...process.env, HF_HOME: mkdtempSync(join(tmpdir(), 'rcp-hf-')) },
     })
     const [out, err, exit] = await Promise.all([new Response(warm.stdout).text(), new Response(warm.stderr).text(), warm.exited])
     if (exit !== 0) throw new Error(`LeRobot does not import: ${err}`)
@@ -192,9 +222,11 @@ describe.each([ROBOT_PYTHONS[0]])(`LeRobot ${LEROBOT_VERSION} async inference, i
     // LeRobot's client sends an observation on every tick its queue is at most half a chunk (chunk_size_threshold
     // 0.5) and its server drops the ones too like the last it inferred: the messages are many, the inferences few.
     const observations = run.events.filter((e) => e.event === 'observation').length
-    console.log(`LeRobot (Python ${version}): ${steps} steps, ${inferences} inferences (${(inferences / steps).toFixed(3)} per step), ` +
-      `${observations} observation messages (${(observations / steps).toFixed(2)} per step), ${missedTicks(run.actions)} ticks without an action` +
-      (run.stalled ? `; LeRobot's client stalled after ${steps} steps: ${stallOf(run).why}` : ''))
+    console.log(
+      `LeRobot (Python ${version}): ${steps} steps, ${inferences} inferences (${(inferences / steps).toFixed(3)} per step), ` +
+        `${observations} observation messages (${(observations / steps).toFixed(2)} per step), ${missedTicks(run.actions)} ticks without an action` +
+        (run.stalled ? `; LeRobot's client stalled after ${steps} steps: ${stallOf(run).why}` : ''),
+    )
     expect(observations).toBeGreaterThan(inferences)
   }, 900_000)
 
@@ -207,8 +239,10 @@ describe.each([ROBOT_PYTHONS[0]])(`LeRobot ${LEROBOT_VERSION} async inference, i
     expectInOrder(run.actions)
     const missed = missedTicks(run.actions)
     const inferences = run.events.filter((e) => e.event === 'inference').length
-    console.log(`LeRobot slow server (Python ${version}): ${run.actions.length} steps, ${inferences} inferences, ${missed} ticks without an action` +
-      (run.stalled ? `; LeRobot's client stalled: ${stallOf(run).why}` : ''))
+    console.log(
+      `LeRobot slow server (Python ${version}): ${run.actions.length} steps, ${inferences} inferences, ${missed} ticks without an action` +
+        (run.stalled ? `; LeRobot's client stalled: ${stallOf(run).why}` : ''),
+    )
     // The server infers one chunk at a time: each takes 400 ms (20 ticks) and brings at most 10 actions, so every
     // chunk after the first leaves at least 10 ticks without an action.
     expect(missed).toBeGreaterThanOrEqual(10 * Math.max(0, inferences - 2))

@@ -38,7 +38,15 @@ async function runAgainst(server: { port: number }, env: Record<string, string> 
 }
 
 /** A describe block run under each robot Python, with the robot client's venv on it. */
-const onEachPython = (name: string, body: () => void) => describeOnRobotPythons(name, [requirements.robotClient], (p) => { python = p }, body)
+const onEachPython = (name: string, body: () => void) =>
+  describeOnRobotPythons(
+    name,
+    [requirements.robotClient],
+    (p) => {
+      python = p
+    },
+    body,
+  )
 
 function server(answers: Feature[], horizon?: number | null) {
   const s = startOpenpiServer({ actions: answers, horizon })
@@ -64,22 +72,31 @@ onEachPython('remote_ws + openpi-ws robot client, fake transport', () => {
       expect(obs['observation/state']).toMatchObject({ dtype: '<f4', shape: [7] })
       expect(obs['observation/state']!.data.byteLength).toBe(28)
     }
-    const lines = readFileSync(run.out, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    const lines = readFileSync(run.out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(lines.map((l) => l.step)).toEqual([...Array(12).keys()])
     lines.forEach(({ step, observationStep, action }) => {
       expect(observationStep).toBe(step - (step % 4))
       expect(action.actions).toHaveLength(7) // one action of the chunk, not the chunk
       action.actions.forEach((v: number, i: number) => {
-expect(v).toBeCloseTo(actionValue(Math.floor(step / 4), (step % 4) * 7 + i), 5)
-})
+        expect(v).toBeCloseTo(actionValue(Math.floor(step / 4), (step % 4) * 7 + i), 5)
+      })
     })
     expect(run.reports).toHaveLength(1)
     const [report] = run.reports
     expect(report!.path).toBe(`/v1/edge-inference-packages/${manifest.packageId}/runs`)
     expect(report!.authorization).toBe('Bearer robot-token-1')
     expect(report!.body).toMatchObject({
-      stepsDone: 12, contractViolations: 0, exitReason: 'completed', violations: [],
-      inferences: 3, underruns: 0, queueDepth: { max: 4, mean: 2.5 }, loopJitterMs: null, // unthrottled: no period to stray from
+      stepsDone: 12,
+      contractViolations: 0,
+      exitReason: 'completed',
+      violations: [],
+      inferences: 3,
+      underruns: 0,
+      queueDepth: { max: 4, mean: 2.5 },
+      loopJitterMs: null, // unthrottled: no period to stray from
     })
     expect(report!.body.latencyMs!.p50).toBeGreaterThan(0)
     expect(report!.body.latencyMs!.p99).toBeGreaterThanOrEqual(report!.body.latencyMs!.p50)
@@ -107,7 +124,10 @@ onEachPython('chunked control at the control rate', () => {
     const policy = server(actions, 10)
     const run = await runAgainst(policy, { RCP_MAX_HZ: '50' }, 40)
     expect(run.code).toBe(0)
-    const lines = readFileSync(run.out, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    const lines = readFileSync(run.out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(lines.map((l) => l.step)).toEqual([...Array(40).keys()])
     // Every step plays the action of its step from the newest chunk: request numbers never go back, and within one
     // chunk the index advances by one per step from the step its observation was taken at.
@@ -119,8 +139,8 @@ onEachPython('chunked control at the control rate', () => {
       expect(request).toBeGreaterThanOrEqual(previous)
       expect(index).toBe(step - observationStep)
       action.actions.forEach((v: number, i: number) => {
-expect(v).toBeCloseTo(actionValue(request, index * 7 + i), 5)
-})
+        expect(v).toBeCloseTo(actionValue(request, index * 7 + i), 5)
+      })
       previous = request
     }
     expect(policy.observations.length).toBeLessThanOrEqual(40 / 5 + 1) // one request per 5 steps at threshold 0.5
@@ -135,7 +155,10 @@ expect(v).toBeCloseTo(actionValue(request, index * 7 + i), 5)
     const policy = server(actions, 10)
     const run = await runAgainst(policy, { RCP_MAX_HZ: '50', RCP_AGGREGATION: 'weighted' }, 12)
     expect(run.code).toBe(0)
-    const lines = readFileSync(run.out, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    const lines = readFileSync(run.out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     // The second chunk (request 1) came back while steps 5..9 of the first were queued: those are blends.
     const blended = lines.filter((l) => l.observationStep > 0 && l.step < 10)
     expect(blended.length).toBeGreaterThan(0)
@@ -149,7 +172,10 @@ expect(v).toBeCloseTo(actionValue(request, index * 7 + i), 5)
     const run = await runAgainst(policy, { RCP_MAX_HZ: '50' }, 30)
     expect(run.stderr).not.toContain('Traceback')
     expect(run.code).toBe(0)
-    const lines = readFileSync(run.out, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    const lines = readFileSync(run.out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(lines).toHaveLength(30)
     const report = run.reports[0]!.body
     expect(report.underruns).toBeGreaterThan(0)
@@ -228,7 +254,9 @@ onEachPython('a profile the policy does not match', () => {
     expect(run.stderr).not.toContain('Traceback')
     expect(policy.observations).toHaveLength(1) // stopped at the first chunk
     expect(run.reports[0]!.body).toMatchObject({
-      stepsDone: 0, contractViolations: 1, exitReason: 'contract_violation',
+      stepsDone: 0,
+      contractViolations: 1,
+      exitReason: 'contract_violation',
       violations: [{ feature: 'actions', expected: 'float32[7] or [H,7]', got: 'float32[4,6]' }],
     })
   })

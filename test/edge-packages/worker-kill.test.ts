@@ -33,10 +33,14 @@ describe('a worker killed mid-build', () => {
     const key = `edge-packages/${id}/cpu.tar.gz`
 
     // Under way: progress shown by GET, and at least one part of the upload sent.
-    const midway = await eventually('the build to be under way with parts uploaded', async () => {
-      const pkg = (await t.models.get(`/edge-inference-packages/${id}`)).json.data
-      return pkg.status === 'building' && pkg.progress.bytesDone > 0 && (await incompleteUploads(t.exportBucket, key)).length > 0 ? pkg : undefined
-    }, 60_000)
+    const midway = await eventually(
+      'the build to be under way with parts uploaded',
+      async () => {
+        const pkg = (await t.models.get(`/edge-inference-packages/${id}`)).json.data
+        return pkg.status === 'building' && pkg.progress.bytesDone > 0 && (await incompleteUploads(t.exportBucket, key)).length > 0 ? pkg : undefined
+      },
+      60_000,
+    )
     await first.stop()
     expect(midway.progress.bytesDone).toBeLessThan(midway.progress.bytesTotal)
     expect(midway.progress.bytesTotal).toBe(MODEL_BYTES + 2)
@@ -59,10 +63,16 @@ describe('a worker killed mid-build', () => {
     const history = await env.t.client.workflow.getHandle(pkg.workflowId).fetchHistory()
     const attempts = history.events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => Number(e.activityTaskStartedEventAttributes!.attempt))
     expect(Math.max(...attempts)).toBeGreaterThan(1)
-    const resumed = readFileSync(second.logFile, 'utf8').split('\n').filter((l) => l.includes('resumes after an interrupted upload')).map((l) => JSON.parse(l))
+    const resumed = readFileSync(second.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('resumes after an interrupted upload'))
+      .map((l) => JSON.parse(l))
     expect(resumed).toHaveLength(1)
     expect(resumed[0].aborted).toBe(1)
-    const archived = readFileSync(second.logFile, 'utf8').split('\n').filter((l) => l.includes('edge package archived')).map((l) => JSON.parse(l))
+    const archived = readFileSync(second.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('edge package archived'))
+      .map((l) => JSON.parse(l))
     expect(archived.map((a) => a.sha256)).toEqual([pkg.artifact.sha256])
   }, 300_000)
 })

@@ -8,8 +8,10 @@ import { ownDatabase } from '../support/own-database'
 const api = useApi()
 
 // The tenant's own audit entries (tenant.created, ...) are events too; these tests are about the others.
-const eventsOf = async (tenantId: string) => [...await api.sql<{ type: string; data: Record<string, unknown> }[]>`
-  select type, data from events where tenant_id = ${tenantId} and type <> 'audit.entry' order by occurred_at, id`]
+const eventsOf = async (tenantId: string) => [
+  ...(await api.sql<{ type: string; data: Record<string, unknown> }[]>`
+  select type, data from events where tenant_id = ${tenantId} and type <> 'audit.entry' order by occurred_at, id`),
+]
 
 const finished = { trainingJobId: crypto.randomUUID(), name: 'pick-and-place', outputArtifactPath: 'runs/42/model.onnx' }
 
@@ -46,8 +48,13 @@ describe('the event outbox', () => {
       const [tenant] = await own<{ id: string }[]>`insert into tenants (name, slug) values ('outbox', 'outbox') returning id`
       let wakes = 0
       let marked!: () => void
-      const marker = new Promise<void>((resolve) => { marked = resolve })
-      const listener = await own.listen('rcp_events', (payload) => { if (payload === 'marker') marked(); else wakes++ })
+      const marker = new Promise<void>((resolve) => {
+        marked = resolve
+      })
+      const listener = await own.listen('rcp_events', (payload) => {
+        if (payload === 'marker') marked()
+        else wakes++
+      })
       await own.begin(async (tx) => {
         for (let i = 0; i < 5; i++) await publishEvent(tx, tenant!.id, 'training_job.completed', finished)
         await publishEvent(tx, tenant!.id, 'training_job.failed', { trainingJobId: finished.trainingJobId, name: 'x', reason: 'oom' })

@@ -51,7 +51,11 @@ describe('authentication plugin', () => {
     const { token } = await patFor(client, ['tenant:read', 'apikey:read'])
     const viaPat = await new Client(api.url).withBearer(token).get('/tokens/self')
     expect(viaPat.json.data).toMatchObject({
-      tenantId, userId, credentialClass: 'personal_access_token', grantCeiling: ['tenant:read', 'apikey:read'], projectScope: null,
+      tenantId,
+      userId,
+      credentialClass: 'personal_access_token',
+      grantCeiling: ['tenant:read', 'apikey:read'],
+      projectScope: null,
     })
     expect(viaPat.json.data.effectivePermissions.sort()).toEqual(['apikey:read', 'tenant:read'])
     const viaSession = await client.get('/tokens/self')
@@ -146,7 +150,13 @@ describe('authentication plugin', () => {
   test('a route raising a code outside its declared sets answers 500, not the undeclared code', async () => {
     const app = new Elysia()
       .use(httpConventions(api.deps))
-      .get('/v1/undeclared', () => { throw new (require('../../api/platform/errors').ApiError)('LEGAL_HOLD_ACTIVE', 'x') }, { public: true, errors: ['A400'] })
+      .get(
+        '/v1/undeclared',
+        () => {
+          throw new (require('../../api/platform/errors').ApiError)('LEGAL_HOLD_ACTIVE', 'x')
+        },
+        { public: true, errors: ['A400'] },
+      )
       .listen({ hostname: '127.0.0.1', port: 0 })
     try {
       const res = await fetch(`http://127.0.0.1:${app.server!.port}/v1/undeclared`)

@@ -33,13 +33,21 @@ describe('bad input never reaches Postgres as a 500', () => {
     const manager = owner.client.withBearer((await patFor(owner.client, ['tenant:manage'])).token)
     const endpoint = `/webhook-endpoints/${crypto.randomUUID()}`
     for (const [client, method, path] of [
-      [owner.client, 'PATCH', '/users/me'], [owner.client, 'PATCH', '/tenants/current/auth-policy'], [owner.client, 'POST', '/api-keys'],
-      [manager, 'POST', '/webhook-endpoints'], [manager, 'PATCH', endpoint],
+      [owner.client, 'PATCH', '/users/me'],
+      [owner.client, 'PATCH', '/tenants/current/auth-policy'],
+      [owner.client, 'POST', '/api-keys'],
+      [manager, 'POST', '/webhook-endpoints'],
+      [manager, 'PATCH', endpoint],
     ] as const) {
       const res = await client.call(method, path)
       // docs/api.md promises the path `body` for an absent body, whatever the model's root type.
-      expect({ method, path, status: res.status, code: res.json?.code, where: res.json?.errors?.map((e: { path: string }) => e.path) })
-        .toEqual({ method, path, status: 400, code: 'VALIDATION_ERROR', where: ['body'] })
+      expect({ method, path, status: res.status, code: res.json?.code, where: res.json?.errors?.map((e: { path: string }) => e.path) }).toEqual({
+        method,
+        path,
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        where: ['body'],
+      })
     }
   })
 })
@@ -49,7 +57,10 @@ describe('a request target over 16 KiB', () => {
     const owner = await tenantOwner(api.url)
     const list = await owner.client.get(`/tenants/current/memberships?pageToken=${'a'.repeat(20_000)}`)
     const sso = await fetch(`${api.url}/v1/auth/sso/${crypto.randomUUID()}/start?returnTo=/${'b'.repeat(20_000)}`, { redirect: 'manual' })
-    for (const res of [{ status: list.status, headers: list.headers, json: list.json }, { status: sso.status, headers: sso.headers, json: await sso.json().catch(() => null) }]) {
+    for (const res of [
+      { status: list.status, headers: list.headers, json: list.json },
+      { status: sso.status, headers: sso.headers, json: await sso.json().catch(() => null) },
+    ]) {
       expect(res.status).toBe(431)
       expect(res.headers.get('content-type')).toBe('application/problem+json')
       expect(res.json).toMatchObject({ status: 431, code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', requestId: res.headers.get('x-request-id') })

@@ -35,7 +35,7 @@ describe('the benchmark baselines', () => {
     expect(await get(benched, ELYSIA_HELLO_PATH)).toEqual({ status: 200, body: 'hello', requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) })
   })
 
-  test('the OpenAPI document is the product\'s, byte for byte: the Elysia hello is hidden', async () => {
+  test("the OpenAPI document is the product's, byte for byte: the Elysia hello is hidden", async () => {
     const doc = await get(product, '/v1/openapi.json')
     expect(doc.status).toBe(200)
     expect((await get(benched, '/v1/openapi.json')).body).toBe(doc.body)

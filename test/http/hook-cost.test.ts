@@ -12,7 +12,9 @@ import { ELYSIA_HELLO_PATH, withBaselines } from '../../bench/baselines'
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' })
 const sql = createDb(config.DATABASE_URL, { max: 1 })
 const deps = composeApi(config, sql, createLogger('silent', {}))
-afterAll(async () => { await sql.end() })
+afterAll(async () => {
+  await sql.end()
+})
 
 type Event = 'request' | 'parse' | 'transform' | 'beforeHandle' | 'mapResponse'
 const EVENTS: Event[] = ['request', 'parse', 'transform', 'beforeHandle', 'mapResponse']
@@ -22,11 +24,21 @@ async function hooksRun(path: string): Promise<Record<Event, number>> {
   const counts = {} as Record<Event, number>
   const traced = new Elysia()
     .trace({ as: 'global' }, (t) => {
-      t.onRequest(({ total }) => { counts.request = total })
-      t.onParse(({ total }) => { counts.parse = total })
-      t.onTransform(({ total }) => { counts.transform = total })
-      t.onBeforeHandle(({ total }) => { counts.beforeHandle = total })
-      t.onMapResponse(({ total }) => { counts.mapResponse = total })
+      t.onRequest(({ total }) => {
+        counts.request = total
+      })
+      t.onParse(({ total }) => {
+        counts.parse = total
+      })
+      t.onTransform(({ total }) => {
+        counts.transform = total
+      })
+      t.onBeforeHandle(({ total }) => {
+        counts.beforeHandle = total
+      })
+      t.onMapResponse(({ total }) => {
+        counts.mapResponse = total
+      })
     })
     .use(withBaselines(buildApp(deps)))
   const res = await traced.handle(new Request(`http://localhost${path}`))
@@ -34,12 +46,12 @@ async function hooksRun(path: string): Promise<Record<Event, number>> {
   return Object.fromEntries(EVENTS.map((e) => [e, counts[e] ?? 0])) as Record<Event, number>
 }
 
-describe('the conventions\' cost', () => {
+describe("the conventions' cost", () => {
   test('one request hook however many domains use the plugin, and no parse, transform or response hook on a route without conventions', async () => {
     expect(await hooksRun('/bench/hello-elysia')).toEqual({ request: 1, parse: 0, transform: 0, beforeHandle: 0, mapResponse: 0 })
   })
 
-  test('a public /v1 route runs its own macros only: the errors macro\'s parser pair and transform, the public transform and resolve', async () => {
+  test("a public /v1 route runs its own macros only: the errors macro's parser pair and transform, the public transform and resolve", async () => {
     expect(await hooksRun('/v1/storage-regions')).toEqual({ request: 1, parse: 2, transform: 2, beforeHandle: 1, mapResponse: 0 })
   })
 

@@ -111,15 +111,22 @@ describe('Idempotency-Key', () => {
     let calls = 0
     const app = new Elysia()
       .use(httpConventions(api.deps))
-      .post('/v1/flaky', () => {
-        calls++
-        throw new Error('database exploded')
-      }, { public: true, idempotent: true, errors: ['A400'] })
+      .post(
+        '/v1/flaky',
+        () => {
+          calls++
+          throw new Error('database exploded')
+        },
+        { public: true, idempotent: true, errors: ['A400'] },
+      )
       .listen({ hostname: '127.0.0.1', port: 0 })
     try {
-      const send = () => fetch(`http://127.0.0.1:${app.server!.port}/v1/flaky`, {
-        method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json', 'idempotency-key': key },
-      })
+      const send = () =>
+        fetch(`http://127.0.0.1:${app.server!.port}/v1/flaky`, {
+          method: 'POST',
+          body: '{"a":1}',
+          headers: { 'content-type': 'application/json', 'idempotency-key': key },
+        })
       const key = crypto.randomUUID()
       const first = await send()
       const second = await send()

@@ -8,7 +8,9 @@ beforeAll(async () => {
   api = await startApi()
   doc = await (await fetch(`${api.url}/v1/openapi.json`)).json()
 })
-afterAll(async () => { await api.stop() })
+afterAll(async () => {
+  await api.stop()
+})
 
 const operations = () =>
   Object.entries(doc.paths).flatMap(([path, ops]: [string, any]) => Object.entries(ops).map(([method, op]) => ({ path, method, op: op as any })))
@@ -63,5 +65,4 @@ describe('OpenAPI 3.1 document', () => {
     }
     expect(auth).toBeGreaterThan(100)
   })
-
 })

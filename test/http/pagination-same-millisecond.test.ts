@@ -39,71 +39,108 @@ const insertPackages = (sql: Sql, o: Owner, s: { profileId: string; versionId: s
 const pathParams: Record<string, string> = {}
 
 const seeds: Record<string, Seed> = {
-  sessions: async (sql, o) => ids(await sql`
+  sessions: async (sql, o) =>
+    ids(
+      await sql`
     insert into sessions (user_id, token_hash, expires_at, idle_timeout_seconds, created_at)
     select ${o.userId}, sha256(gen_random_uuid()::text::bytea), now() + interval '1 day', 86400, ${at(sql)} from ${offsets(sql)}
-    returning id`),
-  passkeys: async (sql, o) => ids(await sql`
+    returning id`,
+    ),
+  passkeys: async (sql, o) =>
+    ids(
+      await sql`
     insert into webauthn_credentials (user_id, credential_id, public_key, sign_count, device_type, backed_up, created_at)
     select ${o.userId}, gen_random_uuid()::text, '\\x00'::bytea, 0, 'singleDevice', false, ${at(sql)} from ${offsets(sql)}
-    returning id`),
-  apiKeys: async (sql, o) => ids(await sql`
+    returning id`,
+    ),
+  apiKeys: async (sql, o) =>
+    ids(
+      await sql`
     insert into api_keys (tenant_id, user_id, membership_id, name, token_hash, display_prefix, scopes, expires_at, created_at)
     select ${o.tenantId}, ${o.userId}, ${o.membershipId}, 'k' || o, sha256(gen_random_uuid()::text::bytea), 'rcp_pat_x',
            '{tenant:read}', now() + interval '1 day', ${at(sql)} from ${offsets(sql)}
-    returning id`),
+    returning id`,
+    ),
   memberships: async (sql, o) => {
     const users = await sql<{ id: string }[]>`
       insert into users (email) select 'same-ms-' || gen_random_uuid() || '@example.test' from ${offsets(sql)} returning id`
-    return ids(await sql`
+    return ids(
+      await sql`
       insert into memberships (tenant_id, user_id, role, created_at)
       select ${o.tenantId}, u, 'viewer', ${at(sql)}
         from unnest(${sql.array(ids(users))}::uuid[], ${sql.array(OFFSETS_US)}::int[]) as t(u, o)
-      returning id`)
+      returning id`,
+    )
   },
-  storageJobs: async (sql, o) => ids(await sql`
+  storageJobs: async (sql, o) =>
+    ids(
+      await sql`
     insert into storage_reconciliation_jobs (tenant_id, status, dry_run, created_at)
     select ${o.tenantId}, 'succeeded', false, ${at(sql)} from ${offsets(sql)}
-    returning id`),
-  invitations: async (sql, o) => ids(await sql`
+    returning id`,
+    ),
+  invitations: async (sql, o) =>
+    ids(
+      await sql`
     insert into tenant_invitations (tenant_id, email, role, token_hash, expires_at, created_at)
     select ${o.tenantId}, 'invitee-' || gen_random_uuid() || '@example.test', 'viewer', sha256(gen_random_uuid()::text::bytea),
            now() + interval '1 day', ${at(sql)} from ${offsets(sql)}
-    returning id`),
-  ssoConnections: async (sql, o) => ids(await sql`
+    returning id`,
+    ),
+  ssoConnections: async (sql, o) =>
+    ids(
+      await sql`
     insert into sso_connections (tenant_id, name, issuer, client_id, client_secret_sealed, default_role, created_at)
     select ${o.tenantId}, 'idp ' || o, 'https://idp.example.test', 'client', '\\x00'::bytea, 'viewer', ${at(sql)} from ${offsets(sql)}
-    returning id`),
-  domains: async (sql, o) => ids(await sql`
+    returning id`,
+    ),
+  domains: async (sql, o) =>
+    ids(
+      await sql`
     insert into tenant_domains (tenant_id, domain, challenge_token, created_at)
     select ${o.tenantId}, 'd' || o || '-' || gen_random_uuid() || '.example', 'token', ${at(sql)} from ${offsets(sql)}
-    returning id`),
-  embodimentProfiles: async (sql, o) => ids(await sql`
+    returning id`,
+    ),
+  embodimentProfiles: async (sql, o) =>
+    ids(
+      await sql`
     insert into embodiment_profiles (tenant_id, name, robot_type, control_rate_hz, observation_features, action_features, created_at)
     select ${o.tenantId}, 'profile ' || gen_random_uuid(), 'arm', 50, '[{"name":"state","dtype":"float32","shape":[7]}]'::jsonb,
            '[{"name":"actions","dtype":"float32","shape":[7]}]'::jsonb, ${at(sql)} from ${offsets(sql)}
-    returning id`),
-  trainingJobs: async (sql, o) => ids(await sql`
+    returning id`,
+    ),
+  trainingJobs: async (sql, o) =>
+    ids(
+      await sql`
     insert into training_jobs (tenant_id, name, status, created_at)
     select ${o.tenantId}, 'job ' || o, 'running', ${at(sql)} from ${offsets(sql)}
-    returning id`),
-  modelVersions: async (sql, o) => ids(await sql`
+    returning id`,
+    ),
+  modelVersions: async (sql, o) =>
+    ids(
+      await sql`
     insert into model_versions (tenant_id, name, format, source_kind, source, objects, created_at)
     select ${o.tenantId}, 'version ' || o, 'onnx', 'imported_checkpoint', '{"kind":"imported_checkpoint","path":"m.onnx"}'::jsonb,
            '[{"key":"m.onnx","sizeBytes":null,"sha256":null}]'::jsonb, ${at(sql)} from ${offsets(sql)}
-    returning id`),
-  webhookEndpoints: async (sql, o) => ids(await sql`
+    returning id`,
+    ),
+  webhookEndpoints: async (sql, o) =>
+    ids(
+      await sql`
     insert into webhook_endpoints (tenant_id, url, events, secret_sealed, created_at)
     select ${o.tenantId}, 'https://hooks.example.test/' || o, '{run.finished}', '\\x00'::bytea, ${at(sql)} from ${offsets(sql)}
-    returning id`),
+    returning id`,
+    ),
   edgePackages: async (sql, o) => ids(await insertPackages(sql, o, await packageSources(sql, o), at(sql))),
   edgePackageRuns: async (sql, o) => {
     const [pkg] = await insertPackages(sql, o, await packageSources(sql, o), new Date())
     pathParams.packageId = pkg!.id
-    return ids(await sql`
+    return ids(
+      await sql`
       insert into edge_package_runs (tenant_id, package_id, steps_done, contract_violations, exit_reason, violations, started_at, finished_at, reported_by, created_at)
       select ${o.tenantId}, ${pkg!.id}, o, 0, 'completed', '[]', now(), now(), ${o.userId}, ${at(sql)} from ${offsets(sql)}
-      returning id`)
+      returning id`,
+    )
   },
   // Messages hang under one endpoint: the seed makes it and names it in the path (`{endpointId}`).
   webhookMessages: async (sql, o) => {
@@ -113,27 +150,34 @@ const seeds: Record<string, Seed> = {
     pathParams.endpointId = ep!.id
     const events = await sql<{ id: string }[]>`
       insert into events (tenant_id, type, data, dispatched_at) select ${o.tenantId}, 'training_job.completed', '{}', now() from ${offsets(sql)} returning id`
-    return ids(await sql`
+    return ids(
+      await sql`
       insert into webhook_messages (tenant_id, endpoint_id, event_id, event_type, status, started_at, created_at)
       select ${o.tenantId}, ${ep!.id}, e, 'training_job.completed', 'succeeded', now(), ${at(sql)}
         from unnest(${sql.array(ids(events))}::uuid[], ${sql.array(OFFSETS_US)}::int[]) as t(e, o)
-      returning id`)
+      returning id`,
+    )
   },
   // Audit entries are written only by audit_append; inserting seeded rows is what the table's triggers still allow.
   // One chain per row keeps (chain, seq) unique without numbering them.
-  auditEntries: async (sql, o) => ids(await sql`
+  auditEntries: async (sql, o) =>
+    ids(
+      await sql`
     insert into audit_log (id, chain, seq, hash, occurred_at, tenant_id, subject_user_id, actor_type, action, outcome)
     select gen_random_uuid(), 'seed-' || gen_random_uuid(), 1, sha256(gen_random_uuid()::text::bytea), ${at(sql)}, ${o.tenantId}, ${o.userId}, 'system', 'api_key.created', 'success'
       from ${offsets(sql)}
-    returning id`),
+    returning id`,
+    ),
   ssoIdentities: async (sql, o) => {
     const [c] = await sql<{ id: string }[]>`
       insert into sso_connections (tenant_id, name, issuer, client_id, client_secret_sealed, default_role)
       values (${o.tenantId}, 'idp', 'https://idp.example.test', 'client', '\\x00'::bytea, 'viewer') returning id`
-    return ids(await sql`
+    return ids(
+      await sql`
       insert into sso_identities (connection_id, subject, user_id, created_at)
       select ${c!.id}, 'sub-' || o || '-' || gen_random_uuid(), ${o.userId}, ${at(sql)} from ${offsets(sql)}
-      returning id`)
+      returning id`,
+    )
   },
 }
 
@@ -191,8 +235,10 @@ describe('every list walks rows created in the same millisecond exactly once, in
       const owner = await tenantOwner(api.url)
       const seeded = await seeds[list.seed]!(api.sql, owner)
       const dir = api.sql.unsafe(list.order)
-      const expected = ids(await api.sql<{ id: string }[]>`
-        select id from ${api.sql(list.table)} where id = any(${api.sql.array(seeded)}::uuid[]) order by ${api.sql(list.timeColumn ?? 'created_at')} ${dir}, id ${dir}`)
+      const expected = ids(
+        await api.sql<{ id: string }[]>`
+        select id from ${api.sql(list.table)} where id = any(${api.sql.array(seeded)}::uuid[]) order by ${api.sql(list.timeColumn ?? 'created_at')} ${dir}, id ${dir}`,
+      )
 
       const path = list.path.replace(/\{(\w+)\}/g, (_, name: string) => pathParams[name]!)
       const walked = await walk(owner.client, path, PAGE_SIZE)
@@ -206,8 +252,11 @@ describe('every list walks rows created in the same millisecond exactly once, in
 
 test('the lists above are every list of the API: each operation that takes a pageToken', async () => {
   const doc = await (await fetch(`${api.url}/v1/openapi.json`)).json()
-  const paged = Object.entries(doc.paths as Record<string, Record<string, { parameters?: { name: string }[] }>>)
-    .flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.parameters?.some((p) => p.name === 'pageToken')).map(([m]) => `${m.toUpperCase()} ${path}`))
+  const paged = Object.entries(doc.paths as Record<string, Record<string, { parameters?: { name: string }[] }>>).flatMap(([path, ops]) =>
+    Object.entries(ops)
+      .filter(([, op]) => op.parameters?.some((p) => p.name === 'pageToken'))
+      .map(([m]) => `${m.toUpperCase()} ${path}`),
+  )
   const covered = new Set(lists.map((l) => `GET /v1${l.path.split('?')[0]}`))
   expect(paged.sort()).toEqual([...covered].sort())
 })

@@ -50,7 +50,12 @@ describe('keyset pagination with opaque tokens', () => {
     const first = await a.client.get('/users/me/sessions?pageSize=2')
     const token: string = first.json.nextPageToken
     const [payload, mac] = token.split('.')
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), c: { createdAt: '2100-01-01T00:00:00.000000Z', id: '00000000-0000-0000-0000-000000000000' } })).toString('base64url')
+    const forged = Buffer.from(
+      JSON.stringify({
+        ...JSON.parse(Buffer.from(payload!, 'base64url').toString()),
+        c: { createdAt: '2100-01-01T00:00:00.000000Z', id: '00000000-0000-0000-0000-000000000000' },
+      }),
+    ).toString('base64url')
     for (const bad of [`${forged}.${mac}`, 'garbage', `${payload}.`, `${token}x`]) {
       const res = await a.client.get(`/users/me/sessions?pageSize=2&pageToken=${encodeURIComponent(bad)}`)
       expect(res.status).toBe(400)

@@ -52,7 +52,11 @@ describe('problem+json and request ids', () => {
   test('a chunked body is refused at the first byte past the limit, without waiting for its end', async () => {
     // The body never ends: only a parser that counts as it reads can answer (the server's own hard limit is far
     // higher, for object uploads).
-    const body = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode(`{"email":"${'x'.repeat(4096)}`)) } })
+    const body = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode(`{"email":"${'x'.repeat(4096)}`))
+      },
+    })
     const res = await fetch(`${api.url}/v1/users`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit)
     const json = await res.json()
     expectProblem(res, json, 400, 'BAD_REQUEST')

@@ -11,11 +11,13 @@ import { patFor, tenantOwner } from '../support/fixtures'
 
 const BUDGET = 200
 const started: TestApi[] = []
-afterAll(async () => { await Promise.all(started.map((a) => a.stop())) })
+afterAll(async () => {
+  await Promise.all(started.map((a) => a.stop()))
+})
 
 async function replicas(shared: boolean): Promise<[TestApi, TestApi]> {
   const env = { RATE_LIMIT_PRINCIPAL_PER_MINUTE: String(BUDGET), RATE_LIMIT_TENANT_PER_MINUTE: '0', RATE_BUDGETS_SHARED: String(shared) }
-  const pair = await Promise.all([startApi(env), startApi(env)]) as [TestApi, TestApi]
+  const pair = (await Promise.all([startApi(env), startApi(env)])) as [TestApi, TestApi]
   started.push(...pair)
   return pair
 }
@@ -66,7 +68,7 @@ describe('request budgets across replicas', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
   })
 
-  test('an unreachable shared store fails open to the replica\'s own bucket', async () => {
+  test("an unreachable shared store fails open to the replica's own bucket", async () => {
     const unreachable = createDb('postgres://rcp@127.0.0.1:1/none', { max: 1 })
     const local = new RateLimiter()
     const budgets = new SharedBudgets(unreachable, createLogger('silent'), (kind, id, n) => local.admit(kind, id, n))

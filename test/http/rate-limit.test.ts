@@ -7,7 +7,9 @@ let api: TestApi
 beforeAll(async () => {
   api = await startApi({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: '40', RATE_LIMIT_PRINCIPAL_PER_MINUTE: '5', RATE_LIMIT_TENANT_PER_MINUTE: '8' })
 })
-afterAll(async () => { await api.stop() })
+afterAll(async () => {
+  await api.stop()
+})
 
 describe('request budgets', () => {
   test('per principal: the budget runs out with 429 RATE_LIMITED, Retry-After and RateLimit headers only on 429', async () => {
@@ -43,7 +45,7 @@ describe('request budgets', () => {
     expect((await c.client.get('/tokens/self')).status).toBe(200)
   })
 
-  test('optional authentication spends the presented credential\'s budget, not the address\'s', async () => {
+  test("optional authentication spends the presented credential's budget, not the address's", async () => {
     const { client } = await signedUpUser(api.url)
     const statuses: number[] = []
     for (let i = 0; i < 6; i++) statuses.push((await client.post('/tenant-invitations/acceptance-records', { token: 'not-a-token' })).status)

@@ -12,7 +12,9 @@ import { createLogger } from '../../api/platform/log'
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' })
 const sql = createDb(config.DATABASE_URL, { max: 1 })
 const deps = composeApi(config, sql, createLogger('silent', {}))
-afterAll(async () => { await sql.end() })
+afterAll(async () => {
+  await sql.end()
+})
 
 function appWith(method: 'get' | 'post') {
   const routes = new RouteTable()

@@ -12,8 +12,12 @@ describe('TOTP codes (RFC 6238)', () => {
   test("the RFC's SHA-1 test vectors (Appendix B, 8 digits)", async () => {
     const seed = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ' // base32 of the ASCII seed "12345678901234567890"
     const vectors: [number, string][] = [
-      [59, '94287082'], [1111111109, '07081804'], [1111111111, '14050471'],
-      [1234567890, '89005924'], [2000000000, '69279037'], [20000000000, '65353130'],
+      [59, '94287082'],
+      [1111111109, '07081804'],
+      [1111111111, '14050471'],
+      [1234567890, '89005924'],
+      [2000000000, '69279037'],
+      [20000000000, '65353130'],
     ]
     for (const [t, code] of vectors) expect(await totpCode(seed, t, 8)).toBe(code)
   })
@@ -88,11 +92,21 @@ describe('sign-in with a second factor', () => {
     const challenge = session.mfaChallenge
     expect(challenge.id).toMatch(/^[0-9a-f-]{36}$/)
     expect([challenge.methods, challenge.webauthn]).toEqual([['totp', 'recovery_code'], null])
-    for (const [method, path] of [['GET', '/users/me'], ['GET', '/users/me/mfa'], ['GET', '/users/me/sessions'], ['POST', '/users/me/mfa/totp'], ['DELETE', '/sessions/current']] as const) {
+    for (const [method, path] of [
+      ['GET', '/users/me'],
+      ['GET', '/users/me/mfa'],
+      ['GET', '/users/me/sessions'],
+      ['POST', '/users/me/mfa/totp'],
+      ['DELETE', '/sessions/current'],
+    ] as const) {
       const res = await client.call(method, path)
       expect({ path, status: res.status, code: res.json.code }).toEqual({ path, status: 401, code: 'MFA_REQUIRED' })
     }
-    const confirmed = await client.post('/sessions/mfa-challenges/confirmations', { challengeId: session.mfaChallenge.id, method: 'totp', code: await codeAt(secret) })
+    const confirmed = await client.post('/sessions/mfa-challenges/confirmations', {
+      challengeId: session.mfaChallenge.id,
+      method: 'totp',
+      code: await codeAt(secret),
+    })
     expect(confirmed.status).toBe(201)
     expect(confirmed.json.data).toMatchObject({ user: { email: owner.email }, currentMembership: { tenantId: owner.tenantId } })
     expect((await client.get('/users/me')).status).toBe(200)
@@ -111,7 +125,11 @@ describe('sign-in with a second factor', () => {
     expect(replay.status).toBe(401)
     expect(replay.json.code).toBe('UNAUTHORIZED')
     // The enrolment code (the step before) is spent too.
-    const older = await b.client.post('/sessions/mfa-challenges/confirmations', { challengeId: b.session.mfaChallenge.id, method: 'totp', code: await codeAt(secret, 1) })
+    const older = await b.client.post('/sessions/mfa-challenges/confirmations', {
+      challengeId: b.session.mfaChallenge.id,
+      method: 'totp',
+      code: await codeAt(secret, 1),
+    })
     expect(older.status).toBe(401)
     expect((await b.client.get('/users/me')).json.code).toBe('MFA_REQUIRED')
   })
@@ -121,8 +139,9 @@ describe('sign-in with a second factor', () => {
     const { secret } = await enrolTotp(enrolled)
     const code = await codeAt(secret)
     const sessions = await Promise.all([1, 2, 3, 4].map(() => signIn(api.url, email)))
-    const answers = await Promise.all(sessions.map((s) =>
-      s.client.post('/sessions/mfa-challenges/confirmations', { challengeId: s.session.mfaChallenge.id, method: 'totp', code })))
+    const answers = await Promise.all(
+      sessions.map((s) => s.client.post('/sessions/mfa-challenges/confirmations', { challengeId: s.session.mfaChallenge.id, method: 'totp', code })),
+    )
     expect(answers.map((r) => r.status).sort()).toEqual([201, 401, 401, 401])
   })
 
@@ -131,12 +150,18 @@ describe('sign-in with a second factor', () => {
     const { recoveryCodes } = await enrolTotp(enrolled)
     const a = await signIn(api.url, email)
     const ok = await a.client.post('/sessions/mfa-challenges/confirmations', {
-      challengeId: a.session.mfaChallenge.id, method: 'recovery_code', code: recoveryCodes[0]!.toUpperCase(),
+      challengeId: a.session.mfaChallenge.id,
+      method: 'recovery_code',
+      code: recoveryCodes[0]!.toUpperCase(),
     })
     expect(ok.status).toBe(201)
     expect((await a.client.get('/users/me/mfa')).json.data.recoveryCodesRemaining).toBe(9)
     const b = await signIn(api.url, email)
-    const again = await b.client.post('/sessions/mfa-challenges/confirmations', { challengeId: b.session.mfaChallenge.id, method: 'recovery_code', code: recoveryCodes[0] })
+    const again = await b.client.post('/sessions/mfa-challenges/confirmations', {
+      challengeId: b.session.mfaChallenge.id,
+      method: 'recovery_code',
+      code: recoveryCodes[0],
+    })
     expect(again.json.code).toBe('UNAUTHORIZED')
   })
 
@@ -168,10 +193,14 @@ describe('sign-in with a second factor', () => {
     }
     const a = await signIn(api.url, email)
     for (let i = 0; i < 5; i++) {
-      expect((await a.client.post('/sessions/mfa-challenges/confirmations', { challengeId: a.session.mfaChallenge.id, method: 'recovery_code', code: `nope-${i}` })).json.code).toBe('UNAUTHORIZED')
+      expect(
+        (await a.client.post('/sessions/mfa-challenges/confirmations', { challengeId: a.session.mfaChallenge.id, method: 'recovery_code', code: `nope-${i}` }))
+          .json.code,
+      ).toBe('UNAUTHORIZED')
     }
     const b = await signIn(api.url, email)
-    const answer = (code: string) => b.client.post('/sessions/mfa-challenges/confirmations', { challengeId: b.session.mfaChallenge.id, method: 'recovery_code', code })
+    const answer = (code: string) =>
+      b.client.post('/sessions/mfa-challenges/confirmations', { challengeId: b.session.mfaChallenge.id, method: 'recovery_code', code })
     for (let i = 0; i < 3; i++) expect((await answer(`nope-${i}`)).json.code).toBe('UNAUTHORIZED')
     const limited = await answer(recoveryCodes[0]!)
     expect(limited.status).toBe(429)
@@ -238,7 +267,11 @@ describe('who may manage second factors', () => {
     const owner = await tenantOwner(api.url)
     const { token } = await patFor(owner.client, ['tenant:read'])
     const pat = new Client(api.url).withBearer(token)
-    for (const [method, path] of [['GET', '/users/me/mfa'], ['POST', '/users/me/mfa/totp'], ['GET', '/users/me/webauthn/credentials']] as const) {
+    for (const [method, path] of [
+      ['GET', '/users/me/mfa'],
+      ['POST', '/users/me/mfa/totp'],
+      ['GET', '/users/me/webauthn/credentials'],
+    ] as const) {
       const res = await pat.call(method, path)
       expect({ path, status: res.status, code: res.json.code }).toEqual({ path, status: 403, code: 'FORBIDDEN' })
     }
@@ -270,7 +303,15 @@ describe('who may manage second factors', () => {
     // From now on a sign-in asks for the factor.
     const next = await signIn(api.url, owner.email)
     expect(next.session.state).toBe('mfa_required')
-    expect((await next.client.post('/sessions/mfa-challenges/confirmations', { challengeId: next.session.mfaChallenge.id, method: 'totp', code: await codeAt(secret) })).status).toBe(201)
+    expect(
+      (
+        await next.client.post('/sessions/mfa-challenges/confirmations', {
+          challengeId: next.session.mfaChallenge.id,
+          method: 'totp',
+          code: await codeAt(secret),
+        })
+      ).status,
+    ).toBe(201)
     expect((await next.client.get('/users/me')).status).toBe(200)
   })
 })
@@ -279,7 +320,9 @@ describe('secrets at rest', () => {
   test('a dump of every table holds neither the TOTP secret nor a recovery code in plaintext', async () => {
     const { client, userId } = await signedUpUser(api.url)
     const { secret, recoveryCodes } = await enrolTotp(client)
-    const tables = await api.sql<{ table_name: string }[]>`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`
+    const tables = await api.sql<
+      { table_name: string }[]
+    >`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`
     let dump = ''
     for (const { table_name } of tables) {
       for (const row of await api.sql.unsafe(`select t::text as line from "${table_name}" t`)) dump += `${row.line}\n`
@@ -288,7 +331,14 @@ describe('secrets at rest', () => {
     const [sealed] = await api.sql`select secret_sealed from totp_factors where user_id = ${userId}`
     expect(open(api.deps.keys, 'secrets', sealed!.secret_sealed)).toBe(secret) // sealed, and only the key opens it
     const rawSecret = Buffer.from(base32Decode(secret))
-    for (const needle of [secret, secret.toLowerCase(), rawSecret.toString('hex'), rawSecret.toString('base64'), ...recoveryCodes, ...recoveryCodes.map((c) => c.replaceAll('-', ''))]) {
+    for (const needle of [
+      secret,
+      secret.toLowerCase(),
+      rawSecret.toString('hex'),
+      rawSecret.toString('base64'),
+      ...recoveryCodes,
+      ...recoveryCodes.map((c) => c.replaceAll('-', '')),
+    ]) {
       expect(dump.includes(needle)).toBe(false)
     }
   })
@@ -296,7 +346,8 @@ describe('secrets at rest', () => {
 
 function base32Decode(s: string): number[] {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'
-  let bits = 0, value = 0
+  let bits = 0,
+    value = 0
   const out: number[] = []
   for (const ch of s) {
     value = (value << 5) | alphabet.indexOf(ch)

@@ -19,8 +19,11 @@ async function registerPasskey(client: Client, name = 'laptop') {
 }
 
 /** The user's audit entries of one action, oldest first. */
-const entries = async (userId: string, action: string) => sealAudit(api.sql).then(() => api.sql<{ actor_id: string | null; target_id: string | null; outcome: string; reason: string | null; details: Record<string, unknown> }[]>`
-  select actor_id, target_id, outcome, reason, details from audit_log where subject_user_id = ${userId} and action = ${action} order by seq`)
+const entries = async (userId: string, action: string) =>
+  sealAudit(api.sql).then(
+    () => api.sql<{ actor_id: string | null; target_id: string | null; outcome: string; reason: string | null; details: Record<string, unknown> }[]>`
+  select actor_id, target_id, outcome, reason, details from audit_log where subject_user_id = ${userId} and action = ${action} order by seq`,
+  )
 
 async function passkeyOptions() {
   const res = await new Client(api.url).post('/sessions/passkey-challenges')
@@ -43,8 +46,14 @@ describe('passkey registration', () => {
     const created = await client.post('/users/me/webauthn/registrations', { name: 'laptop', response })
     expect(created.status).toBe(201)
     expect(created.json.data).toMatchObject({ name: 'laptop', credentialId: key.id, transports: ['internal'], lastUsedAt: null })
-    expect([...await entries(userId, 'user.passkey_added')]).toEqual([
-      { actor_id: userId, target_id: created.json.data.id, outcome: 'success', reason: null, details: { name: 'laptop', deviceType: 'singleDevice', backedUp: false } },
+    expect([...(await entries(userId, 'user.passkey_added'))]).toEqual([
+      {
+        actor_id: userId,
+        target_id: created.json.data.id,
+        outcome: 'success',
+        reason: null,
+        details: { name: 'laptop', deviceType: 'singleDevice', backedUp: false },
+      },
     ])
     // The challenge is spent: the same response cannot register again.
     const replay = await client.post('/users/me/webauthn/registrations', { response })
@@ -63,9 +72,13 @@ describe('passkey registration', () => {
     expect(foreign.status).toBe(400)
     expect(foreign.json.code).toBe('VALIDATION_ERROR')
     const options2 = (await client.post('/users/me/webauthn/registration-options')).json.data
-    expect((await client.post('/users/me/webauthn/registrations', { response: new SoftAuthenticator(ORIGIN).register(options2, { uv: false }) })).json.code).toBe('VALIDATION_ERROR')
+    expect(
+      (await client.post('/users/me/webauthn/registrations', { response: new SoftAuthenticator(ORIGIN).register(options2, { uv: false }) })).json.code,
+    ).toBe('VALIDATION_ERROR')
     const options3 = (await client.post('/users/me/webauthn/registration-options')).json.data
-    expect((await other.client.post('/users/me/webauthn/registrations', { response: new SoftAuthenticator(ORIGIN).register(options3) })).json.code).toBe('VALIDATION_ERROR')
+    expect((await other.client.post('/users/me/webauthn/registrations', { response: new SoftAuthenticator(ORIGIN).register(options3) })).json.code).toBe(
+      'VALIDATION_ERROR',
+    )
     expect((await client.post('/users/me/webauthn/registrations', { response: { id: 'x' } })).json.code).toBe('VALIDATION_ERROR')
   })
 
@@ -122,7 +135,9 @@ describe('passkey list and removal', () => {
     expect((await client.delete(`/users/me/webauthn/credentials/${credential.id}`)).status).toBe(404)
     expect((await client.get('/users/me/webauthn/credentials')).json.data).toEqual([])
     // Recorded once, for the removal that happened; the refused ones changed nothing.
-    expect((await entries(userId, 'user.passkey_removed')).map((e) => [e.actor_id, e.target_id, e.details])).toEqual([[userId, credential.id, { name: 'laptop' }]])
+    expect((await entries(userId, 'user.passkey_removed')).map((e) => [e.actor_id, e.target_id, e.details])).toEqual([
+      [userId, credential.id, { name: 'laptop' }],
+    ])
   })
 })
 
@@ -137,8 +152,11 @@ describe('passwordless sign-in', () => {
     expect(res.status).toBe(201)
     expect(res.json.data.user.email).toBe(email)
     expect(res.json.data.session).toMatchObject({ state: 'active', mfaChallenge: null })
-    expect((await entries(userId, 'user.signed_in')).find((e) => e.target_id === res.json.data.session.id))
-      .toMatchObject({ actor_id: userId, outcome: 'success', details: { method: 'passkey', state: 'active' } })
+    expect((await entries(userId, 'user.signed_in')).find((e) => e.target_id === res.json.data.session.id)).toMatchObject({
+      actor_id: userId,
+      outcome: 'success',
+      details: { method: 'passkey', state: 'active' },
+    })
     expect(res.headers.get('set-cookie')).toContain('rcp_session=')
     expect((await browser.get('/users/me')).status).toBe(200)
     const listed = (await client.get('/users/me/webauthn/credentials')).json.data[0]
@@ -165,7 +183,9 @@ describe('passwordless sign-in', () => {
     }
     // Each refusal naming this user's passkey is a failure in their activity; the unknown authenticator's names no one.
     const failures = await entries(userId, 'user.sign_in_failed')
-    expect(failures.map((f) => [f.actor_id, f.outcome, f.reason, f.details])).toEqual(Array(5).fill([null, 'failure', 'invalid_credentials', { method: 'passkey' }]))
+    expect(failures.map((f) => [f.actor_id, f.outcome, f.reason, f.details])).toEqual(
+      Array(5).fill([null, 'failure', 'invalid_credentials', { method: 'passkey' }]),
+    )
     // The counter check did not move the stored counter: the next honest use still works.
     expect((await new Client(api.url).post('/sessions', { assertion: key.assert((await passkeyOptions()).challenge, { counter: 10 }) })).status).toBe(201)
     expect((await new Client(api.url).post('/sessions', { email: 'x@example.test', assertion: good })).json.code).toBe('VALIDATION_ERROR')
@@ -204,11 +224,19 @@ describe('passkey as a second factor', () => {
     expect((await client.get('/users/me')).json.code).toBe('MFA_REQUIRED')
     // A passkey of another user does not answer it.
     const stranger = await registerPasskey((await signedUpUser(api.url)).client)
-    const wrong = await client.post('/sessions/mfa-challenges/confirmations', { challengeId: challenge.id, method: 'webauthn', assertion: stranger.key.assert(challenge.webauthn.challenge) })
+    const wrong = await client.post('/sessions/mfa-challenges/confirmations', {
+      challengeId: challenge.id,
+      method: 'webauthn',
+      assertion: stranger.key.assert(challenge.webauthn.challenge),
+    })
     expect(wrong.json.code).toBe('UNAUTHORIZED')
     const totp = await client.post('/sessions/mfa-challenges/confirmations', { challengeId: challenge.id, method: 'totp', code: '123456' })
     expect(totp.json.code).toBe('UNAUTHORIZED')
-    const ok = await client.post('/sessions/mfa-challenges/confirmations', { challengeId: challenge.id, method: 'webauthn', assertion: key.assert(challenge.webauthn.challenge) })
+    const ok = await client.post('/sessions/mfa-challenges/confirmations', {
+      challengeId: challenge.id,
+      method: 'webauthn',
+      assertion: key.assert(challenge.webauthn.challenge),
+    })
     expect(ok.status).toBe(201)
     expect(ok.json.data.currentMembership.tenantId).toBe(owner.tenantId)
     expect((await client.get('/users/me')).status).toBe(200)
@@ -219,13 +247,25 @@ describe('interface', () => {
   test('the OpenAPI document names the MFA DTOs and declares each route’s error sets; the account page is not in it', async () => {
     const doc = await (await fetch(`${api.url}/v1/openapi.json`)).json()
     for (const name of [
-      'UserMfaStatusDto', 'TotpEnrollmentStartDto', 'TotpEnrollmentVerifyRequestDto', 'TotpEnrollmentVerifyResponseDto',
-      'MfaChallengeConfirmRequestDto', 'WebAuthnCredentialDto', 'WebAuthnRegistrationOptionsDto', 'WebAuthnRegistrationRequestDto',
-    ]) expect(Object.keys(doc.components.schemas)).toContain(name)
+      'UserMfaStatusDto',
+      'TotpEnrollmentStartDto',
+      'TotpEnrollmentVerifyRequestDto',
+      'TotpEnrollmentVerifyResponseDto',
+      'MfaChallengeConfirmRequestDto',
+      'WebAuthnCredentialDto',
+      'WebAuthnRegistrationOptionsDto',
+      'WebAuthnRegistrationRequestDto',
+    ])
+      expect(Object.keys(doc.components.schemas)).toContain(name)
     const sets = (path: string, method: string) => doc.paths[path][method]['x-error-sets']
     expect(sets('/v1/users/me/mfa', 'get')).toEqual(['A400'])
-    for (const [path, method] of [['/v1/users/me/mfa/totp', 'post'], ['/v1/users/me/mfa/totp', 'delete'], ['/v1/users/me/mfa/totp/verifications', 'post'],
-      ['/v1/users/me/webauthn/registration-options', 'post'], ['/v1/users/me/webauthn/registrations', 'post']]) {
+    for (const [path, method] of [
+      ['/v1/users/me/mfa/totp', 'post'],
+      ['/v1/users/me/mfa/totp', 'delete'],
+      ['/v1/users/me/mfa/totp/verifications', 'post'],
+      ['/v1/users/me/webauthn/registration-options', 'post'],
+      ['/v1/users/me/webauthn/registrations', 'post'],
+    ]) {
       expect({ path, method, sets: sets(path!, method!) }).toEqual({ path, method, sets: ['A400', 'A409'] })
     }
     expect(sets('/v1/users/me/webauthn/credentials', 'get')).toEqual(['A400p'])

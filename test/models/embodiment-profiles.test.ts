@@ -8,9 +8,13 @@ const api = useApi()
 const camera = { name: 'observation.images.top', dtype: 'uint8', shape: [224, 224, 3], kind: 'image' }
 const state = { name: 'observation.state', dtype: 'float32', shape: [14], kind: 'state' }
 const actions = { name: 'action', dtype: 'float32', shape: [50, 14], kind: 'action' }
-const profile = (name = `aloha ${crypto.randomUUID()}`) =>
-  ({ name, robotType: 'aloha', controlRateHz: 50, observationFeatures: [camera, state], actionFeatures: [actions] })
-
+const profile = (name = `aloha ${crypto.randomUUID()}`) => ({
+  name,
+  robotType: 'aloha',
+  controlRateHz: 50,
+  observationFeatures: [camera, state],
+  actionFeatures: [actions],
+})
 
 describe('embodiment profiles', () => {
   test('create, read with its ETag, list, change with If-Match, delete', async () => {
@@ -19,7 +23,14 @@ describe('embodiment profiles', () => {
     expect(created.status).toBe(201)
     expect(created.headers.get('etag')).toBe('"v1"')
     const p = created.json.data
-    expect(p).toMatchObject({ name: 'aloha left', robotType: 'aloha', controlRateHz: 50, observationFeatures: [camera, state], actionFeatures: [actions], version: 1 })
+    expect(p).toMatchObject({
+      name: 'aloha left',
+      robotType: 'aloha',
+      controlRateHz: 50,
+      observationFeatures: [camera, state],
+      actionFeatures: [actions],
+      version: 1,
+    })
 
     const got = await pat.get(`/embodiment-profiles/${p.id}`)
     expect(got.json.data).toEqual(p)
@@ -107,7 +118,8 @@ describe('embodiment profiles', () => {
       await b.pat.patch(`/embodiment-profiles/${p.id}`, { robotType: 'stolen' }),
       await b.pat.patch(`/embodiment-profiles/${p.id}`, { robotType: 'stolen' }, { 'if-match': '"v1"' }),
       await b.pat.delete(`/embodiment-profiles/${p.id}`),
-    ]) expect([res.status, res.json?.code]).toEqual([404, 'NOT_FOUND'])
+    ])
+      expect([res.status, res.json?.code]).toEqual([404, 'NOT_FOUND'])
     expect((await a.pat.get(`/embodiment-profiles/${p.id}`)).json.data).toEqual(p)
   })
 

@@ -7,7 +7,8 @@ import { modelTenant, settled, sha256, uploadThroughUrls } from './support'
 
 const env = useApiAndTemporal()
 
-const eventsOf = (tenantId: string) => env.api.sql<{ type: string; data: Record<string, unknown> }[]>`
+const eventsOf = (tenantId: string) =>
+  env.api.sql<{ type: string; data: Record<string, unknown> }[]>`
   select type, data from events where tenant_id = ${tenantId} and type like 'model_version.%' order by occurred_at, id`.then((rows) => [...rows])
 
 const onnxBytes = new Uint8Array(300_000).map((_, i) => (i * 31) % 251)
@@ -16,11 +17,19 @@ describe('model versions: register, upload, validate', () => {
   test('an imported checkpoint uploaded through its presigned URL validates to ready, with model_version.ready published', async () => {
     const t = await modelTenant(env.api.url)
     const created = await t.pat.post('/model-versions', {
-      name: 'pick v1', format: 'onnx', source: { kind: 'imported_checkpoint', path: 'models/pick/v1.onnx', sizeBytes: onnxBytes.length, sha256: sha256(onnxBytes) },
+      name: 'pick v1',
+      format: 'onnx',
+      source: { kind: 'imported_checkpoint', path: 'models/pick/v1.onnx', sizeBytes: onnxBytes.length, sha256: sha256(onnxBytes) },
     })
     expect(created.status).toBe(201)
     const v = created.json.data
-    expect(v).toMatchObject({ status: 'draft', format: 'onnx', failureReason: null, bucket: null, objects: [{ key: 'models/pick/v1.onnx', sizeBytes: onnxBytes.length, sha256: sha256(onnxBytes) }] })
+    expect(v).toMatchObject({
+      status: 'draft',
+      format: 'onnx',
+      failureReason: null,
+      bucket: null,
+      objects: [{ key: 'models/pick/v1.onnx', sizeBytes: onnxBytes.length, sha256: sha256(onnxBytes) }],
+    })
     expect(v.validationWorkflowId).toBe(`model-version-validation/${t.tenantId}/${v.id}`)
 
     const urls = await uploadThroughUrls(t.pat, v.id, { 'models/pick/v1.onnx': onnxBytes })
@@ -32,11 +41,17 @@ describe('model versions: register, upload, validate', () => {
     expect(started.status).toBe(202)
     expect(started.json.data).toMatchObject({ status: 'validating', bucket: t.general })
     const ready = await settled(t.pat, v.id)
-    expect(ready).toMatchObject({ status: 'ready', totalBytes: onnxBytes.length, objects: [{ key: 'models/pick/v1.onnx', sizeBytes: onnxBytes.length, sha256: sha256(onnxBytes) }] })
-    expect(await eventsOf(t.tenantId)).toEqual([{
-      type: 'model_version.ready',
-      data: { modelVersionId: v.id, name: 'pick v1', format: 'onnx', sourceKind: 'imported_checkpoint', totalBytes: onnxBytes.length },
-    }])
+    expect(ready).toMatchObject({
+      status: 'ready',
+      totalBytes: onnxBytes.length,
+      objects: [{ key: 'models/pick/v1.onnx', sizeBytes: onnxBytes.length, sha256: sha256(onnxBytes) }],
+    })
+    expect(await eventsOf(t.tenantId)).toEqual([
+      {
+        type: 'model_version.ready',
+        data: { modelVersionId: v.id, name: 'pick v1', format: 'onnx', sourceKind: 'imported_checkpoint', totalBytes: onnxBytes.length },
+      },
+    ])
 
     const wf = await env.t.client.workflow.getHandle(modelsWorkflowIds.validation(t.tenantId, v.id)).describe()
     expect(wf.typedSearchAttributes.get(TENANT_ID)).toBe(t.tenantId)
@@ -50,19 +65,24 @@ describe('model versions: register, upload, validate', () => {
   test('a wrong sha256 fails the version with a reason naming the object, and model_version.failed is published', async () => {
     const t = await modelTenant(env.api.url)
     const wrong = sha256('something else')
-    const v = (await t.pat.post('/model-versions', {
-      name: 'pick v2', format: 'lerobot',
-      source: { kind: 'model_bundle', prefix: 'bundles/pick-v2', objects: [{ key: 'config.json' }, { key: 'model.safetensors', sha256: wrong }] },
-    })).json.data
+    const v = (
+      await t.pat.post('/model-versions', {
+        name: 'pick v2',
+        format: 'lerobot',
+        source: { kind: 'model_bundle', prefix: 'bundles/pick-v2', objects: [{ key: 'config.json' }, { key: 'model.safetensors', sha256: wrong }] },
+      })
+    ).json.data
     await uploadThroughUrls(t.pat, v.id, { 'bundles/pick-v2/config.json': '{"type":"act"}', 'bundles/pick-v2/model.safetensors': onnxBytes })
     expect((await t.pat.post(`/model-versions/${v.id}/validations`)).status).toBe(202)
     const failed = await settled(t.pat, v.id)
     expect(failed.status).toBe('failed')
     expect(failed.failureReason).toBe(`object "bundles/pick-v2/model.safetensors" has SHA-256 ${sha256(onnxBytes)}; ${wrong} was declared`)
-    expect(await eventsOf(t.tenantId)).toEqual([{
-      type: 'model_version.failed',
-      data: { modelVersionId: v.id, name: 'pick v2', format: 'lerobot', sourceKind: 'model_bundle', reason: failed.failureReason },
-    }])
+    expect(await eventsOf(t.tenantId)).toEqual([
+      {
+        type: 'model_version.failed',
+        data: { modelVersionId: v.id, name: 'pick v2', format: 'lerobot', sourceKind: 'model_bundle', reason: failed.failureReason },
+      },
+    ])
     // A failed version may be validated again (after the objects were fixed); it fails the same way here.
     expect((await t.pat.post(`/model-versions/${v.id}/validations`)).json.data.status).toBe('validating')
     expect((await settled(t.pat, v.id)).status).toBe('failed')
@@ -70,10 +90,13 @@ describe('model versions: register, upload, validate', () => {
 
   test('a bundle: a missing object or a size other than declared is refused before validation starts; complete, it validates', async () => {
     const t = await modelTenant(env.api.url)
-    const v = (await t.pat.post('/model-versions', {
-      name: 'pi0 bundle', format: 'openpi',
-      source: { kind: 'model_bundle', prefix: 'ckpt/pi0', objects: [{ key: 'params/weights.bin', sizeBytes: 5 }, { key: 'assets/norm_stats.json' }] },
-    })).json.data
+    const v = (
+      await t.pat.post('/model-versions', {
+        name: 'pi0 bundle',
+        format: 'openpi',
+        source: { kind: 'model_bundle', prefix: 'ckpt/pi0', objects: [{ key: 'params/weights.bin', sizeBytes: 5 }, { key: 'assets/norm_stats.json' }] },
+      })
+    ).json.data
     expect(v.objects.map((o: { key: string }) => o.key)).toEqual(['ckpt/pi0/params/weights.bin', 'ckpt/pi0/assets/norm_stats.json'])
     expect(v.source.prefix).toBe('ckpt/pi0/')
     await uploadThroughUrls(t.pat, v.id, { 'ckpt/pi0/params/weights.bin': '12345' })
@@ -93,7 +116,9 @@ describe('model versions: register, upload, validate', () => {
 
   test('a missing imported checkpoint is 404 IMPORTED_CHECKPOINT_NOT_FOUND; the version stays a draft', async () => {
     const t = await modelTenant(env.api.url)
-    const v = (await t.pat.post('/model-versions', { name: 'never uploaded', format: 'onnx', source: { kind: 'imported_checkpoint', path: 'nowhere/model.onnx' } })).json.data
+    const v = (
+      await t.pat.post('/model-versions', { name: 'never uploaded', format: 'onnx', source: { kind: 'imported_checkpoint', path: 'nowhere/model.onnx' } })
+    ).json.data
     const res = await t.pat.post(`/model-versions/${v.id}/validations`)
     expect([res.status, res.json.code]).toEqual([404, 'IMPORTED_CHECKPOINT_NOT_FOUND'])
     expect((await t.pat.get(`/model-versions/${v.id}`)).json.data.status).toBe('draft')
@@ -102,7 +127,8 @@ describe('model versions: register, upload, validate', () => {
   test("a completed training job's output artifact becomes a version; the job's state and output are checked first", async () => {
     const t = await modelTenant(env.api.url)
     const job = async () => (await t.pat.post('/training-jobs', { name: 'train' })).json.data.id as string
-    const fromJob = (trainingJobId: string) => t.pat.post('/model-versions', { name: 'from job', format: 'onnx', source: { kind: 'training_job', trainingJobId } })
+    const fromJob = (trainingJobId: string) =>
+      t.pat.post('/model-versions', { name: 'from job', format: 'onnx', source: { kind: 'training_job', trainingJobId } })
 
     const unknown = await fromJob(crypto.randomUUID())
     expect([unknown.status, unknown.json.code]).toEqual([404, 'MODEL_BUNDLE_JOB_NOT_FOUND'])
@@ -120,9 +146,15 @@ describe('model versions: register, upload, validate', () => {
     await t.pat.post(`/training-jobs/${good}/completion`, { status: 'completed', outputArtifactPath: 'runs/good/model.onnx' })
     await localS3().putObject(t.general, 'runs/good/model.onnx', Buffer.from(onnxBytes))
     const v = (await fromJob(good)).json.data
-    expect(v).toMatchObject({ source: { kind: 'training_job', trainingJobId: good }, objects: [{ key: 'runs/good/model.onnx', sizeBytes: null, sha256: null }] })
+    expect(v).toMatchObject({
+      source: { kind: 'training_job', trainingJobId: good },
+      objects: [{ key: 'runs/good/model.onnx', sizeBytes: null, sha256: null }],
+    })
     expect((await t.pat.post(`/model-versions/${v.id}/validations`)).status).toBe(202)
-    expect(await settled(t.pat, v.id)).toMatchObject({ status: 'ready', objects: [{ key: 'runs/good/model.onnx', sizeBytes: onnxBytes.length, sha256: sha256(onnxBytes) }] })
+    expect(await settled(t.pat, v.id)).toMatchObject({
+      status: 'ready',
+      objects: [{ key: 'runs/good/model.onnx', sizeBytes: onnxBytes.length, sha256: sha256(onnxBytes) }],
+    })
 
     // A job of another tenant is as unknown as a made-up id.
     const other = await modelTenant(env.api.url)
@@ -130,14 +162,23 @@ describe('model versions: register, upload, validate', () => {
     expect([foreign.status, foreign.json.code]).toEqual([404, 'MODEL_BUNDLE_JOB_NOT_FOUND'])
   })
 
-  test('sources that are not keys in the tenant\'s general bucket are refused with their code', async () => {
+  test("sources that are not keys in the tenant's general bucket are refused with their code", async () => {
     const owner = await tenantOwner(env.api.url) // no storage needed: nothing is read on registration
     const pat = owner.client.withBearer((await patFor(owner.client, ['model:read', 'model:write'])).token)
     const register = (source: Record<string, unknown>) => pat.post('/model-versions', { name: 'bad', format: 'onnx', source })
     const cases: [Record<string, unknown>, string][] = [
-      ...['../up/model.onnx', 'a/../../model.onnx', '/abs/model.onnx', 'dir\\model.onnx', 's3://other-bucket/model.onnx',
-        'rcp-0123456789abcdef0123-general/model.onnx', '', 'a//b.onnx', './model.onnx', 'dir/'].map((path): [Record<string, unknown>, string] =>
-        [{ kind: 'imported_checkpoint', path }, 'IMPORTED_CHECKPOINT_INVALID_PATH']),
+      ...[
+        '../up/model.onnx',
+        'a/../../model.onnx',
+        '/abs/model.onnx',
+        'dir\\model.onnx',
+        's3://other-bucket/model.onnx',
+        'rcp-0123456789abcdef0123-general/model.onnx',
+        '',
+        'a//b.onnx',
+        './model.onnx',
+        'dir/',
+      ].map((path): [Record<string, unknown>, string] => [{ kind: 'imported_checkpoint', path }, 'IMPORTED_CHECKPOINT_INVALID_PATH']),
       [{ kind: 'model_bundle', objects: [{ key: 'a' }] }, 'MODEL_BUNDLE_PREFIX_REQUIRED'],
       [{ kind: 'model_bundle', prefix: '', objects: [{ key: 'a' }] }, 'MODEL_BUNDLE_PREFIX_REQUIRED'],
       [{ kind: 'model_bundle', prefix: '../escape', objects: [{ key: 'a' }] }, 'MODEL_BUNDLE_PREFIX_INVALID'],
@@ -178,7 +219,8 @@ describe('model versions: register, upload, validate', () => {
       await b.pat.post(`/model-versions/${onnx.id}/validations`),
       await a.pat.get(`/model-versions/${crypto.randomUUID()}`),
       await a.pat.get('/model-versions/not-a-uuid'),
-    ]) expect([res.status, res.json.code]).toEqual([404, 'MODEL_VERSION_NOT_FOUND'])
+    ])
+      expect([res.status, res.json.code]).toEqual([404, 'MODEL_VERSION_NOT_FOUND'])
     expect((await a.pat.get(`/model-versions/${onnx.id}`)).json.data.status).toBe('draft')
   })
 })

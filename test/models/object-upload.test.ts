@@ -19,8 +19,10 @@ beforeAll(async () => {
 
 const put = (token: string, versionId: string, key: string, body: BodyInit | null, headers: Record<string, string> = {}) =>
   fetch(`${env.api.url}/v1/model-versions/${versionId}/object-content?key=${encodeURIComponent(key)}`, {
-    method: 'PUT', body, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream', ...headers },
-  }).then(async (r) => ({ status: r.status, json: await r.json() as any }))
+    method: 'PUT',
+    body,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream', ...headers },
+  }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }))
 
 // Above the 1 MiB JSON limit: the upload route alone reads more.
 const weights = new Uint8Array(1_500_000).map((_, i) => (i * 7) % 253)
@@ -31,7 +33,8 @@ describe('model versions: objects uploaded through the API', () => {
     const t = await modelTenant(env.api.url)
     const token = (await patFor(t.client, ['model:read', 'model:write'])).token
     const created = await t.pat.post('/model-versions', {
-      name: 'bundle', format: 'openpi',
+      name: 'bundle',
+      format: 'openpi',
       source: { kind: 'model_bundle', prefix: 'ckpt/b1', objects: [{ key: 'params/w.bin', sizeBytes: weights.length }, { key: 'config.json' }] },
     })
     expect(created.status).toBe(201)
@@ -51,20 +54,32 @@ describe('model versions: objects uploaded through the API', () => {
     await sealAudit(env.api.sql)
     const audit = await env.api.sql<{ details: Record<string, unknown> }[]>`
       select details from audit_log where tenant_id = ${t.tenantId} and action = 'model_version.object_uploaded' order by seq`
-    expect(audit.map((a) => a.details)).toEqual([{ key: 'ckpt/b1/params/w.bin', sizeBytes: weights.length }, { key: 'ckpt/b1/config.json', sizeBytes: config.length }])
+    expect(audit.map((a) => a.details)).toEqual([
+      { key: 'ckpt/b1/params/w.bin', sizeBytes: weights.length },
+      { key: 'ckpt/b1/config.json', sizeBytes: config.length },
+    ])
   }, 60_000)
 
   test('refused: another key, another size, over MODEL_UPLOAD_MAX_BYTES, a read-only token, another tenant, no storage yet', async () => {
     const t = await modelTenant(env.api.url)
     const token = (await patFor(t.client, ['model:read', 'model:write'])).token
-    const v = (await t.pat.post('/model-versions', {
-      name: 'one', format: 'onnx', source: { kind: 'imported_checkpoint', path: 'models/one.onnx', sizeBytes: config.length },
-    })).json.data
+    const v = (
+      await t.pat.post('/model-versions', {
+        name: 'one',
+        format: 'onnx',
+        source: { kind: 'imported_checkpoint', path: 'models/one.onnx', sizeBytes: config.length },
+      })
+    ).json.data
     const unknownKey = await put(token, v.id, 'models/other.onnx', config)
-    expect([unknownKey.status, unknownKey.json.code, unknownKey.json.errors]).toEqual([400, 'VALIDATION_ERROR', [{ path: 'query.key', message: expect.any(String) }]])
+    expect([unknownKey.status, unknownKey.json.code, unknownKey.json.errors]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      [{ path: 'query.key', message: expect.any(String) }],
+    ])
     const wrongSize = await put(token, v.id, 'models/one.onnx', weights)
     expect([wrongSize.status, wrongSize.json.code]).toEqual([400, 'IMPORTED_CHECKPOINT_INCOMPLETE'])
-    const free = (await t.pat.post('/model-versions', { name: 'free', format: 'onnx', source: { kind: 'imported_checkpoint', path: 'models/free.onnx' } })).json.data
+    const free = (await t.pat.post('/model-versions', { name: 'free', format: 'onnx', source: { kind: 'imported_checkpoint', path: 'models/free.onnx' } })).json
+      .data
     const tooBig = await put(token, free.id, 'models/free.onnx', new Uint8Array(UPLOAD_MAX + 1))
     expect([tooBig.status, tooBig.json.code]).toEqual([400, 'BAD_REQUEST'])
     expect(tooBig.json.message).toContain(String(UPLOAD_MAX))
@@ -75,7 +90,8 @@ describe('model versions: objects uploaded through the API', () => {
     const otherToken = (await patFor(other.client, ['model:read', 'model:write'])).token
     const foreign = await put(otherToken, v.id, 'models/one.onnx', config)
     expect([foreign.status, foreign.json.code]).toEqual([404, 'MODEL_VERSION_NOT_FOUND'])
-    const own = (await other.pat.post('/model-versions', { name: 'x', format: 'onnx', source: { kind: 'imported_checkpoint', path: 'models/x.onnx' } })).json.data
+    const own = (await other.pat.post('/model-versions', { name: 'x', format: 'onnx', source: { kind: 'imported_checkpoint', path: 'models/x.onnx' } })).json
+      .data
     const noStorage = await put(otherToken, own.id, 'models/x.onnx', config)
     expect([noStorage.status, noStorage.json.code]).toEqual([400, 'STORAGE_NOT_READY'])
 

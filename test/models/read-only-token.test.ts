@@ -26,7 +26,11 @@ describe('a model:read token', () => {
     ]
     for (const [method, path, body] of writes) {
       const res = await (reader as any)[method](path, body)
-      expect({ route: `${method} ${path}`, status: res.status, code: res.json?.code }).toEqual({ route: `${method} ${path}`, status: 403, code: 'PERMISSION_DENIED' })
+      expect({ route: `${method} ${path}`, status: res.status, code: res.json?.code }).toEqual({
+        route: `${method} ${path}`,
+        status: 403,
+        code: 'PERMISSION_DENIED',
+      })
     }
     for (const path of ['/embodiment-profiles', '/training-jobs', '/model-versions', '/edge-inference-packages']) {
       expect({ path, status: (await reader.get(path)).status }).toEqual({ path, status: 200 })

@@ -8,7 +8,11 @@ import { modelTenant, settled, sha256, uploadThroughUrls } from './support'
 
 const env = useApiAndTemporal()
 
-const refusal = async (p: Promise<unknown>) => p.then(() => null, (err: { code?: string; status?: number }) => [err.status, err.code])
+const refusal = async (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (err: { code?: string; status?: number }) => [err.status, err.code],
+  )
 
 describe('the source of a ready version, checked again before a package is built', () => {
   test('a checkpoint removed or replaced by one of another size after validation is refused; a draft is not ready', async () => {
@@ -21,7 +25,12 @@ describe('the source of a ready version, checked again before a package is built
     await t.pat.post(`/model-versions/${v.id}/validations`)
     await settled(t.pat, v.id)
     const ready = (await findModelVersion(env.api.sql, t.tenantId, v.id))!
-    expect(ready).toMatchObject({ status: 'ready', bucket: t.general, region_id: 'local', objects: [{ key: 'm/model.onnx', sizeBytes: 10, sha256: sha256('onnx bytes') }] })
+    expect(ready).toMatchObject({
+      status: 'ready',
+      bucket: t.general,
+      region_id: 'local',
+      objects: [{ key: 'm/model.onnx', sizeBytes: 10, sha256: sha256('onnx bytes') }],
+    })
     expect(await refusal(assertSourceStillPresent(env.api.deps, t.tenantId, ready))).toBeNull()
     expect(await findModelVersion(env.api.sql, crypto.randomUUID(), v.id)).toBeUndefined()
     expect(await refusal(assertSourceStillPresent(env.api.deps, crypto.randomUUID(), ready))).toEqual([404, 'MODEL_VERSION_NOT_FOUND'])
@@ -34,9 +43,13 @@ describe('the source of a ready version, checked again before a package is built
 
   test('a bundle missing one of its objects is incomplete', async () => {
     const t = await modelTenant(env.api.url)
-    const v = (await t.pat.post('/model-versions', {
-      name: 'b', format: 'lerobot', source: { kind: 'model_bundle', prefix: 'b', objects: [{ key: 'config.json' }, { key: 'model.safetensors' }] },
-    })).json.data
+    const v = (
+      await t.pat.post('/model-versions', {
+        name: 'b',
+        format: 'lerobot',
+        source: { kind: 'model_bundle', prefix: 'b', objects: [{ key: 'config.json' }, { key: 'model.safetensors' }] },
+      })
+    ).json.data
     await uploadThroughUrls(t.pat, v.id, { 'b/config.json': '{}', 'b/model.safetensors': 'weights' })
     await t.pat.post(`/model-versions/${v.id}/validations`)
     expect((await settled(t.pat, v.id)).status).toBe('ready')

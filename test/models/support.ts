@@ -33,7 +33,11 @@ export async function uploadThroughUrls(pat: Client, versionId: string, bodies: 
 }
 
 export const settled = (pat: Client, versionId: string, timeoutMs = 30_000) =>
-  eventually(`model version ${versionId} to settle`, async () => {
-    const v = (await pat.get(`/model-versions/${versionId}`)).json.data
-    return ['ready', 'failed'].includes(v?.status) ? v : undefined
-  }, timeoutMs)
+  eventually(
+    `model version ${versionId} to settle`,
+    async () => {
+      const v = (await pat.get(`/model-versions/${versionId}`)).json.data
+      return ['ready', 'failed'].includes(v?.status) ? v : undefined
+    },
+    timeoutMs,
+  )

@@ -5,7 +5,8 @@ import { modelWriter } from './support'
 const api = useApi()
 
 // The outbox without the audit trail's own audit.entry events (every recorded change adds one).
-const eventsOf = (tenantId: string) => api.sql<{ type: string; data: Record<string, unknown> }[]>`
+const eventsOf = (tenantId: string) =>
+  api.sql<{ type: string; data: Record<string, unknown> }[]>`
   select type, data from events where tenant_id = ${tenantId} and type <> 'audit.entry' order by occurred_at, id`.then((rows) => [...rows])
 
 describe('training jobs', () => {
@@ -53,7 +54,7 @@ describe('training jobs', () => {
     expect(await eventsOf(tenantId)).toEqual([])
   })
 
-  test('the list filters by status; unknown and other tenants\' ids are MODEL_BUNDLE_JOB_NOT_FOUND', async () => {
+  test("the list filters by status; unknown and other tenants' ids are MODEL_BUNDLE_JOB_NOT_FOUND", async () => {
     const a = await modelWriter(api.url)
     const running = (await a.pat.post('/training-jobs', { name: 'r' })).json.data
     const finished = (await a.pat.post('/training-jobs', { name: 'c' })).json.data
@@ -70,7 +71,8 @@ describe('training jobs', () => {
       await b.pat.post(`/training-jobs/${running.id}/completion`, { status: 'failed', reason: 'x' }),
       await a.pat.get(`/training-jobs/${crypto.randomUUID()}`),
       await a.pat.get('/training-jobs/not-a-uuid'),
-    ]) expect([res.status, res.json.code]).toEqual([404, 'MODEL_BUNDLE_JOB_NOT_FOUND'])
+    ])
+      expect([res.status, res.json.code]).toEqual([404, 'MODEL_BUNDLE_JOB_NOT_FOUND'])
     expect((await a.pat.get(`/training-jobs/${running.id}`)).json.data.status).toBe('running')
   })
 })

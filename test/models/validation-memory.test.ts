@@ -14,7 +14,9 @@ const prefix = `rcp-models-mem-${crypto.randomUUID().slice(0, 8)}`
 const logDir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'models-worker-'))
 const env = useApiAndTemporal({ TEMPORAL_TASK_QUEUE_PREFIX: prefix })
 let worker: Child | undefined
-afterAll(async () => { await worker?.stop() })
+afterAll(async () => {
+  await worker?.stop()
+})
 
 const MiB = 1024 * 1024
 const peakRssMiB = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
@@ -28,20 +30,28 @@ function bigObject(mib: number) {
     chunk.writeUInt32LE(i, 0)
     hash.update(chunk)
   }
-  const body = Readable.from((function* () {
-    for (let i = 0; i < mib; i++) {
-      const c = Buffer.alloc(MiB, i % 251)
-      c.writeUInt32LE(i, 0)
-      yield c
-    }
-  })())
+  const body = Readable.from(
+    (function* () {
+      for (let i = 0; i < mib; i++) {
+        const c = Buffer.alloc(MiB, i % 251)
+        c.writeUInt32LE(i, 0)
+        yield c
+      }
+    })(),
+  )
   return { body, sizeBytes: mib * MiB, sha256: hash.digest('hex') }
 }
 
 async function validate(t: Awaited<ReturnType<typeof modelTenant>>, key: string, mib: number) {
   const o = bigObject(mib)
   await localS3().putObject(t.general, key, o.body, o.sizeBytes)
-  const v = (await t.pat.post('/model-versions', { name: key, format: 'onnx', source: { kind: 'imported_checkpoint', path: key, sizeBytes: o.sizeBytes, sha256: o.sha256 } })).json.data
+  const v = (
+    await t.pat.post('/model-versions', {
+      name: key,
+      format: 'onnx',
+      source: { kind: 'imported_checkpoint', path: key, sizeBytes: o.sizeBytes, sha256: o.sha256 },
+    })
+  ).json.data
   expect((await t.pat.post(`/model-versions/${v.id}/validations`)).status).toBe(202)
   expect(await settled(t.pat, v.id)).toMatchObject({ status: 'ready', totalBytes: o.sizeBytes })
 }
@@ -50,8 +60,10 @@ describe('validation memory', () => {
   // The first validations grow the heap to its working size; after that, five times the bytes must not move the peak.
   test('a 320 MiB checkpoint validates within 64 MiB of the peak memory a 64 MiB one needed', async () => {
     worker = spawnChild('models-worker', {
-      cmd: [process.execPath, 'worker/main.ts'], env: { ...process.env, TEMPORAL_TASK_QUEUE_PREFIX: prefix, LOG_LEVEL: 'info', METRICS: 'false' }, // the runner's worker holds the scrape ports
-      logFile: join(logDir, 'worker.log'), stopSignal: 'SIGKILL',
+      cmd: [process.execPath, 'worker/main.ts'],
+      env: { ...process.env, TEMPORAL_TASK_QUEUE_PREFIX: prefix, LOG_LEVEL: 'info', METRICS: 'false' }, // the runner's worker holds the scrape ports
+      logFile: join(logDir, 'worker.log'),
+      stopSignal: 'SIGKILL',
     })
     const t = await modelTenant(env.api.url)
     await validate(t, 'small/model.onnx', 4)

@@ -27,10 +27,13 @@ describe('a worker killed mid-validation', () => {
     const t = await modelTenant(env.api.url)
     const keys = Array.from({ length: OBJECTS }, (_, i) => `crash/bundle/part-${String(i).padStart(4, '0')}`)
     await upload(localS3(), t.general, keys, 'part')
-    const v = (await t.pat.post('/model-versions', {
-      name: 'crash', format: 'lerobot',
-      source: { kind: 'model_bundle', prefix: 'crash/bundle', objects: keys.map((k) => ({ key: k.slice('crash/bundle/'.length), sha256: sha256('part') })) },
-    })).json.data
+    const v = (
+      await t.pat.post('/model-versions', {
+        name: 'crash',
+        format: 'lerobot',
+        source: { kind: 'model_bundle', prefix: 'crash/bundle', objects: keys.map((k) => ({ key: k.slice('crash/bundle/'.length), sha256: sha256('part') })) },
+      })
+    ).json.data
     expect((await t.pat.post(`/model-versions/${v.id}/validations`)).status).toBe(202)
     const workflowId = modelsWorkflowIds.validation(t.tenantId, v.id)
     await eventually('the validation to have measured some objects', async () => ((await measuredSoFar(workflowId)) > 0 ? true : undefined), 30_000)
@@ -43,7 +46,10 @@ describe('a worker killed mid-validation', () => {
     expect(ready.objects.length).toBe(OBJECTS)
     const events = await env.api.sql`select type from events where tenant_id = ${t.tenantId} and type like 'model_version.%'`
     expect(events.map((e) => e.type)).toEqual(['model_version.ready'])
-    const resumed = readFileSync(second.logFile, 'utf8').split('\n').filter((l) => l.includes('model version validation resumes')).map((l) => JSON.parse(l))
+    const resumed = readFileSync(second.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('model version validation resumes'))
+      .map((l) => JSON.parse(l))
     expect(resumed.length).toBe(1)
     expect(resumed[0].measured).toBeGreaterThan(0)
   }, 300_000)

@@ -35,7 +35,11 @@ const startMinioHere = () => startMinio({ dataDir: join(dir, 'minio'), ...minioP
 
 /** `bun scripts/backup.ts <verb> <dir>` as docs/operations.md runs it, with the platform's environment. */
 async function command(verb: 'backup' | 'restore'): Promise<string> {
-  const run = Bun.spawn([process.execPath, 'scripts/backup.ts', verb, join(dir, 'backup')], { env: { ...process.env, ...settings }, stdout: 'pipe', stderr: 'pipe' })
+  const run = Bun.spawn([process.execPath, 'scripts/backup.ts', verb, join(dir, 'backup')], {
+    env: { ...process.env, ...settings },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const [stdout, stderr, exitCode] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited])
   if (exitCode !== 0) throw new Error(`backup.ts ${verb} exited ${exitCode}: ${stderr}`)
   return stdout
@@ -61,15 +65,24 @@ beforeAll(async () => {
   const certs = makeCertificates(dir)
   receiver = await new Receiver(certs).start()
   settings = {
-    DATABASE_URL: url.toString(), S3_ENDPOINT: minio.endpoint, S3_ACCESS_KEY: minio.accessKey, S3_SECRET_KEY: minio.secretKey,
-    TEMPORAL_TASK_QUEUE_PREFIX: `rcp-drill-${crypto.randomUUID().slice(0, 8)}`, OUTBOUND_CA_FILE: certs.caFile,
-    WEBHOOK_DISPATCHER: 'true', WEBHOOK_DISPATCH_POLL_MS: '250',
+    DATABASE_URL: url.toString(),
+    S3_ENDPOINT: minio.endpoint,
+    S3_ACCESS_KEY: minio.accessKey,
+    S3_SECRET_KEY: minio.secretKey,
+    TEMPORAL_TASK_QUEUE_PREFIX: `rcp-drill-${crypto.randomUUID().slice(0, 8)}`,
+    OUTBOUND_CA_FILE: certs.caFile,
+    WEBHOOK_DISPATCHER: 'true',
+    WEBHOOK_DISPATCH_POLL_MS: '250',
     // The restored API answers where the old one did: the clients (and their cookie and PAT) keep their address.
     PORT: String(await freePort()),
   }
   config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', ...settings })
   const sql = createDb(settings.DATABASE_URL!, { max: 1 })
-  try { await migrate(sql) } finally { await sql.end() }
+  try {
+    await migrate(sql)
+  } finally {
+    await sql.end()
+  }
 }, 120_000)
 afterAll(async () => {
   await down()
@@ -89,12 +102,22 @@ describe('backup and restore', () => {
     const pat = owner.client.withBearer((await patFor(owner.client, ['model:read', 'model:write', 'tenant:manage'])).token)
     const checkpoint = Buffer.from('a small policy checkpoint, for the drill')
     const path = 'checkpoints/drill/policy.onnx'
-    const version = (await pat.post('/model-versions', { name: 'drill', format: 'onnx', source: { kind: 'imported_checkpoint', path, sizeBytes: checkpoint.length, sha256: sha256(checkpoint) } })).json.data
+    const version = (
+      await pat.post('/model-versions', {
+        name: 'drill',
+        format: 'onnx',
+        source: { kind: 'imported_checkpoint', path, sizeBytes: checkpoint.length, sha256: sha256(checkpoint) },
+      })
+    ).json.data
     await uploadThroughUrls(pat, version.id, { [path]: checkpoint })
     expect((await pat.post(`/model-versions/${version.id}/validations`)).status).toBe(202)
     expect((await settled(pat, version.id, 60_000)).status).toBe('ready')
     const profile = (await pat.post('/embodiment-profiles', { name: 'drill arm', robotType: 'so100', controlRateHz: 30, ...FEATURES })).json.data
-    const ordered = await pat.post(`/model-versions/${version.id}/edge-inference-package`, { embodimentProfileId: profile.id, mode: 'local', targetArch: 'cpu' })
+    const ordered = await pat.post(`/model-versions/${version.id}/edge-inference-package`, {
+      embodimentProfileId: profile.id,
+      mode: 'local',
+      targetArch: 'cpu',
+    })
     expect(ordered.status, ordered.text).toBe(201)
     const built = await packageIn(pat, ordered.json.data.id, ['ready', 'failed'], 180_000)
     expect(built.status).toBe('ready')
@@ -113,7 +136,11 @@ describe('backup and restore', () => {
     await minio.stop()
     rmSync(join(dir, 'minio'), { recursive: true, force: true })
     minio = await startMinioHere()
-    expect(await (await import('../../api/storage/s3')).s3For({ id: 'local', endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey }).listBuckets()).toEqual([])
+    expect(
+      await (await import('../../api/storage/s3'))
+        .s3For({ id: 'local', endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey })
+        .listBuckets(),
+    ).toEqual([])
 
     expect(await command('restore')).toContain('restored')
     api = await up()
@@ -133,7 +160,11 @@ describe('backup and restore', () => {
     expect(verify(null, pae, createPublicKey(keys[0].publicKeyPem), Buffer.from(envelope.signatures[0].sig, 'base64'))).toBe(true)
     // The same webhook endpoint: its test event arrives signed with the secret shown at registration.
     expect((await pat.post(`/webhook-endpoints/${endpoint.endpoint.id}/test-events`)).status).toBeLessThan(300)
-    const delivery = await eventually('the test event after the restore', async () => receiver.deliveries.find((d) => d.body.type !== 'storage.provisioned'), 30_000)
+    const delivery = await eventually(
+      'the test event after the restore',
+      async () => receiver.deliveries.find((d) => d.body.type !== 'storage.provisioned'),
+      30_000,
+    )
     expect(delivery.verifiedBy).toEqual([0])
     // And the restored platform keeps working: a new object lands in the restored tenant bucket.
     expect(readFileSync(join(dir, 'backup', 'manifest.json'), 'utf8')).toContain(owner.buckets.bucket!.name)

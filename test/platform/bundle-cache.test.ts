@@ -20,7 +20,10 @@ describe('the workflow bundle cache', () => {
     const cache = scratch()
     const path = join(import.meta.dir, '..', '..', 'workflows', 'mail.ts') // the copy could not resolve @temporalio
     let builds = 0
-    const build = async () => { builds++; return bundleWorkflowCode({ workflowsPath: path, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } }) }
+    const build = async () => {
+      builds++
+      return bundleWorkflowCode({ workflowsPath: path, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } })
+    }
     const first = await cachedBundle(cache, path, [], build)
     const second = await cachedBundle(cache, path, [], build)
     expect(builds).toBe(1)
@@ -47,10 +50,19 @@ describe('the workflow bundle cache', () => {
     const path = copyOfWorkflows()
     writeFileSync(join(cache, `${bundleKey(path, [])}.json`), '{"code":"var a')
     let builds = 0
-    const bundle = await cachedBundle(cache, path, [], async () => { builds++; return { code: 'built', sourceMap: '{}' } as never })
+    const bundle = await cachedBundle(cache, path, [], async () => {
+      builds++
+      return { code: 'built', sourceMap: '{}' } as never
+    })
     expect(builds).toBe(1)
     expect(bundle.code).toBe('built')
-    expect((await cachedBundle(cache, path, [], async () => { throw new Error('must not build') })).code).toBe('built')
+    expect(
+      (
+        await cachedBundle(cache, path, [], async () => {
+          throw new Error('must not build')
+        })
+      ).code,
+    ).toBe('built')
   })
 
   test('a bundle unused for a week is removed when another is written; one read meanwhile is kept', async () => {
@@ -63,7 +75,13 @@ describe('the workflow bundle cache', () => {
     const inUse = join(cache, `${bundleKey(path, [])}.json`)
     writeFileSync(inUse, JSON.stringify({ code: 'in use', sourceMap: '{}' }))
     utimesSync(inUse, old, old)
-    expect((await cachedBundle(cache, path, [], async () => { throw new Error('must not build') })).code).toBe('in use')
+    expect(
+      (
+        await cachedBundle(cache, path, [], async () => {
+          throw new Error('must not build')
+        })
+      ).code,
+    ).toBe('in use')
     expect(statSync(inUse).mtimeMs).toBeGreaterThan(Date.now() - 60_000)
     appendFileSync(join(path, '..', 'contract.ts'), '\n// a change: a new bundle is written\n')
     await cachedBundle(cache, path, [], async () => ({ code: 'new', sourceMap: '{}' }) as never)

@@ -9,13 +9,19 @@ import { Client } from '../support/client'
 import { patFor, tenantOwner } from '../support/fixtures'
 
 let api: Child | undefined
-afterAll(async () => { await api?.stop() })
+afterAll(async () => {
+  await api?.stop()
+})
 
 describe('bun api/main.ts', () => {
   test('serves with its PAT cache live, and exits 0 on SIGTERM', async () => {
     const port = await freePort()
     const logFile = join(mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'entry-')), 'api.log')
-    api = spawnChild('api', { cmd: [process.execPath, 'api/main.ts'], env: { ...process.env, PORT: String(port), METRICS_PORT: String(await freePort()), LOG_LEVEL: 'info' }, logFile })
+    api = spawnChild('api', {
+      cmd: [process.execPath, 'api/main.ts'],
+      env: { ...process.env, PORT: String(port), METRICS_PORT: String(await freePort()), LOG_LEVEL: 'info' },
+      logFile,
+    })
     const base = `http://127.0.0.1:${port}`
     await waitUntil(api, 'GET /healthz', async () => (await fetch(`${base}/healthz`)).ok, 30_000)
     const owner = await tenantOwner(base)

@@ -27,7 +27,7 @@ async function publishedSets(): Promise<Record<string, { always: string[]; onlyF
 }
 
 describe('error catalogue', () => {
-  test('every code in the published Errors table is in the catalogue with that row\'s status', async () => {
+  test("every code in the published Errors table is in the catalogue with that row's status", async () => {
     const text = await Bun.file(SPEC).text()
     const section = text.slice(text.indexOf('| Set | Status | Codes |'), text.indexOf('Rules:', text.indexOf('| Set | Status | Codes |')))
     const rows = section.split('\n').filter((l) => /^\| [A-Z0-9]+[a-z]* \| \d{3} \|/.test(l))
@@ -44,7 +44,13 @@ describe('error catalogue', () => {
   })
 
   test('the invitation-acceptance codes listed outside the table are in the catalogue', async () => {
-    const expected = { INVITATION_EXPIRED: 400, INVITATION_INVALID: 400, INVITATION_ALREADY_ACCEPTED: 409, INVITATION_EMAIL_MISMATCH: 409, INVITATION_REVOKED: 409 }
+    const expected = {
+      INVITATION_EXPIRED: 400,
+      INVITATION_INVALID: 400,
+      INVITATION_ALREADY_ACCEPTED: 409,
+      INVITATION_EMAIL_MISMATCH: 409,
+      INVITATION_REVOKED: 409,
+    }
     for (const [code, status] of Object.entries(expected)) expect(STATUS_OF[code as keyof typeof STATUS_OF]).toBe(status)
   })
 
@@ -61,7 +67,11 @@ describe('error catalogue', () => {
     const published = await publishedSets()
     const catalogue = ErrorSets as Record<string, readonly string[]>
     const named = Object.keys(published).map((name) => TABLE_NAME[name] ?? name)
-    expect(Object.keys(catalogue).filter((n) => !named.includes(n) && !ADDITIVE_SETS.includes(n)).sort()).toEqual(['A400s', 'X405', 'X431', 'X5XX'])
+    expect(
+      Object.keys(catalogue)
+        .filter((n) => !named.includes(n) && !ADDITIVE_SETS.includes(n))
+        .sort(),
+    ).toEqual(['A400s', 'X405', 'X431', 'X5XX'])
     for (const [name, { always, onlyForUsers }] of Object.entries(published)) {
       const set = TABLE_NAME[name] ?? name
       const codes = [...catalogue[set]!].sort()
@@ -71,6 +81,6 @@ describe('error catalogue', () => {
       expect({ set, codes }).toEqual({ set, codes: expected })
     }
     // A400s is A400 outside the /users family: the row without the sentence about that family.
-    expect([...ErrorSets.A400s as readonly string[]].sort()).toEqual([...published.A400!.always].sort())
+    expect([...(ErrorSets.A400s as readonly string[])].sort()).toEqual([...published.A400!.always].sort())
   })
 })

@@ -17,7 +17,10 @@ import { useApi } from '../support/api'
 const api = useApi()
 const readme = await Bun.file(new URL('../../docs/operations.md', import.meta.url)).text()
 const handbook = readme.slice(readme.indexOf("## Operator's handbook"), readme.indexOf('\n## ', readme.indexOf("## Operator's handbook") + 1))
-const rows = handbook.split('\n').filter((l) => /^\| `\w+Workflow` \|/.test(l)).map((l) => l.split(' | ').map((c) => c.replace(/^\| /, '').trim()))
+const rows = handbook
+  .split('\n')
+  .filter((l) => /^\| `\w+Workflow` \|/.test(l))
+  .map((l) => l.split(' | ').map((c) => c.replace(/^\| /, '').trim()))
 
 /** Each workflow's id as the code builds it from the table's placeholders. */
 const IDS: Record<string, string> = {
@@ -38,7 +41,11 @@ describe("the operator's handbook", () => {
       const workflow = name!.replaceAll('`', '')
       if (IDS[workflow]) expect({ workflow, id: id!.split('`')[1] }).toEqual({ workflow, id: IDS[workflow] })
       const module = taskQueueTable.find((q) => q.queue === queue)
-      expect({ workflow, queue, runs: module ? Object.keys(await import(module.workflowsPath)).includes(workflow) : false }).toEqual({ workflow, queue, runs: true })
+      expect({ workflow, queue, runs: module ? Object.keys(await import(module.workflowsPath)).includes(workflow) : false }).toEqual({
+        workflow,
+        queue,
+        runs: true,
+      })
     }
   })
 
@@ -49,8 +56,12 @@ describe("the operator's handbook", () => {
     expect(commands).toHaveLength(3)
     const workflowId = storageWorkflowIds.provision(tenant.tenantId)
     for (const line of commands) {
-      const args = line.replace('<tenantId>', tenant.tenantId).replace('<workflowId>', workflowId)
-        .split(/ (?=(?:[^"]*"[^"]*")*[^"]*$)/).slice(1).map((a) => a.replace(/^"|"$/g, ''))
+      const args = line
+        .replace('<tenantId>', tenant.tenantId)
+        .replace('<workflowId>', workflowId)
+        .split(/ (?=(?:[^"]*"[^"]*")*[^"]*$)/)
+        .slice(1)
+        .map((a) => a.replace(/^"|"$/g, ''))
       const run = Bun.spawnSync([temporal, ...args, '--address', process.env.TEMPORAL_ADDRESS!, '--namespace', process.env.TEMPORAL_NAMESPACE ?? 'default'])
       expect({ line, exit: run.exitCode, err: run.stderr.toString() }).toEqual({ line, exit: 0, err: '' })
       const out = run.stdout.toString()

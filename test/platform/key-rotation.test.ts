@@ -54,7 +54,9 @@ async function tablesHolding(a: TestApi, needle: string): Promise<string[]> {
   const hex = Buffer.from(needle).toString('hex')
   const found: string[] = []
   for (const { name } of tables) {
-    const [row] = await a.sql<{ n: number }[]>`select count(*)::int as n from ${a.sql(name)} t where strpos(t::text, ${needle}) > 0 or strpos(t::text, ${hex}) > 0`
+    const [row] = await a.sql<
+      { n: number }[]
+    >`select count(*)::int as n from ${a.sql(name)} t where strpos(t::text, ${needle}) > 0 or strpos(t::text, ${hex}) > 0`
     if (row!.n > 0) found.push(name)
   }
   return found
@@ -74,7 +76,12 @@ async function resealCommand(secretKey: string): Promise<{ stdout: string; exitC
 }
 
 async function reseal(secretKey: string): Promise<ResealProgress['totals']> {
-  const config = loadConfig({ ...process.env, SECRET_KEY: secretKey, TEMPORAL_TASK_QUEUE_PREFIX: `rcp-keys-${crypto.randomUUID().slice(0, 8)}`, LOG_LEVEL: 'silent' })
+  const config = loadConfig({
+    ...process.env,
+    SECRET_KEY: secretKey,
+    TEMPORAL_TASK_QUEUE_PREFIX: `rcp-keys-${crypto.randomUUID().slice(0, 8)}`,
+    LOG_LEVEL: 'silent',
+  })
   let worker: RunningWorker | undefined
   try {
     worker = await startWorker(config, { schedules: false, log: createLogger('silent') })
@@ -93,11 +100,19 @@ describe('key rotation', () => {
     // Before: one key. Every kind of sealed value, made through the API.
     let a = await apiWith(OLD)
     const owner = await tenantOwner(a.url)
-    const created = await owner.client.post('/webhook-endpoints', { url: 'https://127.0.0.1:9443/hooks/rotation', events: ['run.finished'] }, { 'idempotency-key': 'rotation-endpoint' })
+    const created = await owner.client.post(
+      '/webhook-endpoints',
+      { url: 'https://127.0.0.1:9443/hooks/rotation', events: ['run.finished'] },
+      { 'idempotency-key': 'rotation-endpoint' },
+    )
     expect(created.status).toBe(201)
     const { endpoint, secret: webhookSecret } = created.json.data
     const sso = await owner.client.post('/tenants/current/sso-connections', {
-      issuer: provider.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, emailDomains: ['example.test'], defaultRole: 'researcher',
+      issuer: provider.issuer,
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      emailDomains: ['example.test'],
+      defaultRole: 'researcher',
     })
     expect(sso.status).toBe(201)
     const mfaUser = await signedUpUser(a.url)
@@ -120,7 +135,9 @@ describe('key rotation', () => {
     expect(() => open(deriveKeys(NEW), 'secrets', stale!.s)).toThrow()
 
     // A value sealed with a key that already left the list cannot be opened by any retry: counted, left alone.
-    const stranded = await a.sql.begin((tx) => enqueueMail(tx, { to: uniqueEmail('stranded'), template: 'initialPassword', data: { password: 'x', tenantName: 'Gone' } }, deriveKeys(newSecretKey())))
+    const stranded = await a.sql.begin((tx) =>
+      enqueueMail(tx, { to: uniqueEmail('stranded'), template: 'initialPassword', data: { password: 'x', tenantName: 'Gone' } }, deriveKeys(newSecretKey())),
+    )
     const strandedBytes = async () => (await a.sql<{ s: Buffer }[]>`select sealed_data as s from mail_outbox where id = ${stranded.id}`)[0]!.s
     const before = await strandedBytes()
 
@@ -128,7 +145,12 @@ describe('key rotation', () => {
     expect(totals['mail_outbox.sealed_data']!.unreadable).toBeGreaterThanOrEqual(1)
     expect(await strandedBytes()).toEqual(before)
     expect(Object.keys(totals).sort()).toEqual(SEALED_COLUMNS.map((c) => c.name).sort())
-    for (const name of ['totp_factors.secret_sealed', 'sso_connections.client_secret_sealed', 'webhook_endpoints.secret_sealed', 'idempotency_keys.response_body']) {
+    for (const name of [
+      'totp_factors.secret_sealed',
+      'sso_connections.client_secret_sealed',
+      'webhook_endpoints.secret_sealed',
+      'idempotency_keys.response_body',
+    ]) {
       expect(totals[name]!.resealed).toBeGreaterThanOrEqual(1)
     }
     // A second run finds nothing left to do.
@@ -158,13 +180,21 @@ describe('key rotation', () => {
     // an unsafe request needs a fresh sign-in. docs/operations.md's procedure keeps the old key a session lifetime for this.
     expect((await owner.client.patch(`/webhook-endpoints/${endpoint.id}`, { description: 'after removal' })).json.code).toBe('CSRF_INVALID')
 
-    const replay = await robot.post('/webhook-endpoints', { url: 'https://127.0.0.1:9443/hooks/rotation', events: ['run.finished'] }, { 'idempotency-key': 'rotation-endpoint' })
+    const replay = await robot.post(
+      '/webhook-endpoints',
+      { url: 'https://127.0.0.1:9443/hooks/rotation', events: ['run.finished'] },
+      { 'idempotency-key': 'rotation-endpoint' },
+    )
     expect(replay.status, replay.text).toBe(201)
     expect(replay.headers.get('idempotent-replayed')).toBe('true')
     expect(replay.json.data.secret).toBe(webhookSecret)
 
     const challenged = await signIn(a.url, mfaUser.email)
-    const confirmed = await challenged.client.post('/sessions/mfa-challenges/confirmations', { challengeId: challenged.session.mfaChallenge.id, method: 'totp', code: await codeAt(totpSecret) })
+    const confirmed = await challenged.client.post('/sessions/mfa-challenges/confirmations', {
+      challengeId: challenged.session.mfaChallenge.id,
+      method: 'totp',
+      code: await codeAt(totpSecret),
+    })
     expect(confirmed.status).toBe(201)
 
     const email = uniqueEmail('rotated-sso')
@@ -175,7 +205,8 @@ describe('key rotation', () => {
     expect((await ssoClient.get('/users/me')).json.data.user.email).toBe(email)
 
     // A page token signed with the removed key is refused as any foreign token is.
-    if (oldPageToken) expect((await owner.client.get(`/tenants/current/members?pageSize=1&pageToken=${encodeURIComponent(oldPageToken)}`)).json.code).toBe('PAGE_TOKEN_INVALID')
+    if (oldPageToken)
+      expect((await owner.client.get(`/tenants/current/members?pageSize=1&pageToken=${encodeURIComponent(oldPageToken)}`)).json.code).toBe('PAGE_TOKEN_INVALID')
 
     for (const secret of [webhookSecret, CLIENT_SECRET, totpSecret]) expect(await tablesHolding(a, secret)).toEqual([])
   }, 120_000)

@@ -6,7 +6,12 @@ describe('structured logs', () => {
   test('one JSON object a line; secrets under any nesting are redacted', () => {
     const lines: string[] = []
     const log = createLogger('info', { service: 't' }, (l) => lines.push(l)).child({ requestId: 'r1' })
-    log.info('hello', { body: { email: 'a@b.c', password: 'hunter2', nested: [{ token: 'rcp_pat_x' }] }, authorization: 'Bearer y', totpSecret: 'S', recoveryCodes: ['c'] })
+    log.info('hello', {
+      body: { email: 'a@b.c', password: 'hunter2', nested: [{ token: 'rcp_pat_x' }] },
+      authorization: 'Bearer y',
+      totpSecret: 'S',
+      recoveryCodes: ['c'],
+    })
     log.debug('hidden')
     expect(lines.length).toBe(1)
     const rec = JSON.parse(lines[0]!)
@@ -39,7 +44,10 @@ describe('standard output, a batch at a time', () => {
   test('the lines of one event loop turn go out in one write, in order, on the next turn', async () => {
     const writes: string[] = []
     const real = process.stdout.write
-    process.stdout.write = ((chunk: string) => { writes.push(chunk); return true }) as typeof process.stdout.write
+    process.stdout.write = ((chunk: string) => {
+      writes.push(chunk)
+      return true
+    }) as typeof process.stdout.write
     try {
       const write = stdoutLines()
       write('{"n":1}')
@@ -57,14 +65,26 @@ describe('standard output, a batch at a time', () => {
 
   test('lines still held when the process exits are written on its way out', async () => {
     // A process that logs and exits in the same turn: without the exit flush its lines would be lost.
-    const child = Bun.spawn([process.execPath, '-e', [
-      `const { createLogger } = await import(${JSON.stringify(`${import.meta.dir}/../../api/platform/log.ts`)})`,
-      "const log = createLogger('info', { service: 'exit-test' })",
-      "for (let i = 0; i < 3; i++) log.info('line', { i })",
-      'process.exit(3)',
-    ].join('\n')], { stdout: 'pipe', stderr: 'pipe' })
+    const child = Bun.spawn(
+      [
+        process.execPath,
+        '-e',
+        [
+          `const { createLogger } = await import(${JSON.stringify(`${import.meta.dir}/../../api/platform/log.ts`)})`,
+          "const log = createLogger('info', { service: 'exit-test' })",
+          "for (let i = 0; i < 3; i++) log.info('line', { i })",
+          'process.exit(3)',
+        ].join('\n'),
+      ],
+      { stdout: 'pipe', stderr: 'pipe' },
+    )
     const [out, code] = await Promise.all([new Response(child.stdout).text(), child.exited])
     expect(code).toBe(3)
-    expect(out.trim().split('\n').map((l) => JSON.parse(l).i)).toEqual([0, 1, 2])
+    expect(
+      out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).i),
+    ).toEqual([0, 1, 2])
   })
 })

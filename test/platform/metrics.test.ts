@@ -86,16 +86,22 @@ describe('API metrics', () => {
     await fetch(`${api.url}/no-such-route/warm-up`)
     const before = await scrape()
     for (let i = 0; i < 1000; i += 50) {
-      await Promise.all(Array.from({ length: 50 }, async () => {
-        const id = crypto.randomUUID()
-        ids.push(id)
-        await reader.get(`/model-versions/${id}`)
-        await new Client(api.url).withBearer(`rcp_pat_${id}`).get('/users/me')
-        await fetch(`${api.url}/no-such-route/${id}`)
-      }))
+      await Promise.all(
+        Array.from({ length: 50 }, async () => {
+          const id = crypto.randomUUID()
+          ids.push(id)
+          await reader.get(`/model-versions/${id}`)
+          await new Client(api.url).withBearer(`rcp_pat_${id}`).get('/users/me')
+          await fetch(`${api.url}/no-such-route/${id}`)
+        }),
+      )
     }
     const after = await scrape()
-    expect(seriesOf(after, 'rcp_http_request_duration_seconds_count').filter((l) => !seriesOf(before, 'rcp_http_request_duration_seconds_count').some((b) => b.split(' ')[0] === l.split(' ')[0]))).toEqual([])
+    expect(
+      seriesOf(after, 'rcp_http_request_duration_seconds_count').filter(
+        (l) => !seriesOf(before, 'rcp_http_request_duration_seconds_count').some((b) => b.split(' ')[0] === l.split(' ')[0]),
+      ),
+    ).toEqual([])
     expect(after.split('\n').length).toBe(before.split('\n').length)
     const leaked = [token, owner.tenantId, owner.userId, ...ids].filter((secret) => after.includes(secret))
     expect(leaked).toEqual([])
@@ -111,8 +117,9 @@ describe('API metrics', () => {
     // The cache answers only while its feed's last heartbeat is fresher than the fence: on a loaded machine one can
     // come back late, and the reads meanwhile go to Postgres as misses (in one full run three reads counted no hit).
     // Read on, for up to 10 s, until two hits are counted.
-    const hits = async () => value(await scrape(), 'rcp_pat_cache_lookups_total', { result: 'hit' }) - value(before, 'rcp_pat_cache_lookups_total', { result: 'hit' })
-    for (const until = Date.now() + 10_000; (await hits()) < 2 && Date.now() < until;) expect((await reader.get('/users/me')).status).toBe(200)
+    const hits = async () =>
+      value(await scrape(), 'rcp_pat_cache_lookups_total', { result: 'hit' }) - value(before, 'rcp_pat_cache_lookups_total', { result: 'hit' })
+    for (const until = Date.now() + 10_000; (await hits()) < 2 && Date.now() < until; ) expect((await reader.get('/users/me')).status).toBe(200)
     const key = crypto.randomUUID()
     const body = { name: 'Once', slug: `m-${key.slice(0, 8)}` }
     expect((await owner.client.post('/tenants', body, { 'idempotency-key': key })).status).toBe(201)
@@ -179,10 +186,14 @@ describe('worker metrics', () => {
   test("the worker's scrape has its own series, mail sent, and the Temporal SDK's worker metrics", async () => {
     let before = ''
     // The runner's worker may still be starting when this file begins.
-    for (let i = 0; i < 300 && !before; i++) before = await fetch(workerUrl()).then((r) => r.text(), async () => {
-      await Bun.sleep(100)
-      return ''
-    })
+    for (let i = 0; i < 300 && !before; i++)
+      before = await fetch(workerUrl()).then(
+        (r) => r.text(),
+        async () => {
+          await Bun.sleep(100)
+          return ''
+        },
+      )
     const { email } = await signedUpUser(api.url)
     expect((await new Client(api.url).post('/password-resets', { email })).status).toBe(202)
     await waitForMail(email)

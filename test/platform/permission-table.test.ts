@@ -2,7 +2,7 @@ import { expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { permissionTableMarkdown } from '../../api/identity/permissions'
 
-test('docs/api.md\'s role table is the one api/identity/permissions.ts defines', async () => {
+test("docs/api.md's role table is the one api/identity/permissions.ts defines", async () => {
   const doc = await Bun.file(join(import.meta.dir, '..', '..', 'docs', 'api.md')).text()
   expect(doc).toContain(permissionTableMarkdown())
 })

@@ -8,7 +8,7 @@ import { ephemeralRange, freePort, freePortSync } from '../../scripts/ports'
 describe('free ports', () => {
   test('are below the ephemeral range, bindable, and never handed out twice', async () => {
     const { low } = ephemeralRange()
-    const ports = [...await Promise.all(Array.from({ length: 20 }, () => freePort())), ...Array.from({ length: 20 }, () => freePortSync())]
+    const ports = [...(await Promise.all(Array.from({ length: 20 }, () => freePort()))), ...Array.from({ length: 20 }, () => freePortSync())]
     expect(ports.filter((p) => p < 10_000 || p >= low)).toEqual([])
     expect(new Set(ports).size).toBe(ports.length)
     for (const port of ports) Bun.serve({ port, hostname: '127.0.0.1', fetch: () => new Response() }).stop(true)

@@ -26,9 +26,15 @@ let sql: Sql
 let base = ''
 const dir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'pg-outage-'))
 const pgPort = await freePort()
-const startOwnPostgres = () => startPostgres({
-  dataDir: join(dir, 'data'), port: pgPort, database: 'rcp_outage', logFile: join(dir, 'postgres.log'), ephemeral: true, own: true,
-})
+const startOwnPostgres = () =>
+  startPostgres({
+    dataDir: join(dir, 'data'),
+    port: pgPort,
+    database: 'rcp_outage',
+    logFile: join(dir, 'postgres.log'),
+    ephemeral: true,
+    own: true,
+  })
 
 beforeAll(async () => {
   pg = await startOwnPostgres()
@@ -37,10 +43,19 @@ beforeAll(async () => {
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
   api = spawnChild('outage-api', {
-    cmd: [process.execPath, 'api/main.ts'], cwd: REPO_ROOT, logFile: join(dir, 'api.log'),
+    cmd: [process.execPath, 'api/main.ts'],
+    cwd: REPO_ROOT,
+    logFile: join(dir, 'api.log'),
     env: {
-      ...process.env, PORT: String(port), METRICS_PORT: String(await freePort()), DATABASE_URL: pg.url, DATABASE_CONNECT_TIMEOUT_SECONDS: String(CONNECT_TIMEOUT_SECONDS),
-      LOG_LEVEL: 'warn', RATE_LIMIT_PRINCIPAL_PER_MINUTE: '0', RATE_LIMIT_TENANT_PER_MINUTE: '0', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
+      ...process.env,
+      PORT: String(port),
+      METRICS_PORT: String(await freePort()),
+      DATABASE_URL: pg.url,
+      DATABASE_CONNECT_TIMEOUT_SECONDS: String(CONNECT_TIMEOUT_SECONDS),
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PRINCIPAL_PER_MINUTE: '0',
+      RATE_LIMIT_TENANT_PER_MINUTE: '0',
+      RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
     },
   })
   await waitUntil(api, 'the API', async () => (await fetch(`${base}/healthz`)).ok)
@@ -55,7 +70,11 @@ afterAll(async () => {
 /** A tenant owner's cookie session, by plain requests (the suite's client would collect its secrets for a scan of
  *  the runner's database, which this file's Postgres is not). */
 async function ownerSession() {
-  const reg = await fetch(`${base}/v1/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: uniqueEmail('drill'), password: PASSWORD }) })
+  const reg = await fetch(`${base}/v1/users`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: uniqueEmail('drill'), password: PASSWORD }),
+  })
   expect(reg.status).toBe(201)
   const cookie = reg.headers.get('set-cookie')!.split(';')[0]!
   const csrf = ((await reg.json()) as { data: { session: { csrfToken: string } } }).data.session.csrfToken
@@ -67,8 +86,16 @@ async function ownerSession() {
 }
 
 type Outcome = {
-  kind: 'write' | 'read'; name?: string; status: number; startedAt: number; endedAt: number; ms: number; during: boolean
-  problem?: any; retryAfter?: string | null; contentType?: string | null
+  kind: 'write' | 'read'
+  name?: string
+  status: number
+  startedAt: number
+  endedAt: number
+  ms: number
+  during: boolean
+  problem?: any
+  retryAfter?: string | null
+  contentType?: string | null
 }
 
 describe('Postgres stopped and started again while requests flow', () => {
@@ -89,15 +116,24 @@ describe('Postgres stopped and started again while requests flow', () => {
       inFlight++
       try {
         const res = await fetch(`${base}/v1/api-keys`, {
-          method: kind === 'write' ? 'POST' : 'GET', headers,
+          method: kind === 'write' ? 'POST' : 'GET',
+          headers,
           body: kind === 'write' ? JSON.stringify({ name, scopes: ['tenant:read'] }) : undefined,
           signal: AbortSignal.timeout(CLIENT_GIVES_UP_MS),
         })
         const text = await res.text()
         const t1 = performance.now()
         outcomes.push({
-          kind, name, status: res.status, startedAt: t0, endedAt: t1, ms: t1 - t0, during: during || down,
-          problem: res.status >= 400 ? JSON.parse(text) : undefined, retryAfter: res.headers.get('retry-after'), contentType: res.headers.get('content-type'),
+          kind,
+          name,
+          status: res.status,
+          startedAt: t0,
+          endedAt: t1,
+          ms: t1 - t0,
+          during: during || down,
+          problem: res.status >= 400 ? JSON.parse(text) : undefined,
+          retryAfter: res.headers.get('retry-after'),
+          contentType: res.headers.get('content-type'),
         })
         return res.status
       } catch (err) {
@@ -111,7 +147,10 @@ describe('Postgres stopped and started again while requests flow', () => {
     // A short pause after a 503 (a client would honour Retry-After; this one keeps asking, to see every answer).
     const flow = async (kind: 'write' | 'read') => {
       while (!stop) {
-        if (holding) { await Bun.sleep(20); continue }
+        if (holding) {
+          await Bun.sleep(20)
+          continue
+        }
         if ((await one(kind)) === 503) await Bun.sleep(20)
       }
     }
@@ -136,7 +175,10 @@ describe('Postgres stopped and started again while requests flow', () => {
     let recoveredMs = -1
     while (performance.now() - upAt < 30_000) {
       const since = outcomes.filter((o) => o.startedAt > upAt).slice(-8)
-      if (since.length === 8 && since.every((o) => o.status >= 200 && o.status < 300)) { recoveredMs = performance.now() - upAt; break }
+      if (since.length === 8 && since.every((o) => o.status >= 200 && o.status < 300)) {
+        recoveredMs = performance.now() - upAt
+        break
+      }
       await Bun.sleep(100)
     }
     await Bun.sleep(1000)
@@ -147,24 +189,37 @@ describe('Postgres stopped and started again while requests flow', () => {
     const failures = outcomes.filter((o) => o.status < 200 || o.status >= 300)
     const acknowledged = outcomes.filter((o) => o.kind === 'write' && o.status === 201).map((o) => o.name!)
     const p50 = (xs: number[]) => Math.round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? -1)
-    console.error(`[drill] 503 median ${p50(failures.map((o) => o.ms))} ms; requests ${outcomes.length} (before the stop ${before}), during the outage ${during.length}, 503 ${outcomes.filter((o) => o.status === 503).length}, ` +
-      `other failures ${failures.filter((o) => o.status !== 503).length}, longest ${Math.round(Math.max(...outcomes.map((o) => o.ms)))} ms, ` +
-      `acknowledged writes ${acknowledged.length}, recovered ${Math.round(recoveredMs)} ms after the restart`)
+    console.error(
+      `[drill] 503 median ${p50(failures.map((o) => o.ms))} ms; requests ${outcomes.length} (before the stop ${before}), during the outage ${during.length}, 503 ${outcomes.filter((o) => o.status === 503).length}, ` +
+        `other failures ${failures.filter((o) => o.status !== 503).length}, longest ${Math.round(Math.max(...outcomes.map((o) => o.ms)))} ms, ` +
+        `acknowledged writes ${acknowledged.length}, recovered ${Math.round(recoveredMs)} ms after the restart`,
+    )
 
-    for (const o of failures.filter((f) => f.status !== 503)) console.error(`[drill] not a 503: ${JSON.stringify({ ...o, startedAt: Math.round(o.startedAt - upAt) })}`)
+    for (const o of failures.filter((f) => f.status !== 503))
+      console.error(`[drill] not a 503: ${JSON.stringify({ ...o, startedAt: Math.round(o.startedAt - upAt) })}`)
     expect(before).toBeGreaterThan(4)
     expect(during.length).toBeGreaterThan(4)
     expect(recoveredMs).toBeGreaterThanOrEqual(0)
     // Every failure is the documented 503, problem+json with Retry-After, and nothing waited past the timeout.
     for (const o of failures) {
-      expect({ status: o.status, code: o.problem?.code, type: o.contentType, retryAfter: o.retryAfter })
-        .toEqual({ status: 503, code: 'SERVICE_UNAVAILABLE', type: 'application/problem+json', retryAfter: expect.stringMatching(/^\d+$/) })
+      expect({ status: o.status, code: o.problem?.code, type: o.contentType, retryAfter: o.retryAfter }).toEqual({
+        status: 503,
+        code: 'SERVICE_UNAVAILABLE',
+        type: 'application/problem+json',
+        retryAfter: expect.stringMatching(/^\d+$/),
+      })
     }
     expect(failures.length).toBeGreaterThan(0)
     // Most are refused on arrival while the database is known away (the circuit), not queued behind a reconnecting
     // pool: only a request that reached the pool logs its failure.
-    const reachedPool = readFileSync(api.logFile, 'utf8').split('\n').filter((l) => l.includes('"msg":"database unavailable"')).length
-    expect({ reachedPool, refused: failures.length, mostOnArrival: reachedPool * 4 < failures.length }).toEqual({ reachedPool, refused: failures.length, mostOnArrival: true })
+    const reachedPool = readFileSync(api.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"msg":"database unavailable"')).length
+    expect({ reachedPool, refused: failures.length, mostOnArrival: reachedPool * 4 < failures.length }).toEqual({
+      reachedPool,
+      refused: failures.length,
+      mostOnArrival: true,
+    })
     const heldPastRestart = outcomes.filter((o) => o.startedAt < restartAt && o.endedAt >= restartAt)
     expect({ inFlightAtRestart: heldPastRestart.map((o) => `${o.kind} ${o.status}`) }).toEqual({ inFlightAtRestart: [] })
 
@@ -186,16 +241,26 @@ describe('Postgres stopped and started again while requests flow', () => {
 describe('the driver race that would end the process mid-outage', () => {
   // postgres 3.4.9 flushes a buffered write from a setImmediate after the connection closed (porsager/postgres
   // #1208): the TypeError below, thrown from a timer. The drill meets it now and then; this throws it for sure.
-  const run = (thrown: string) => Bun.spawnSync([process.execPath, '-e', `
+  const run = (thrown: string) =>
+    Bun.spawnSync(
+      [
+        process.execPath,
+        '-e',
+        `
     import { surviveDriverClosedSocketWrites } from '${join(REPO_ROOT, 'api', 'platform', 'db.ts')}'
     import { createLogger } from '${join(REPO_ROOT, 'api', 'platform', 'log.ts')}'
     surviveDriverClosedSocketWrites(createLogger('warn'))
     setImmediate(() => { ${thrown} })
     setTimeout(() => { console.log('still running'); process.exit(0) }, 200)
-  `], { cwd: REPO_ROOT })
+  `,
+      ],
+      { cwd: REPO_ROOT },
+    )
 
   test('the entry points survive that one error, logged, and still end on any other', () => {
-    const race = run(`const e = new TypeError("null is not an object (evaluating 'socket.write')"); e.stack = e.message + '\\n    at nextWrite (${REPO_ROOT}/node_modules/postgres/src/connection.js:255:15)'; throw e`)
+    const race = run(
+      `const e = new TypeError("null is not an object (evaluating 'socket.write')"); e.stack = e.message + '\\n    at nextWrite (${REPO_ROOT}/node_modules/postgres/src/connection.js:255:15)'; throw e`,
+    )
     expect([race.exitCode, race.stdout.toString()]).toEqual([0, expect.stringContaining('still running')])
     expect(race.stdout.toString()).toContain('database driver wrote to a closed connection')
     const other = run(`throw new TypeError('something else')`)

@@ -25,8 +25,23 @@ describe('a checkout in a private directory', () => {
       const initdb = (exe: string, dataDir: string) => {
         mkdirSync(dataDir, { recursive: true, mode: 0o700 })
         Bun.spawnSync(['chown', `${owner.uid}:${owner.gid}`, dataDir])
-        return Bun.spawnSync(['setpriv', `--reuid=${owner.uid}`, `--regid=${owner.gid}`, '--clear-groups', '--inh-caps=+dac_override',
-          '--ambient-caps=+dac_override', '--', exe, '-D', dataDir, '-U', 'rcp', '--auth=trust', '--no-sync', '--no-instructions'])
+        return Bun.spawnSync([
+          'setpriv',
+          `--reuid=${owner.uid}`,
+          `--regid=${owner.gid}`,
+          '--clear-groups',
+          '--inh-caps=+dac_override',
+          '--ambient-caps=+dac_override',
+          '--',
+          exe,
+          '-D',
+          dataDir,
+          '-U',
+          'rcp',
+          '--auth=trust',
+          '--no-sync',
+          '--no-instructions',
+        ])
       }
       // The failure as it was: initdb finds its own binaries unusable in the private tree.
       const before = initdb(privateBins.initdb, join(cache, 'data-before'))

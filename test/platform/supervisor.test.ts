@@ -14,7 +14,9 @@ const mayRaisePriority = process.getuid?.() === 0
 
 describe('scripts/platform', () => {
   test('importing it installs no exit or signal handler', () => {
-    const { out } = run(`await import('./scripts/platform'); console.log(['exit', 'SIGINT', 'SIGTERM', 'SIGHUP'].map((e) => process.listenerCount(e)).join(' '))`)
+    const { out } = run(
+      `await import('./scripts/platform'); console.log(['exit', 'SIGINT', 'SIGTERM', 'SIGHUP'].map((e) => process.listenerCount(e)).join(' '))`,
+    )
     expect(out).toBe('0 0 0 0')
   })
 
@@ -30,7 +32,13 @@ describe('scripts/platform', () => {
     expect(first).toBe('refused')
     // Gone, or a zombie nobody has reaped yet (orphans go to whatever reaps in this container): not running. The
     // SIGKILL is on its way when the parent exits, so give it a moment to land.
-    const state = () => Bun.file(`/proc/${pid}/stat`).text().then((s) => s.slice(s.lastIndexOf(')') + 2, s.lastIndexOf(')') + 3), () => 'gone')
+    const state = () =>
+      Bun.file(`/proc/${pid}/stat`)
+        .text()
+        .then(
+          (s) => s.slice(s.lastIndexOf(')') + 2, s.lastIndexOf(')') + 3),
+          () => 'gone',
+        )
     const deadline = Date.now() + 5000
     while (!['gone', 'Z'].includes(await state()) && Date.now() < deadline) await Bun.sleep(20)
     expect(['gone', 'Z']).toContain(await state())
@@ -55,7 +63,8 @@ describe('scripts/platform', () => {
     if (mayRaisePriority) {
       expect(r.set).toBeNull()
       expect(r.child).toEndWith('nice -10')
-    } else { // a negative niceness needs CAP_SYS_NICE: refused, said, and nothing changed
+    } else {
+      // a negative niceness needs CAP_SYS_NICE: refused, said, and nothing changed
       expect(r.set).toMatch(/EPERM|EACCES|not permitted|denied/i)
       expect(r.child).toEndWith('nice 0')
     }

@@ -10,7 +10,17 @@ import { join } from 'node:path'
 import { Client, Connection } from '@temporalio/client'
 import { createDb, type Sql } from '../../api/platform/db'
 import { migrate } from '../../api/platform/migrate'
-import { freePort, spawnChild, startPostgres, startTemporal, tail, waitUntil, type Child, type PostgresServer, type TemporalServer } from '../../scripts/platform'
+import {
+  freePort,
+  spawnChild,
+  startPostgres,
+  startTemporal,
+  tail,
+  waitUntil,
+  type Child,
+  type PostgresServer,
+  type TemporalServer,
+} from '../../scripts/platform'
 import { startApi, type TestApi } from '../support/api'
 import { patFor } from '../support/fixtures'
 import { auditLeaks, otherScans } from '../support/secrets'
@@ -43,13 +53,20 @@ beforeAll(async () => {
   sql = createDb(pg.url, { max: 4 })
   await migrate(sql)
   const settings = {
-    DATABASE_URL: pg.url, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace,
-    TEMPORAL_TASK_QUEUE_PREFIX: `rcp-temporal-drill-${crypto.randomUUID().slice(0, 8)}`, OUTBOUND_CA_FILE: certs.caFile,
-    WEBHOOK_DISPATCHER: 'true', WEBHOOK_DISPATCH_POLL_MS: '250', WEBHOOK_DISPATCH_BATCH: '20', WEBHOOK_RETRY_SCHEDULE: '0,500ms,1s,1s,2s,2s,3s,3s',
+    DATABASE_URL: pg.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: temporal.namespace,
+    TEMPORAL_TASK_QUEUE_PREFIX: `rcp-temporal-drill-${crypto.randomUUID().slice(0, 8)}`,
+    OUTBOUND_CA_FILE: certs.caFile,
+    WEBHOOK_DISPATCHER: 'true',
+    WEBHOOK_DISPATCH_POLL_MS: '250',
+    WEBHOOK_DISPATCH_BATCH: '20',
+    WEBHOOK_RETRY_SCHEDULE: '0,500ms,1s,1s,2s,2s,3s,3s',
   }
   api = await startApi(settings)
   worker = spawnChild('drill-worker', {
-    cmd: [process.execPath, 'worker/main.ts'], logFile: join(dir, 'worker.log'),
+    cmd: [process.execPath, 'worker/main.ts'],
+    logFile: join(dir, 'worker.log'),
     env: { ...process.env, ...settings, LOG_LEVEL: 'info', METRICS: 'false' },
   })
   // Bundling the workflows takes most of a minute on a loaded machine.
@@ -72,8 +89,12 @@ describe('Temporal restarted during webhook deliveries and a package build', () 
     const models = owner.client.withBearer((await patFor(owner.client, ['model:read', 'model:write'])).token)
     const receivers = await Promise.all([0, 1].map(() => new Receiver(certs).start()))
     for (const r of receivers) r.delayMs = 30
-    const endpoints = await Promise.all(receivers.map((r) => registerEndpoint(manager, { url: r.url(), events: ['training_job.completed', 'edge_package.ready'] })))
-    receivers.forEach((r, i) => { r.secrets = [endpoints[i]!.secret] })
+    const endpoints = await Promise.all(
+      receivers.map((r) => registerEndpoint(manager, { url: r.url(), events: ['training_job.completed', 'edge_package.ready'] })),
+    )
+    receivers.forEach((r, i) => {
+      r.secrets = [endpoints[i]!.secret]
+    })
 
     const profileId = await makeProfile(sql, owner.tenantId)
     const version = await makeVersion(sql, owner.tenantId, owner.buckets.bucket!.name, { 'checkpoint.bin': MODEL_BYTES, 'config.json': Buffer.from('{}') })
@@ -91,8 +112,11 @@ describe('Temporal restarted during webhook deliveries and a package build', () 
     const ids = await publish(api, owner.tenantId, 'training_job.completed', trainingDone, EVENTS)
     // Both under way when the server goes: the archive upload started, deliveries arriving. The first delivery, not
     // the tenth: on a busy machine the build's upload can end before ten deliveries arrive, and then never both hold.
-    await eventually('the burst and the build to be under way', async () =>
-      receivers[0]!.deliveries.length >= 1 && (await incompleteUploads()).length > 0 ? true : undefined, 240_000)
+    await eventually(
+      'the burst and the build to be under way',
+      async () => (receivers[0]!.deliveries.length >= 1 && (await incompleteUploads()).length > 0 ? true : undefined),
+      240_000,
+    )
     const atStop = receivers.map((r) => r.deliveries.length)
     await temporal.stop()
     const downAt = performance.now()
@@ -104,12 +128,16 @@ describe('Temporal restarted during webhook deliveries and a package build', () 
     const pkg = await packageIn(models, packageId, ['ready', 'failed'], 300_000)
     const buildS = (performance.now() - upAt) / 1000
     const expected = EVENTS + 1 // the burst and edge_package.ready
-    const done = await eventually('every message succeeded', async () => {
-      const [c] = await sql<{ succeeded: number; other: number }[]>`
+    const done = await eventually(
+      'every message succeeded',
+      async () => {
+        const [c] = await sql<{ succeeded: number; other: number }[]>`
         select count(*) filter (where status = 'succeeded')::int as succeeded, count(*) filter (where status <> 'succeeded')::int as other
           from webhook_messages where tenant_id = ${owner.tenantId}`
-      return c!.succeeded === expected * endpoints.length ? c : undefined
-    }, 300_000)
+        return c!.succeeded === expected * endpoints.length ? c : undefined
+      },
+      300_000,
+    )
     const deliveredS = (performance.now() - upAt) / 1000
     expect(done.other).toBe(0)
     expect(pkg.status).toBe('ready')
@@ -145,17 +173,23 @@ describe('Temporal restarted during webhook deliveries and a package build', () 
       const client = new Client({ connection, namespace: temporal.namespace })
       const count = async (query: string) => (await client.workflow.count(query)).count
       const tenantQuery = `TenantId = '${owner.tenantId}'`
-      const running = await eventually('no running workflow of the tenant', async () => {
-        const n = await count(`${tenantQuery} AND ExecutionStatus = 'Running'`)
-        return n === 0 ? n : undefined
-      }, 30_000)
+      const running = await eventually(
+        'no running workflow of the tenant',
+        async () => {
+          const n = await count(`${tenantQuery} AND ExecutionStatus = 'Running'`)
+          return n === 0 ? n : undefined
+        },
+        30_000,
+      )
       const completed = await count(`${tenantQuery} AND ExecutionStatus = 'Completed'`)
       const failed = await count(`${tenantQuery} AND ExecutionStatus != 'Completed' AND ExecutionStatus != 'Running'`)
       expect(failed).toBe(0)
       expect({ workerRunning: worker.running(), log: worker.running() ? '' : tail(worker.logFile, 30) }).toEqual({ workerRunning: true, log: '' })
-      console.error(`[drill] Temporal down ${((upAt - downAt) / 1000).toFixed(1)} s (deliveries at the stop ${atStop.join('+')}, during the outage ${duringOutage.join('+')}); ` +
-        `after its return the build ready in ${buildS.toFixed(1)} s, all ${expected * endpoints.length} messages delivered in ${deliveredS.toFixed(1)} s; ` +
-        `redeliveries of a webhook-id ${redeliveries}, events under two ids 0; artifacts 1; running workflows ${running}, completed ${completed}, failed ${failed}`)
+      console.error(
+        `[drill] Temporal down ${((upAt - downAt) / 1000).toFixed(1)} s (deliveries at the stop ${atStop.join('+')}, during the outage ${duringOutage.join('+')}); ` +
+          `after its return the build ready in ${buildS.toFixed(1)} s, all ${expected * endpoints.length} messages delivered in ${deliveredS.toFixed(1)} s; ` +
+          `redeliveries of a webhook-id ${redeliveries}, events under two ids 0; artifacts 1; running workflows ${running}, completed ${completed}, failed ${failed}`,
+      )
     } finally {
       await connection.close()
     }

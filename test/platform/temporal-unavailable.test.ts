@@ -10,7 +10,9 @@ import { patFor, tenantOwner } from '../support/fixtures'
 
 const api = useApi()
 let away: TestApi | undefined
-afterAll(async () => { await away?.stop() })
+afterAll(async () => {
+  await away?.stop()
+})
 
 describe('Temporal unavailable', () => {
   test('a workflow start is answered 503 with Retry-After, and the same request succeeds once Temporal is back', async () => {

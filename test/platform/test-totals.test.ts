@@ -27,7 +27,7 @@ async function bunTest(dir: string, flags: string[]) {
 }
 
 describe("the runner's totals", () => {
-  test('are bun test\'s own under --parallel, with coloured output, and equal to a serial run\'s', async () => {
+  test("are bun test's own under --parallel, with coloured output, and equal to a serial run's", async () => {
     const dir = fixtureSuite()
     const parallel = await bunTest(dir, ['--parallel=3', '--no-isolate'])
     expect(parallel.output).toContain('PARALLEL')
@@ -40,8 +40,11 @@ describe("the runner's totals", () => {
 
   test("name each failed test with why, from bun's JUnit report, describe blocks included", async () => {
     const dir = fixtureSuite()
-    writeFileSync(join(dir, 'e.test.ts'), "import { describe, test } from 'bun:test'\n" +
-      "describe('outer', () => describe('inner', () => test('e1 & <x>', () => { throw new Error('boom\\nsecond line') })))\n")
+    writeFileSync(
+      join(dir, 'e.test.ts'),
+      "import { describe, test } from 'bun:test'\n" +
+        "describe('outer', () => describe('inner', () => test('e1 & <x>', () => { throw new Error('boom\\nsecond line') })))\n",
+    )
     const report = join(dir, 'junit.xml')
     await bunTest(dir, ['--parallel=3', '--no-isolate', '--reporter=junit', `--reporter-outfile=${report}`])
     expect(junitFailures(readFileSync(report, 'utf8')).sort((a, b) => a.name.localeCompare(b.name))).toEqual([
@@ -53,14 +56,20 @@ describe("the runner's totals", () => {
 
   test('say how many were skipped, each by name and with its reason where known; a todo is not a skip', async () => {
     const dir = fixtureSuite()
-    writeFileSync(join(dir, 's.test.ts'), "import { describe, test } from 'bun:test'\n" +
-      "test.skipIf(true)('s1', () => {})\ndescribe('outer', () => test.skip('s2', () => {}))\ntest.todo('t1')\n")
+    writeFileSync(
+      join(dir, 's.test.ts'),
+      "import { describe, test } from 'bun:test'\n" +
+        "test.skipIf(true)('s1', () => {})\ndescribe('outer', () => test.skip('s2', () => {}))\ntest.todo('t1')\n",
+    )
     const report = join(dir, 'junit.xml')
     const run = await bunTest(dir, ['--parallel=3', '--no-isolate', '--reporter=junit', `--reporter-outfile=${report}`])
     const totals = bunTotals(run.output)
     expect(totals).toEqual({ passed: 6, failed: 2, skipped: 2, errors: 0 })
     const skipped = junitSkipped(readFileSync(report, 'utf8')).sort((a, b) => a.name.localeCompare(b.name))
-    expect(skipped).toEqual([{ file: 's.test.ts', name: 'outer > s2' }, { file: 's.test.ts', name: 's1' }])
+    expect(skipped).toEqual([
+      { file: 's.test.ts', name: 'outer > s2' },
+      { file: 's.test.ts', name: 's1' },
+    ])
     expect(skippedLine(totals.skipped, skipped)).toBe('tests skipped: 2 (s.test.ts > outer > s2: no reason on record; s.test.ts > s1: no reason on record)')
     expect(skippedLine(0, [])).toBe('tests skipped: 0')
     expect(skippedLine(2, skipped.slice(0, 1))).toBe('tests skipped: 2 (s.test.ts > outer > s2: no reason on record; 1 not named (no JUnit report))')

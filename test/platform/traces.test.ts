@@ -33,13 +33,20 @@ import { makeCertificates, Receiver } from '../support/webhook-receiver'
 
 const dir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'traces-'))
 const children: Child[] = []
-afterAll(async () => { for (const c of children.reverse()) await c.stop() })
+afterAll(async () => {
+  for (const c of children.reverse()) await c.stop()
+})
 
 /** api/main.ts or worker/main.ts with the runner's settings plus `env`; resolves once it serves (or polls). */
 async function start(name: string, entry: 'api/main.ts' | 'worker/main.ts', env: Record<string, string>) {
   const logFile = join(dir, `${name}.log`)
   const port = await freePort()
-  const child = spawnChild(name, { cmd: [process.execPath, entry], cwd: REPO_ROOT, env: { ...process.env, METRICS: 'false', PORT: String(port), ...env }, logFile })
+  const child = spawnChild(name, {
+    cmd: [process.execPath, entry],
+    cwd: REPO_ROOT,
+    env: { ...process.env, METRICS: 'false', PORT: String(port), ...env },
+    logFile,
+  })
   children.push(child)
   const base = `http://127.0.0.1:${port}`
   if (entry === 'api/main.ts') await waitUntil(child, 'GET /healthz', async () => (await fetch(`${base}/healthz`)).ok, 60_000)
@@ -58,8 +65,13 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   let sql: Sql
   beforeAll(async () => {
     const settings = {
-      TEMPORAL_TASK_QUEUE_PREFIX: `rcp-tr-${crypto.randomUUID().slice(0, 8)}`, OUTBOUND_CA_FILE: certs.caFile, WEBHOOK_DISPATCHER: 'false', LOG_LEVEL: 'info',
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200',
+      TEMPORAL_TASK_QUEUE_PREFIX: `rcp-tr-${crypto.randomUUID().slice(0, 8)}`,
+      OUTBOUND_CA_FILE: certs.caFile,
+      WEBHOOK_DISPATCHER: 'false',
+      LOG_LEVEL: 'info',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '200',
     }
     ;[api] = await Promise.all([start('traced-api', 'api/main.ts', settings), start('traced-worker', 'worker/main.ts', settings)])
     sql = createDb(process.env.DATABASE_URL!, { max: 2 })
@@ -71,19 +83,31 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
 
   /** The API's span for the request that answered with `requestId`, and every span of its trace once `done` holds. */
   async function traceOf(requestId: string, done: (spans: ReceivedSpan[]) => boolean) {
-    return eventually(`the trace of request ${requestId}`, async () => {
-      const http = receiver.spans.find((s) => s.service === 'rcp-api' && s.attributes['rcp.request_id'] === requestId)
-      const spans = http ? receiver.spans.filter((s) => s.traceId === http.traceId) : []
-      return http && done(spans) ? { http, spans } : undefined
-    }, 60_000)
+    return eventually(
+      `the trace of request ${requestId}`,
+      async () => {
+        const http = receiver.spans.find((s) => s.service === 'rcp-api' && s.attributes['rcp.request_id'] === requestId)
+        const spans = http ? receiver.spans.filter((s) => s.traceId === http.traceId) : []
+        return http && done(spans) ? { http, spans } : undefined
+      },
+      60_000,
+    )
   }
 
   test('a package request: HTTP → StartWorkflow → RunWorkflow → RunActivity → S3 and SQL, under one trace id', async () => {
     const t = await modelTenant(api.base)
     const profileId = await makeProfile(sql, t.tenantId)
-    const version = await makeVersion(sql, t.tenantId, t.general, { 'policy.onnx': Buffer.from('bytes of a policy'), 'config/norm.json': Buffer.from('{"mean":[0]}') })
+    const version = await makeVersion(sql, t.tenantId, t.general, {
+      'policy.onnx': Buffer.from('bytes of a policy'),
+      'config/norm.json': Buffer.from('{"mean":[0]}'),
+    })
     const res = await t.models.post(`/model-versions/${version.id}/edge-inference-package`, {
-      mode: 'remote_ws', remotePolicyHost: 'policy.internal', remotePolicyPort: 8000, steps: 5, useFakeTransport: true, embodimentProfileId: profileId,
+      mode: 'remote_ws',
+      remotePolicyHost: 'policy.internal',
+      remotePolicyPort: 8000,
+      steps: 5,
+      useFakeTransport: true,
+      embodimentProfileId: profileId,
     })
     expect(res.status).toBe(201)
     const pkg = await packageIn(t.models, res.json.data.id, ['ready', 'failed'])
@@ -93,7 +117,11 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     const s3Puts = (spans: ReceivedSpan[]) => spans.filter((s) => s.service === 'rcp-worker' && s.name === 'S3 PUT')
     const { http, spans } = await traceOf(requestId, (spans) => s3Puts(spans).length > 0 && spans.some((s) => kind(s) === 'RunWorkflow'))
     expect(http.name).toBe('POST /v1/model-versions/:modelVersionId/edge-inference-package')
-    expect(http.attributes).toMatchObject({ 'http.route': '/v1/model-versions/:modelVersionId/edge-inference-package', 'http.response.status_code': 201, 'http.request.method': 'POST' })
+    expect(http.attributes).toMatchObject({
+      'http.route': '/v1/model-versions/:modelVersionId/edge-inference-package',
+      'http.response.status_code': 201,
+      'http.request.method': 'POST',
+    })
     expect(http.parentSpanId).toBe('')
 
     // The last upload's chain, each span the parent of the next.
@@ -101,7 +129,12 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(upload.attributes['aws.s3.bucket']).toBe(t.exportBucket)
     const chain = ancestry(spans, upload)
     expect(chain.map((s) => `${s.service} ${kind(s)}`)).toEqual([
-      'rcp-worker S3 PUT', 'rcp-worker RunActivity', 'rcp-worker StartActivity', 'rcp-worker RunWorkflow', 'rcp-api StartWorkflow', `rcp-api ${http.name}`,
+      'rcp-worker S3 PUT',
+      'rcp-worker RunActivity',
+      'rcp-worker StartActivity',
+      'rcp-worker RunWorkflow',
+      'rcp-api StartWorkflow',
+      `rcp-api ${http.name}`,
     ])
     expect(chain.at(-1)!.spanId).toBe(http.spanId)
 
@@ -117,7 +150,9 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     }
 
     // The access log line names the request's trace and span.
-    const line = readFileSync(api.logFile, 'utf8').split('\n').find((l) => l.includes('"msg":"request"') && l.includes(requestId))
+    const line = readFileSync(api.logFile, 'utf8')
+      .split('\n')
+      .find((l) => l.includes('"msg":"request"') && l.includes(requestId))
     expect(JSON.parse(line!)).toMatchObject({ trace_id: http.traceId, span_id: http.spanId })
   }, 180_000)
 
@@ -134,12 +169,25 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
       expect(r.deliveries[0]!.headerNames).not.toContain('traceparent')
 
       const posts = (spans: ReceivedSpan[]) => spans.filter((s) => s.service === 'rcp-worker' && s.name === 'HTTP POST')
-      const { http, spans } = await traceOf(sent.headers.get('x-request-id')!, (spans) => posts(spans).length > 0 && spans.some((s) => kind(s) === 'RunWorkflow'))
+      const { http, spans } = await traceOf(
+        sent.headers.get('x-request-id')!,
+        (spans) => posts(spans).length > 0 && spans.some((s) => kind(s) === 'RunWorkflow'),
+      )
       expect(http.name).toBe('POST /v1/webhook-endpoints/:endpointId/test-events')
       const post = posts(spans).at(-1)!
-      expect(post.attributes).toMatchObject({ 'http.request.method': 'POST', 'server.address': '127.0.0.1', 'server.port': r.port, 'http.response.status_code': 204 })
+      expect(post.attributes).toMatchObject({
+        'http.request.method': 'POST',
+        'server.address': '127.0.0.1',
+        'server.port': r.port,
+        'http.response.status_code': 204,
+      })
       expect(ancestry(spans, post).map((s) => `${s.service} ${kind(s)}`)).toEqual([
-        'rcp-worker HTTP POST', 'rcp-worker RunActivity', 'rcp-worker StartActivity', 'rcp-worker RunWorkflow', 'rcp-api StartWorkflow', `rcp-api ${http.name}`,
+        'rcp-worker HTTP POST',
+        'rcp-worker RunActivity',
+        'rcp-worker StartActivity',
+        'rcp-worker RunWorkflow',
+        'rcp-api StartWorkflow',
+        `rcp-api ${http.name}`,
       ])
       // The endpoint's path is not recorded (a tenant's URL may hold a token in it).
       expect(receiver.bodies.join('\n')).not.toContain('/hook')
@@ -156,7 +204,12 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     const smtp = (spans: ReceivedSpan[]) => spans.filter((s) => s.service === 'rcp-worker' && s.name === 'SMTP send')
     const { http, spans } = await traceOf(res.headers.get('x-request-id')!, (spans) => smtp(spans).length > 0 && spans.some((s) => kind(s) === 'RunWorkflow'))
     expect(ancestry(spans, smtp(spans)[0]!).map((s) => `${s.service} ${kind(s)}`)).toEqual([
-      'rcp-worker SMTP send', 'rcp-worker RunActivity', 'rcp-worker StartActivity', 'rcp-worker RunWorkflow', 'rcp-api StartWorkflow', 'rcp-api POST /v1/password-resets',
+      'rcp-worker SMTP send',
+      'rcp-worker RunActivity',
+      'rcp-worker StartActivity',
+      'rcp-worker RunWorkflow',
+      'rcp-api StartWorkflow',
+      'rcp-api POST /v1/password-resets',
     ])
     expect(http.attributes['http.response.status_code']).toBe(202)
     const everything = receiver.bodies.join('\n')
@@ -171,7 +224,9 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     console.log(`received ${receiver.spans.length} spans; names: ${[...new Set(receiver.spans.map((s) => s.name))].sort().join(', ')}`)
     // Every secret the suite's clients saw in this file's responses (PATs, session tokens, CSRF tokens, webhook
     // secrets), the password, and the process's own keys.
-    const configSecrets = Object.entries(config).filter(([k, v]) => /SECRET|PASSWORD|ACCESS_KEY/.test(k) && typeof v === 'string').map(([, v]) => v as string)
+    const configSecrets = Object.entries(config)
+      .filter(([k, v]) => /SECRET|PASSWORD|ACCESS_KEY/.test(k) && typeof v === 'string')
+      .map(([, v]) => v as string)
     const secrets = [...seenSecrets, PASSWORD, ...configSecrets]
     expect(seenSecrets.size).toBeGreaterThan(2)
     expect(secrets.filter((s) => s.length >= 8 && everything.includes(s))).toEqual([])
@@ -234,7 +289,14 @@ describe('with a collector that accepts connections and never answers', () => {
     try {
       const quiet = { LOG_LEVEL: 'warn', RATE_LIMIT_PRINCIPAL_PER_MINUTE: '0', RATE_LIMIT_TENANT_PER_MINUTE: '0', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0' }
       const [traced, plain] = await Promise.all([
-        start('black-hole-api', 'api/main.ts', { ...quiet, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${holePort}`, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_BSP_MAX_QUEUE_SIZE: '64', OTEL_EXPORTER_OTLP_TIMEOUT: '600000', OTEL_BSP_EXPORT_TIMEOUT: '600000' }),
+        start('black-hole-api', 'api/main.ts', {
+          ...quiet,
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${holePort}`,
+          OTEL_BSP_SCHEDULE_DELAY: '50',
+          OTEL_BSP_MAX_QUEUE_SIZE: '64',
+          OTEL_EXPORTER_OTLP_TIMEOUT: '600000',
+          OTEL_BSP_EXPORT_TIMEOUT: '600000',
+        }),
         start('untraced-api', 'api/main.ts', quiet),
       ])
       const owner = await tenantOwner(plain.base)
@@ -247,13 +309,21 @@ describe('with a collector that accepts connections and never answers', () => {
         expect(res.status).toBe(200)
         return performance.now() - t0
       }
-      for (let i = 0; i < 30; i++) { await timed(onTraced); await timed(onPlain) } // warm both
+      for (let i = 0; i < 30; i++) {
+        await timed(onTraced)
+        await timed(onPlain)
+      } // warm both
       const times = { traced: [] as number[], plain: [] as number[] }
       // Interleaved, so both see the same load on a shared machine.
-      for (let i = 0; i < 300; i++) { times.traced.push(await timed(onTraced)); times.plain.push(await timed(onPlain)) }
+      for (let i = 0; i < 300; i++) {
+        times.traced.push(await timed(onTraced))
+        times.plain.push(await timed(onPlain))
+      }
       const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
       const ratio = median(times.traced) / median(times.plain)
-      console.log(`black-hole collector: median ${median(times.traced).toFixed(2)} ms traced vs ${median(times.plain).toFixed(2)} ms untraced (ratio ${ratio.toFixed(2)}); ${held.length} connection(s) held`)
+      console.log(
+        `black-hole collector: median ${median(times.traced).toFixed(2)} ms traced vs ${median(times.plain).toFixed(2)} ms untraced (ratio ${ratio.toFixed(2)}); ${held.length} connection(s) held`,
+      )
       expect(held.length).toBeGreaterThan(0) // the exporter did try the collector
       // An export pending on the black hole ends only at its timeout (10 min here, past this test's own), so a
       // request that waited on one could not have answered: every answer came while the collector still held the

@@ -16,8 +16,18 @@ chmodSync(dataDir, 0o711) // Postgres runs as its own user and must be able to e
 const pidFile = join(dataDir, 'run', 'pids.json')
 
 const PORT_ENV = [
-  'PORT', 'RCP_POSTGRES_PORT', 'RCP_TEMPORAL_PORT', 'RCP_TEMPORAL_UI_PORT', 'RCP_TEMPORAL_HTTP_PORT', 'RCP_MINIO_PORT',
-  'RCP_MINIO_CONSOLE_PORT', 'RCP_SMTP_PORT', 'RCP_MAIL_HTTP_PORT', 'METRICS_PORT', 'WORKER_METRICS_PORT', 'TEMPORAL_METRICS_PORT',
+  'PORT',
+  'RCP_POSTGRES_PORT',
+  'RCP_TEMPORAL_PORT',
+  'RCP_TEMPORAL_UI_PORT',
+  'RCP_TEMPORAL_HTTP_PORT',
+  'RCP_MINIO_PORT',
+  'RCP_MINIO_CONSOLE_PORT',
+  'RCP_SMTP_PORT',
+  'RCP_MAIL_HTTP_PORT',
+  'METRICS_PORT',
+  'WORKER_METRICS_PORT',
+  'TEMPORAL_METRICS_PORT',
 ]
 const ports: Record<string, string> = {}
 for (const name of PORT_ENV) ports[name] = String(await freePort())
@@ -26,7 +36,10 @@ for (const name of PORT_ENV) ports[name] = String(await freePort())
  *  would point up at the suite's servers. */
 const env: Record<string, string> = {
   ...Object.fromEntries(['PATH', 'HOME', 'TMPDIR', 'LANG'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),
-  RCP_CACHE_DIR: process.env.RCP_CACHE_DIR ?? CACHE_DIR, RCP_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...ports,
+  RCP_CACHE_DIR: process.env.RCP_CACHE_DIR ?? CACHE_DIR,
+  RCP_DATA_DIR: dataDir,
+  LOG_LEVEL: 'warn',
+  ...ports,
 }
 
 const everSeen = new Set<number>()
@@ -34,7 +47,10 @@ const everSeen = new Set<number>()
 /** Live processes (not zombies) in any of these process groups. */
 function inGroups(groups: number[]): string[] {
   const ps = Bun.spawnSync(['ps', '-eo', 'pid=,pgid=,stat=,args=']).stdout.toString()
-  return ps.split('\n').map((l) => l.trim().split(/\s+/)).filter((f) => f.length >= 3 && groups.includes(Number(f[1])) && !f[2]!.startsWith('Z'))
+  return ps
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => f.length >= 3 && groups.includes(Number(f[1])) && !f[2]!.startsWith('Z'))
     .map((f) => f.join(' ').slice(0, 160))
 }
 const portFree = async (port: number) => {
@@ -49,7 +65,12 @@ const portFree = async (port: number) => {
 
 afterAll(() => {
   // Only if a drill failed: whatever it left behind goes with the test.
-  for (const pid of everSeen) try { process.kill(-pid, 'SIGKILL') } catch { /* gone */ }
+  for (const pid of everSeen)
+    try {
+      process.kill(-pid, 'SIGKILL')
+    } catch {
+      /* gone */
+    }
 })
 
 async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, up: Child, timeoutMs = 120_000): Promise<T> {
@@ -88,7 +109,14 @@ describe('./scripts/up when a server of the platform dies', () => {
       const target = children.find((c) => c.name === victim)!
       process.kill(target.pid, 'SIGKILL')
       const killedAt = performance.now()
-      const report = await waitFor(`up to name ${victim}`, () => log().split('\n').find((l) => l.includes('exited unexpectedly')), up)
+      const report = await waitFor(
+        `up to name ${victim}`,
+        () =>
+          log()
+            .split('\n')
+            .find((l) => l.includes('exited unexpectedly')),
+        up,
+      )
       const reportedMs = performance.now() - killedAt
       const code = await up.exited
       const stoppedMs = performance.now() - killedAt

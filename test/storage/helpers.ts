@@ -30,11 +30,15 @@ export type BucketSet = Record<'bucket' | 'datasetBucket' | 'exportBucket', { na
 
 /** Polls GET storage-bucket until every bucket has `status`. */
 export async function bucketsIn(client: Client, status: 'ready' | 'failed', timeoutMs = 60_000): Promise<BucketSet> {
-  return eventually(`storage buckets ${status}`, async () => {
-    const res = await client.get('/tenants/current/storage-bucket')
-    const set = res.json?.data as BucketSet | undefined
-    return set && Object.values(set).every((b) => b?.status === status) ? set : undefined
-  }, timeoutMs)
+  return eventually(
+    `storage buckets ${status}`,
+    async () => {
+      const res = await client.get('/tenants/current/storage-bucket')
+      const set = res.json?.data as BucketSet | undefined
+      return set && Object.values(set).every((b) => b?.status === status) ? set : undefined
+    },
+    timeoutMs,
+  )
 }
 
 /** An owner whose tenant storage is provisioned and ready in `regionId`, plus a billing PAT. */
@@ -50,19 +54,25 @@ export async function provisionedTenant(base: string, regionId = 'local') {
 /** Many small PUTs in parallel: fast enough for thousands of objects against a local MinIO. */
 export async function upload(s3: S3Client, bucket: string, keys: string[], body = 'x', concurrency = 64) {
   let next = 0
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < keys.length) {
-      const key = keys[next++]!
-      await s3.putObject(bucket, key, Buffer.from(body))
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < keys.length) {
+        const key = keys[next++]!
+        await s3.putObject(bucket, key, Buffer.from(body))
+      }
+    }),
+  )
 }
 
 export async function jobDone(client: Client, jobId: string, timeoutMs = 60_000) {
-  return eventually(`reconciliation job ${jobId} to finish`, async () => {
-    const res = await client.get(`/tenants/current/storage-reconciliation-jobs/${jobId}`)
-    return ['succeeded', 'failed'].includes(res.json?.data?.status) ? res.json.data : undefined
-  }, timeoutMs)
+  return eventually(
+    `reconciliation job ${jobId} to finish`,
+    async () => {
+      const res = await client.get(`/tenants/current/storage-reconciliation-jobs/${jobId}`)
+      return ['succeeded', 'failed'].includes(res.json?.data?.status) ? res.json.data : undefined
+    },
+    timeoutMs,
+  )
 }
 
 /** A running job whose workflow was started on a queue no worker polls, then terminated as an operator would:
@@ -71,8 +81,10 @@ export async function jobWithTerminatedWorkflow(env: { api: TestApi; t: TestTemp
   const [stale] = await env.api.sql<{ id: string }[]>`
     insert into storage_reconciliation_jobs (tenant_id, status, dry_run) values (${tenantId}, 'running', false) returning id`
   const handle = await env.t.client.workflow.start(StorageWorkflowType.reconcile, {
-    workflowId: storageWorkflowIds.reconcile(tenantId, stale!.id), taskQueue: `nobody-${crypto.randomUUID()}`,
-    args: [{ tenantId, jobId: stale!.id }], typedSearchAttributes: [{ key: TENANT_ID, value: tenantId }],
+    workflowId: storageWorkflowIds.reconcile(tenantId, stale!.id),
+    taskQueue: `nobody-${crypto.randomUUID()}`,
+    args: [{ tenantId, jobId: stale!.id }],
+    typedSearchAttributes: [{ key: TENANT_ID, value: tenantId }],
   })
   await handle.terminate('test')
   return stale!.id

@@ -19,11 +19,15 @@ const dir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'minio-d
 const ports = { port: await freePort(), consolePort: await freePort() }
 const startOwnMinio = () => startMinio({ dataDir: dir, ...ports, logFile: join(dir, 'minio.log') })
 
-beforeAll(async () => { minio = await startOwnMinio() })
+beforeAll(async () => {
+  minio = await startOwnMinio()
+})
 const env = useApiAndWorker('drill', () => ({
   STORAGE_REGIONS: JSON.stringify([{ id: 'drill', name: 'Drill', endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey }]),
 }))
-afterAll(async () => { await minio?.stop() })
+afterAll(async () => {
+  await minio?.stop()
+})
 
 describe('MinIO down during bucket provisioning', () => {
   test('the workflow waits with backoff and finishes when MinIO returns: no failure, no orphan, one announcement', async () => {
@@ -42,13 +46,17 @@ describe('MinIO down during bucket provisioning', () => {
     console.error(`[drill] MinIO down ${OUTAGE_MS / 1000} s; buckets ready ${Math.round((performance.now() - returnedAt) / 100) / 10} s after it returned`)
 
     const s3 = s3For({ id: 'drill', endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey })
-    const names = Object.values(ready).map((b) => b!.name).sort()
+    const names = Object.values(ready)
+      .map((b) => b!.name)
+      .sort()
     expect((await s3.listBuckets()).map((b) => b.name).sort()).toEqual(names)
     for (const name of names) {
       const tags = Object.fromEntries((await s3.getBucketTagging(name)).map((t) => [t.Key, t.Value]))
       expect(tags['rcp-tenant']).toBe(owner.tenantId)
     }
-    const [announced] = await api.sql<{ n: number }[]>`select count(*)::int as n from events where tenant_id = ${owner.tenantId} and type = 'storage.provisioned'`
+    const [announced] = await api.sql<
+      { n: number }[]
+    >`select count(*)::int as n from events where tenant_id = ${owner.tenantId} and type = 'storage.provisioned'`
     expect(announced!.n).toBe(1)
   }, 120_000)
 })

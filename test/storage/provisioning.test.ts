@@ -60,7 +60,11 @@ describe('tenant storage provisioning', () => {
   })
 
   test('a PUT in another region once provisioned is TENANT_STORAGE_KEY_CONFLICT', async () => {
-    const api2 = await startApi({ STORAGE_REGIONS: JSON.stringify([{ id: 'second', name: 'Second', endpoint: process.env.S3_ENDPOINT, accessKey: process.env.S3_ACCESS_KEY, secretKey: process.env.S3_SECRET_KEY }]) })
+    const api2 = await startApi({
+      STORAGE_REGIONS: JSON.stringify([
+        { id: 'second', name: 'Second', endpoint: process.env.S3_ENDPOINT, accessKey: process.env.S3_ACCESS_KEY, secretKey: process.env.S3_SECRET_KEY },
+      ]),
+    })
     try {
       const owner = await tenantOwner(api2.url)
       expect((await put(owner.client, 'local')).status).toBe(200)

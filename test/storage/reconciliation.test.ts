@@ -50,13 +50,15 @@ describe('storage reconciliation jobs', () => {
 
     const done = await jobDone(tenant.billing, jobId)
     expect(done).toMatchObject({ status: 'succeeded', dryRun: false, objectsScanned: 5, bytesScanned: 16, orphanCount: 2, missingCount: 3, errorCode: null })
-    expect(done.findings).toEqual([
-      { kind: 'missing', bucket: dataset, key: 'ds/missing', size: null },
-      { kind: 'missing', bucket: general, key: 'gone/1', size: null },
-      { kind: 'missing', bucket: general, key: 'zz-gone', size: null },
-      { kind: 'orphan', bucket: general, key: 'orphan/1', size: 3 },
-      { kind: 'orphan', bucket: general, key: 'z-orphan', size: 3 },
-    ].sort((a, b) => (a.kind + a.bucket + a.key < b.kind + b.bucket + b.key ? -1 : 1)))
+    expect(done.findings).toEqual(
+      [
+        { kind: 'missing', bucket: dataset, key: 'ds/missing', size: null },
+        { kind: 'missing', bucket: general, key: 'gone/1', size: null },
+        { kind: 'missing', bucket: general, key: 'zz-gone', size: null },
+        { kind: 'orphan', bucket: general, key: 'orphan/1', size: 3 },
+        { kind: 'orphan', bucket: general, key: 'z-orphan', size: 3 },
+      ].sort((a, b) => (a.kind + a.bucket + a.key < b.kind + b.bucket + b.key ? -1 : 1)),
+    )
     expect(done.findingsTruncated).toBe(false)
     expect(done.startedAt).not.toBeNull()
     expect(done.workflowId).toBe(storageWorkflowIds.reconcile(tenant.tenantId, jobId))
@@ -162,12 +164,18 @@ describe('storage reconciliation jobs', () => {
     expect([header.status, header.json.code]).toEqual([400, 'TENANT_CONTEXT_MISMATCH'])
   })
 
-  test('the OpenAPI document names the storage DTOs and each operation\'s permission and error sets', async () => {
-    const doc = await (await fetch(`${env.api.url}/v1/openapi.json`)).json() as any
+  test("the OpenAPI document names the storage DTOs and each operation's permission and error sets", async () => {
+    const doc = (await (await fetch(`${env.api.url}/v1/openapi.json`)).json()) as any
     for (const name of [
-      'StorageRegionsResponseDto', 'StorageBucketSummaryDto', 'ProvisionStorageBucketBodyDto', 'TenantStorageSummaryDto',
-      'CreateStorageReconciliationJobBodyDto', 'StorageReconciliationJobSummaryDto', 'StorageReconciliationJobDetailsDto',
-    ]) expect(Object.keys(doc.components.schemas)).toContain(name)
+      'StorageRegionsResponseDto',
+      'StorageBucketSummaryDto',
+      'ProvisionStorageBucketBodyDto',
+      'TenantStorageSummaryDto',
+      'CreateStorageReconciliationJobBodyDto',
+      'StorageReconciliationJobSummaryDto',
+      'StorageReconciliationJobDetailsDto',
+    ])
+      expect(Object.keys(doc.components.schemas)).toContain(name)
     const ops: [string, string, string, string[]][] = [
       ['get', '/v1/tenants/current/storage-bucket', 'tenant:read', ['T400']],
       ['put', '/v1/tenants/current/storage-bucket', 'tenant:manage', ['T400', 'S400', 'T409']],

@@ -25,12 +25,15 @@ describe('a worker killed mid-reconciliation', () => {
     await upload(s3, bucket, keys)
     // Every other object is recorded, plus three the bucket lacks.
     const expected = [...keys.filter((_, i) => i % 2 === 0), 'obj/missing-1', 'obj/missing-2', 'zzz']
-    await env.api.sql`insert into storage_expected_objects ${env.api.sql(expected.map((key) => ({ tenant_id: tenant.tenantId, bucket, key, kind: 'artifact' })))}`
+    await env.api
+      .sql`insert into storage_expected_objects ${env.api.sql(expected.map((key) => ({ tenant_id: tenant.tenantId, bucket, key, kind: 'artifact' })))}`
 
     const res = await tenant.billing.post('/tenants/current/storage-reconciliation-jobs', {})
     const jobId: string = res.json.data.job.id
     const midway = await eventually('the walk to be under way', async () => {
-      const [row] = await env.api.sql<{ status: string; objects_scanned: number }[]>`select status, objects_scanned from storage_reconciliation_jobs where id = ${jobId}`
+      const [row] = await env.api.sql<
+        { status: string; objects_scanned: number }[]
+      >`select status, objects_scanned from storage_reconciliation_jobs where id = ${jobId}`
       return row && row.objects_scanned > 0 ? row : undefined
     })
     // The row is written as the heartbeat is handed to the SDK, which sends it on its own schedule: kill only once
@@ -55,15 +58,16 @@ describe('a worker killed mid-reconciliation', () => {
     // One workflow run; the walk activity ran more than once and the retry resumed past the start.
     await handle.result()
     const history = await handle.fetchHistory()
-    const walkStarts = history.events!.filter((e) => e.activityTaskStartedEventAttributes)
-      .map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1)
+    const walkStarts = history.events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1)
     expect(Math.max(...walkStarts)).toBeGreaterThan(1)
     const runs: string[] = []
     for await (const wf of env.t.client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) runs.push(wf.runId)
     expect(runs.length).toBeLessThanOrEqual(1)
-    const resumed = readFileSync(second.logFile, 'utf8').split('\n').filter((l) => l.includes('reconciliation resumes')).map((l) => JSON.parse(l))
+    const resumed = readFileSync(second.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('reconciliation resumes'))
+      .map((l) => JSON.parse(l))
     expect(resumed.length).toBe(1)
     expect(resumed[0].objectsScanned).toBeGreaterThan(0)
   }, 300_000)
 })
-

@@ -23,7 +23,9 @@ export interface ApiProbes {
 export async function startApi(overrides: Partial<Record<keyof Config, string>> = {}, o: ApiProbes = {}): Promise<TestApi> {
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PORT: '0', ...overrides })
   const sql = createDb(config.DATABASE_URL, { max: 20, connectTimeoutSeconds: config.DATABASE_CONNECT_TIMEOUT_SECONDS, onQuery: o.onQuery })
-  const log = o.onLog ? createLogger('debug', { service: 'api-test' }, (line) => o.onLog!(JSON.parse(line))) : createLogger(config.LOG_LEVEL, { service: 'api-test' })
+  const log = o.onLog
+    ? createLogger('debug', { service: 'api-test' }, (line) => o.onLog!(JSON.parse(line)))
+    : createLogger(config.LOG_LEVEL, { service: 'api-test' })
   const deps = composeApi(config, sql, log)
   await deps.credentialFeed.start() // as api/main.ts does: tests exercise the PAT cache replicas really run
   deps.auditSealer.start()
@@ -47,8 +49,12 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
  *  is filled in by beforeAll, so read its fields inside tests, not at module level. */
 export function useApi(overrides: Partial<Record<keyof Config, string>> = {}, probes: ApiProbes = {}): TestApi {
   const api = {} as TestApi
-  beforeAll(async () => { Object.assign(api, await startApi(overrides, probes)) })
-  afterAll(async () => { await api.stop() })
+  beforeAll(async () => {
+    Object.assign(api, await startApi(overrides, probes))
+  })
+  afterAll(async () => {
+    await api.stop()
+  })
   return api
 }
 

@@ -18,16 +18,27 @@ export class SoftAuthenticator {
   signCount = 0
   userHandle: string | undefined
 
-  constructor(readonly origin: string, readonly rpId = 'localhost') {
+  constructor(
+    readonly origin: string,
+    readonly rpId = 'localhost',
+  ) {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
     this.privateKey = privateKey
     const jwk = publicKey.export({ format: 'jwk' })
-    this.cose = isoCBOR.encode(new Map<number, number | Uint8Array>([
-      [1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x!, 'base64url')], [-3, Buffer.from(jwk.y!, 'base64url')],
-    ]))
+    this.cose = isoCBOR.encode(
+      new Map<number, number | Uint8Array>([
+        [1, 2],
+        [3, -7],
+        [-1, 1],
+        [-2, Buffer.from(jwk.x!, 'base64url')],
+        [-3, Buffer.from(jwk.y!, 'base64url')],
+      ]),
+    )
   }
 
-  get id() { return b64url(this.credentialId) }
+  get id() {
+    return b64url(this.credentialId)
+  }
 
   private authData(flags: number, attested: boolean): Buffer {
     const count = Buffer.alloc(4)
@@ -48,12 +59,24 @@ export class SoftAuthenticator {
   /** The RegistrationResponseJSON for creation options as the API answered them. */
   register(options: { challenge: string; user: { id: string } }, o: { uv?: boolean } = {}) {
     this.userHandle = options.user.id
-    const attestationObject = isoCBOR.encode(new Map<string, unknown>([
-      ['fmt', 'none'], ['attStmt', new Map()], ['authData', this.authData(UP | (o.uv === false ? 0 : UV), true)],
-    ]) as never)
+    const attestationObject = isoCBOR.encode(
+      new Map<string, unknown>([
+        ['fmt', 'none'],
+        ['attStmt', new Map()],
+        ['authData', this.authData(UP | (o.uv === false ? 0 : UV), true)],
+      ]) as never,
+    )
     return {
-      id: this.id, rawId: this.id, type: 'public-key', clientExtensionResults: {}, authenticatorAttachment: 'platform',
-      response: { clientDataJSON: b64url(this.clientData('webauthn.create', options.challenge)), attestationObject: b64url(attestationObject), transports: ['internal'] },
+      id: this.id,
+      rawId: this.id,
+      type: 'public-key',
+      clientExtensionResults: {},
+      authenticatorAttachment: 'platform',
+      response: {
+        clientDataJSON: b64url(this.clientData('webauthn.create', options.challenge)),
+        attestationObject: b64url(attestationObject),
+        transports: ['internal'],
+      },
     }
   }
 
@@ -64,9 +87,15 @@ export class SoftAuthenticator {
     const clientDataJSON = this.clientData('webauthn.get', challenge, o.origin)
     const signature = sign('sha256', Buffer.concat([authData, sha256(clientDataJSON)]), { key: this.privateKey, dsaEncoding: 'der' })
     return {
-      id: this.id, rawId: this.id, type: 'public-key', clientExtensionResults: {}, authenticatorAttachment: 'platform',
+      id: this.id,
+      rawId: this.id,
+      type: 'public-key',
+      clientExtensionResults: {},
+      authenticatorAttachment: 'platform',
       response: {
-        clientDataJSON: b64url(clientDataJSON), authenticatorData: b64url(authData), signature: b64url(signature),
+        clientDataJSON: b64url(clientDataJSON),
+        authenticatorData: b64url(authData),
+        signature: b64url(signature),
         ...(this.userHandle ? { userHandle: this.userHandle } : {}),
       },
     }

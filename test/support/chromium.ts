@@ -7,8 +7,14 @@ import { chromium, type Browser } from 'playwright-core'
 
 export const CHROMIUM = '/usr/bin/chromium'
 const FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ]
 
 /** apt-get, waiting for dpkg's lock rather than failing on it (other processes on the machine may be installing). */
@@ -21,7 +27,9 @@ export async function ensureChromium(): Promise<void> {
   // (flock, util-linux), the others wait for it and find Chromium there. Without package lists, update first.
   const install = `test -x ${CHROMIUM} || ${APT} install -y chromium || { ${APT} update && ${APT} install -y chromium; }`
   const proc = Bun.spawn(['flock', join(tmpdir(), 'rcp-chromium-install.lock'), 'sh', '-c', install], {
-    stdout: 'ignore', stderr: 'pipe', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    stdout: 'ignore',
+    stderr: 'pipe',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
   })
   const [code, err] = await Promise.all([proc.exited, new Response(proc.stderr).text()])
   if (code !== 0) throw new Error(`apt-get install -y chromium failed:\n${err.slice(-2000)}`)

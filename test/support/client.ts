@@ -21,15 +21,21 @@ export class Client {
     if (this.cookie) headers.cookie = this.cookie
     if (this.csrf && method !== 'GET') headers['x-csrf-token'] ??= this.csrf
     const res = await fetch(`${this.base}/v1${path}`, {
-      method, headers, body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
+      method,
+      headers,
+      body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
     })
     const setCookie = res.headers.get('set-cookie')
     if (setCookie) this.cookie = setCookie.split(';')[0]
     collectCookie(setCookie)
     collectSecrets(opts.body)
     const text = await res.text()
-    let json: any 
-    try { json = text ? JSON.parse(text) : undefined } catch { /* not JSON: keep the text */ }
+    let json: any
+    try {
+      json = text ? JSON.parse(text) : undefined
+    } catch {
+      /* not JSON: keep the text */
+    }
     if (json?.data?.session?.csrfToken) this.csrf = json.data.session.csrfToken
     collectSecrets(json)
     return { status: res.status, headers: res.headers, text, json }

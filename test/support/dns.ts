@@ -13,7 +13,10 @@ export interface TestDns {
 function answer(query: Buffer, txt: Map<string, string[]>): Buffer {
   let o = 12
   const labels: string[] = []
-  while (query[o]) { labels.push(query.subarray(o + 1, o + 1 + query[o]!).toString('latin1')); o += query[o]! + 1 }
+  while (query[o]) {
+    labels.push(query.subarray(o + 1, o + 1 + query[o]!).toString('latin1'))
+    o += query[o]! + 1
+  }
   o += 5 // the root label, QTYPE and QCLASS
   const question = query.subarray(12, o)
   const qtype = question.readUInt16BE(question.length - 4)
@@ -50,11 +53,20 @@ export async function startDns(): Promise<TestDns> {
  *  beforeAll reads `server`; read its fields inside hooks and tests. */
 export function useDns(): Omit<TestDns, 'stop'> {
   let dns: TestDns | undefined
-  beforeAll(async () => { dns = await startDns() })
+  beforeAll(async () => {
+    dns = await startDns()
+  })
   afterAll(() => dns?.stop())
   const started = (): TestDns => {
     if (!dns) throw new Error('useDns(): its responder starts in beforeAll; read it inside a hook or a test')
     return dns
   }
-  return { get server() { return started().server }, get txt() { return started().txt } }
+  return {
+    get server() {
+      return started().server
+    },
+    get txt() {
+      return started().txt
+    },
+  }
 }

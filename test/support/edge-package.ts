@@ -23,7 +23,10 @@ export function testManifest(overrides: Partial<PackageManifest> = {}): PackageM
     packageId: 'pkg_test_0001',
     modelVersion: { id: 'mv_test', name: 'test policy', format: 'onnx', source: { kind: 'imported_checkpoint', path: 'models/policy.onnx' } },
     embodiment: {
-      id: 'emb_test', name: 'test arm', robotType: 'arm', controlRateHz: 50,
+      id: 'emb_test',
+      name: 'test arm',
+      robotType: 'arm',
+      controlRateHz: 50,
       observationFeatures: [
         { name: 'observation/image', dtype: 'uint8', shape: [8, 8, 3], kind: 'image' },
         { name: 'observation/state', dtype: 'float32', shape: [7], kind: 'state' },

@@ -14,10 +14,7 @@ function baseUrl(): string {
 const MAIL_WAIT_MS = 30_000
 
 /** The newest message to `to` (matching `subject`, received at or after `after`), polling until it arrives. */
-export async function waitForMail(
-  to: string,
-  opts: { subject?: RegExp; timeoutMs?: number; after?: Date } = {},
-): Promise<Message> {
+export async function waitForMail(to: string, opts: { subject?: RegExp; timeoutMs?: number; after?: Date } = {}): Promise<Message> {
   const deadline = Date.now() + (opts.timeoutMs ?? MAIL_WAIT_MS)
   const url = `${baseUrl()}/api/messages?to=${encodeURIComponent(to)}`
   for (;;) {

@@ -21,10 +21,16 @@ export async function startOidcProvider(apiUrl: string): Promise<TestProvider> {
   const issuer = `http://127.0.0.1:${(http.address() as { port: number }).port}`
   const claims = new Map<string, Record<string, unknown>>()
   const provider = new Provider(issuer, {
-    clients: [{
-      client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [`${apiUrl}/v1/auth/sso/callback`],
-      grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic',
-    }],
+    clients: [
+      {
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        redirect_uris: [`${apiUrl}/v1/auth/sso/callback`],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ],
     findAccount: async (_ctx: unknown, id: string) => ({
       accountId: id,
       claims: async () => claims.get(id) ?? { sub: `sub-${id}`, email: id, email_verified: true, name: `SSO ${id.split('@')[0]}` },
@@ -46,7 +52,12 @@ export interface BrowserSignIn {
 }
 
 /** From a page already at the provider's login form: logs in as `login`, consents, and reports the callback. */
-async function throughProvider(context: BrowserContext, apiUrl: string, go: (page: import('playwright-core').Page) => Promise<unknown>, login: string): Promise<BrowserSignIn> {
+async function throughProvider(
+  context: BrowserContext,
+  apiUrl: string,
+  go: (page: import('playwright-core').Page) => Promise<unknown>,
+  login: string,
+): Promise<BrowserSignIn> {
   const page = await context.newPage()
   const callback = page.waitForResponse((r) => r.url().startsWith(`${apiUrl}/v1/auth/sso/callback`))
   await go(page)
@@ -77,7 +88,8 @@ export async function browserLink(browser: Browser, apiUrl: string, session: { c
   try {
     await context.addCookies([{ name: 'rcp_session', value: session.cookie, url: apiUrl }])
     const res = await context.request.post(`${apiUrl}/v1/users/me/sso-identities/link-requests`, {
-      headers: { 'x-csrf-token': session.csrf, 'content-type': 'application/json' }, data: { connectionId },
+      headers: { 'x-csrf-token': session.csrf, 'content-type': 'application/json' },
+      data: { connectionId },
     })
     if (res.status() !== 201) return { status: res.status(), location: undefined, body: await res.json(), session: undefined } satisfies BrowserSignIn
     const { authorizationUrl } = (await res.json()).data

@@ -34,7 +34,12 @@ export function packArray(dtype: FeatureDtype, shape: number[], fill: (i: number
   const values = numpy[dtype].array(n)
   for (let i = 0; i < n; i++) (values as unknown as (number | bigint)[])[i] = dtype === 'int64' ? BigInt(Math.round(fill(i))) : fill(i)
   const data = new Uint8Array(values.buffer, values.byteOffset, values.byteLength)
-  return new Map<Uint8Array, unknown>([[key('__ndarray__'), true], [key('data'), data], [key('dtype'), numpy[dtype].str], [key('shape'), shape]])
+  return new Map<Uint8Array, unknown>([
+    [key('__ndarray__'), true],
+    [key('data'), data],
+    [key('dtype'), numpy[dtype].str],
+    [key('shape'), shape],
+  ])
 }
 
 /** A frame as openpi's peers write it (pass Maps with Uint8Array keys from packArray for arrays). */

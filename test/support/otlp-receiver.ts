@@ -4,7 +4,15 @@
 
 type AnyValue = { stringValue?: string; intValue?: number | string; boolValue?: boolean; doubleValue?: number }
 type KeyValue = { key: string; value: AnyValue }
-type OtlpSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: KeyValue[]; status?: { code?: number; message?: string } }
+type OtlpSpan = {
+  traceId: string
+  spanId: string
+  parentSpanId?: string
+  name: string
+  kind: number
+  attributes?: KeyValue[]
+  status?: { code?: number; message?: string }
+}
 type Export = { resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: OtlpSpan[] }[] }[] }
 
 export interface ReceivedSpan {
@@ -17,14 +25,15 @@ export interface ReceivedSpan {
   status?: { code?: number; message?: string }
 }
 
-const plainValue = (v: AnyValue) => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : v.boolValue ?? v.doubleValue ?? '')
+const plainValue = (v: AnyValue) => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue ?? ''))
 const attributesOf = (kvs: KeyValue[] = []) => Object.fromEntries(kvs.map((kv) => [kv.key, plainValue(kv.value)]))
 
 export function startOtlpReceiver() {
   const bodies: string[] = []
   const spans: ReceivedSpan[] = []
   const server = Bun.serve({
-    port: 0, hostname: '127.0.0.1',
+    port: 0,
+    hostname: '127.0.0.1',
     async fetch(req) {
       if (req.method !== 'POST' || new URL(req.url).pathname !== '/v1/traces') return new Response('not found', { status: 404 })
       const text = await req.text()
@@ -32,9 +41,18 @@ export function startOtlpReceiver() {
       const body = JSON.parse(text) as Export
       for (const rs of body.resourceSpans ?? []) {
         const service = String(attributesOf(rs.resource?.attributes)['service.name'] ?? '')
-        for (const ss of rs.scopeSpans ?? []) for (const s of ss.spans ?? []) {
-          spans.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, attributes: attributesOf(s.attributes), status: s.status })
-        }
+        for (const ss of rs.scopeSpans ?? [])
+          for (const s of ss.spans ?? []) {
+            spans.push({
+              service,
+              traceId: s.traceId,
+              spanId: s.spanId,
+              parentSpanId: s.parentSpanId ?? '',
+              name: s.name,
+              attributes: attributesOf(s.attributes),
+              status: s.status,
+            })
+          }
       }
       return Response.json({})
     },

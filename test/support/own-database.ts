@@ -19,7 +19,11 @@ export async function ownDatabase(tag: string): Promise<OwnDatabase> {
   const url = new URL(process.env.DATABASE_URL!)
   url.pathname = `/${name}`
   const sql = createDb(url.toString(), { max: 1 })
-  try { await migrate(sql) } finally { await sql.end({ timeout: 5 }) }
+  try {
+    await migrate(sql)
+  } finally {
+    await sql.end({ timeout: 5 })
+  }
   const drop = async () => {
     await admin`drop database if exists ${admin(name)} with (force)`
     await admin.end({ timeout: 5 })

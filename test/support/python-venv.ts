@@ -29,7 +29,11 @@ function interpreter(version: PythonVersion): Promise<string> {
   const known = interpreters.get(version)
   if (known) return known
   const found = run([`python${version}`, '-c', 'import sys; print(sys.executable); print("%d.%d" % sys.version_info[:2])'], { PYENV_VERSION: version })
-    .catch((err) => { throw new Error(`Python ${version} is not installed, and the robot-side tests run under each of ${ROBOT_PYTHONS.join(', ')} (pyenv install ${version}):\n${err}`) })
+    .catch((err) => {
+      throw new Error(
+        `Python ${version} is not installed, and the robot-side tests run under each of ${ROBOT_PYTHONS.join(', ')} (pyenv install ${version}):\n${err}`,
+      )
+    })
     .then((out) => {
       const [executable, actual] = out.trim().split('\n')
       if (actual !== version) throw new Error(`python${version} is Python ${actual}`)
@@ -46,8 +50,11 @@ export const pythonVenv = (...requirements: string[]) => pythonVenvOn(DEFAULT_PY
 export function pythonVenvOn(version: PythonVersion, ...requirements: string[]): Promise<string> {
   const hash = createHash('sha256')
   for (const file of requirements) hash.update(readFileSync(file))
-  return venvAt(`venv-edge-py${version}-${hash.digest('hex').slice(0, 16)}`, version,
-    ['--require-hashes', '--no-deps', ...requirements.flatMap((file) => ['-r', file])])
+  return venvAt(`venv-edge-py${version}-${hash.digest('hex').slice(0, 16)}`, version, [
+    '--require-hashes',
+    '--no-deps',
+    ...requirements.flatMap((file) => ['-r', file]),
+  ])
 }
 
 /** The venv's python with LeRobot `lerobotVersion` and its async extra installed by version, as a package's

@@ -5,8 +5,20 @@
 import { createDb } from '../../api/platform/db'
 
 const SECRET_FIELDS = new Set([
-  'token', 'secret', 'password', 'newPassword', 'currentPassword', 'initialPassword', 'clientSecret', 'csrfToken',
-  'recoveryCodes', 'reauthenticationCode', 'otpauthUri', 'otpauthUrl', 'downloadUrl', 'previousSecret',
+  'token',
+  'secret',
+  'password',
+  'newPassword',
+  'currentPassword',
+  'initialPassword',
+  'clientSecret',
+  'csrfToken',
+  'recoveryCodes',
+  'reauthenticationCode',
+  'otpauthUri',
+  'otpauthUrl',
+  'downloadUrl',
+  'previousSecret',
 ])
 const MIN_LENGTH = 10
 

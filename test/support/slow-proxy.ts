@@ -60,10 +60,13 @@ export function startSlowProxy(target: number, options: SlowProxyOptions): SlowP
     socket: {
       open(client) {
         client.data = { writes: 0, toServer: [], toClient: null, upstream: null }
-        const timer = setTimeout(() => {
-          timers.delete(timer)
-          void open(client)
-        }, Math.max(0, opensAt - Date.now()))
+        const timer = setTimeout(
+          () => {
+            timers.delete(timer)
+            void open(client)
+          },
+          Math.max(0, opensAt - Date.now()),
+        )
         timers.add(timer)
       },
       data(client, bytes) {

@@ -12,8 +12,23 @@ export function makeCertificates(dir: string) {
     if (r.exitCode !== 0) throw new Error(`openssl ${args[0]}: ${r.stderr.toString()}`)
   }
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
-  run('req', '-x509', ...ec, '-days', '1', '-keyout', 'ca.key', '-out', 'ca.pem', '-subj', '/CN=rcp webhook test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign')
+  run(
+    'req',
+    '-x509',
+    ...ec,
+    '-days',
+    '1',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-subj',
+    '/CN=rcp webhook test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign',
+  )
   run('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost')
   writeFileSync(join(dir, 'san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:127.0.0.2\n')
   run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '1', '-out', 'server.pem', '-extfile', 'san.ext')
@@ -45,7 +60,10 @@ export class Receiver {
   port = 0
   private server?: Server
 
-  constructor(private certs: { keyFile: string; certFile: string }, private host = '127.0.0.1') {}
+  constructor(
+    private certs: { keyFile: string; certFile: string },
+    private host = '127.0.0.1',
+  ) {}
 
   async start(port = this.port): Promise<this> {
     this.server = createServer({ key: readFileSync(this.certs.keyFile), cert: readFileSync(this.certs.certFile) }, (req, res) => {
@@ -63,8 +81,13 @@ export class Receiver {
           }
         })
         const d: Delivery = {
-          webhookId: headers['webhook-id']!, timestamp: Number(headers['webhook-timestamp']), signatures: headers['webhook-signature']!.split(' '),
-          body: JSON.parse(raw), verifiedBy, headerNames: Object.keys(req.headers), at: Date.now(),
+          webhookId: headers['webhook-id']!,
+          timestamp: Number(headers['webhook-timestamp']),
+          signatures: headers['webhook-signature']!.split(' '),
+          body: JSON.parse(raw),
+          verifiedBy,
+          headerNames: Object.keys(req.headers),
+          at: Date.now(),
         }
         this.deliveries.push(d)
         const a = this.answer(d)
@@ -79,7 +102,11 @@ export class Receiver {
   async stop() {
     const s = this.server
     this.server = undefined
-    if (s) await new Promise<void>((resolve) => { s.close(() => resolve()); s.closeAllConnections() })
+    if (s)
+      await new Promise<void>((resolve) => {
+        s.close(() => resolve())
+        s.closeAllConnections()
+      })
   }
 
   url(path = '/hook', host = this.host) {

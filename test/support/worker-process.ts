@@ -9,7 +9,9 @@ import { spawnChild, workerStarted, type Child } from '../../scripts/platform'
 export function killableWorkers(tag: string, settings: Record<string, string>) {
   const logDir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), `${tag}-`))
   const workers: Child[] = []
-  afterAll(async () => { for (const w of workers) await w.stop() })
+  afterAll(async () => {
+    for (const w of workers) await w.stop()
+  })
   return {
     logDir,
     /** SIGKILL is its stop signal: it ends without any chance to clean up. Resolves once the worker polls its queues,
@@ -19,7 +21,8 @@ export function killableWorkers(tag: string, settings: Record<string, string>) {
         cmd: [process.execPath, 'worker/main.ts'],
         // The runner's worker holds the scrape ports; these extra workers serve none.
         env: { ...process.env, ...settings, LOG_LEVEL: 'info', METRICS: 'false' },
-        logFile: join(logDir, `${name}.log`), stopSignal: 'SIGKILL',
+        logFile: join(logDir, `${name}.log`),
+        stopSignal: 'SIGKILL',
       })
       workers.push(child)
       await workerStarted(child)

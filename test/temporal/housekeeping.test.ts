@@ -11,8 +11,15 @@ import { ensureSchedule } from '../../worker/ensure-schedule'
 import { startWorker, type RunningWorker } from '../../worker/run'
 import { housekeepingSchedule } from '../../worker/schedules'
 import {
-  ErrorType, housekeepingScheduleId, SYSTEM_TENANT, taskQueues, TENANT_ID, workflowIds, WorkflowType,
-  type HousekeepingInput, type HousekeepingResult,
+  ErrorType,
+  housekeepingScheduleId,
+  SYSTEM_TENANT,
+  taskQueues,
+  TENANT_ID,
+  workflowIds,
+  WorkflowType,
+  type HousekeepingInput,
+  type HousekeepingResult,
 } from '../../workflows/contract'
 import { connectTemporal, eventually, type TestTemporal } from '../support/temporal'
 import { sealAudit } from '../support/audit'
@@ -34,7 +41,10 @@ beforeAll(async () => {
   url.pathname = `/${ownDb}`
   // A year between scheduled runs (and a pause, below): only the test's trigger starts one.
   const config = loadConfig({
-    ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: url.toString(), HOUSEKEEPING_INTERVAL_MINUTES: String(365 * 24 * 60),
+    ...process.env,
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: url.toString(),
+    HOUSEKEEPING_INTERVAL_MINUTES: String(365 * 24 * 60),
     TEMPORAL_TASK_QUEUE_PREFIX: `housekeeping-${crypto.randomUUID().slice(0, 8)}`,
   })
   const ownSql = createDb(config.DATABASE_URL, { max: 4 })
@@ -42,7 +52,10 @@ beforeAll(async () => {
   own = { sql: ownSql, config, worker: await startWorker(config, { sql: ownSql, schedules: false, log: createLogger('silent') }) }
 }, 60_000)
 afterAll(async () => {
-  await t.client.schedule.getHandle(housekeepingScheduleId(own.config)).delete().catch(() => {})
+  await t.client.schedule
+    .getHandle(housekeepingScheduleId(own.config))
+    .delete()
+    .catch(() => {})
   await own?.worker.shutdown()
   await own?.sql.end({ timeout: 5 })
   await sql`drop database if exists ${sql(ownDb)} with (force)`
@@ -54,7 +67,8 @@ afterAll(async () => {
 async function seed(sql: Sql, expiredPerKind = 1) {
   const run = crypto.randomUUID()
   const [user] = await sql<{ id: string }[]>`insert into users (email) values (${`housekeeping-${run}@example.test`}) returning id`
-  const session = (expiresAt: string, revokedAt: string | null) => sql<{ id: string }[]>`
+  const session = (expiresAt: string, revokedAt: string | null) =>
+    sql<{ id: string }[]>`
     insert into sessions (user_id, token_hash, expires_at, idle_timeout_seconds, revoked_at)
     values (${user!.id}, ${crypto.getRandomValues(new Uint8Array(32))}, now() + ${expiresAt}::interval, 3600, now() + ${revokedAt}::interval)
     returning id`.then((r) => r[0]!.id)
@@ -132,13 +146,22 @@ describe('housekeeping', () => {
     const seen = new Set(before.info.recentActions.map((a) => a.action.workflow.workflowId))
 
     await handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL)
-    const started = await eventually('the triggered run', async () =>
-      (await handle.describe()).info.recentActions.find((a) => !seen.has(a.action.workflow.workflowId))?.action.workflow)
+    const started = await eventually(
+      'the triggered run',
+      async () => (await handle.describe()).info.recentActions.find((a) => !seen.has(a.action.workflow.workflowId))?.action.workflow,
+    )
     const run = t.client.workflow.getHandle<() => Promise<HousekeepingResult>>(started.workflowId, started.firstExecutionRunId)
     const result = await run.result()
     // The worker's own database holds only what seed() wrote: one expired key, an expired and a long-revoked session;
     // and seedRetention()'s entry, message (with its attempt) and event.
-    expect(result).toEqual({ idempotencyKeysPurged: 1, sessionsPurged: 2, auditEntriesPurged: 1, webhookMessagesPurged: 1, eventsPurged: 1, rateBudgetsPurged: 1 })
+    expect(result).toEqual({
+      idempotencyKeysPurged: 1,
+      sessionsPurged: 2,
+      auditEntriesPurged: 1,
+      webhookMessagesPurged: 1,
+      eventsPurged: 1,
+      rateBudgetsPurged: 1,
+    })
 
     expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys, budgets: [`${s.run}-busy`] })
 
@@ -167,7 +190,14 @@ describe('housekeeping', () => {
       typedSearchAttributes: [{ key: TENANT_ID, value: SYSTEM_TENANT }],
       workflowExecutionTimeout: '1 minute',
     })
-    expect(await handle.result()).toEqual({ idempotencyKeysPurged: 7, sessionsPurged: 14, auditEntriesPurged: 0, webhookMessagesPurged: 0, eventsPurged: 0, rateBudgetsPurged: 7 })
+    expect(await handle.result()).toEqual({
+      idempotencyKeysPurged: 7,
+      sessionsPurged: 14,
+      auditEntriesPurged: 0,
+      webhookMessagesPurged: 0,
+      eventsPurged: 0,
+      rateBudgetsPurged: 7,
+    })
     expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys, budgets: [`${s.run}-busy`] })
   })
 
@@ -179,7 +209,10 @@ describe('housekeeping', () => {
       typedSearchAttributes: [{ key: TENANT_ID, value: SYSTEM_TENANT }],
       workflowExecutionTimeout: '1 minute',
     })
-    const err = await handle.result().then(() => undefined, (e: unknown) => e)
+    const err = await handle.result().then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(err).toBeInstanceOf(WorkflowFailedError)
     const activity = (err as WorkflowFailedError).cause
     expect(activity).toBeInstanceOf(ActivityFailure)

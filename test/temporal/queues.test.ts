@@ -47,7 +47,7 @@ describe('the task-queue table', () => {
       const failure = await eventually('the failed workflow task', async () => {
         const events = (await handle.fetchHistory()).events ?? []
         const failed = events.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes
-        return failed ? failed.failure?.message ?? '' : undefined
+        return failed ? (failed.failure?.message ?? '') : undefined
       })
       expect(failure).toContain(WorkflowType.housekeeping)
       expect((await handle.describe()).status.name).toBe('RUNNING')
@@ -66,7 +66,11 @@ describe('ensureSchedule', () => {
     try {
       expect(await ensureSchedule(t.client, want, log)).toBe('created')
       expect(await ensureSchedule(t.client, want, log)).toBe('unchanged')
-      await handle.update((prev) => ({ ...prev, spec: { intervals: [{ every: '5 minutes' }] }, policies: { ...prev.policies, overlap: ScheduleOverlapPolicy.ALLOW_ALL } }))
+      await handle.update((prev) => ({
+        ...prev,
+        spec: { intervals: [{ every: '5 minutes' }] },
+        policies: { ...prev.policies, overlap: ScheduleOverlapPolicy.ALLOW_ALL },
+      }))
       // A schedule's state settles shortly after the call; the worker meets an operator's edit long after. The edit
       // carries the state it read, so the pause waits until the edit has shown: else an edit applied after the pause
       // could carry the old, unpaused state over it (seen once on a loaded machine).

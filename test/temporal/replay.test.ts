@@ -17,7 +17,9 @@ beforeAll(async () => {
   }
   t = await connectTemporal()
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
 describe('workflow determinism', () => {
   test('a real housekeeping history replays against the current workflow code', async () => {
@@ -37,7 +39,10 @@ describe('workflow determinism', () => {
 
     // The check has teeth: a reordered variant of the workflow is rejected on the same history.
     const reordered = fileURLToPath(new URL('./fixtures/reordered-workflows.ts', import.meta.url))
-    const err = await Worker.runReplayHistory({ workflowsPath: reordered }, history, handle.workflowId).then(() => undefined, (e: unknown) => e)
+    const err = await Worker.runReplayHistory({ workflowsPath: reordered }, history, handle.workflowId).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(err).toBeInstanceOf(DeterminismViolationError)
     // Two webpack bundles of the workflow code take seconds on a loaded machine: well past the 5 s default.
   }, 60_000)

@@ -8,7 +8,9 @@ let replica: TestApi
 beforeAll(async () => {
   ;[api, replica] = await Promise.all([startApi(), startApi()])
 })
-afterAll(async () => { await Promise.all([api.stop(), replica.stop()]) })
+afterAll(async () => {
+  await Promise.all([api.stop(), replica.stop()])
+})
 
 describe('GET /api-keys', () => {
   test('scope self lists your keys in this tenant; scope tenant needs apikey:manage', async () => {
@@ -26,7 +28,9 @@ describe('GET /api-keys', () => {
     const rest = await owner.client.get(`/api-keys?scope=tenant&pageSize=2&pageToken=${encodeURIComponent(tenant.json.nextPageToken)}`)
     expect(rest.json.data.map((k: any) => k.id)).toEqual([mine[0]!.id])
     expect(rest.json.nextPageToken).toBeUndefined()
-    expect((await owner.client.get(`/api-keys?scope=self&pageToken=${encodeURIComponent(tenant.json.nextPageToken)}`)).json.code).toBe('PAGE_TOKEN_QUERY_MISMATCH')
+    expect((await owner.client.get(`/api-keys?scope=self&pageToken=${encodeURIComponent(tenant.json.nextPageToken)}`)).json.code).toBe(
+      'PAGE_TOKEN_QUERY_MISMATCH',
+    )
     expect((await owner.client.get('/api-keys?pageSize=101')).json.code).toBe('PAGE_SIZE_TOO_LARGE')
 
     expect((await viewer.client.get('/api-keys')).json.data.map((k: any) => k.id)).toEqual([theirs.id])
@@ -115,7 +119,9 @@ describe('lastUsedAt', () => {
     await batched.sql.unsafe(`create schema ${own}; create table ${own}.updates (n int not null)`)
     await batched.sql.unsafe(`create function ${own}.count() returns trigger language plpgsql as $$ begin
       if exists (select 1 from changed where tenant_id = '${owner.tenantId}') then insert into ${own}.updates values (1); end if; return null; end $$`)
-    await batched.sql.unsafe(`create trigger count_${t} after update on api_keys referencing new table as changed for each statement execute function ${own}.count()`)
+    await batched.sql.unsafe(
+      `create trigger count_${t} after update on api_keys referencing new table as changed for each statement execute function ${own}.count()`,
+    )
     try {
       // A fixed number of requests, however long they take; the bound on UPDATEs is the number of flush intervals
       // the test itself saw pass, so a slow machine loosens it only as much as the recorder's own timer allows.
@@ -128,8 +134,11 @@ describe('lastUsedAt', () => {
         requests += keys.length
       }
       // Done when the last round's uses are written: the flush that follows them.
-      const flushed = async () => (await batched.sql<{ at: Date | null }[]>`
-        select last_used_at as at from api_keys where id in ${batched.sql(keys.map((k) => k.id))}`).every((r) => r.at !== null && r.at.getTime() >= lastRound)
+      const flushed = async () =>
+        (
+          await batched.sql<{ at: Date | null }[]>`
+        select last_used_at as at from api_keys where id in ${batched.sql(keys.map((k) => k.id))}`
+        ).every((r) => r.at !== null && r.at.getTime() >= lastRound)
       while (!(await flushed())) await Bun.sleep(50)
       const elapsed = Date.now() - started
       const [{ n }] = (await batched.sql.unsafe(`select count(*)::int as n from ${own}.updates`)) as unknown as [{ n: number }]

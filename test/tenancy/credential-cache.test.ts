@@ -101,7 +101,12 @@ describe('CredentialCache', () => {
     await cache.fence()
     order.push('fenced')
     const off = new CredentialCache<string>({ fenceMs: 0, ttlMs: 1, maxEntries: 1 })
-    const due = new Promise<void>((resolve) => setTimeout(() => { order.push('next timer'); resolve() }, 0))
+    const due = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        order.push('next timer')
+        resolve()
+      }, 0),
+    )
     await off.fence()
     order.push('fenced (off)')
     await due

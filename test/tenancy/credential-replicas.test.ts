@@ -13,7 +13,9 @@ let b: TestApi
 beforeAll(async () => {
   ;[a, b] = await Promise.all([startApi(), startApi()])
 })
-afterAll(async () => { await Promise.all([a.stop(), b.stop()]) })
+afterAll(async () => {
+  await Promise.all([a.stop(), b.stop()])
+})
 
 const fenceMs = () => b.deps.config.CREDENTIAL_CACHE_FENCE_MS
 

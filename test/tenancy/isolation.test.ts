@@ -11,7 +11,9 @@ import { bearer, memberOf } from './members'
 const api = useApi()
 
 const profile = (name: string) => ({
-  name, robotType: 'aloha', controlRateHz: 50,
+  name,
+  robotType: 'aloha',
+  controlRateHz: 50,
   observationFeatures: [{ name: 'observation.state', dtype: 'float32', shape: [14], kind: 'state' }],
   actionFeatures: [{ name: 'action', dtype: 'float32', shape: [50, 14], kind: 'action' }],
 })
@@ -72,15 +74,41 @@ async function tenantWithEverything() {
 
   // Path parameter → B's real id, and the row it names (table, id) for the before/after comparison.
   const ids: Record<string, [string, string]> = {
-    membershipId: ['memberships', member.membershipId], userId: ['users', member.userId], apiKeyId: ['api_keys', key.id],
-    invitationId: ['tenant_invitations', invitation.id], domainId: ['tenant_domains', domain.id], endpointId: ['webhook_endpoints', hook.id],
-    messageId: ['webhook_messages', message!.id], profileId: ['embodiment_profiles', bProfile.id], trainingJobId: ['training_jobs', job.id],
-    modelVersionId: ['model_versions', version.id], packageId: ['edge_packages', pkg!.id], jobId: ['storage_reconciliation_jobs', storageJob!.id],
-    exportId: ['audit_exports', exported!.id], connectionId: ['sso_connections', connection!.id], identityId: ['sso_identities', identity!.id],
-    credentialId: ['webauthn_credentials', passkey!.id], sessionId: ['sessions', session!.id],
+    membershipId: ['memberships', member.membershipId],
+    userId: ['users', member.userId],
+    apiKeyId: ['api_keys', key.id],
+    invitationId: ['tenant_invitations', invitation.id],
+    domainId: ['tenant_domains', domain.id],
+    endpointId: ['webhook_endpoints', hook.id],
+    messageId: ['webhook_messages', message!.id],
+    profileId: ['embodiment_profiles', bProfile.id],
+    trainingJobId: ['training_jobs', job.id],
+    modelVersionId: ['model_versions', version.id],
+    packageId: ['edge_packages', pkg!.id],
+    jobId: ['storage_reconciliation_jobs', storageJob!.id],
+    exportId: ['audit_exports', exported!.id],
+    connectionId: ['sso_connections', connection!.id],
+    identityId: ['sso_identities', identity!.id],
+    credentialId: ['webauthn_credentials', passkey!.id],
+    sessionId: ['sessions', session!.id],
   }
-  const extra: [string, string][] = [['model_versions', ready!.id], ['edge_package_runs', run!.id]]
-  const secrets = [b.tenantId, b.email, member.email, invited, claimedDomain, domain.verificationRecord.value, hookUrl, 'b idp', bProfile.name, 'b job', 'b draft']
+  const extra: [string, string][] = [
+    ['model_versions', ready!.id],
+    ['edge_package_runs', run!.id],
+  ]
+  const secrets = [
+    b.tenantId,
+    b.email,
+    member.email,
+    invited,
+    claimedDomain,
+    domain.verificationRecord.value,
+    hookUrl,
+    'b idp',
+    bProfile.name,
+    'b job',
+    'b draft',
+  ]
   return { b, member, key, ids, extra, secrets }
 }
 
@@ -113,11 +141,17 @@ describe('tenant isolation', () => {
       'POST /v1/training-jobs/{trainingJobId}/completion': { status: 'completed', outputArtifactPath: 'runs/a/model.onnx' },
       'POST /v1/model-versions/{modelVersionId}/edge-inference-package': { embodimentProfileId: aProfile.id, mode: 'local', useFakeTransport: true },
       'POST /v1/edge-inference-packages/{packageId}/runs': {
-        stepsDone: 1, latencyMs: null, contractViolations: 0, exitReason: 'completed', violations: [], startedAt: hourAgo(), finishedAt: new Date().toISOString(),
+        stepsDone: 1,
+        latencyMs: null,
+        contractViolations: 0,
+        exitReason: 'completed',
+        violations: [],
+        startedAt: hourAgo(),
+        finishedAt: new Date().toISOString(),
       },
       'POST /v1/webhook-endpoints/{endpointId}/recoveries': { since: hourAgo() },
     }
-    const doc = await (await fetch(`${api.url}/v1/openapi.json`)).json() as any
+    const doc = (await (await fetch(`${api.url}/v1/openapi.json`)).json()) as any
     const walked: string[] = []
     const answers: { label: string; status: number; code: string | undefined; message: string | undefined }[] = []
     const unknown: string[] = []
@@ -129,12 +163,18 @@ describe('tenant isolation', () => {
         const names = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!)
         const missing = names.filter((n) => !victim.ids[n])
         const json = op.requestBody?.content?.['application/json']
-        if (missing.length > 0 || (json && op.requestBody.required && !(label in bodies))) { unknown.push(label); continue }
+        if (missing.length > 0 || (json && op.requestBody.required && !(label in bodies))) {
+          unknown.push(label)
+          continue
+        }
         const concrete = path.replace(/\{(\w+)\}/g, (_, n: string) => victim.ids[n]![1]).slice('/v1'.length)
         let res: Awaited<ReturnType<typeof a.client.call>>
         if (op.requestBody?.content?.['application/octet-stream']) {
           // The object's bytes, under the key B's draft version declares.
-          res = await a.client.call(method.toUpperCase(), `${concrete}?key=m.onnx`, { raw: 'onnx bytes', headers: { 'content-type': 'application/octet-stream' } })
+          res = await a.client.call(method.toUpperCase(), `${concrete}?key=m.onnx`, {
+            raw: 'onnx bytes',
+            headers: { 'content-type': 'application/octet-stream' },
+          })
         } else {
           res = await a.client.call(method.toUpperCase(), concrete, label in bodies ? { body: bodies[label] } : {})
         }

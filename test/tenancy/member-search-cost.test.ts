@@ -118,7 +118,9 @@ describe('member pages of a 20,000-member tenant', () => {
     expect(counted.usersRead).toBe(0)
 
     // A member's changed name and email reach the search at once.
-    const [first] = await api.sql<{ user_id: string }[]>`select user_id from memberships where tenant_id = ${owner.tenantId} and member_email like ${`${tag}-%`} limit 1`
+    const [first] = await api.sql<
+      { user_id: string }[]
+    >`select user_id from memberships where tenant_id = ${owner.tenantId} and member_email like ${`${tag}-%`} limit 1`
     await api.sql`update users set email = ${`renamed-${tag}@example.test`}, display_name = ${`Renamed ${tag}`} where id = ${first!.user_id}`
     const renamed = await pageCost(owner.tenantId, { q: `Renamed ${tag}` })
     expect(renamed.page.totalCount).toBe(1)

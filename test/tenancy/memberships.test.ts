@@ -162,7 +162,9 @@ describe('PATCH /tenants/current/memberships/{id}', () => {
         a.client.delete(`/tenants/current/memberships/${a.membershipId}`),
         b.client.delete(`/tenants/current/memberships/${b.membershipId}`),
       ])
-      const [{ n }] = (await api.sql<{ n: number }[]>`select count(*)::int as n from memberships where tenant_id = ${a.tenantId} and role = 'owner' and status = 'active'`) as unknown as [{ n: number }]
+      const [{ n }] = (await api.sql<
+        { n: number }[]
+      >`select count(*)::int as n from memberships where tenant_id = ${a.tenantId} and role = 'owner' and status = 'active'`) as unknown as [{ n: number }]
       expect(n).toBe(1)
       expect(results.filter((r) => r.status === 200).length).toBe(1)
       const refused = results.filter((r) => r.status !== 200).map((r) => r.json.code)

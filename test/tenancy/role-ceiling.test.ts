@@ -31,39 +31,64 @@ async function walk(caller: Client, held: readonly string[], tenantId: string) {
   for (const target of ROLES) {
     const reach = within(target, held)
     cells.push({
-      path: 'POST /users', target, want: manages(held) && reach ? 'ok' : denied('INVALID_ROLE_TRANSITION'),
+      path: 'POST /users',
+      target,
+      want: manages(held) && reach ? 'ok' : denied('INVALID_ROLE_TRANSITION'),
       got: outcome(await caller.post('/users', { mode: 'invite', role: target, email: uniqueEmail('prov') }), 201),
     })
     cells.push({
-      path: 'POST /tenant-invitations', target, want: manages(held) && reach ? 'ok' : denied('INVALID_ROLE_TRANSITION'),
+      path: 'POST /tenant-invitations',
+      target,
+      want: manages(held) && reach ? 'ok' : denied('INVALID_ROLE_TRANSITION'),
       got: outcome(await caller.post('/tenant-invitations', { role: target, email: uniqueEmail('inv') }), 201),
     })
     const promote = await bareMember(tenantId, 'viewer')
     cells.push({
-      path: 'PATCH membership viewer→role', target, want: manages(held) && reach ? 'ok' : denied('INVALID_ROLE_TRANSITION'),
+      path: 'PATCH membership viewer→role',
+      target,
+      want: manages(held) && reach ? 'ok' : denied('INVALID_ROLE_TRANSITION'),
       got: outcome(await caller.patch(`/tenants/current/memberships/${promote}`, { role: target }), 200),
     })
     // Changing a member who sits above you is granting their role as much as taking it away.
     const demote = await bareMember(tenantId, target)
     cells.push({
-      path: 'PATCH membership role→viewer', target, want: manages(held) && reach ? 'ok' : denied('INVALID_ROLE_TRANSITION'),
+      path: 'PATCH membership role→viewer',
+      target,
+      want: manages(held) && reach ? 'ok' : denied('INVALID_ROLE_TRANSITION'),
       got: outcome(await caller.patch(`/tenants/current/memberships/${demote}`, { role: 'viewer' }), 200),
     })
     const remove = await bareMember(tenantId, target)
     cells.push({
-      path: 'DELETE membership of role', target, want: manages(held) && reach ? 'ok' : denied('INVALID_ROLE_TRANSITION'),
+      path: 'DELETE membership of role',
+      target,
+      want: manages(held) && reach ? 'ok' : denied('INVALID_ROLE_TRANSITION'),
       got: outcome(await caller.delete(`/tenants/current/memberships/${remove}`), 200),
     })
     // Everyone the provider signs in gets the connection's default role (never owner: the schema refuses it).
     cells.push({
-      path: 'POST sso-connections defaultRole', target,
-      want: target === 'owner' ? (manages(held) ? '400 VALIDATION_ERROR' : '403 PERMISSION_DENIED') : manages(held) && reach ? 'ok' : denied('INVALID_ROLE_TRANSITION'),
-      got: outcome(await caller.post('/tenants/current/sso-connections', {
-        issuer: 'https://idp.example.test', clientId: 'c', clientSecret: 's', defaultRole: target,
-      }), 201),
+      path: 'POST sso-connections defaultRole',
+      target,
+      want:
+        target === 'owner'
+          ? manages(held)
+            ? '400 VALIDATION_ERROR'
+            : '403 PERMISSION_DENIED'
+          : manages(held) && reach
+            ? 'ok'
+            : denied('INVALID_ROLE_TRANSITION'),
+      got: outcome(
+        await caller.post('/tenants/current/sso-connections', {
+          issuer: 'https://idp.example.test',
+          clientId: 'c',
+          clientSecret: 's',
+          defaultRole: target,
+        }),
+        201,
+      ),
     })
     cells.push({
-      path: 'POST /api-keys scopes', target,
+      path: 'POST /api-keys scopes',
+      target,
       want: !held.includes('apikey:write') ? '403 PERMISSION_DENIED' : reach ? 'ok' : '400 INVALID_PERMISSION_OVERLAY',
       got: outcome(await caller.post('/api-keys', { name: `as ${target}`, scopes: [...ROLE_PERMISSIONS[target]] }), 201),
     })

@@ -18,13 +18,18 @@ beforeAll(async () => {
   strict = await startApi({ OUTBOUND_ALLOW_HOSTS: '', OUTBOUND_ALLOW_PRIVATE_CIDRS: '' })
   lenient = await startApi({ OUTBOUND_ALLOW_PRIVATE_CIDRS: '127.0.0.1/32' })
   // Another loopback address, outside the lenient allow-list: where a provider's metadata may point the later calls.
-  elsewhere = Bun.serve({ port: 0, hostname: '127.0.0.2', fetch: (req) => {
-    elsewhereHits.push(new URL(req.url).pathname)
-    return Response.json({})
-  } })
+  elsewhere = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.2',
+    fetch: (req) => {
+      elsewhereHits.push(new URL(req.url).pathname)
+      return Response.json({})
+    },
+  })
   // Stands for a service inside our network that must never be reachable through a tenant's URL.
   internal = Bun.serve({
-    port: 0, hostname: '127.0.0.1',
+    port: 0,
+    hostname: '127.0.0.1',
     fetch: (req) => {
       const url = new URL(req.url)
       hits.push(url.pathname)
@@ -44,8 +49,13 @@ afterAll(async () => {
 function metadataPointingElsewhere(origin: string) {
   const other = `http://127.0.0.2:${elsewhere.port}`
   return {
-    issuer: `${origin}/idp`, authorization_endpoint: `${origin}/idp/auth`, token_endpoint: `${other}/token`, jwks_uri: `${other}/jwks`,
-    response_types_supported: ['code'], subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['RS256'],
+    issuer: `${origin}/idp`,
+    authorization_endpoint: `${origin}/idp/auth`,
+    token_endpoint: `${other}/token`,
+    jwks_uri: `${other}/jwks`,
+    response_types_supported: ['code'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['RS256'],
   }
 }
 
@@ -54,7 +64,7 @@ async function startWith(api: TestApi, issuer: string) {
   const created = await owner.client.post('/tenants/current/sso-connections', { issuer, clientId: 'c', clientSecret: 's' })
   expect(created.status).toBe(201)
   const res = await fetch(`${api.url}/v1/auth/sso/${created.json.data.id}/start`, { redirect: 'manual' })
-  return { status: res.status, body: await res.json() as { code: string; message: string } }
+  return { status: res.status, body: (await res.json()) as { code: string; message: string } }
 }
 
 describe('SSO issuer on our own network (allow-list off)', () => {
@@ -87,13 +97,15 @@ describe('provider answers are not echoed', () => {
     expect(JSON.stringify(res.body)).not.toContain('500')
   })
 
-  test('a failed code exchange says nothing of the provider\'s error text', async () => {
+  test("a failed code exchange says nothing of the provider's error text", async () => {
     const { createServer } = await import('node:http')
     const http = createServer()
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
     const issuer = `http://127.0.0.1:${(http.address() as { port: number }).port}`
     const provider = new Provider(issuer, {
-      clients: [{ client_id: 'c', client_secret: 's', redirect_uris: [`${lenient.url}/v1/auth/sso/callback`], token_endpoint_auth_method: 'client_secret_basic' }],
+      clients: [
+        { client_id: 'c', client_secret: 's', redirect_uris: [`${lenient.url}/v1/auth/sso/callback`], token_endpoint_auth_method: 'client_secret_basic' },
+      ],
       cookies: { keys: ['k'] },
     })
     http.on('request', provider.callback())
@@ -104,8 +116,11 @@ describe('provider answers are not echoed', () => {
       expect(start.status).toBe(302)
       const state = new URL(start.headers.get('location')!).searchParams.get('state')!
       const cookie = start.headers.get('set-cookie')!.split(';')[0]!
-      const res = await fetch(`${lenient.url}/v1/auth/sso/callback?code=bogus&state=${state}&iss=${encodeURIComponent(issuer)}`, { redirect: 'manual', headers: { cookie } })
-      const body = await res.json() as { code: string; message: string }
+      const res = await fetch(`${lenient.url}/v1/auth/sso/callback?code=bogus&state=${state}&iss=${encodeURIComponent(issuer)}`, {
+        redirect: 'manual',
+        headers: { cookie },
+      })
+      const body = (await res.json()) as { code: string; message: string }
       expect(body.code).toBe('OAUTH_EXCHANGE_FAILED')
       expect(body.message).toBe('The identity provider did not complete the sign-in')
     } finally {
@@ -123,7 +138,7 @@ describe('provider answers are not echoed', () => {
     const state = new URL(start.headers.get('location')!).searchParams.get('state')!
     const cookie = start.headers.get('set-cookie')!.split(';')[0]!
     const res = await fetch(`${lenient.url}/v1/auth/sso/callback?code=x&state=${state}`, { redirect: 'manual', headers: { cookie } })
-    expect((await res.json() as { code: string }).code).toBe('OAUTH_EXCHANGE_FAILED')
+    expect(((await res.json()) as { code: string }).code).toBe('OAUTH_EXCHANGE_FAILED')
     expect(elsewhereHits).toEqual([])
   })
 })

@@ -33,14 +33,22 @@ afterAll(async () => {
 type Owner = Awaited<ReturnType<typeof tenantOwner>>
 
 async function connection(owner: Owner, emailDomains: string[] = ['example.test'], defaultRole = 'viewer') {
-  const res = await owner.client.post('/tenants/current/sso-connections', { issuer: idp.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, emailDomains, defaultRole })
+  const res = await owner.client.post('/tenants/current/sso-connections', {
+    issuer: idp.issuer,
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    emailDomains,
+    defaultRole,
+  })
   if (res.status !== 201) throw new Error(`connection: ${res.status} ${res.text}`)
   return res.json.data as { id: string }
 }
 
 const startUrl = (c: { id: string }) => `${api.url}/v1/auth/sso/${c.id}/start`
 const sessionRow = async (token: string | undefined) =>
-  (await api.sql`select id, user_id from sessions where token_hash = sha256(convert_to(${token ?? ''}, 'UTF8'))`)[0] as { id: string; user_id: string } | undefined
+  (await api.sql`select id, user_id from sessions where token_hash = sha256(convert_to(${token ?? ''}, 'UTF8'))`)[0] as
+    | { id: string; user_id: string }
+    | undefined
 const sessionUser = async (token: string | undefined) => (await sessionRow(token))?.user_id
 
 /** The session a browser got from the callback, as a client (its CSRF token is the MAC a page would be given). */
@@ -78,10 +86,22 @@ describe('claiming an existing account by email', () => {
 
     const attacker = await tenantOwner(api.url)
     const res = await browserSignIn(browser, api.url, startUrl(await connection(attacker)), assert({ email, email_verified: true }))
-    expect({ status: res.status, code: res.body?.code, signedInAsVictim: (await sessionUser(res.session)) === victimId })
-      .toEqual({ status: 400, code: 'OAUTH_ACCOUNT_LINK_REQUIRED', signedInAsVictim: false })
+    expect({ status: res.status, code: res.body?.code, signedInAsVictim: (await sessionUser(res.session)) === victimId }).toEqual({
+      status: 400,
+      code: 'OAUTH_ACCOUNT_LINK_REQUIRED',
+      signedInAsVictim: false,
+    })
     // The account's own connection still signs it in.
-    expect((await browserSignIn(browser, api.url, startUrl((await api.sql`select created_by_sso_connection_id as id from users where id = ${victimId!}`)[0] as { id: string }), email)).status).toBe(303)
+    expect(
+      (
+        await browserSignIn(
+          browser,
+          api.url,
+          startUrl((await api.sql`select created_by_sso_connection_id as id from users where id = ${victimId!}`)[0] as { id: string }),
+          email,
+        )
+      ).status,
+    ).toBe(303)
   })
 
   test('an account awaiting activation is never claimable by SSO, not even on a verified domain', async () => {
@@ -185,7 +205,8 @@ describe('second factor across tenants', () => {
     const first = await browserSignIn(browser, api.url, startUrl(c), email)
     const user = await sessionClient(first.session)
     const b = await tenantOwner(api.url)
-    const [inB] = await api.sql`insert into memberships (tenant_id, user_id, role) values (${b.tenantId}, ${(await sessionUser(first.session))!}, 'admin') returning id`
+    const [inB] =
+      await api.sql`insert into memberships (tenant_id, user_id, role) values (${b.tenantId}, ${(await sessionUser(first.session))!}, 'admin') returning id`
     await enrolTotp(user)
 
     const again = await browserSignIn(browser, api.url, startUrl(c), email) // signs in through A's IdP, factor on file
@@ -193,8 +214,10 @@ describe('second factor across tenants', () => {
     expect((await sso.get('/tenants/current/memberships')).status).toBe(200) // in A, the IdP stands in for the factor
     const sw = await sso.post('/sessions/current-membership-switches', { membershipId: inB!.id }, { 'idempotency-key': crypto.randomUUID() })
     const me = (await sso.get('/users/me')).json.data
-    expect({ switch: sw.status === 201 ? 201 : sw.json.code, current: me.currentMembership.tenantId === b.tenantId ? 'B' : 'A' })
-      .toEqual({ switch: 'MFA_REQUIRED', current: 'A' })
+    expect({ switch: sw.status === 201 ? 201 : sw.json.code, current: me.currentMembership.tenantId === b.tenantId ? 'B' : 'A' }).toEqual({
+      switch: 'MFA_REQUIRED',
+      current: 'A',
+    })
   })
 })
 
@@ -209,7 +232,11 @@ describe('domain verification (DNS TXT)', () => {
     expect((await owner.client.post('/tenants/current/domains', { domain })).json.data.verificationRecord).toEqual(d.verificationRecord)
     const verify = () => owner.client.post(`/tenants/current/domains/${d.id}/verifications`)
     const missing = await verify()
-    expect({ status: missing.status, code: missing.json.code, says: missing.json.message.includes('No TXT record') }).toEqual({ status: 400, code: 'BAD_REQUEST', says: true })
+    expect({ status: missing.status, code: missing.json.code, says: missing.json.message.includes('No TXT record') }).toEqual({
+      status: 400,
+      code: 'BAD_REQUEST',
+      says: true,
+    })
     dns.txt.set(d.verificationRecord.name, ['v=spf1 -all', 'rcp-domain-verification=someone-else'])
     expect((await verify()).json.message).toContain('none with the expected value')
     dns.txt.set(d.verificationRecord.name, ['v=spf1 -all', d.verificationRecord.value])

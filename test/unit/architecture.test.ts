@@ -9,15 +9,16 @@ const ROOT = join(import.meta.dir, '..', '..')
 /** Every module a file names: an import or re-export (`import type` included: a type edge is still a dependency),
  *  an import for its effect, and a dynamic `import('…')` (a type written as `typeof import('…')` too). */
 const specsIn = (src: string): string[] => {
-  const specs = src.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]|(?:^|\n)\s*import\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)
+  const specs = src.matchAll(
+    /(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]|(?:^|\n)\s*import\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
+  )
   return [...specs].map((m) => (m[1] ?? m[2] ?? m[3])!)
 }
 
 const importsOf = async (file: string) => specsIn(await Bun.file(join(ROOT, file)).text())
 
 /** A local specifier as a repository path without extension ('api/users/service'); a package stays as it is. */
-const resolveLocal = (file: string, spec: string) =>
-  spec.startsWith('.') ? relative(ROOT, resolve(ROOT, dirname(file), spec)).replace(/\.tsx?$/, '') : spec
+const resolveLocal = (file: string, spec: string) => (spec.startsWith('.') ? relative(ROOT, resolve(ROOT, dirname(file), spec)).replace(/\.tsx?$/, '') : spec)
 
 const files = (pattern: string) => Array.fromAsync(new Glob(pattern).scan({ cwd: ROOT }))
 
@@ -167,7 +168,9 @@ describe('import direction', () => {
     const apiFiles = sources.filter((s) => s.file.startsWith('api/'))
     expect(apiFiles.length).toBeGreaterThan(80)
     for (const { file } of apiFiles) expect({ file, placed: ROOTS.has(file) || folderOf(file) !== undefined }).toEqual({ file, placed: true })
-    const folders = readdirSync(join(ROOT, 'api'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name)
+    const folders = readdirSync(join(ROOT, 'api'), { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name)
     const graph = domainGraph(sources)
     for (const folder of folders) expect({ folder, inGraph: LAYERS.has(folder) || graph.has(folder) || PAGES.has(folder) }).toEqual({ folder, inGraph: true })
   })
@@ -175,9 +178,11 @@ describe('import direction', () => {
   test('the console UI imports only itself, the permission table and its browser packages; the server never imports it', () => {
     const ui = everything.filter((s) => s.file.startsWith(CONSOLE_UI))
     expect(ui.length).toBeGreaterThan(5)
-    const allowed = (t: string) => t.startsWith(CONSOLE_UI) || t === 'api/identity/permissions' || ['preact', 'preact/hooks', 'openapi-fetch', '@simplewebauthn/browser'].includes(t)
+    const allowed = (t: string) =>
+      t.startsWith(CONSOLE_UI) || t === 'api/identity/permissions' || ['preact', 'preact/hooks', 'openapi-fetch', '@simplewebauthn/browser'].includes(t)
     for (const { file, targets } of ui) for (const { target } of targets) expect({ file, target, ok: allowed(target) }).toMatchObject({ ok: true })
-    for (const { file, targets } of sources) for (const { target } of targets) expect({ file, target, ok: !`${target}/`.startsWith(CONSOLE_UI) }).toMatchObject({ ok: true })
+    for (const { file, targets } of sources)
+      for (const { target } of targets) expect({ file, target, ok: !`${target}/`.startsWith(CONSOLE_UI) }).toMatchObject({ ok: true })
   })
 
   test('the layers point one way: worker → activities → api, never back; nothing of the server imports the scripts, benchmarks or tests', () => {
@@ -187,19 +192,43 @@ describe('import direction', () => {
 
   test('the layer check flags an import against the direction (so a green result means something)', () => {
     const sample: Source[] = [
-      { file: 'api/a/service.ts', targets: [{ spec: '../../activities/x', target: 'activities/x' }, { spec: '../../workflows/contract-a', target: 'workflows/contract-a' }] },
-      { file: 'activities/x.ts', targets: [{ spec: '../worker/deps', target: 'worker/deps' }, { spec: '../api/a/service', target: 'api/a/service' }] },
-      { file: 'worker/run.ts', targets: [{ spec: '../bench/harness', target: 'bench/harness' }, { spec: '../activities', target: 'activities' }] },
+      {
+        file: 'api/a/service.ts',
+        targets: [
+          { spec: '../../activities/x', target: 'activities/x' },
+          { spec: '../../workflows/contract-a', target: 'workflows/contract-a' },
+        ],
+      },
+      {
+        file: 'activities/x.ts',
+        targets: [
+          { spec: '../worker/deps', target: 'worker/deps' },
+          { spec: '../api/a/service', target: 'api/a/service' },
+        ],
+      },
+      {
+        file: 'worker/run.ts',
+        targets: [
+          { spec: '../bench/harness', target: 'bench/harness' },
+          { spec: '../activities', target: 'activities' },
+        ],
+      },
       { file: 'bench/harness.ts', targets: [{ spec: '../worker/run', target: 'worker/run' }] },
     ]
     expect(layerViolations(sample)).toEqual(['api/a/service.ts → activities/x', 'activities/x.ts → worker/deps', 'worker/run.ts → bench/harness'])
   })
 
-  test('api/ holds only what the API process runs (and a domain\'s pass a worker loop runs): code only the activities use lives beside them', () => {
-    const workerReach = reachable(sources, sources.map((s) => s.file).filter((f) => f.startsWith('worker/')))
+  test("api/ holds only what the API process runs (and a domain's pass a worker loop runs): code only the activities use lives beside them", () => {
+    const workerReach = reachable(
+      sources,
+      sources.map((s) => s.file).filter((f) => f.startsWith('worker/')),
+    )
     for (const file of RUN_BY_WORKER_LOOPS) expect({ file, reachedByWorker: workerReach.has(file) }).toEqual({ file, reachedByWorker: true })
     const apiReach = reachable(sources, [...ROOTS, ...API_CHILDREN])
-    const activityReach = reachable(sources, sources.map((s) => s.file).filter((f) => f.startsWith('activities/')))
+    const activityReach = reachable(
+      sources,
+      sources.map((s) => s.file).filter((f) => f.startsWith('activities/')),
+    )
     for (const { file } of sources.filter((s) => s.file.startsWith('api/') && !RUN_BY_SCRIPTS.has(s.file) && !RUN_BY_WORKER_LOOPS.has(s.file))) {
       expect({ file, reachedBy: apiReach.has(file) ? 'api' : activityReach.has(file) ? 'activities only' : 'worker only' }).toEqual({ file, reachedBy: 'api' })
     }
@@ -248,8 +277,11 @@ describe('import direction', () => {
     for (const file of proxying) {
       const src = await Bun.file(join(ROOT, file)).text()
       if (!/proxy(Local)?Activities</.test(src)) continue
-      expect({ file, imports: /import type \{ Activities \} from '\.\.\/activities'/.test(src), declares: /createActivities|type \w+ = ReturnType/.test(src) })
-        .toEqual({ file, imports: true, declares: false })
+      expect({
+        file,
+        imports: /import type \{ Activities \} from '\.\.\/activities'/.test(src),
+        declares: /createActivities|type \w+ = ReturnType/.test(src),
+      }).toEqual({ file, imports: true, declares: false })
     }
   })
 
@@ -264,7 +296,7 @@ describe('import direction', () => {
     expect(found).toEqual([])
   })
 
-  test('only a domain\'s routes.ts touches Elysia or api/http; platform imports nothing of ours; nothing imports a routes file but app.ts', () => {
+  test("only a domain's routes.ts touches Elysia or api/http; platform imports nothing of ours; nothing imports a routes file but app.ts", () => {
     for (const { file, targets } of sources) {
       const folder = folderOf(file)
       for (const { spec, target } of targets) {
@@ -306,10 +338,14 @@ describe('import circles', () => {
 
   test('every local import outside the test files resolves to a file the check reads (an unread edge could hide a circle)', () => {
     const fileOf = fileResolver(everything)
-    const unresolved = everything.filter((s) => !s.file.endsWith('.test.ts')).flatMap(({ file, targets }) => targets
-      // Assets the console's bundler takes, and the console's API types, generated by the build (not committed).
-      .filter(({ spec, target }) => spec.startsWith('.') && !fileOf(target) && !/\.(css|json)$/.test(spec) && !target.endsWith('.gen'))
-      .map(({ spec }) => `${file}: ${spec}`))
+    const unresolved = everything
+      .filter((s) => !s.file.endsWith('.test.ts'))
+      .flatMap(({ file, targets }) =>
+        targets
+          // Assets the console's bundler takes, and the console's API types, generated by the build (not committed).
+          .filter(({ spec, target }) => spec.startsWith('.') && !fileOf(target) && !/\.(css|json)$/.test(spec) && !target.endsWith('.gen'))
+          .map(({ spec }) => `${file}: ${spec}`),
+      )
     expect(unresolved).toEqual([])
   })
 
@@ -331,7 +367,10 @@ describe('import circles', () => {
 
   test('this check imports only the runtime: it needs no server and no build', async () => {
     // Its statements only: the samples above hold imports in strings.
-    const statements = (await Bun.file(import.meta.path).text()).split('\n').filter((line) => /^(import|export) /.test(line)).join('\n')
+    const statements = (await Bun.file(import.meta.path).text())
+      .split('\n')
+      .filter((line) => /^(import|export) /.test(line))
+      .join('\n')
     expect(specsIn(statements).length).toBeGreaterThan(2)
     expect(specsIn(statements).filter((spec) => !/^(bun|bun:test|node:[a-z]+)$/.test(spec))).toEqual([])
   })
@@ -339,7 +378,11 @@ describe('import circles', () => {
 
 /** Tables named by INSERT INTO / UPDATE / DELETE FROM inside a file's template literals (its SQL). */
 const writtenTables = (src: string) =>
-  new Set([...src.matchAll(/`[^`]*`/g)].flatMap((t) => [...t[0].matchAll(/\b(?:insert\s+into|update|delete\s+from)\s+([a-z_]+)\b/gi)].map((m) => m[1]!.toLowerCase())))
+  new Set(
+    [...src.matchAll(/`[^`]*`/g)].flatMap((t) =>
+      [...t[0].matchAll(/\b(?:insert\s+into|update|delete\s+from)\s+([a-z_]+)\b/gi)].map((m) => m[1]!.toLowerCase()),
+    ),
+  )
 
 describe('table ownership', () => {
   test('SQL lives only in queries modules (and the migrations runner); each table is written by exactly one of them', async () => {
@@ -379,7 +422,9 @@ describe('the request context, one way', () => {
     const offenders: string[] = []
     for (const { file } of domainFiles.filter((s) => !isRoutes(s.file))) {
       const src = await Bun.file(join(ROOT, file)).text()
-      for (const m of src.matchAll(/export\s+(?:async\s+)?function\s+(\w+)\s*(?:<[^>]*>)?\(([^)]*)\)|export\s+const\s+(\w+)\s*=\s*(?:async\s*)?\(([^)]*)\)\s*=>/g)) {
+      for (const m of src.matchAll(
+        /export\s+(?:async\s+)?function\s+(\w+)\s*(?:<[^>]*>)?\(([^)]*)\)|export\s+const\s+(\w+)\s*=\s*(?:async\s*)?\(([^)]*)\)\s*=>/g,
+      )) {
         const params = m[2] ?? m[4] ?? ''
         const insideTransaction = /^\s*(tx|db)\s*:\s*Db\b/.test(params)
         if (/:\s*Principal\b/.test(params) && !insideTransaction) offenders.push(`${file}: ${m[1] ?? m[3]}`)

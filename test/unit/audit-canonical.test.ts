@@ -15,7 +15,13 @@ describe('jsonb text', () => {
 
   test('numbers in plain decimal, never with an exponent', () => {
     expect([1e21, 1e-7, 1.5e-7, -2.5e25, 0.1, 42, -0].map(jsonbText)).toEqual([
-      '1000000000000000000000', '0.0000001', '0.00000015', '-25000000000000000000000000', '0.1', '42', '0',
+      '1000000000000000000000',
+      '0.0000001',
+      '0.00000015',
+      '-25000000000000000000000000',
+      '0.1',
+      '42',
+      '0',
     ])
   })
 
@@ -26,17 +32,32 @@ describe('jsonb text', () => {
 })
 
 const line: ExportLine = {
-  id: '0b0e6f1c-0000-4000-8000-000000000001', seq: 1, chain: 't1', occurredAt: '2026-01-01T00:00:00.000Z', occurredAtMicros: 1767225600000123,
-  tenantId: 't1', subjectUserId: null, actor: { type: 'user', id: 'u1', label: 'ada@example.com', credentialId: null }, action: 'user.updated',
-  target: { type: 'user', id: 'u1' }, outcome: 'success', reason: null, ip: '192.0.2.1', userAgent: 'ua', requestId: 'r1',
-  changes: { name: { to: 'Ada', from: 'A' } }, details: null, hash: '', prevHash: null,
+  id: '0b0e6f1c-0000-4000-8000-000000000001',
+  seq: 1,
+  chain: 't1',
+  occurredAt: '2026-01-01T00:00:00.000Z',
+  occurredAtMicros: 1767225600000123,
+  tenantId: 't1',
+  subjectUserId: null,
+  actor: { type: 'user', id: 'u1', label: 'ada@example.com', credentialId: null },
+  action: 'user.updated',
+  target: { type: 'user', id: 'u1' },
+  outcome: 'success',
+  reason: null,
+  ip: '192.0.2.1',
+  userAgent: 'ua',
+  requestId: 'r1',
+  changes: { name: { to: 'Ada', from: 'A' } },
+  details: null,
+  hash: '',
+  prevHash: null,
 }
 
 describe('the chain', () => {
   test('the canonical form is the columns in table order, the hash left out', () => {
     expect(canonicalOf(line)).toBe(
       '["0b0e6f1c-0000-4000-8000-000000000001", "t1", 1, 1767225600000123, "t1", null, "user", "u1", "ada@example.com", null, "user.updated", ' +
-      '"user", "u1", "success", null, "192.0.2.1", "ua", "r1", {"name": {"to": "Ada", "from": "A"}}, null]',
+        '"user", "u1", "success", null, "192.0.2.1", "ua", "r1", {"name": {"to": "Ada", "from": "A"}}, null]',
     )
     expect(canonicalOf({ ...line, hash: 'ff', prevHash: 'ee', occurredAt: 'other' })).toBe(canonicalOf(line))
   })

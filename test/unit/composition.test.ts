@@ -14,13 +14,14 @@ const sourcesOf = async (pattern: string) => {
 function temporalClientsMade(files: { file: string; src: string }[]): string[] {
   const made: string[] = []
   for (const { file, src } of files) {
-    for (const m of src.matchAll(/\bnew (TemporalClient|Client)\(|\b(NativeConnection|Connection)\.connect\(/g)) made.push(`${file}: ${m[1] ?? `${m[2]}.connect`}`)
+    for (const m of src.matchAll(/\bnew (TemporalClient|Client)\(|\b(NativeConnection|Connection)\.connect\(/g))
+      made.push(`${file}: ${m[1] ?? `${m[2]}.connect`}`)
   }
   return made
 }
 
 describe('one composition root', () => {
-  test('the server makes Temporal clients in three places: the lazy client itself, compose (one per process) and the worker\'s connection', async () => {
+  test("the server makes Temporal clients in three places: the lazy client itself, compose (one per process) and the worker's connection", async () => {
     const server = await sourcesOf('{api,worker,activities,workflows}/**/*.ts')
     expect(temporalClientsMade(server)).toEqual([
       'api/compose.ts: TemporalClient',
@@ -32,10 +33,12 @@ describe('one composition root', () => {
   })
 
   test('the check sees a second client (so a green result means something)', () => {
-    expect(temporalClientsMade([
-      { file: 'api/health/probes.ts', src: 'const conn = await Connection.connect({ address })' },
-      { file: 'worker/deps.ts', src: 'const temporal = new TemporalClient(config)' },
-    ])).toEqual(['api/health/probes.ts: Connection.connect', 'worker/deps.ts: TemporalClient'])
+    expect(
+      temporalClientsMade([
+        { file: 'api/health/probes.ts', src: 'const conn = await Connection.connect({ address })' },
+        { file: 'worker/deps.ts', src: 'const temporal = new TemporalClient(config)' },
+      ]),
+    ).toEqual(['api/health/probes.ts: Connection.connect', 'worker/deps.ts: TemporalClient'])
   })
 
   test('api/http imports only the domains it uses (who the caller is, idempotency, budgets), none it would only wire', async () => {

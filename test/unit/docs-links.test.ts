@@ -7,7 +7,13 @@ import { dirname, join, relative, resolve } from 'node:path'
 
 const ROOT = join(import.meta.dir, '..', '..')
 
-const DOCUMENTS = ['README.md', 'bench/README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+const DOCUMENTS = [
+  'README.md',
+  'bench/README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+]
 
 /** A document split into its prose (code spans blanked) and its code: the spans and each line of a fenced block. */
 function parse(markdown: string): { prose: string[]; headings: string[]; code: string[] } {
@@ -39,7 +45,11 @@ function anchors(headings: string[]): Set<string> {
   const seen = new Map<string, number>()
   const out = new Set<string>()
   for (const h of headings) {
-    const base = h.replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1').toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, '').replaceAll(' ', '-')
+    const base = h
+      .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, '')
+      .replaceAll(' ', '-')
     const n = seen.get(base) ?? 0
     seen.set(base, n + 1)
     out.add(n === 0 ? base : `${base}-${n}`)
@@ -96,7 +106,9 @@ describe('the documents', () => {
     expect(DOCUMENTS).toContain('docs/api.md')
     expect(DOCUMENTS.length).toBeGreaterThanOrEqual(8)
     const parsed = DOCUMENTS.map((d) => parse(readRepo(d)!))
-    console.log(`${parsed.flatMap((p) => relativeLinks(p.prose)).length} relative links, ${parsed.flatMap((p) => p.code.flatMap(commandFiles)).length} files named by commands`)
+    console.log(
+      `${parsed.flatMap((p) => relativeLinks(p.prose)).length} relative links, ${parsed.flatMap((p) => p.code.flatMap(commandFiles)).length} files named by commands`,
+    )
     expect(parsed.flatMap((p) => relativeLinks(p.prose)).length).toBeGreaterThan(50)
     expect(parsed.flatMap((p) => p.code.flatMap(commandFiles)).length).toBeGreaterThan(30)
   })
@@ -108,7 +120,9 @@ describe('the documents', () => {
   })
 
   test.each(DOCUMENTS)('%s: every bun, bash or ./scripts command it quotes names files that exist', (document) => {
-    const missing = parse(readRepo(document)!).code.flatMap(commandFiles).filter((f) => !existsSync(join(ROOT, f)))
+    const missing = parse(readRepo(document)!)
+      .code.flatMap(commandFiles)
+      .filter((f) => !existsSync(join(ROOT, f)))
     expect(missing).toEqual([])
   })
 
@@ -123,7 +137,7 @@ describe('the documents', () => {
 })
 
 describe('the checks catch what they look for', () => {
-  const doc = '# Title\n\n## Operator\'s handbook\n\n## A `code` heading\n\n## Twice\n\n## Twice\n\nSee `[x](nowhere.md)` in code.\n'
+  const doc = "# Title\n\n## Operator's handbook\n\n## A `code` heading\n\n## Twice\n\n## Twice\n\nSee `[x](nowhere.md)` in code.\n"
   const read = (path: string) => (path === 'docs/x.md' ? doc : readRepo(path))
 
   test('anchors follow GitHub: punctuation dropped, code kept as text, repeats numbered', () => {

@@ -6,7 +6,7 @@ import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto'
 import { dssePae, dsseSign, keyIdOf } from '../../api/edge-packages/signing'
 
 describe('DSSE', () => {
-  test('the pre-authentication encoding is the spec\'s: lengths in bytes, of the UTF-8 type and of the payload', () => {
+  test("the pre-authentication encoding is the spec's: lengths in bytes, of the UTF-8 type and of the payload", () => {
     expect(dssePae('application/vnd.in-toto+json', Buffer.from('{"a":1}')).toString()).toBe('DSSEv1 28 application/vnd.in-toto+json 7 {"a":1}')
     expect(dssePae('t/é', Buffer.from('ü')).toString()).toBe('DSSEv1 4 t/é 2 ü')
     expect(dssePae('x', Buffer.alloc(0)).toString()).toBe('DSSEv1 1 x 0 ')

@@ -12,7 +12,10 @@ const SELF = relative(ROOT, import.meta.path)
 
 /** What reaching into Elysia looks like. Each pattern names an internal, not a version. */
 const INTERNALS: { what: string; re: RegExp; inElysiaFilesOnly?: boolean }[] = [
-  { what: "a deep import of elysia ('elysia/dist/…', 'elysia/compose', …): only the package root is documented", re: /(?:from\s+|import\(\s*|require\(\s*)['"]elysia\/[^'"]*['"]/ },
+  {
+    what: "a deep import of elysia ('elysia/dist/…', 'elysia/compose', …): only the package root is documented",
+    re: /(?:from\s+|import\(\s*|require\(\s*)['"]elysia\/[^'"]*['"]/,
+  },
   { what: 'a hook container field (isAsync, hasReturn, subType): Elysia stores its own hooks as { fn, isAsync, … }', re: /\b(?:isAsync|hasReturn|subType)\b/ },
   { what: "a '~'-prefixed field (Elysia's internal '~Routes', '~parser', '~adapter', …)", re: /\[\s*['"`]~/ },
   {
@@ -87,7 +90,14 @@ describe('the documented Elysia behaviour the conventions rely on', () => {
     const checked: string[] = []
     const app = new Elysia()
       .onError(({ error }) => new Response((error as Error).message, { status: 401 }))
-      .macro({ guarded: { transform() { checked.push('transform'); throw new Error('no credential') } } })
+      .macro({
+        guarded: {
+          transform() {
+            checked.push('transform')
+            throw new Error('no credential')
+          },
+        },
+      })
       .post('/x', () => 'ran', { guarded: true, body: t.Object({ n: t.Number() }) })
     const res = await get(app, '/x', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":"not a number"}' })
     expect({ status: res.status, text: await res.text(), checked }).toEqual({ status: 401, text: 'no credential', checked: ['transform'] })
@@ -111,7 +121,14 @@ describe('the documented Elysia behaviour the conventions rely on', () => {
           },
         },
       })
-      .get('/x', ({ who }) => { order.push('handler'); return who }, { who: true })
+      .get(
+        '/x',
+        ({ who }) => {
+          order.push('handler')
+          return who
+        },
+        { who: true },
+      )
     const res = await get(app, '/x', { headers: { 'x-who': 'ada' } })
     expect(await res.text()).toBe('ada')
     expect(order).toEqual(['transform', 'resolve', 'handler'])
@@ -119,7 +136,12 @@ describe('the documented Elysia behaviour the conventions rely on', () => {
 
   test('a plugin with a name and seed used by several instances registers its global hooks once; another seed is another plugin', async () => {
     let calls = 0
-    const plugin = (seed: number) => new Elysia({ name: 'conventions', seed }).onRequest(() => { calls++ }).as('global')
+    const plugin = (seed: number) =>
+      new Elysia({ name: 'conventions', seed })
+        .onRequest(() => {
+          calls++
+        })
+        .as('global')
     const shared = plugin(1)
     const app = new Elysia()
       .use(shared)
@@ -128,7 +150,10 @@ describe('the documented Elysia behaviour the conventions rely on', () => {
     await get(app, '/a')
     await get(app, '/b')
     expect(calls).toBe(2)
-    const two = new Elysia().use(plugin(1)).use(plugin(2)).get('/', () => 'x')
+    const two = new Elysia()
+      .use(plugin(1))
+      .use(plugin(2))
+      .get('/', () => 'x')
     calls = 0
     await get(two, '/')
     expect(calls).toBe(2)

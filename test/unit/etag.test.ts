@@ -3,7 +3,14 @@
 import { describe, expect, test } from 'bun:test'
 import { etagOf, expectedVersion, parseIfMatch } from '../../api/platform/etag'
 
-const code = (fn: () => unknown) => { try { fn(); return null } catch (err) { return (err as { code?: string }).code } }
+const code = (fn: () => unknown) => {
+  try {
+    fn()
+    return null
+  } catch (err) {
+    return (err as { code?: string }).code
+  }
+}
 
 describe('If-Match', () => {
   test('our own tag round-trips to its version; * accepts any; absent is no condition', () => {

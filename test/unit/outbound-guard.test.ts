@@ -18,10 +18,13 @@ const strict = outboundPolicy(OFF)
 const allowing = (cidrs: string[], extra: Partial<OutboundPolicy> = {}) => outboundPolicy({ ...OFF, OUTBOUND_ALLOW_PRIVATE_CIDRS: cidrs }, extra)
 /** A resolver that answers each call with the next list, the last one forever after; it counts its calls. */
 function scripted(...answers: string[][]): Resolver & { calls: number } {
-  const r = Object.assign(async (_host: string) => {
-    const list = answers[Math.min(r.calls++, answers.length - 1)]!
-    return list.map((address) => ({ address, family: address.includes(':') ? 6 as const : 4 as const }))
-  }, { calls: 0 })
+  const r = Object.assign(
+    async (_host: string) => {
+      const list = answers[Math.min(r.calls++, answers.length - 1)]!
+      return list.map((address) => ({ address, family: address.includes(':') ? (6 as const) : (4 as const) }))
+    },
+    { calls: 0 },
+  )
   return r
 }
 
@@ -37,28 +40,63 @@ async function refusal(url: string, policy: OutboundPolicy = strict): Promise<st
 
 describe('refused destinations', () => {
   const refused: [string, string][] = [
-    ['http://127.0.0.1/', 'loopback'], ['http://127.255.255.254/', 'loopback'], ['http://[::1]/', 'loopback'],
-    ['http://0.0.0.0/', 'unspecified'], ['http://0.1.2.3/', 'unspecified'], ['http://[::]/', 'unspecified'],
-    ['http://10.1.2.3/', 'private'], ['http://172.16.0.1/', 'private'], ['http://172.31.255.255/', 'private'], ['http://192.168.1.1/', 'private'],
-    ['http://169.254.1.1/', 'link-local'], ['http://[fe80::1]/', 'link-local'],
-    ['http://100.64.0.1/', 'cgnat'], ['http://100.127.255.255/', 'cgnat'],
-    ['http://[fc00::1]/', 'unique-local'], ['http://[fd12:3456::1]/', 'unique-local'],
-    ['http://224.0.0.1/', 'multicast'], ['http://239.255.255.250/', 'multicast'], ['http://[ff02::1]/', 'multicast'],
-    ['http://240.0.0.1/', 'reserved'], ['http://255.255.255.255/', 'reserved'], ['http://[100::1]/', 'reserved'], ['http://[2001::1]/', 'reserved'],
-    ['http://169.254.169.254/latest/meta-data/', 'metadata'], ['http://[fd00:ec2::254]/', 'metadata'], ['http://100.100.100.200/', 'metadata'],
-    ['http://192.0.2.1/', 'documentation'], ['http://198.51.100.1/', 'documentation'], ['http://203.0.113.1/', 'documentation'],
-    ['http://198.18.0.1/', 'documentation'], ['http://[2001:db8::1]/', 'documentation'],
+    ['http://127.0.0.1/', 'loopback'],
+    ['http://127.255.255.254/', 'loopback'],
+    ['http://[::1]/', 'loopback'],
+    ['http://0.0.0.0/', 'unspecified'],
+    ['http://0.1.2.3/', 'unspecified'],
+    ['http://[::]/', 'unspecified'],
+    ['http://10.1.2.3/', 'private'],
+    ['http://172.16.0.1/', 'private'],
+    ['http://172.31.255.255/', 'private'],
+    ['http://192.168.1.1/', 'private'],
+    ['http://169.254.1.1/', 'link-local'],
+    ['http://[fe80::1]/', 'link-local'],
+    ['http://100.64.0.1/', 'cgnat'],
+    ['http://100.127.255.255/', 'cgnat'],
+    ['http://[fc00::1]/', 'unique-local'],
+    ['http://[fd12:3456::1]/', 'unique-local'],
+    ['http://224.0.0.1/', 'multicast'],
+    ['http://239.255.255.250/', 'multicast'],
+    ['http://[ff02::1]/', 'multicast'],
+    ['http://240.0.0.1/', 'reserved'],
+    ['http://255.255.255.255/', 'reserved'],
+    ['http://[100::1]/', 'reserved'],
+    ['http://[2001::1]/', 'reserved'],
+    ['http://169.254.169.254/latest/meta-data/', 'metadata'],
+    ['http://[fd00:ec2::254]/', 'metadata'],
+    ['http://100.100.100.200/', 'metadata'],
+    ['http://192.0.2.1/', 'documentation'],
+    ['http://198.51.100.1/', 'documentation'],
+    ['http://203.0.113.1/', 'documentation'],
+    ['http://198.18.0.1/', 'documentation'],
+    ['http://[2001:db8::1]/', 'documentation'],
     // IPv6 forms that carry an IPv4 address are judged by that address.
-    ['http://[::ffff:127.0.0.1]/', 'loopback'], ['http://[::ffff:169.254.169.254]/', 'metadata'], ['http://[::ffff:10.0.0.1]/', 'private'],
-    ['http://[::127.0.0.1]/', 'loopback'], ['http://[64:ff9b::10.0.0.1]/', 'private'], ['http://[64:ff9b::7f00:1]/', 'loopback'],
+    ['http://[::ffff:127.0.0.1]/', 'loopback'],
+    ['http://[::ffff:169.254.169.254]/', 'metadata'],
+    ['http://[::ffff:10.0.0.1]/', 'private'],
+    ['http://[::127.0.0.1]/', 'loopback'],
+    ['http://[64:ff9b::10.0.0.1]/', 'private'],
+    ['http://[64:ff9b::7f00:1]/', 'loopback'],
     ['http://[2002:a9fe:a9fe::1]/', 'metadata'],
     // Other spellings of 127.0.0.1 that the WHATWG URL parser normalises.
-    ['http://2130706433/', 'loopback'], ['http://0177.0.0.1/', 'loopback'], ['http://0x7f000001/', 'loopback'], ['http://127.1/', 'loopback'],
+    ['http://2130706433/', 'loopback'],
+    ['http://0177.0.0.1/', 'loopback'],
+    ['http://0x7f000001/', 'loopback'],
+    ['http://127.1/', 'loopback'],
   ]
   for (const [url, why] of refused) test(`${url} is refused as ${why}`, async () => expect(await refusal(url)).toBe(why))
 
-  const open = ['http://8.8.8.8/', 'https://1.1.1.1/', 'http://[2606:4700:4700::1111]/', 'http://[::ffff:8.8.8.8]/', 'http://[64:ff9b::808:808]/',
-    'http://172.32.0.1/', 'http://100.128.0.1/', 'http://192.169.0.1/']
+  const open = [
+    'http://8.8.8.8/',
+    'https://1.1.1.1/',
+    'http://[2606:4700:4700::1111]/',
+    'http://[::ffff:8.8.8.8]/',
+    'http://[64:ff9b::808:808]/',
+    'http://172.32.0.1/',
+    'http://100.128.0.1/',
+    'http://192.169.0.1/',
+  ]
   for (const url of open) test(`${url} (public) passes`, async () => expect(await refusal(url)).toBeNull())
 
   test('only http and https, never credentials in the URL', async () => {
@@ -98,7 +136,9 @@ describe('allow-list', () => {
     expect(await refusal('https://idp.internal/', named)).toBeNull()
     expect(await refusal('https://other.internal/', named)).toBe('private')
     expect(await refusal('http://169.254.169.254/', allowing(['169.254.0.0/16']))).toBe('metadata')
-    expect(await refusal('http://md.internal/', outboundPolicy({ ...OFF, OUTBOUND_ALLOW_HOSTS: ['md.internal'] }, { resolve: scripted(['169.254.169.254']) }))).toBe('metadata')
+    expect(
+      await refusal('http://md.internal/', outboundPolicy({ ...OFF, OUTBOUND_ALLOW_HOSTS: ['md.internal'] }, { resolve: scripted(['169.254.169.254']) })),
+    ).toBe('metadata')
     expect(() => loadConfig({ ...REQUIRED, OUTBOUND_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8,nonsense' })).toThrow('OUTBOUND_ALLOW_PRIVATE_CIDRS')
     expect(() => loadConfig({ ...REQUIRED, OUTBOUND_CA_FILE: '/nonexistent/ca.pem' })).toThrow('OUTBOUND_CA_FILE')
   })
@@ -110,7 +150,8 @@ describe('requests over real sockets', () => {
   let evil: ReturnType<typeof Bun.serve>
   beforeAll(() => {
     good = Bun.serve({
-      port: 0, hostname: '127.0.0.1',
+      port: 0,
+      hostname: '127.0.0.1',
       fetch: async (req) => {
         const url = new URL(req.url)
         hits.good!.push(`${req.method} ${url.pathname} host=${req.headers.get('host')}`)
@@ -121,10 +162,14 @@ describe('requests over real sockets', () => {
       },
     })
     // Same port on another loopback address: where a second resolution would send the request.
-    evil = Bun.serve({ port: good.port, hostname: '127.0.0.2', fetch: (req) => {
-      hits.evil!.push(new URL(req.url).pathname)
-      return new Response('evil')
-    } })
+    evil = Bun.serve({
+      port: good.port,
+      hostname: '127.0.0.2',
+      fetch: (req) => {
+        hits.evil!.push(new URL(req.url).pathname)
+        return new Response('evil')
+      },
+    })
   })
   afterAll(() => {
     good?.stop(true)
@@ -179,8 +224,26 @@ describe('https with a test-made CA (OUTBOUND_CA_FILE), verification on', () => 
   let port: number
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rcp-outbound-'))
-    const made = Bun.spawnSync(['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-subj', '/CN=idp.test', '-addext', 'subjectAltName=DNS:idp.test'])
+    const made = Bun.spawnSync([
+      'openssl',
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+      '-subj',
+      '/CN=idp.test',
+      '-addext',
+      'subjectAltName=DNS:idp.test',
+    ])
     if (made.exitCode !== 0) throw new Error(`openssl: ${made.stderr.toString()}`)
     server = createHttps({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (req, res) => {
       res.end(`sni=${(req.socket as { servername?: string }).servername} host=${req.headers.host}`)
@@ -192,9 +255,10 @@ describe('https with a test-made CA (OUTBOUND_CA_FILE), verification on', () => 
     server?.close()
     rmSync(dir, { recursive: true, force: true })
   })
-  const policy = (caFile?: string) => outboundPolicy({ ...OFF, OUTBOUND_ALLOW_PRIVATE_CIDRS: ['127.0.0.1/32'], OUTBOUND_CA_FILE: caFile }, { resolve: scripted(['127.0.0.1']) })
+  const policy = (caFile?: string) =>
+    outboundPolicy({ ...OFF, OUTBOUND_ALLOW_PRIVATE_CIDRS: ['127.0.0.1/32'], OUTBOUND_CA_FILE: caFile }, { resolve: scripted(['127.0.0.1']) })
 
-  test('the certificate is checked against the URL\'s hostname while the socket goes to the checked address', async () => {
+  test("the certificate is checked against the URL's hostname while the socket goes to the checked address", async () => {
     const res = await guardedFetch(`https://idp.test:${port}/`, {}, { policy: policy(join(dir, 'cert.pem')) })
     expect(res.body.toString()).toBe(`sni=idp.test host=idp.test:${port}`)
     const untrusted = await guardedFetch(`https://idp.test:${port}/`, {}, { policy: policy() }).catch((e) => e)

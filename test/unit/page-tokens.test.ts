@@ -9,7 +9,14 @@ import { newSecretKey } from '../../scripts/env'
 const [oldKey, newKey] = [newSecretKey(), newSecretKey()]
 const key = deriveKeys(oldKey)
 const binding = { route: 'GET /x', scope: 'tenant:1', filters: { status: 'active', q: 'ada' } }
-const code = (fn: () => unknown) => { try { fn(); return null } catch (err) { return (err as { code?: string }).code } }
+const code = (fn: () => unknown) => {
+  try {
+    fn()
+    return null
+  } catch (err) {
+    return (err as { code?: string }).code
+  }
+}
 
 describe('page tokens', () => {
   test('open to the cursor they were made with, whatever the order of the filters', () => {

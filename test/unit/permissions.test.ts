@@ -7,18 +7,22 @@ describe('roles', () => {
   test('the owner holds every permission; every other role holds tenant:read and less than the owner', () => {
     expect([...ROLE_PERMISSIONS.owner].sort()).toEqual([...PERMISSIONS].sort())
     for (const r of ROLES.filter((r) => r !== 'owner')) {
-      expect({ r, read: ROLE_PERMISSIONS[r].includes('tenant:read'), fewer: ROLE_PERMISSIONS[r].length < PERMISSIONS.length }).toEqual({ r, read: true, fewer: true })
+      expect({ r, read: ROLE_PERMISSIONS[r].includes('tenant:read'), fewer: ROLE_PERMISSIONS[r].length < PERMISSIONS.length }).toEqual({
+        r,
+        read: true,
+        fewer: true,
+      })
     }
   })
 
-  test('billing is the billing admin\'s and the owner\'s alone to write; models are not the billing admin\'s', () => {
+  test("billing is the billing admin's and the owner's alone to write; models are not the billing admin's", () => {
     expect(ROLES.filter((r) => ROLE_PERMISSIONS[r].includes('billing:write'))).toEqual(['owner', 'billing_admin'])
     expect(ROLES.filter((r) => ROLE_PERMISSIONS[r].includes('model:read'))).toEqual(['owner', 'admin', 'researcher', 'viewer'])
   })
 })
 
 describe('a PAT', () => {
-  test('can do what both its scopes and its member\'s role allow, never more', () => {
+  test("can do what both its scopes and its member's role allow, never more", () => {
     expect(effectivePermissions('viewer', null)).toEqual([...ROLE_PERMISSIONS.viewer])
     expect(effectivePermissions('viewer', ['tenant:read', 'tenant:manage', 'billing:write'])).toEqual(['tenant:read'])
     expect(effectivePermissions('owner', ['model:write', 'nonsense'])).toEqual(['model:write'])

@@ -8,13 +8,28 @@ import { activityContext, detachedContext, logIds, tenantOf } from '../../api/id
 import type { Membership, Principal } from '../../api/identity/service'
 import { ApiError } from '../../api/platform/errors'
 
-const membership = (m: Partial<Membership> = {}): Membership =>
-  ({ id: crypto.randomUUID(), tenantId: crypto.randomUUID(), role: 'owner', status: 'active', expiresAt: null, ...m })
+const membership = (m: Partial<Membership> = {}): Membership => ({
+  id: crypto.randomUUID(),
+  tenantId: crypto.randomUUID(),
+  role: 'owner',
+  status: 'active',
+  expiresAt: null,
+  ...m,
+})
 
 const principal = (m: Membership | null): Principal => ({
-  credential: 'personal_access_token', credentialId: crypto.randomUUID(), userId: crypto.randomUUID(), label: 'token', membership: m,
-  grantCeiling: ['tenant:read'], permissions: ['tenant:read'], expiresAt: new Date(Date.now() + 3_600_000), lastUsedAt: null,
-  viaCookie: false, mfa: 'satisfied', authentication: null,
+  credential: 'personal_access_token',
+  credentialId: crypto.randomUUID(),
+  userId: crypto.randomUUID(),
+  label: 'token',
+  membership: m,
+  grantCeiling: ['tenant:read'],
+  permissions: ['tenant:read'],
+  expiresAt: new Date(Date.now() + 3_600_000),
+  lastUsedAt: null,
+  viaCookie: false,
+  mfa: 'satisfied',
+  authentication: null,
 })
 
 const request = () => new Request('http://api.test/v1/tokens/self', { headers: { 'x-request-id': 'req-ctx-1' } })
@@ -70,7 +85,7 @@ describe('the request id and the trace id', () => {
     expect(logIds(ctx)).toEqual({ requestId: 'req-ctx-1' })
   })
 
-  test('traced: the trace of the request\'s span, carried by a detached copy and by the log ids', () => {
+  test("traced: the trace of the request's span, carried by a detached copy and by the log ids", () => {
     const req = request()
     const span = new BasicTracerProvider().getTracer('test').startSpan('GET')
     attachSpan(req, span)
@@ -84,7 +99,7 @@ describe('the request id and the trace id', () => {
     span.end()
   })
 
-  test('an activity\'s context names its workflow, not a request', () => {
+  test("an activity's context names its workflow, not a request", () => {
     const ctx = activityContext('webhook-delivery/abc')
     expect(ctx).toMatchObject({ principal: null, membership: null, requestId: null, traceId: null })
     expect(logIds(ctx)).toEqual({ workflowId: 'webhook-delivery/abc' })

@@ -15,7 +15,10 @@ const transpiler = new Bun.Transpiler({ loader: 'ts' })
 
 /** The imports of `source` (at `file`) that leave test/unit for the rest of test/. */
 const crossings = (file: string, source: string) =>
-  transpiler.scanImports(source).filter((i) => i.path.startsWith('.')).map((i) => resolve(dirname(file), i.path))
+  transpiler
+    .scanImports(source)
+    .filter((i) => i.path.startsWith('.'))
+    .map((i) => resolve(dirname(file), i.path))
     .filter((p) => p.startsWith(`${TEST}/`) && !p.startsWith(`${UNIT}/`))
     .map((p) => `${relative(TEST, file)} imports ${relative(TEST, p)}`)
 
@@ -26,9 +29,11 @@ test('no file of the fast tier imports a helper of the server tier', () => {
 test('what the check counts as crossing', () => {
   const file = join(UNIT, 'workflows', 'x.test.ts')
   const source = [
-    "import { useApi } from '../../support/api'", "const m = await import('../../webhooks/delivery-helpers')",
-    "import { useTimeSkipping } from '../support/time-skipping'", "import { etagOf } from '../../../api/platform/etag'",
-    "const sample = \"import { useApi } from '../../support/api'\"",
+    "import { useApi } from '../../support/api'",
+    "const m = await import('../../webhooks/delivery-helpers')",
+    "import { useTimeSkipping } from '../support/time-skipping'",
+    "import { etagOf } from '../../../api/platform/etag'",
+    'const sample = "import { useApi } from \'../../support/api\'"',
   ].join('\n')
   expect(crossings(file, source)).toEqual(['unit/workflows/x.test.ts imports support/api', 'unit/workflows/x.test.ts imports webhooks/delivery-helpers'])
 })

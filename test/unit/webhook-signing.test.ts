@@ -8,11 +8,16 @@ import { signedHeaders, webhookIdOf } from '../../api/webhook-deliveries/signing
 
 const secret = () => `whsec_${randomBytes(24).toString('base64')}`
 const verifies = (s: string, headers: Record<string, string>, body: string) => {
-  try { new Webhook(s).verify(body, headers); return true } catch { return false }
+  try {
+    new Webhook(s).verify(body, headers)
+    return true
+  } catch {
+    return false
+  }
 }
 
 describe('webhook signatures', () => {
-  test('the receiver\'s library verifies each of the secrets, and refuses another secret, body or id', () => {
+  test("the receiver's library verifies each of the secrets, and refuses another secret, body or id", () => {
     const [current, previous] = [secret(), secret()]
     const body = JSON.stringify({ id: 'e1', type: 'training_job.completed', data: { ok: true } })
     const headers = signedHeaders([current, previous], webhookIdOf('6b1d3f0e-0000-4000-8000-000000000001'), new Date(), body)

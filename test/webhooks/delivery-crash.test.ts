@@ -16,8 +16,12 @@ const prefix = `rcp-wh-crash-${crypto.randomUUID().slice(0, 8)}`
 const dir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'webhook-crash-'))
 const certs = makeCertificates(dir)
 const settings: Record<string, string> = {
-  TEMPORAL_TASK_QUEUE_PREFIX: prefix, OUTBOUND_CA_FILE: certs.caFile, WEBHOOK_DISPATCHER: 'true',
-  WEBHOOK_DISPATCH_POLL_MS: '250', WEBHOOK_DISPATCH_BATCH: '20', WEBHOOK_RETRY_SCHEDULE: '0,500ms,1s,1s,2s,2s,3s,3s',
+  TEMPORAL_TASK_QUEUE_PREFIX: prefix,
+  OUTBOUND_CA_FILE: certs.caFile,
+  WEBHOOK_DISPATCHER: 'true',
+  WEBHOOK_DISPATCH_POLL_MS: '250',
+  WEBHOOK_DISPATCH_BATCH: '20',
+  WEBHOOK_RETRY_SCHEDULE: '0,500ms,1s,1s,2s,2s,3s,3s',
 }
 let api: TestApi
 let db: OwnDatabase | undefined
@@ -29,12 +33,15 @@ beforeAll(async () => {
 }, 60_000)
 const workers = killableWorkers('webhook-crash-workers', settings)
 
-beforeAll(async () => { api = await startApi(settings) })
+beforeAll(async () => {
+  api = await startApi(settings)
+})
 afterAll(async () => {
   await api.stop()
   rmSync(dir, { recursive: true, force: true })
 })
-afterAll(async () => { // after the workers' own afterAll: nothing holds a connection to the database any more
+afterAll(async () => {
+  // after the workers' own afterAll: nothing holds a connection to the database any more
   await db?.scanAndDrop()
 })
 
@@ -45,7 +52,9 @@ describe('a worker killed during a burst of deliveries', () => {
     const receivers = await Promise.all([0, 1].map(() => new Receiver(certs).start()))
     for (const r of receivers) r.delayMs = 50
     const endpoints = await Promise.all(receivers.map((r) => t.register({ url: r.url(), events: ['training_job.completed'] })))
-    receivers.forEach((r, i) => { r.secrets = [endpoints[i]!.secret] })
+    receivers.forEach((r, i) => {
+      r.secrets = [endpoints[i]!.secret]
+    })
 
     const first = await workers.start('worker-1')
     const ids = await publish(api, t.tenantId, 'training_job.completed', trainingDone, EVENTS)
@@ -56,10 +65,14 @@ describe('a worker killed during a burst of deliveries', () => {
 
     await workers.start('worker-2')
     for (const [i, ep] of endpoints.entries()) {
-      const rows = await eventually(`endpoint ${i} to have every message succeeded`, async () => {
-        const all = await messagesOf(api, ep.id)
-        return all.length === EVENTS && all.every((m) => m.status === 'succeeded') ? all : undefined
-      }, 120_000)
+      const rows = await eventually(
+        `endpoint ${i} to have every message succeeded`,
+        async () => {
+          const all = await messagesOf(api, ep.id)
+          return all.length === EVENTS && all.every((m) => m.status === 'succeeded') ? all : undefined
+        },
+        120_000,
+      )
       expect(new Set(rows.map((m) => m.event_id))).toEqual(new Set(ids))
       const r = receivers[i]!
       expect(new Set(r.deliveries.map((d) => d.body.id))).toEqual(new Set(ids))

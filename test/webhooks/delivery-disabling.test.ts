@@ -9,24 +9,38 @@ import { connectTemporal, eventually, type TestTemporal } from '../support/tempo
 import { messagesOf, publish, Receiver, settled, trainingDone, useDeliveryEnv, webhookTenant } from './delivery-helpers'
 
 const DISABLE_AFTER_MS = 2000
-const env = useDeliveryEnv({ WEBHOOK_RETRY_SCHEDULE: '0,500ms,500ms,500ms,500ms,500ms,500ms,500ms,500ms,500ms', WEBHOOK_DISABLE_AFTER_SECONDS: String(DISABLE_AFTER_MS / 1000) })
+const env = useDeliveryEnv({
+  WEBHOOK_RETRY_SCHEDULE: '0,500ms,500ms,500ms,500ms,500ms,500ms,500ms,500ms,500ms',
+  WEBHOOK_DISABLE_AFTER_SECONDS: String(DISABLE_AFTER_MS / 1000),
+})
 
 let temporal: TestTemporal
-beforeAll(async () => { temporal = await connectTemporal() })
-afterAll(async () => { await temporal?.close() })
+beforeAll(async () => {
+  temporal = await connectTemporal()
+})
+afterAll(async () => {
+  await temporal?.close()
+})
 
 const endpointRow = async (id: string) =>
   (await env.api.sql<{ enabled: boolean; disabled_at: Date | null }[]>`select enabled, disabled_at from webhook_endpoints where id = ${id}`)[0]!
 
 /** Waits for the delivery workflow of each of the endpoint's messages to finish: after that nothing more is sent. */
 async function deliveriesOver(endpointId: string): Promise<DeliverWebhookResult[]> {
-  const rows = await env.api.sql<{ event_id: string; event_type: string }[]>`select event_id, event_type from webhook_messages where endpoint_id = ${endpointId}`
-  return Promise.all(rows.map((m) => temporal.client.workflow.getHandle(webhookWorkflowIds.delivery({ endpointId, eventType: m.event_type, eventId: m.event_id })).result()))
+  const rows = await env.api.sql<
+    { event_id: string; event_type: string }[]
+  >`select event_id, event_type from webhook_messages where endpoint_id = ${endpointId}`
+  return Promise.all(
+    rows.map((m) => temporal.client.workflow.getHandle(webhookWorkflowIds.delivery({ endpointId, eventType: m.event_type, eventId: m.event_id })).result()),
+  )
 }
 
 /** Waits until the dispatcher has fanned the event out: its messages are written in the transaction that stamps it. */
-const dispatched = (eventId: string) => eventually(`event ${eventId} dispatched`, async () =>
-  (await env.api.sql`select 1 from events where id = ${eventId} and dispatched_at is not null`).length > 0 || undefined)
+const dispatched = (eventId: string) =>
+  eventually(
+    `event ${eventId} dispatched`,
+    async () => (await env.api.sql`select 1 from events where id = ${eventId} and dispatched_at is not null`).length > 0 || undefined,
+  )
 
 async function tenantWithWatcher() {
   const t = await webhookTenant(env.api)
@@ -76,8 +90,9 @@ describe('disabling', () => {
     // Against the attempts' own recorded times, not how fast the loop ran: disabled once the endpoint had failed for
     // the window, and at the first attempts past it (one per message still going, at most: the first to find the
     // window over disables it, and the others' next attempt finds it disabled and sends nothing).
-    const sent = (await env.api.sql<{ at: Date }[]>`select attempted_at as at from webhook_attempts where endpoint_id = ${ep.id} order by attempted_at`)
-      .map((r) => r.at.getTime())
+    const sent = (await env.api.sql<{ at: Date }[]>`select attempted_at as at from webhook_attempts where endpoint_id = ${ep.id} order by attempted_at`).map(
+      (r) => r.at.getTime(),
+    )
     expect(endpoint.disabled_at!.getTime() - sent[0]!).toBeGreaterThanOrEqual(DISABLE_AFTER_MS)
     expect(sent.filter((at) => at - sent[0]! >= DISABLE_AFTER_MS).length).toBeGreaterThanOrEqual(1)
     expect(sent.filter((at) => at - sent[0]! >= DISABLE_AFTER_MS).length).toBeLessThanOrEqual(3)

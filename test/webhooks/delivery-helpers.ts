@@ -22,7 +22,10 @@ import { makeCertificates, type Receiver } from '../support/webhook-receiver'
 export { makeCertificates, Receiver } from '../support/webhook-receiver'
 
 /** The webhook tests' shared setup: certificates, an API and a delivery worker on a task-queue prefix of their own. */
-export function useDeliveryEnv(overrides: Partial<Record<keyof Config, string>> = {}, opts: { resolve?: Resolver; worker?: Partial<Record<keyof Config, string>> } = {}) {
+export function useDeliveryEnv(
+  overrides: Partial<Record<keyof Config, string>> = {},
+  opts: { resolve?: Resolver; worker?: Partial<Record<keyof Config, string>> } = {},
+) {
   const env = {} as { api: TestApi; worker: RunningWorker; config: Config; certs: ReturnType<typeof makeCertificates>; dir: string; prefix: string }
   let db: OwnDatabase | undefined
   beforeAll(async () => {
@@ -31,8 +34,13 @@ export function useDeliveryEnv(overrides: Partial<Record<keyof Config, string>> 
     env.certs = makeCertificates(env.dir)
     env.prefix = `rcp-wh-${crypto.randomUUID().slice(0, 8)}`
     const settings = {
-      DATABASE_URL: db.url, TEMPORAL_TASK_QUEUE_PREFIX: env.prefix, OUTBOUND_CA_FILE: env.certs.caFile, WEBHOOK_DISPATCHER: 'true',
-      WEBHOOK_DISPATCH_POLL_MS: '250', WEBHOOK_RETRY_SCHEDULE: '0,200ms,400ms,800ms,1s,1s,2s,2s', ...overrides,
+      DATABASE_URL: db.url,
+      TEMPORAL_TASK_QUEUE_PREFIX: env.prefix,
+      OUTBOUND_CA_FILE: env.certs.caFile,
+      WEBHOOK_DISPATCHER: 'true',
+      WEBHOOK_DISPATCH_POLL_MS: '250',
+      WEBHOOK_RETRY_SCHEDULE: '0,200ms,400ms,800ms,1s,1s,2s,2s',
+      ...overrides,
     }
     env.api = await startApi(settings)
     env.config = loadConfig({ ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...settings, ...opts.worker })
@@ -77,10 +85,14 @@ export const messagesOf = (api: TestApi, endpointId: string) => api.sql<{ id: st
 
 /** Waits until every message of the endpoint has left `pending`. */
 export async function settled(api: TestApi, endpointId: string, count: number, timeoutMs = 60_000) {
-  return eventually(`${count} messages of ${endpointId} settled`, async () => {
-    const rows = await messagesOf(api, endpointId)
-    return rows.length === count && rows.every((r) => r.status !== 'pending') ? rows : undefined
-  }, timeoutMs)
+  return eventually(
+    `${count} messages of ${endpointId} settled`,
+    async () => {
+      const rows = await messagesOf(api, endpointId)
+      return rows.length === count && rows.every((r) => r.status !== 'pending') ? rows : undefined
+    },
+    timeoutMs,
+  )
 }
 
 /** Distinct event ids a receiver got, of the given ones. */

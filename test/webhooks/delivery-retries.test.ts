@@ -10,9 +10,12 @@ const env = useDeliveryEnv({ WEBHOOK_RETRY_SCHEDULE: '0,300ms,300ms,500ms,1s,2s,
 
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!)
 /** An endpoint's attempts' recorded send times (the pacing gate's stamps), in order, in ms. */
-const sendTimes = async (endpointId: string) => (await env.api.sql<{ at: Date }[]>`
+const sendTimes = async (endpointId: string) =>
+  (
+    await env.api.sql<{ at: Date }[]>`
   select a.attempted_at as at from webhook_attempts a join webhook_messages m on m.id = a.message_id
-   where m.endpoint_id = ${endpointId} order by a.attempted_at`).map((s) => s.at.getTime())
+   where m.endpoint_id = ${endpointId} order by a.attempted_at`
+  ).map((s) => s.at.getTime())
 
 describe('retries', () => {
   test('a receiver down for a while, then back: every event delivered, none lost, one webhook-id per message', async () => {

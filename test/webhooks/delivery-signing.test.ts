@@ -20,7 +20,10 @@ function pythonWithStandardWebhooks(): string {
   const venv = join(process.env.RCP_CACHE_DIR ?? join(homedir(), '.cache', 'rcp'), `venv-standardwebhooks-${hash}`)
   const python = join(venv, 'bin', 'python')
   if (!existsSync(python)) {
-    for (const cmd of [['python3', '-m', 'venv', venv], [python, '-m', 'pip', 'install', '-q', '--require-hashes', '-r', requirements]]) {
+    for (const cmd of [
+      ['python3', '-m', 'venv', venv],
+      [python, '-m', 'pip', 'install', '-q', '--require-hashes', '-r', requirements],
+    ]) {
       const r = Bun.spawnSync(cmd)
       if (r.exitCode !== 0) throw new Error(`${cmd.join(' ')}: ${r.stderr.toString()}`)
     }
@@ -32,7 +35,10 @@ function pythonWithStandardWebhooks(): string {
 async function pythonReceiver() {
   const secretsFile = join(env.dir, `py-secrets-${crypto.randomUUID()}`)
   writeFileSync(secretsFile, '')
-  const proc = Bun.spawn([pythonWithStandardWebhooks(), join(import.meta.dir, 'receiver.py'), env.certs.certFile, env.certs.keyFile, secretsFile], { stdout: 'pipe', stderr: 'inherit' })
+  const proc = Bun.spawn([pythonWithStandardWebhooks(), join(import.meta.dir, 'receiver.py'), env.certs.certFile, env.certs.keyFile, secretsFile], {
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
   const lines: string[] = []
   let buffered = ''
   void (async () => {
@@ -46,7 +52,8 @@ async function pythonReceiver() {
   })()
   const port = Number(await eventually('the Python receiver to listen', async () => lines[0]))
   return {
-    url: `https://127.0.0.1:${port}/hook`, proc,
+    url: `https://127.0.0.1:${port}/hook`,
+    proc,
     trust: (secrets: string[]) => writeFileSync(secretsFile, secrets.join('\n')),
     seen: () => lines.slice(1).map((l) => JSON.parse(l) as { webhookId: string; type: string; verifiedBy: number[] }),
   }
@@ -67,7 +74,13 @@ describe('signed deliveries', () => {
       await settled(env.api, nodeEp.id, 3)
       expect(node.deliveries.map((d) => d.verifiedBy)).toEqual([[0], [0], [0]])
       expect(node.deliveries.map((d) => d.body.id).sort()).toEqual([...ids].sort())
-      expect(node.deliveries[0]!.body).toEqual({ id: expect.any(String), type: 'training_job.completed', timestamp: expect.any(String), tenantId: t.tenantId, data })
+      expect(node.deliveries[0]!.body).toEqual({
+        id: expect.any(String),
+        type: 'training_job.completed',
+        timestamp: expect.any(String),
+        tenantId: t.tenantId,
+        data,
+      })
       const listed = (await t.manager.get(`/webhook-endpoints/${nodeEp.id}/messages`)).json.data
       expect(new Set(node.deliveries.map((d) => d.webhookId))).toEqual(new Set(listed.map((m: { webhookId: string }) => m.webhookId)))
       // docs/webhooks.md's statement of the header, and the header as sent: msg_ and the message id's 32 hex digits.
@@ -123,10 +136,12 @@ describe('signed deliveries', () => {
     expect(sent.json.data).toMatchObject({ endpointId: epA.id, eventType: 'webhook_endpoint.test', webhookId: expect.stringMatching(/^msg_/) })
 
     const doomed = trainingDone()
-    await expect(env.api.sql.begin(async (tx) => {
-      await publishEvent(tx, t.tenantId, 'training_job.failed', { trainingJobId: doomed.trainingJobId, name: 'doomed', reason: 'rolled back' })
-      throw new Error('the change failed after publishing')
-    })).rejects.toThrow('the change failed')
+    await expect(
+      env.api.sql.begin(async (tx) => {
+        await publishEvent(tx, t.tenantId, 'training_job.failed', { trainingJobId: doomed.trainingJobId, name: 'doomed', reason: 'rolled back' })
+        throw new Error('the change failed after publishing')
+      }),
+    ).rejects.toThrow('the change failed')
     // A committed event after it: once that one is delivered, the dispatcher has passed where the other would be.
     await publish(env.api, t.tenantId, 'training_job.completed', trainingDone)
     await settled(env.api, epB.id, 1)
@@ -160,8 +175,10 @@ describe('signed deliveries', () => {
     const intruder = other.client.withBearer((await patFor(other.client, ['tenant:manage'])).token)
     const [message] = await messagesOf(env.api, ep.id)
     for (const [method, path] of [
-      ['GET', `/webhook-endpoints/${ep.id}/messages`], ['GET', `/webhook-endpoints/${ep.id}/messages/${message!.id}`],
-      ['POST', `/webhook-endpoints/${ep.id}/messages/${message!.id}/redeliveries`], ['POST', `/webhook-endpoints/${ep.id}/test-events`],
+      ['GET', `/webhook-endpoints/${ep.id}/messages`],
+      ['GET', `/webhook-endpoints/${ep.id}/messages/${message!.id}`],
+      ['POST', `/webhook-endpoints/${ep.id}/messages/${message!.id}/redeliveries`],
+      ['POST', `/webhook-endpoints/${ep.id}/test-events`],
     ] as const) {
       const res = await intruder.call(method, path)
       expect({ path, status: res.status, code: res.json?.code }).toEqual({ path, status: 404, code: 'NOT_FOUND' })

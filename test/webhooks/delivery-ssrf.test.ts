@@ -10,7 +10,9 @@ import { Receiver, publish, settled, trainingDone, useDeliveryEnv, webhookTenant
 /** `localhost` answers what the test scripted last; every other name resolves as usual. */
 const answers: string[][] = []
 const resolve: Resolver = async (host) =>
-  host === 'localhost' && answers.length > 0 ? answers[0]!.map((address) => ({ address, family: address.includes(':') ? 6 as const : 4 as const })) : systemResolver(host)
+  host === 'localhost' && answers.length > 0
+    ? answers[0]!.map((address) => ({ address, family: address.includes(':') ? (6 as const) : (4 as const) }))
+    : systemResolver(host)
 
 const env = useDeliveryEnv({ WEBHOOK_RETRY_SCHEDULE: '0' }, { resolve, worker: { OUTBOUND_ALLOW_PRIVATE_CIDRS: '127.0.0.1/32' } })
 
@@ -40,8 +42,12 @@ describe('SSRF at attempt time', () => {
     const t = await webhookTenant(env.api)
     const ep = await t.register({ url: good.url('/hook', 'localhost'), events: ['training_job.completed'] })
     const cases: [string[], string | null][] = [
-      [['127.0.0.1'], null], [['127.0.0.2'], 'refused:loopback'], [['10.0.0.5'], 'refused:private'],
-      [['169.254.169.254'], 'refused:metadata'], [['::ffff:127.0.0.2'], 'refused:loopback'], [['127.0.0.1', '192.168.1.1'], 'refused:private'],
+      [['127.0.0.1'], null],
+      [['127.0.0.2'], 'refused:loopback'],
+      [['10.0.0.5'], 'refused:private'],
+      [['169.254.169.254'], 'refused:metadata'],
+      [['::ffff:127.0.0.2'], 'refused:loopback'],
+      [['127.0.0.1', '192.168.1.1'], 'refused:private'],
     ]
     for (const [i, [answer, expected]] of cases.entries()) {
       answers.unshift(answer)

@@ -20,12 +20,16 @@ describe('webhooks in /v1/openapi.json', () => {
       expect(body.properties.type).toEqual({ type: 'string', const: type })
       const { $schema: _, ...expected } = z.toJSONSchema(eventCatalogue[type].data, { target: 'draft-2020-12' }) as Record<string, unknown>
       expect({ type, data: body.properties.data }).toEqual({ type, data: expected })
-      expect(op.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(['header:webhook-id', 'header:webhook-timestamp', 'header:webhook-signature'])
+      expect(op.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual([
+        'header:webhook-id',
+        'header:webhook-timestamp',
+        'header:webhook-signature',
+      ])
       expect(Object.keys(op.responses)).toEqual(['2XX'])
     }
   })
 
-  test('a producer\'s data, as the catalogue parses it, matches the published schema field for field', async () => {
+  test("a producer's data, as the catalogue parses it, matches the published schema field for field", async () => {
     const doc = await documentOf()
     const data = doc.webhooks['storage_reconciliation.completed'].post.requestBody.content['application/json'].schema.properties.data
     expect(Object.keys(data.properties).sort()).toEqual(['errorCode', 'jobId', 'missing', 'objectsScanned', 'orphans', 'status'])

@@ -19,14 +19,24 @@ async function register(body: Record<string, unknown> = {}) {
 
 describe('registration', () => {
   test('201 with the endpoint and a Standard Webhooks secret of 32 random bytes; no later answer carries it', async () => {
-    const { owner, res } = await register({ events: ['model_version.ready', 'storage.provisioned', 'model_version.ready'], description: 'ops', rateLimitPerSecond: 5 })
+    const { owner, res } = await register({
+      events: ['model_version.ready', 'storage.provisioned', 'model_version.ready'],
+      description: 'ops',
+      rateLimitPerSecond: 5,
+    })
     expect(res.status).toBe(201)
     const { endpoint, secret } = res.json.data
     expect(secret).toMatch(SECRET)
     expect(Buffer.from(secret.slice('whsec_'.length), 'base64').length).toBe(32)
     expect(endpoint).toMatchObject({
-      url: HOOK, events: ['model_version.ready', 'storage.provisioned'], description: 'ops', enabled: true, disabledReason: null,
-      rateLimitPerSecond: 5, tenantId: owner.tenantId, previousSecretExpiresAt: null,
+      url: HOOK,
+      events: ['model_version.ready', 'storage.provisioned'],
+      description: 'ops',
+      enabled: true,
+      disabledReason: null,
+      rateLimitPerSecond: 5,
+      tenantId: owner.tenantId,
+      previousSecretExpiresAt: null,
     })
     expect(res.headers.get('etag')).toBe('"v1"')
     const later = [
@@ -106,9 +116,17 @@ describe('input', () => {
     for (const url of bad) {
       const { res } = await register({ url })
       const patched = await owner.client.patch(`/webhook-endpoints/${id}`, { url })
-      for (const [op, r] of [['create', res], ['patch', patched]] as const) {
-        expect({ url, op, status: r.status, code: r.json.code, paths: r.json.errors?.map((e: { path: string }) => e.path) })
-          .toEqual({ url, op, status: 400, code: 'VALIDATION_ERROR', paths: ['body.url'] })
+      for (const [op, r] of [
+        ['create', res],
+        ['patch', patched],
+      ] as const) {
+        expect({ url, op, status: r.status, code: r.json.code, paths: r.json.errors?.map((e: { path: string }) => e.path) }).toEqual({
+          url,
+          op,
+          status: 400,
+          code: 'VALIDATION_ERROR',
+          paths: ['body.url'],
+        })
       }
     }
     expect((await owner.client.get(`/webhook-endpoints/${id}`)).json.data.url).toBe(HOOK)

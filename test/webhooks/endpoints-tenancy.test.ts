@@ -85,10 +85,12 @@ describe('what the delivery side uses', () => {
     expect(row).toMatchObject({ enabled: false, disabled_reason: 'gone' })
     const again = await api.sql.begin((tx) => disableEndpoint(tx, delivery, tenantId, a.endpoint.id, 'failing'))
     expect(again).toBeUndefined()
-    expect([...await eventsOf(tenantId)]).toEqual([{
-      type: 'webhook_endpoint.disabled',
-      data: { endpointId: a.endpoint.id, url: a.endpoint.url, reason: 'gone', disabledAt: row!.disabled_at!.toISOString() },
-    }])
+    expect([...(await eventsOf(tenantId))]).toEqual([
+      {
+        type: 'webhook_endpoint.disabled',
+        data: { endpointId: a.endpoint.id, url: a.endpoint.url, reason: 'gone', disabledAt: row!.disabled_at!.toISOString() },
+      },
+    ])
     await sealAudit(api.sql)
     const recorded = await api.sql`select actor_type, actor_id, details from audit_log where tenant_id = ${tenantId} and action = 'webhook_endpoint.disabled'`
     expect([...recorded]).toEqual([{ actor_type: 'system', actor_id: 'webhook-delivery/test', details: { reason: 'gone', url: a.endpoint.url } }])
@@ -100,10 +102,12 @@ describe('what the delivery side uses', () => {
   test('a rolled-back disable leaves the endpoint enabled and publishes nothing', async () => {
     const a = await withEndpoint()
     const tenantId = a.owner.tenantId
-    await expect(api.sql.begin(async (tx) => {
-      await disableEndpoint(tx, delivery, tenantId, a.endpoint.id, 'failing')
-      throw new Error('the delivery bookkeeping failed')
-    })).rejects.toThrow('the delivery bookkeeping failed')
+    await expect(
+      api.sql.begin(async (tx) => {
+        await disableEndpoint(tx, delivery, tenantId, a.endpoint.id, 'failing')
+        throw new Error('the delivery bookkeeping failed')
+      }),
+    ).rejects.toThrow('the delivery bookkeeping failed')
     expect((await findEndpoint(api.sql, tenantId, a.endpoint.id))!.enabled).toBe(true)
     expect(await eventsOf(tenantId)).toHaveLength(0)
     await sealAudit(api.sql)

@@ -13,20 +13,29 @@ const s3 = localS3()
 const JOBS = '/tenants/current/storage-reconciliation-jobs'
 
 // The outbox without the audit trail's own audit.entry events (every recorded change adds one).
-const eventsOf = async (tenantId: string) => [...await env.api.sql<{ type: string; data: any }[]>`
-  select type, data from events where tenant_id = ${tenantId} and type <> 'audit.entry' order by occurred_at, id`]
+const eventsOf = async (tenantId: string) => [
+  ...(await env.api.sql<{ type: string; data: any }[]>`
+  select type, data from events where tenant_id = ${tenantId} and type <> 'audit.entry' order by occurred_at, id`),
+]
 const put = (client: Client) => client.call('PUT', '/tenants/current/storage-bucket', { body: { regionId: 'local' } })
 
 describe('storage.provisioned', () => {
   test('once, when the last bucket is ready, naming the region and every bucket', async () => {
     const tenant = await provisionedTenant(env.api.url)
     const b = tenant.buckets
-    expect(await eventsOf(tenant.tenantId)).toEqual([{
-      type: 'storage.provisioned',
-      data: { regionId: 'local', buckets: [
-        { kind: 'dataset', name: b.datasetBucket!.name }, { kind: 'export', name: b.exportBucket!.name }, { kind: 'general', name: b.bucket!.name },
-      ] },
-    }])
+    expect(await eventsOf(tenant.tenantId)).toEqual([
+      {
+        type: 'storage.provisioned',
+        data: {
+          regionId: 'local',
+          buckets: [
+            { kind: 'dataset', name: b.datasetBucket!.name },
+            { kind: 'export', name: b.exportBucket!.name },
+            { kind: 'general', name: b.bucket!.name },
+          ],
+        },
+      },
+    ])
     // Provisioning again finds everything ready: no second event.
     expect((await put(tenant.client)).status).toBe(200)
     expect((await eventsOf(tenant.tenantId)).filter((e) => e.type === 'storage.provisioned')).toHaveLength(1)
@@ -50,7 +59,7 @@ describe('storage.provisioned', () => {
 })
 
 describe('storage_reconciliation.completed', () => {
-  test('succeeded: the job\'s own counts, committed with the job', async () => {
+  test("succeeded: the job's own counts, committed with the job", async () => {
     const tenant = await provisionedTenant(env.api.url)
     await upload(s3, tenant.buckets.bucket!.name, ['a', 'stray'], 'abc')
     await env.api.sql`insert into storage_expected_objects (tenant_id, bucket, key, kind) values
@@ -59,10 +68,12 @@ describe('storage_reconciliation.completed', () => {
     const done = await jobDone(tenant.billing, res.json.data.job.id)
     expect(done).toMatchObject({ status: 'succeeded', objectsScanned: 2, orphanCount: 1, missingCount: 1 })
     const completed = (await eventsOf(tenant.tenantId)).filter((e) => e.type === 'storage_reconciliation.completed')
-    expect(completed).toEqual([{
-      type: 'storage_reconciliation.completed',
-      data: { jobId: done.id, status: 'succeeded', objectsScanned: 2, orphans: 1, missing: 1, errorCode: null },
-    }])
+    expect(completed).toEqual([
+      {
+        type: 'storage_reconciliation.completed',
+        data: { jobId: done.id, status: 'succeeded', objectsScanned: 2, orphans: 1, missing: 1, errorCode: null },
+      },
+    ])
   })
 
   test('failed in the workflow (the activity that records the failure): announced once, with its error code', async () => {
@@ -74,10 +85,12 @@ describe('storage_reconciliation.completed', () => {
     // A retried activity finds the job ended already: nothing more is published.
     await activities.failReconciliation(tenant.tenantId, job!.id, 'STORAGE_RECONCILIATION_PROVIDER_UNAVAILABLE', 'again')
     const completed = (await eventsOf(tenant.tenantId)).filter((e) => e.type === 'storage_reconciliation.completed')
-    expect(completed).toEqual([{
-      type: 'storage_reconciliation.completed',
-      data: { jobId: job!.id, status: 'failed', objectsScanned: 7, orphans: null, missing: null, errorCode: 'STORAGE_RECONCILIATION_PROVIDER_UNAVAILABLE' },
-    }])
+    expect(completed).toEqual([
+      {
+        type: 'storage_reconciliation.completed',
+        data: { jobId: job!.id, status: 'failed', objectsScanned: 7, orphans: null, missing: null, errorCode: 'STORAGE_RECONCILIATION_PROVIDER_UNAVAILABLE' },
+      },
+    ])
   })
 
   test('failed because its workflow was terminated (noticed by the API): announced too', async () => {

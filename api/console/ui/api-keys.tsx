@@ -12,14 +12,16 @@ export function ApiKeys({ can }: PageProps) {
   const [list, reload] = useLoad(() => must(api.GET('/v1/api-keys', { params: { query: { scope, pageSize: 100 } } })), [scope])
   const [action, run] = useAction()
 
-  const revoke = (apiKeyId: string) => run(async () => {
-    await must(api.DELETE('/v1/api-keys/{apiKeyId}', { params: { path: { apiKeyId } } }))
-    reload()
-  })
-  const revokeMember = (membershipId: string) => run(async () => {
-    await must(api.POST('/v1/api-keys/memberships/{membershipId}/revocations', { params: { path: { membershipId } } }))
-    reload()
-  })
+  const revoke = (apiKeyId: string) =>
+    run(async () => {
+      await must(api.DELETE('/v1/api-keys/{apiKeyId}', { params: { path: { apiKeyId } } }))
+      reload()
+    })
+  const revokeMember = (membershipId: string) =>
+    run(async () => {
+      await must(api.POST('/v1/api-keys/memberships/{membershipId}/revocations', { params: { path: { membershipId } } }))
+      reload()
+    })
 
   return (
     <>
@@ -27,30 +29,66 @@ export function ApiKeys({ can }: PageProps) {
       <section aria-labelledby="keys-title">
         <h2 id="keys-title">{scope === 'self' ? 'Your keys' : "Every member's keys"}</h2>
         {can('apikey:manage') && (
-          <p><button type="button" onClick={() => setScope(scope === 'self' ? 'tenant' : 'self')}>
-            {scope === 'self' ? "Show every member's keys" : 'Show only your keys'}</button></p>
+          <p>
+            <button type="button" onClick={() => setScope(scope === 'self' ? 'tenant' : 'self')}>
+              {scope === 'self' ? "Show every member's keys" : 'Show only your keys'}
+            </button>
+          </p>
         )}
         <ProblemMessage problem={action.problem} />
         <Show loaded={list}>
-          {(page) => page.data.length === 0 ? <Empty>No API key yet.</Empty> : (
-            <table>
-              <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-              <tbody>
-                {page.data.map((k) => (
-                  <tr key={k.id}>
-                    <td>{k.name}</td><td><code>{k.prefix}</code></td><td>{k.scopes.join(', ')}</td><td>{when(k.expiresAt)}</td>
-                    <td>{when(k.lastUsedAt)}</td><td>{k.revokedAt ? `revoked ${when(k.revokedAt)}` : 'live'}</td>
-                    <td>
-                      {!k.revokedAt && (scope === 'self' ? can('apikey:write') : can('apikey:manage')) && (
-                        <button type="button" class="danger" onClick={() => revoke(k.id)} aria-label={`Revoke ${k.name}`}>Revoke</button>)}
-                      {scope === 'tenant' && !k.revokedAt && (
-                        <button type="button" class="danger" onClick={() => revokeMember(k.membershipId)} aria-label={`Revoke every key of the member owning ${k.name}`}>Revoke all of this member's</button>)}
-                    </td>
+          {(page) =>
+            page.data.length === 0 ? (
+              <Empty>No API key yet.</Empty>
+            ) : (
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Prefix</th>
+                    <th scope="col">Scopes</th>
+                    <th scope="col">Expires</th>
+                    <th scope="col">Last used</th>
+                    <th scope="col">State</th>
+                    <th scope="col">
+                      <span class="sr-only">Actions</span>
+                    </th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+                </thead>
+                <tbody>
+                  {page.data.map((k) => (
+                    <tr key={k.id}>
+                      <td>{k.name}</td>
+                      <td>
+                        <code>{k.prefix}</code>
+                      </td>
+                      <td>{k.scopes.join(', ')}</td>
+                      <td>{when(k.expiresAt)}</td>
+                      <td>{when(k.lastUsedAt)}</td>
+                      <td>{k.revokedAt ? `revoked ${when(k.revokedAt)}` : 'live'}</td>
+                      <td>
+                        {!k.revokedAt && (scope === 'self' ? can('apikey:write') : can('apikey:manage')) && (
+                          <button type="button" class="danger" onClick={() => revoke(k.id)} aria-label={`Revoke ${k.name}`}>
+                            Revoke
+                          </button>
+                        )}
+                        {scope === 'tenant' && !k.revokedAt && (
+                          <button
+                            type="button"
+                            class="danger"
+                            onClick={() => revokeMember(k.membershipId)}
+                            aria-label={`Revoke every key of the member owning ${k.name}`}
+                          >
+                            Revoke all of this member's
+                          </button>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )
+          }
         </Show>
       </section>
     </>
@@ -67,13 +105,15 @@ function CreateKey({ offered, onCreated }: { offered: Permission[]; onCreated: (
     const data = new FormData(form)
     const expiry = String(data.get('expires') ?? '')
     return run(async () => {
-      const { data: created } = await must(api.POST('/v1/api-keys', {
-        body: {
-          name: String(data.get('name')),
-          scopes: data.getAll('scopes').map(String) as Permission[],
-          ...(expiry ? { expiresAt: new Date(`${expiry}T23:59:59`).toISOString() } : {}),
-        },
-      }))
+      const { data: created } = await must(
+        api.POST('/v1/api-keys', {
+          body: {
+            name: String(data.get('name')),
+            scopes: data.getAll('scopes').map(String) as Permission[],
+            ...(expiry ? { expiresAt: new Date(`${expiry}T23:59:59`).toISOString() } : {}),
+          },
+        }),
+      )
       form.reset()
       setToken(created.token)
       onCreated()
@@ -83,17 +123,25 @@ function CreateKey({ offered, onCreated }: { offered: Permission[]; onCreated: (
   return (
     <section aria-labelledby="create-key-title">
       <h2 id="create-key-title">Create a key</h2>
-      {token ? <OnceSecret label="Your new token" value={token} onDone={() => setToken(null)} /> : (
+      {token ? (
+        <OnceSecret label="Your new token" value={token} onDone={() => setToken(null)} />
+      ) : (
         <form onSubmit={create}>
           <label for="key-name">Name</label>
           <input id="key-name" name="name" required maxLength={100} />
           <fieldset>
             <legend>Scopes (within your own permissions)</legend>
-            {offered.map((p) => <label key={p} class="check"><input type="checkbox" name="scopes" value={p} /> {p}</label>)}
+            {offered.map((p) => (
+              <label key={p} class="check">
+                <input type="checkbox" name="scopes" value={p} /> {p}
+              </label>
+            ))}
           </fieldset>
           <label for="key-expires">Expires on (empty: 90 days; at most 366)</label>
           <input id="key-expires" name="expires" type="date" />
-          <button type="submit" disabled={action.busy}>Create key</button>
+          <button type="submit" disabled={action.busy}>
+            Create key
+          </button>
         </form>
       )}
       <ProblemMessage problem={action.problem} />

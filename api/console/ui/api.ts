@@ -26,7 +26,11 @@ const csrfHeader: Middleware = {
 export const api = createClient<paths>({ baseUrl: location.origin, credentials: 'same-origin' })
 api.use(csrfHeader)
 
-interface Answer<T> { data?: T; error?: unknown; response: Response }
+interface Answer<T> {
+  data?: T
+  error?: unknown
+  response: Response
+}
 
 /** The success body of a call (none for a 204), or a Problem (the problem+json the server answered, or the network's failure). */
 export async function must<T>(call: Promise<Answer<T>>): Promise<T> {
@@ -43,6 +47,11 @@ export async function must<T>(call: Promise<Answer<T>>): Promise<T> {
 /** Like must, for a versioned resource: the body and its ETag, to send back as If-Match. */
 export async function withEtag<T>(call: Promise<Answer<T>>): Promise<{ body: T; etag: string }> {
   let etag = ''
-  const body = await must(call.then((a) => { etag = a.response.headers.get('etag') ?? ''; return a }))
+  const body = await must(
+    call.then((a) => {
+      etag = a.response.headers.get('etag') ?? ''
+      return a
+    }),
+  )
   return { body, etag }
 }

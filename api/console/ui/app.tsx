@@ -21,7 +21,12 @@ import { AcceptInvitation, invitationToken } from './invitation'
 import { mailedLink, MailedLinkPage } from './links'
 import type { Me, PageProps } from './page'
 
-interface PageDef { path: string; title: string; needs: Permission | 'tenant' | null; view: ComponentType<PageProps> }
+interface PageDef {
+  path: string
+  title: string
+  needs: Permission | 'tenant' | null
+  view: ComponentType<PageProps>
+}
 
 const PAGES: PageDef[] = [
   { path: 'tenants', title: 'Tenants', needs: null, view: Tenants },
@@ -61,7 +66,10 @@ async function whoAmI(): Promise<Me | null> {
   }
   csrf.set(session.value.data.csrfToken)
   if (me.status === 'rejected') {
-    if (me.reason instanceof Problem && me.reason.status === 401) { csrf.clear(); return null }
+    if (me.reason instanceof Problem && me.reason.status === 401) {
+      csrf.clear()
+      return null
+    }
     throw me.reason
   }
   return me.value.data
@@ -78,11 +86,27 @@ export function App() {
     reloadMe()
   }
   // A mailed link's page needs no session: it shows at once, whoever the tab is signed in as.
-  if (link) return <MailedLinkPage link={link} onSignedIn={() => { setLink(null); reloadMe() }} />
+  if (link)
+    return (
+      <MailedLinkPage
+        link={link}
+        onSignedIn={() => {
+          setLink(null)
+          reloadMe()
+        }}
+      />
+    )
   return (
     <Show loaded={me}>
-      {(who) => invitation !== null ? <AcceptInvitation token={invitation} me={who} onSignedIn={reloadMe} onAccepted={accepted} />
-        : who ? <Console me={who} route={route} reloadMe={reloadMe} /> : <SignIn onSignedIn={reloadMe} />}
+      {(who) =>
+        invitation !== null ? (
+          <AcceptInvitation token={invitation} me={who} onSignedIn={reloadMe} onAccepted={accepted} />
+        ) : who ? (
+          <Console me={who} route={route} reloadMe={reloadMe} />
+        ) : (
+          <SignIn onSignedIn={reloadMe} />
+        )
+      }
     </Show>
   )
 }
@@ -112,16 +136,29 @@ function Console({ me, route, reloadMe }: { me: Me; route: string; reloadMe: () 
         <p class="brand">Robot Control Plane</p>
         <p class="who">
           {me.user.email}
-          {me.currentMembership ? <> · <span id="current-tenant">{me.currentMembership.tenantName}</span> ({me.currentMembership.role})</> : ' · no tenant chosen'}
+          {me.currentMembership ? (
+            <>
+              {' '}
+              · <span id="current-tenant">{me.currentMembership.tenantName}</span> ({me.currentMembership.role})
+            </>
+          ) : (
+            ' · no tenant chosen'
+          )}
         </p>
         <nav aria-label="Console">
           <ul>
             {offered.map((p) => (
-              <li key={p.path}><a href={`#/${p.path}`} aria-current={p === page ? 'page' : undefined}>{p.title}</a></li>
+              <li key={p.path}>
+                <a href={`#/${p.path}`} aria-current={p === page ? 'page' : undefined}>
+                  {p.title}
+                </a>
+              </li>
             ))}
           </ul>
         </nav>
-        <button type="button" id="sign-out" onClick={signOut}>Sign out</button>
+        <button type="button" id="sign-out" onClick={signOut}>
+          Sign out
+        </button>
       </header>
       <main>
         <h1>{page.title}</h1>

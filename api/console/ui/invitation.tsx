@@ -13,9 +13,14 @@ export const INVITATION_PATH = '/invitations/accept'
 
 /** The token of the invitation link this page was opened from, or null for any other address. */
 export const invitationToken = (): string | null =>
-  location.pathname.replace(/\/+$/, '') === INVITATION_PATH ? new URLSearchParams(location.search).get('token') ?? '' : null
+  location.pathname.replace(/\/+$/, '') === INVITATION_PATH ? (new URLSearchParams(location.search).get('token') ?? '') : null
 
-interface Props { token: string; me: Me | null; onSignedIn: () => void; onAccepted: () => void }
+interface Props {
+  token: string
+  me: Me | null
+  onSignedIn: () => void
+  onAccepted: () => void
+}
 
 export function AcceptInvitation({ token, me, onSignedIn, onAccepted }: Props) {
   const [mustSignIn, setMustSignIn] = useState(false)
@@ -23,15 +28,17 @@ export function AcceptInvitation({ token, me, onSignedIn, onAccepted }: Props) {
 
   if (!me && mustSignIn) return <SignIn onSignedIn={onSignedIn} title="Sign in to accept your invitation" />
 
-  const acceptAsMe = () => run(async () => {
-    await must(api.POST('/v1/tenant-invitations/acceptance-records', { body: { token } }))
-    onAccepted()
-  })
-  const useOtherAccount = () => run(async () => {
-    await api.DELETE('/v1/sessions/current').catch(() => undefined)
-    csrf.clear()
-    onSignedIn()
-  })
+  const acceptAsMe = () =>
+    run(async () => {
+      await must(api.POST('/v1/tenant-invitations/acceptance-records', { body: { token } }))
+      onAccepted()
+    })
+  const useOtherAccount = () =>
+    run(async () => {
+      await api.DELETE('/v1/sessions/current').catch(() => undefined)
+      csrf.clear()
+      onSignedIn()
+    })
   const acceptAsNew = (e: Event) => {
     e.preventDefault()
     const f = new FormData(e.currentTarget as HTMLFormElement)
@@ -40,11 +47,16 @@ export function AcceptInvitation({ token, me, onSignedIn, onAccepted }: Props) {
     return run(async () => {
       if (password !== String(f.get('confirm'))) throw new Error('The two passwords differ.')
       try {
-        const { data } = await must(api.POST('/v1/tenant-invitations/acceptance-records', { body: { token, password, ...(displayName ? { displayName } : {}) } }))
+        const { data } = await must(
+          api.POST('/v1/tenant-invitations/acceptance-records', { body: { token, password, ...(displayName ? { displayName } : {}) } }),
+        )
         if ('session' in data && data.session) csrf.set((data.session as { csrfToken: string }).csrfToken)
       } catch (err) {
         // The address has an account: it signs in, then accepts.
-        if (asProblem(err).status === 401) { setMustSignIn(true); return }
+        if (asProblem(err).status === 401) {
+          setMustSignIn(true)
+          return
+        }
         throw err
       }
       onAccepted()
@@ -54,13 +66,23 @@ export function AcceptInvitation({ token, me, onSignedIn, onAccepted }: Props) {
   return (
     <main class="narrow">
       <h1>Accept the invitation</h1>
-      {!token ? <p class="problem" role="alert">This link has no token: open the link from the mail again.</p> : me ? (
+      {!token ? (
+        <p class="problem" role="alert">
+          This link has no token: open the link from the mail again.
+        </p>
+      ) : me ? (
         <section aria-labelledby="accept-title">
           <h2 id="accept-title">Join with this account</h2>
-          <p>You are signed in as <strong id="invited-as">{me.user.email}</strong>. The invitation must be for this address.</p>
+          <p>
+            You are signed in as <strong id="invited-as">{me.user.email}</strong>. The invitation must be for this address.
+          </p>
           <div class="actions">
-            <button type="button" onClick={acceptAsMe} disabled={action.busy}>Accept the invitation</button>
-            <button type="button" onClick={useOtherAccount} disabled={action.busy}>Use another account</button>
+            <button type="button" onClick={acceptAsMe} disabled={action.busy}>
+              Accept the invitation
+            </button>
+            <button type="button" onClick={useOtherAccount} disabled={action.busy}>
+              Use another account
+            </button>
           </div>
         </section>
       ) : (
@@ -74,9 +96,15 @@ export function AcceptInvitation({ token, me, onSignedIn, onAccepted }: Props) {
             <input id="invite-password" name="password" type="password" autocomplete="new-password" required />
             <label for="invite-confirm">Password again</label>
             <input id="invite-confirm" name="confirm" type="password" autocomplete="new-password" required />
-            <button type="submit" disabled={action.busy}>Accept the invitation</button>
+            <button type="submit" disabled={action.busy}>
+              Accept the invitation
+            </button>
           </form>
-          <p><button type="button" class="link" onClick={() => setMustSignIn(true)}>I already have an account: sign in</button></p>
+          <p>
+            <button type="button" class="link" onClick={() => setMustSignIn(true)}>
+              I already have an account: sign in
+            </button>
+          </p>
         </section>
       )}
       <ProblemMessage problem={action.problem} />

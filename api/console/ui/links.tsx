@@ -9,7 +9,10 @@ import { Show, useAction, useLoad } from './ui'
 
 type Kind = 'password-reset' | 'activate' | 'registration'
 
-export interface MailedLink { kind: Kind; token: string }
+export interface MailedLink {
+  kind: Kind
+  token: string
+}
 
 const KINDS: Kind[] = ['password-reset', 'activate', 'registration']
 
@@ -25,24 +28,34 @@ const HEADING: Record<Kind, string> = { 'password-reset': 'Choose a new password
 const GRANT: Record<Exclude<Kind, 'registration'>, { intro: string; submit: string; done: string }> = {
   'password-reset': {
     intro: 'Set a new password for your account. Every session of the account is ended.',
-    submit: 'Set the password', done: 'Your password was changed. Sign in with the new one.',
+    submit: 'Set the password',
+    done: 'Your password was changed. Sign in with the new one.',
   },
   activate: {
     intro: 'Choose the password of your new account.',
-    submit: 'Activate', done: 'Your account is active. Sign in with your new password.',
+    submit: 'Activate',
+    done: 'Your account is active. Sign in with your new password.',
   },
 }
 
 /** `onSignedIn`: a finished registration has a session; the console opens with it. */
 export function MailedLinkPage({ link, onSignedIn }: { link: MailedLink; onSignedIn: () => void }) {
   const heading = HEADING[link.kind]
-  useEffect(() => { document.title = `${heading} · Robot Control Plane` }, [heading])
+  useEffect(() => {
+    document.title = `${heading} · Robot Control Plane`
+  }, [heading])
   return (
     <main class="narrow">
       <h1>{heading}</h1>
-      {!link.token ? <p class="problem" role="alert">This link has no token: open the link from the mail again.</p>
-        : link.kind === 'registration' ? <Registration token={link.token} onSignedIn={onSignedIn} />
-          : <ChoosePassword kind={link.kind} token={link.token} />}
+      {!link.token ? (
+        <p class="problem" role="alert">
+          This link has no token: open the link from the mail again.
+        </p>
+      ) : link.kind === 'registration' ? (
+        <Registration token={link.token} onSignedIn={onSignedIn} />
+      ) : (
+        <ChoosePassword kind={link.kind} token={link.token} />
+      )}
     </main>
   )
 }
@@ -69,7 +82,9 @@ function ChoosePassword({ kind, token }: { kind: keyof typeof GRANT; token: stri
       <p>{text.intro}</p>
       <form onSubmit={choose}>
         <PasswordFields />
-        <button type="submit" disabled={action.busy}>{text.submit}</button>
+        <button type="submit" disabled={action.busy}>
+          {text.submit}
+        </button>
       </form>
       <ProblemMessage problem={action.problem} />
     </section>
@@ -86,9 +101,11 @@ function Registration({ token, onSignedIn }: { token: string; onSignedIn: () => 
     const { password, differ } = passwordOf(e)
     return run(async () => {
       if (differ) throw new Error('The two passwords differ.')
-      const { data } = await must(api.POST('/v1/registration-invitations/completions', {
-        body: { token, password, ...(displayName ? { displayName } : {}) },
-      }))
+      const { data } = await must(
+        api.POST('/v1/registration-invitations/completions', {
+          body: { token, password, ...(displayName ? { displayName } : {}) },
+        }),
+      )
       if (data.session) csrf.set(data.session.csrfToken) // the console also asks the session for it when it loads
       history.replaceState(null, '', '/console') // the console opens on the page a new account starts from
       onSignedIn()
@@ -96,19 +113,29 @@ function Registration({ token, onSignedIn }: { token: string; onSignedIn: () => 
   }
   return (
     <Show loaded={valid}>
-      {(invited) => !invited ? <p class="problem" role="alert">This registration link is not valid any more: ask for a new one.</p> : (
-        <section aria-labelledby="link-title">
-          <h2 id="link-title">Your new account</h2>
-          <p>Choose a password to create the account of <strong id="registering">{invited.email}</strong>.</p>
-          <form onSubmit={register}>
-            <label for="link-name">Display name (optional)</label>
-            <input id="link-name" name="name" maxLength={200} autocomplete="name" />
-            <PasswordFields />
-            <button type="submit" disabled={action.busy}>Create the account</button>
-          </form>
-          <ProblemMessage problem={action.problem} />
-        </section>
-      )}
+      {(invited) =>
+        !invited ? (
+          <p class="problem" role="alert">
+            This registration link is not valid any more: ask for a new one.
+          </p>
+        ) : (
+          <section aria-labelledby="link-title">
+            <h2 id="link-title">Your new account</h2>
+            <p>
+              Choose a password to create the account of <strong id="registering">{invited.email}</strong>.
+            </p>
+            <form onSubmit={register}>
+              <label for="link-name">Display name (optional)</label>
+              <input id="link-name" name="name" maxLength={200} autocomplete="name" />
+              <PasswordFields />
+              <button type="submit" disabled={action.busy}>
+                Create the account
+              </button>
+            </form>
+            <ProblemMessage problem={action.problem} />
+          </section>
+        )
+      }
     </Show>
   )
 }
@@ -133,8 +160,14 @@ function Done({ message, next }: { message: string; next: string }) {
   return (
     <section aria-labelledby="done-title">
       <h2 id="done-title">Done</h2>
-      <p role="status" class="ok">{message}</p>
-      <p><a class="button" href="/console">{next}</a></p>
+      <p role="status" class="ok">
+        {message}
+      </p>
+      <p>
+        <a class="button" href="/console">
+          {next}
+        </a>
+      </p>
     </section>
   )
 }

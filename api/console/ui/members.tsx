@@ -33,9 +33,15 @@ export function Members({ me }: PageProps) {
   const [role, setRole] = useState<Role | ''>('')
   const [editing, setEditing] = useState<string | null>(null)
   const { pageToken, pager } = usePaging([q, status, role])
-  const [list, reloadList] = useLoad(() => must(api.GET('/v1/tenants/current/memberships', {
-    params: { query: { pageSize: PAGE_SIZE, q: q || undefined, status: status || undefined, role: role || undefined, pageToken } },
-  })).then((page) => ({ ...page, q })), [q, status, role, pageToken])
+  const [list, reloadList] = useLoad(
+    () =>
+      must(
+        api.GET('/v1/tenants/current/memberships', {
+          params: { query: { pageSize: PAGE_SIZE, q: q || undefined, status: status || undefined, role: role || undefined, pageToken } },
+        }),
+      ).then((page) => ({ ...page, q })),
+    [q, status, role, pageToken],
+  )
   // The search the rows on screen answer: until they answer the one typed, the results are marked busy.
   const shown = list.state === 'ready' ? list.value.q : undefined
 
@@ -45,31 +51,71 @@ export function Members({ me }: PageProps) {
         <h2 id="members-title">Members</h2>
         <div class="filters">
           <label for="member-search">Search by name or email</label>
-          <input id="member-search" type="search" value={search} data-settled={shown} onInput={(e) => setSearch(e.currentTarget.value)} aria-controls="member-results" />
+          <input
+            id="member-search"
+            type="search"
+            value={search}
+            data-settled={shown}
+            onInput={(e) => setSearch(e.currentTarget.value)}
+            aria-controls="member-results"
+          />
           <label for="member-status">Status</label>
           <select id="member-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as Status | '')}>
             <option value="">All but removed</option>
-            {(['active', 'disabled', 'expired', 'removed'] as const).map((s) => <option key={s} value={s}>{s}</option>)}
+            {(['active', 'disabled', 'expired', 'removed'] as const).map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
           </select>
           <label for="member-role">Role</label>
           <select id="member-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role | '')}>
             <option value="">Any role</option>
-            {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
+            {ROLES.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
           </select>
         </div>
         <div id="member-results" aria-busy={shown !== search.trim()}>
           <Show loaded={list}>
             {(page) => (
               <>
-                <p id="member-count" role="status">{page.meta.totalCount} {page.meta.totalCount === 1 ? 'member' : 'members'}</p>
-                {page.data.length === 0 ? <Empty>No member matches.</Empty> : (
+                <p id="member-count" role="status">
+                  {page.meta.totalCount} {page.meta.totalCount === 1 ? 'member' : 'members'}
+                </p>
+                {page.data.length === 0 ? (
+                  <Empty>No member matches.</Empty>
+                ) : (
                   <table>
-                    <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Expires</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
+                    <thead>
+                      <tr>
+                        <th scope="col">Name</th>
+                        <th scope="col">Email</th>
+                        <th scope="col">Role</th>
+                        <th scope="col">Status</th>
+                        <th scope="col">Expires</th>
+                        <th scope="col">
+                          <span class="sr-only">Action</span>
+                        </th>
+                      </tr>
+                    </thead>
                     <tbody>
                       {page.data.map((m) => (
                         <tr key={m.id}>
-                          <td>{m.displayName ?? '—'}</td><td>{m.email}</td><td>{m.role}</td><td>{m.status}</td><td>{when(m.expiresAt)}</td>
-                          <td>{m.status !== 'removed' && <button type="button" onClick={() => setEditing(m.id)} aria-label={`Manage ${m.email}`}>Manage</button>}</td>
+                          <td>{m.displayName ?? '—'}</td>
+                          <td>{m.email}</td>
+                          <td>{m.role}</td>
+                          <td>{m.status}</td>
+                          <td>{when(m.expiresAt)}</td>
+                          <td>
+                            {m.status !== 'removed' && (
+                              <button type="button" onClick={() => setEditing(m.id)} aria-label={`Manage ${m.email}`}>
+                                Manage
+                              </button>
+                            )}
+                          </td>
                         </tr>
                       ))}
                     </tbody>
@@ -81,7 +127,18 @@ export function Members({ me }: PageProps) {
           </Show>
         </div>
       </section>
-      {editing && <EditMember key={editing} id={editing} roles={roles} onDone={() => { setEditing(null); reloadList() }} onChanged={reloadList} />}
+      {editing && (
+        <EditMember
+          key={editing}
+          id={editing}
+          roles={roles}
+          onDone={() => {
+            setEditing(null)
+            reloadList()
+          }}
+          onChanged={reloadList}
+        />
+      )}
       <Invite roles={roles} />
     </>
   )
@@ -90,7 +147,10 @@ export function Members({ me }: PageProps) {
 /** One member read with its ETag; every change sends it back as If-Match. */
 function EditMember({ id, roles, onDone, onChanged }: { id: string; roles: readonly Role[]; onDone: () => void; onChanged: () => void }) {
   const [loaded, reload] = useLoad(() => withEtag(api.GET('/v1/tenants/current/memberships/{membershipId}', { params: { path: { membershipId: id } } })), [id])
-  const [action, guarded, stale] = useVersionedAction(() => { reload(); onChanged() })
+  const [action, guarded, stale] = useVersionedAction(() => {
+    reload()
+    onChanged()
+  })
 
   return (
     <section aria-labelledby="edit-title" class="panel">
@@ -99,15 +159,33 @@ function EditMember({ id, roles, onDone, onChanged }: { id: string; roles: reado
           <>
             <h2 id="edit-title">Manage {m.email}</h2>
             <StaleNotice problem={stale} what="member" />
-            <MemberForm key={etag} member={m} roles={roles} busy={action.busy} onClose={onDone}
-              onSave={(change) => guarded(async () => {
-                await must(api.PATCH('/v1/tenants/current/memberships/{membershipId}', { params: { path: { membershipId: id } }, headers: { 'if-match': etag }, body: change }))
-                onDone()
-              })}
-              onRemove={() => guarded(async () => {
-                await must(api.DELETE('/v1/tenants/current/memberships/{membershipId}', { params: { path: { membershipId: id } }, headers: { 'if-match': etag } }))
-                onDone()
-              })} />
+            <MemberForm
+              key={etag}
+              member={m}
+              roles={roles}
+              busy={action.busy}
+              onClose={onDone}
+              onSave={(change) =>
+                guarded(async () => {
+                  await must(
+                    api.PATCH('/v1/tenants/current/memberships/{membershipId}', {
+                      params: { path: { membershipId: id } },
+                      headers: { 'if-match': etag },
+                      body: change,
+                    }),
+                  )
+                  onDone()
+                })
+              }
+              onRemove={() =>
+                guarded(async () => {
+                  await must(
+                    api.DELETE('/v1/tenants/current/memberships/{membershipId}', { params: { path: { membershipId: id } }, headers: { 'if-match': etag } }),
+                  )
+                  onDone()
+                })
+              }
+            />
             <ProblemMessage problem={action.problem} />
           </>
         )}
@@ -143,7 +221,11 @@ function MemberForm({ member, roles, busy, onSave, onRemove, onClose }: MemberFo
       <form onSubmit={save}>
         <label for="edit-role">Role</label>
         <select id="edit-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
-          {[...new Set([member.role, ...roles])].map((r) => <option key={r} value={r}>{r}</option>)}
+          {[...new Set([member.role, ...roles])].map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
         </select>
         <label for="edit-status">Status</label>
         <select id="edit-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as 'active' | 'disabled')}>
@@ -152,14 +234,30 @@ function MemberForm({ member, roles, busy, onSave, onRemove, onClose }: MemberFo
         </select>
         <label for="edit-expires">Membership expires on (empty: never)</label>
         <input id="edit-expires" type="date" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
-        <button type="submit" disabled={busy}>Save</button>
-        <button type="button" onClick={onClose}>Close</button>
+        <button type="submit" disabled={busy}>
+          Save
+        </button>
+        <button type="button" onClick={onClose}>
+          Close
+        </button>
       </form>
       {confirming ? (
-        <p>Remove {member.email} from this tenant? Their sessions leave it and their keys for it are revoked.{' '}
-          <button type="button" class="danger" onClick={onRemove} disabled={busy}>Confirm removal</button>{' '}
-          <button type="button" onClick={() => setConfirming(false)}>Keep</button></p>
-      ) : <p><button type="button" class="danger" onClick={() => setConfirming(true)}>Remove member</button></p>}
+        <p>
+          Remove {member.email} from this tenant? Their sessions leave it and their keys for it are revoked.{' '}
+          <button type="button" class="danger" onClick={onRemove} disabled={busy}>
+            Confirm removal
+          </button>{' '}
+          <button type="button" onClick={() => setConfirming(false)}>
+            Keep
+          </button>
+        </p>
+      ) : (
+        <p>
+          <button type="button" class="danger" onClick={() => setConfirming(true)}>
+            Remove member
+          </button>
+        </p>
+      )}
     </>
   )
 }
@@ -181,11 +279,12 @@ function Invite({ roles }: { roles: readonly Role[] }) {
       reload()
     })
   }
-  const revoke = (id: string) => run(async () => {
-    await must(api.DELETE('/v1/tenant-invitations/{invitationId}', { params: { path: { invitationId: id } } }))
-    setSent('')
-    reload()
-  })
+  const revoke = (id: string) =>
+    run(async () => {
+      await must(api.DELETE('/v1/tenant-invitations/{invitationId}', { params: { path: { invitationId: id } } }))
+      setSent('')
+      reload()
+    })
 
   return (
     <section aria-labelledby="invite-title">
@@ -195,22 +294,40 @@ function Invite({ roles }: { roles: readonly Role[] }) {
         <input id="invite-email" name="email" type="email" required maxLength={254} />
         <label for="invite-role">Role</label>
         <select id="invite-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
-          {roles.map((r) => <option key={r} value={r}>{r}</option>)}
+          {roles.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
         </select>
-        <button type="submit" disabled={action.busy}>Send invitation</button>
+        <button type="submit" disabled={action.busy}>
+          Send invitation
+        </button>
       </form>
-      {sent && <p role="status" class="ok">{sent}</p>}
+      {sent && (
+        <p role="status" class="ok">
+          {sent}
+        </p>
+      )}
       <ProblemMessage problem={action.problem} />
       <h3>Pending invitations</h3>
       <Show loaded={pending}>
-        {(page) => page.data.length === 0 ? <Empty>No pending invitation.</Empty> : (
-          <ul id="invitations">
-            {page.data.map((i) => (
-              <li key={i.id}>{i.email} as {i.role}, until {when(i.expiresAt)}{' '}
-                <button type="button" onClick={() => revoke(i.id)} aria-label={`Revoke the invitation of ${i.email}`}>Revoke</button></li>
-            ))}
-          </ul>
-        )}
+        {(page) =>
+          page.data.length === 0 ? (
+            <Empty>No pending invitation.</Empty>
+          ) : (
+            <ul id="invitations">
+              {page.data.map((i) => (
+                <li key={i.id}>
+                  {i.email} as {i.role}, until {when(i.expiresAt)}{' '}
+                  <button type="button" onClick={() => revoke(i.id)} aria-label={`Revoke the invitation of ${i.email}`}>
+                    Revoke
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )
+        }
       </Show>
     </section>
   )

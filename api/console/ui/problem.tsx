@@ -1,6 +1,11 @@
 // Errors as the server says them: the problem+json message (and each field's), never a guess of ours.
 
-interface ProblemFields { status: number; code: string; message: string; errors?: { path: string; message: string }[] }
+interface ProblemFields {
+  status: number
+  code: string
+  message: string
+  errors?: { path: string; message: string }[]
+}
 
 export class Problem extends Error {
   readonly status: number
@@ -25,8 +30,8 @@ export class Problem extends Error {
   }
 }
 
-export const asProblem = (err: unknown): Problem => err instanceof Problem ? err
-  : new Problem({ status: 0, code: 'CLIENT', message: err instanceof Error ? err.message : String(err) })
+export const asProblem = (err: unknown): Problem =>
+  err instanceof Problem ? err : new Problem({ status: 0, code: 'CLIENT', message: err instanceof Error ? err.message : String(err) })
 
 /** A problem where it happened: its message, the fields it names, and its code for a support request. */
 export function ProblemMessage({ problem }: { problem: Problem | null }) {
@@ -34,8 +39,18 @@ export function ProblemMessage({ problem }: { problem: Problem | null }) {
   if (problem.status === 403) return <Forbidden problem={problem} />
   return (
     <div class="problem" role="alert">
-      <p><strong>{problem.message}</strong> <span class="code">({problem.code})</span></p>
-      {problem.errors.length > 0 && <ul>{problem.errors.map((e) => <li key={e.path}><code>{e.path}</code>: {e.message}</li>)}</ul>}
+      <p>
+        <strong>{problem.message}</strong> <span class="code">({problem.code})</span>
+      </p>
+      {problem.errors.length > 0 && (
+        <ul>
+          {problem.errors.map((e) => (
+            <li key={e.path}>
+              <code>{e.path}</code>: {e.message}
+            </li>
+          ))}
+        </ul>
+      )}
     </div>
   )
 }
@@ -44,7 +59,9 @@ export function ProblemMessage({ problem }: { problem: Problem | null }) {
 export function Forbidden({ problem }: { problem?: Problem }) {
   return (
     <div class="forbidden" role="alert">
-      <p><strong>Your role does not allow this.</strong></p>
+      <p>
+        <strong>Your role does not allow this.</strong>
+      </p>
       {problem && <p>{problem.message}</p>}
     </div>
   )

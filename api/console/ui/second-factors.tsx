@@ -13,7 +13,10 @@ type TotpStart = components['schemas']['TotpEnrollmentStartDto']
 
 export function SecondFactors({ onChange }: { onChange?: () => void }) {
   const [status, reload] = useLoad(() => must(api.GET('/v1/users/me/mfa')).then((r) => r.data), [])
-  const changed = () => { reload(); onChange?.() }
+  const changed = () => {
+    reload()
+    onChange?.()
+  }
   return (
     <>
       <section aria-labelledby="totp-title">
@@ -56,36 +59,56 @@ function Totp({ active, since, codesLeft, onChange }: { active: boolean; since: 
     <>
       {codes && (
         <div class="secret" role="region" aria-label="Recovery codes">
-          <p><strong>Your recovery codes: keep them somewhere safe. They are shown once and never again; each works once in place of a code.</strong></p>
-          <ul id="recovery-codes">{codes.map((c) => <li key={c}><code>{c}</code></li>)}</ul>
+          <p>
+            <strong>Your recovery codes: keep them somewhere safe. They are shown once and never again; each works once in place of a code.</strong>
+          </p>
+          <ul id="recovery-codes">
+            {codes.map((c) => (
+              <li key={c}>
+                <code>{c}</code>
+              </li>
+            ))}
+          </ul>
           <CopyButton value={codes.join('\n')} label="Copy the recovery codes" />{' '}
-          <button type="button" onClick={() => setCodes(null)}>Done</button>
+          <button type="button" onClick={() => setCodes(null)}>
+            Done
+          </button>
         </div>
       )}
       {active ? (
         <>
-          <p id="totp-state">Active since {when(since)}; {codesLeft} recovery codes left.</p>
+          <p id="totp-state">
+            Active since {when(since)}; {codesLeft} recovery codes left.
+          </p>
           <form onSubmit={remove} class="inline">
             <label for="totp-remove-code">A current code or a recovery code</label>
             <input id="totp-remove-code" name="code" autocomplete="one-time-code" required maxLength={64} />
-            <button type="submit" class="danger" disabled={action.busy}>Remove the authenticator app</button>
+            <button type="submit" class="danger" disabled={action.busy}>
+              Remove the authenticator app
+            </button>
           </form>
         </>
       ) : enrolling ? (
         <div class="panel">
           <p>Scan the QR code with your authenticator app, or type the secret into it. Both are shown only while you set it up.</p>
           <img id="totp-qr" src={enrolling.qrCodeDataUrl} width={240} height={240} alt="QR code of the authenticator app secret" />
-          <p>Secret: <code id="totp-secret">{enrolling.secret}</code></p>
+          <p>
+            Secret: <code id="totp-secret">{enrolling.secret}</code>
+          </p>
           <form onSubmit={confirm} class="inline">
             <label for="totp-code">Code from the app ({enrolling.digits} digits)</label>
             <input id="totp-code" name="code" inputMode="numeric" autocomplete="one-time-code" required pattern="\d{6}" />
-            <button type="submit" disabled={action.busy}>Confirm</button>
+            <button type="submit" disabled={action.busy}>
+              Confirm
+            </button>
           </form>
         </div>
       ) : (
         <>
           <p id="totp-state">Not set up.</p>
-          <button type="button" onClick={start} disabled={action.busy}>Set up an authenticator app</button>
+          <button type="button" onClick={start} disabled={action.busy}>
+            Set up an authenticator app
+          </button>
         </>
       )}
       <ProblemMessage problem={action.problem} />
@@ -97,7 +120,10 @@ function Passkeys({ onChange }: { onChange: () => void }) {
   const [list, reload] = useLoad(() => must(api.GET('/v1/users/me/webauthn/credentials', { params: { query: { pageSize: 100 } } })), [])
   const [action, run] = useAction()
   const [name, setName] = useState('')
-  const changed = () => { reload(); onChange() }
+  const changed = () => {
+    reload()
+    onChange()
+  }
 
   const add = (e: Event) => {
     e.preventDefault()
@@ -109,33 +135,61 @@ function Passkeys({ onChange }: { onChange: () => void }) {
       changed()
     })
   }
-  const remove = (credentialId: string) => run(async () => {
-    await must(api.DELETE('/v1/users/me/webauthn/credentials/{credentialId}', { params: { path: { credentialId } } }))
-    changed()
-  })
+  const remove = (credentialId: string) =>
+    run(async () => {
+      await must(api.DELETE('/v1/users/me/webauthn/credentials/{credentialId}', { params: { path: { credentialId } } }))
+      changed()
+    })
 
   return (
     <section aria-labelledby="passkeys-title">
       <h2 id="passkeys-title">Passkeys</h2>
       <Show loaded={list}>
-        {(page) => page.data.length === 0 ? <Empty>No passkey yet.</Empty> : (
-          <table id="passkeys">
-            <thead><tr><th scope="col">Name</th><th scope="col">Added</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Action</span></th></tr></thead>
-            <tbody>
-              {page.data.map((c) => (
-                <tr key={c.id}>
-                  <td>{c.name ?? 'Passkey'}</td><td>{when(c.createdAt)}</td><td>{when(c.lastUsedAt)}</td>
-                  <td><button type="button" class="danger" onClick={() => remove(c.id)} disabled={action.busy} aria-label={`Remove passkey ${c.name ?? ''}`.trim()}>Remove</button></td>
+        {(page) =>
+          page.data.length === 0 ? (
+            <Empty>No passkey yet.</Empty>
+          ) : (
+            <table id="passkeys">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Added</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">
+                    <span class="sr-only">Action</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+              </thead>
+              <tbody>
+                {page.data.map((c) => (
+                  <tr key={c.id}>
+                    <td>{c.name ?? 'Passkey'}</td>
+                    <td>{when(c.createdAt)}</td>
+                    <td>{when(c.lastUsedAt)}</td>
+                    <td>
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={() => remove(c.id)}
+                        disabled={action.busy}
+                        aria-label={`Remove passkey ${c.name ?? ''}`.trim()}
+                      >
+                        Remove
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
       </Show>
       <form onSubmit={add} class="inline">
         <label for="passkey-name">Name of the new passkey</label>
         <input id="passkey-name" value={name} maxLength={100} onInput={(e) => setName(e.currentTarget.value)} />
-        <button type="submit" disabled={action.busy}>Add a passkey</button>
+        <button type="submit" disabled={action.busy}>
+          Add a passkey
+        </button>
       </form>
       <ProblemMessage problem={action.problem} />
     </section>

@@ -21,7 +21,10 @@ export function SignIn({ onSignedIn, title = 'Robot Control Plane console' }: { 
   const [sent, setSent] = useState('')
   const [action, run] = useAction()
   const [email, setEmail] = useState('')
-  const [options] = useLoad(() => must(api.GET('/v1/auth/login-options', { params: { query: email.includes('@') ? { email } : {} } })).then((r) => r.data), [email])
+  const [options] = useLoad(
+    () => must(api.GET('/v1/auth/login-options', { params: { query: email.includes('@') ? { email } : {} } })).then((r) => r.data),
+    [email],
+  )
 
   const register = (e: Event) => {
     e.preventDefault()
@@ -42,7 +45,10 @@ export function SignIn({ onSignedIn, title = 'Robot Control Plane console' }: { 
       setSent(`If ${email} has an account, a link to choose a new password is on its way.`)
     })
   }
-  const switchTo = (m: Mode) => () => { setMode(m); setSent('') }
+  const switchTo = (m: Mode) => () => {
+    setMode(m)
+    setSent('')
+  }
 
   const signIn = (e: Event) => {
     e.preventDefault()
@@ -56,19 +62,23 @@ export function SignIn({ onSignedIn, title = 'Robot Control Plane console' }: { 
     })
   }
 
-  const withPasskey = () => run(async () => {
-    const { data } = await must(api.POST('/v1/sessions/passkey-challenges', {}))
-    const assertion = await startAuthentication({ optionsJSON: data.options as never })
-    const signedIn = await must(api.POST('/v1/sessions', { body: { assertion: assertion as never } }))
-    csrf.set(signedIn.data.session.csrfToken)
-    onSignedIn()
-  })
+  const withPasskey = () =>
+    run(async () => {
+      const { data } = await must(api.POST('/v1/sessions/passkey-challenges', {}))
+      const assertion = await startAuthentication({ optionsJSON: data.options as never })
+      const signedIn = await must(api.POST('/v1/sessions', { body: { assertion: assertion as never } }))
+      csrf.set(signedIn.data.session.csrfToken)
+      onSignedIn()
+    })
 
-  const passkeyAnswer = () => run(async () => {
-    const assertion = await startAuthentication({ optionsJSON: challenge!.webauthn as never })
-    await must(api.POST('/v1/sessions/mfa-challenges/confirmations', { body: { challengeId: challenge!.id, method: 'webauthn', assertion: assertion as never } }))
-    onSignedIn()
-  })
+  const passkeyAnswer = () =>
+    run(async () => {
+      const assertion = await startAuthentication({ optionsJSON: challenge!.webauthn as never })
+      await must(
+        api.POST('/v1/sessions/mfa-challenges/confirmations', { body: { challengeId: challenge!.id, method: 'webauthn', assertion: assertion as never } }),
+      )
+      onSignedIn()
+    })
 
   const confirm = (e: Event) => {
     e.preventDefault()
@@ -87,18 +97,28 @@ export function SignIn({ onSignedIn, title = 'Robot Control Plane console' }: { 
         <Step id="enrol" title="A second factor is required" problem={null}>
           <p>Your organisation requires a second factor: set up an authenticator app or add a passkey, then continue.</p>
           <SecondFactors />
-          <p><button type="button" onClick={onSignedIn}>Continue</button></p>
+          <p>
+            <button type="button" onClick={onSignedIn}>
+              Continue
+            </button>
+          </p>
         </Step>
       ) : challenge ? (
         <Step id="challenge" title="Second factor" problem={action.problem}>
           {challenge.methods.includes('webauthn') && challenge.webauthn && (
-            <p><button type="button" onClick={passkeyAnswer} disabled={action.busy}>Use a passkey</button></p>
+            <p>
+              <button type="button" onClick={passkeyAnswer} disabled={action.busy}>
+                Use a passkey
+              </button>
+            </p>
           )}
           {challenge.methods.some((m) => m === 'totp' || m === 'recovery_code') && (
             <form onSubmit={confirm}>
               <label for="mfa-code">{challenge.methods.includes('totp') ? 'Code from your authenticator app, or a recovery code' : 'A recovery code'}</label>
               <input id="mfa-code" name="code" autocomplete="one-time-code" required />
-              <button type="submit" disabled={action.busy}>Confirm</button>
+              <button type="submit" disabled={action.busy}>
+                Confirm
+              </button>
             </form>
           )}
         </Step>
@@ -107,16 +127,30 @@ export function SignIn({ onSignedIn, title = 'Robot Control Plane console' }: { 
           <form onSubmit={register}>
             <Credentials prefix="new-" fresh submit="Create account" busy={action.busy} />
           </form>
-          <p><button type="button" class="link" onClick={switchTo('sign-in')}>I have an account: sign in</button></p>
+          <p>
+            <button type="button" class="link" onClick={switchTo('sign-in')}>
+              I have an account: sign in
+            </button>
+          </p>
         </Step>
       ) : mode === 'forgot' ? (
         <Step id="forgot" title="Forgot your password" problem={action.problem}>
           <form onSubmit={forgot}>
             <EmailField id="reset-email" />
-            <button type="submit" disabled={action.busy}>Send me a link</button>
+            <button type="submit" disabled={action.busy}>
+              Send me a link
+            </button>
           </form>
-          {sent && <p role="status" class="ok">{sent}</p>}
-          <p><button type="button" class="link" onClick={switchTo('sign-in')}>Back to sign in</button></p>
+          {sent && (
+            <p role="status" class="ok">
+              {sent}
+            </p>
+          )}
+          <p>
+            <button type="button" class="link" onClick={switchTo('sign-in')}>
+              Back to sign in
+            </button>
+          </p>
         </Step>
       ) : (
         <Step id="sign-in" title="Sign in" problem={action.problem}>
@@ -124,9 +158,19 @@ export function SignIn({ onSignedIn, title = 'Robot Control Plane console' }: { 
             <Credentials prefix="" submit="Sign in" busy={action.busy} onEmail={setEmail} />
           </form>
           <Show loaded={options}>{(o) => <SsoOptions options={o} />}</Show>
-          <p><button type="button" class="link" onClick={switchTo('register')}>Create an account</button>{' '}
-            <button type="button" class="link" onClick={switchTo('forgot')}>Forgot your password?</button></p>
-          <p><button type="button" onClick={withPasskey} disabled={action.busy}>Sign in with a passkey</button></p>
+          <p>
+            <button type="button" class="link" onClick={switchTo('register')}>
+              Create an account
+            </button>{' '}
+            <button type="button" class="link" onClick={switchTo('forgot')}>
+              Forgot your password?
+            </button>
+          </p>
+          <p>
+            <button type="button" onClick={withPasskey} disabled={action.busy}>
+              Sign in with a passkey
+            </button>
+          </p>
         </Step>
       )}
     </main>
@@ -144,8 +188,18 @@ function Step({ id, title, problem, children }: { id: string; title: string; pro
 }
 
 const EmailField = ({ id, onEmail }: { id: string; onEmail?: (email: string) => void }) => (
-  <><label for={id}>Email</label><input id={id} name="email" type="email" autocomplete="username" required maxLength={254}
-    onChange={onEmail && ((e) => onEmail(e.currentTarget.value.trim()))} /></>
+  <>
+    <label for={id}>Email</label>
+    <input
+      id={id}
+      name="email"
+      type="email"
+      autocomplete="username"
+      required
+      maxLength={254}
+      onChange={onEmail && ((e) => onEmail(e.currentTarget.value.trim()))}
+    />
+  </>
 )
 
 type LoginOptions = components['schemas']['AuthLoginOptionsDto']
@@ -158,20 +212,36 @@ function SsoOptions({ options }: { options: LoginOptions }) {
     <div class="actions" role="group" aria-label="Single sign-on">
       {options.ssoEnforced && <p>Your organisation signs you in through its identity provider.</p>}
       {options.sso.map((c) => (
-        <a key={c.connectionId} class="button" href={`/v1/auth/sso/${encodeURIComponent(c.connectionId)}/start?returnTo=${encodeURIComponent('/console')}`}>Sign in with {c.name}</a>
+        <a key={c.connectionId} class="button" href={`/v1/auth/sso/${encodeURIComponent(c.connectionId)}/start?returnTo=${encodeURIComponent('/console')}`}>
+          Sign in with {c.name}
+        </a>
       ))}
     </div>
   )
 }
 
 /** Email, password and the submit button: a new password for a new account, the current one to sign in. */
-function Credentials({ prefix, fresh = false, submit, busy, onEmail }: { prefix: string; fresh?: boolean; submit: string; busy: boolean; onEmail?: (email: string) => void }) {
+function Credentials({
+  prefix,
+  fresh = false,
+  submit,
+  busy,
+  onEmail,
+}: {
+  prefix: string
+  fresh?: boolean
+  submit: string
+  busy: boolean
+  onEmail?: (email: string) => void
+}) {
   return (
     <>
       <EmailField id={`${prefix}email`} onEmail={onEmail} />
       <label for={`${prefix}password`}>Password</label>
       <input id={`${prefix}password`} name="password" type="password" autocomplete={fresh ? 'new-password' : 'current-password'} required />
-      <button type="submit" disabled={busy}>{submit}</button>
+      <button type="submit" disabled={busy}>
+        {submit}
+      </button>
     </>
   )
 }

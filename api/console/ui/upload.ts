@@ -5,7 +5,10 @@
 import { csrf } from './api'
 import { Problem } from './problem'
 
-export interface Progress { sent: number; total: number }
+export interface Progress {
+  sent: number
+  total: number
+}
 
 export function uploadObject(versionId: string, key: string, file: Blob, onProgress: (p: Progress) => void): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -23,7 +26,11 @@ export function uploadObject(versionId: string, key: string, file: Blob, onProgr
         return resolve()
       }
       let body: unknown = null
-      try { body = JSON.parse(xhr.responseText) } catch { /* not a problem body: the status says it */ }
+      try {
+        body = JSON.parse(xhr.responseText)
+      } catch {
+        /* not a problem body: the status says it */
+      }
       reject(Problem.from(body, new Response(null, { status: xhr.status, statusText: xhr.statusText })))
     }
     xhr.onerror = () => reject(new Problem({ status: 0, code: 'NETWORK', message: 'The upload was cut off. Check the connection and try again.' }))

@@ -3,8 +3,16 @@
 import { isIPv4, isIPv6 } from 'node:net'
 
 export type AddressClass =
-  | 'loopback' | 'unspecified' | 'private' | 'link-local' | 'cgnat' | 'unique-local' | 'multicast' | 'reserved'
-  | 'documentation' | 'metadata'
+  | 'loopback'
+  | 'unspecified'
+  | 'private'
+  | 'link-local'
+  | 'cgnat'
+  | 'unique-local'
+  | 'multicast'
+  | 'reserved'
+  | 'documentation'
+  | 'metadata'
 
 export interface Cidr {
   v6: boolean
@@ -63,16 +71,36 @@ const table = (rows: [string, AddressClass][]) => rows.map(([c, why]) => ({ cidr
 
 // First match wins: the metadata hosts sit inside wider ranges and must be named as what they are.
 const V4 = table([
-  ['169.254.169.254/32', 'metadata'], ['100.100.100.200/32', 'metadata'],
-  ['0.0.0.0/8', 'unspecified'], ['10.0.0.0/8', 'private'], ['100.64.0.0/10', 'cgnat'], ['127.0.0.0/8', 'loopback'],
-  ['169.254.0.0/16', 'link-local'], ['172.16.0.0/12', 'private'], ['192.0.0.0/24', 'reserved'], ['192.0.2.0/24', 'documentation'],
-  ['192.88.99.0/24', 'reserved'], ['192.168.0.0/16', 'private'], ['198.18.0.0/15', 'documentation'],
-  ['198.51.100.0/24', 'documentation'], ['203.0.113.0/24', 'documentation'], ['224.0.0.0/4', 'multicast'], ['240.0.0.0/4', 'reserved'],
+  ['169.254.169.254/32', 'metadata'],
+  ['100.100.100.200/32', 'metadata'],
+  ['0.0.0.0/8', 'unspecified'],
+  ['10.0.0.0/8', 'private'],
+  ['100.64.0.0/10', 'cgnat'],
+  ['127.0.0.0/8', 'loopback'],
+  ['169.254.0.0/16', 'link-local'],
+  ['172.16.0.0/12', 'private'],
+  ['192.0.0.0/24', 'reserved'],
+  ['192.0.2.0/24', 'documentation'],
+  ['192.88.99.0/24', 'reserved'],
+  ['192.168.0.0/16', 'private'],
+  ['198.18.0.0/15', 'documentation'],
+  ['198.51.100.0/24', 'documentation'],
+  ['203.0.113.0/24', 'documentation'],
+  ['224.0.0.0/4', 'multicast'],
+  ['240.0.0.0/4', 'reserved'],
 ])
 const V6 = table([
-  ['fd00:ec2::254/128', 'metadata'], ['::/128', 'unspecified'], ['::1/128', 'loopback'], ['64:ff9b:1::/48', 'private'],
-  ['2001::/23', 'reserved'], ['2001:db8::/32', 'documentation'], ['3fff::/20', 'documentation'], ['fc00::/7', 'unique-local'],
-  ['fe80::/10', 'link-local'], ['fec0::/10', 'private'], ['ff00::/8', 'multicast'],
+  ['fd00:ec2::254/128', 'metadata'],
+  ['::/128', 'unspecified'],
+  ['::1/128', 'loopback'],
+  ['64:ff9b:1::/48', 'private'],
+  ['2001::/23', 'reserved'],
+  ['2001:db8::/32', 'documentation'],
+  ['3fff::/20', 'documentation'],
+  ['fc00::/7', 'unique-local'],
+  ['fe80::/10', 'link-local'],
+  ['fec0::/10', 'private'],
+  ['ff00::/8', 'multicast'],
 ])
 // IPv6 forms that carry an IPv4 address: the packet ends up at that IPv4 address, so it is what is judged.
 const EMBEDS_V4_LOW = [parseCidr('::ffff:0:0/96')!, parseCidr('::ffff:0:0:0/96')!, parseCidr('64:ff9b::/96')!, parseCidr('::/96')!]

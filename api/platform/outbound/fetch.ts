@@ -14,7 +14,10 @@ export type FailureReason = 'timeout' | 'too-large' | 'network' | 'aborted'
 
 /** The destination was allowed but the exchange did not complete; `detail` is for the server's log only. */
 export class OutboundFailed extends Error {
-  constructor(readonly reason: FailureReason, readonly detail: string) {
+  constructor(
+    readonly reason: FailureReason,
+    readonly detail: string,
+  ) {
     super(`outbound request failed: ${reason}`)
     this.name = 'OutboundFailed'
   }
@@ -62,9 +65,13 @@ function toHeaders(raw: http.IncomingHttpHeaders): Headers {
 function requestOptions(target: CheckedTarget, init: GuardedInit, body: Buffer | undefined, policy: OutboundPolicy): https.RequestOptions {
   const tls = target.url.protocol === 'https:'
   return {
-    hostname: target.hostname, port: target.url.port || (tls ? 443 : 80), path: `${target.url.pathname}${target.url.search}`,
-    method: init.method ?? 'GET', headers: { ...init.headers, ...(body ? { 'content-length': String(body.byteLength) } : {}) },
-    agent: false, lookup: pinnedLookup(target.addresses),
+    hostname: target.hostname,
+    port: target.url.port || (tls ? 443 : 80),
+    path: `${target.url.pathname}${target.url.search}`,
+    method: init.method ?? 'GET',
+    headers: { ...init.headers, ...(body ? { 'content-length': String(body.byteLength) } : {}) },
+    agent: false,
+    lookup: pinnedLookup(target.addresses),
     ...(tls ? { ca: policy.ca, servername: isIP(target.hostname) ? undefined : target.hostname } : {}),
   }
 }
@@ -77,12 +84,21 @@ export async function guardedFetch(url: string | URL, init: GuardedInit, opts: G
   // tenant's, and our trace ids are not theirs to see.
   const method = init.method ?? 'GET'
   const tls = target.url.protocol === 'https:'
-  return inSpan(`HTTP ${method}`, SpanKind.CLIENT, {
-    'http.request.method': method, 'server.address': target.hostname, 'server.port': Number(target.url.port || (tls ? 443 : 80)),
-  }, (span) => exchange(target, init, opts).then((res) => {
-    span?.setAttribute('http.response.status_code', res.status)
-    return res
-  }), (err) => (err instanceof OutboundFailed ? err.reason : errorName(err)))
+  return inSpan(
+    `HTTP ${method}`,
+    SpanKind.CLIENT,
+    {
+      'http.request.method': method,
+      'server.address': target.hostname,
+      'server.port': Number(target.url.port || (tls ? 443 : 80)),
+    },
+    (span) =>
+      exchange(target, init, opts).then((res) => {
+        span?.setAttribute('http.response.status_code', res.status)
+        return res
+      }),
+    (err) => (err instanceof OutboundFailed ? err.reason : errorName(err)),
+  )
 }
 
 function exchange(target: CheckedTarget, init: GuardedInit, opts: GuardedOptions): Promise<GuardedResponse> {

@@ -8,7 +8,10 @@ export type RefusalReason = AddressClass | 'invalid-url' | 'scheme' | 'userinfo'
 /** A destination the guard will not reach. The message names only the reason class; `detail` (host and address)
  *  is for the server's log, never for an API caller: it would tell a tenant what our network resolves. */
 export class OutboundRefused extends Error {
-  constructor(readonly reason: RefusalReason, readonly detail: string) {
+  constructor(
+    readonly reason: RefusalReason,
+    readonly detail: string,
+  ) {
     super(`outbound request refused: ${reason}`)
     this.name = 'OutboundRefused'
   }

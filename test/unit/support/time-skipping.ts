@@ -33,10 +33,13 @@ function quietRuntime() {
   quiet = true
   try {
     Runtime.install({
-      logger: new DefaultLogger('ERROR'), shutdownSignals: [],
+      logger: new DefaultLogger('ERROR'),
+      shutdownSignals: [],
       telemetryOptions: { logging: { forward: {}, filter: { core: 'ERROR', other: 'ERROR' } } },
     })
-  } catch { /* already installed by this process (worker/run.ts, or an earlier file) */ }
+  } catch {
+    /* already installed by this process (worker/run.ts, or an earlier file) */
+  }
 }
 
 const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} }
@@ -77,7 +80,9 @@ async function startLock(dir: string): Promise<() => void> {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
       try {
         if (Date.now() - statSync(dir).mtimeMs > STALE_LOCK_MS) rmSync(dir, { recursive: true, force: true })
-      } catch { /* released meanwhile */ }
+      } catch {
+        /* released meanwhile */
+      }
       await Bun.sleep(50 + Math.random() * 100)
     }
   }
@@ -134,7 +139,10 @@ export class Calls {
   /** Seconds between one call of `name` and the next on the server's clock, compared with `expected` by within(). */
   gapsOf(name: string, expected: number[]): number[] {
     const at = this.of(name).map((c) => c.at)
-    return within(at.slice(1).map((t, i) => (t - at[i]!) / 1000), expected)
+    return within(
+      at.slice(1).map((t, i) => (t - at[i]!) / 1000),
+      expected,
+    )
   }
 }
 
@@ -148,5 +156,4 @@ export const within = (measured: number[], expected: number[]) =>
   measured.map((m, i) => (expected[i] !== undefined && m >= expected[i]! && m < expected[i]! + LATE_S ? expected[i]! : Math.round(m * 1000) / 1000))
 
 /** Temporal's retry intervals: initial, doubled each retry, capped; `count` of them. */
-export const backoffSeconds = (initial: number, max: number, count: number) =>
-  Array.from({ length: count }, (_, i) => Math.min(initial * 2 ** i, max))
+export const backoffSeconds = (initial: number, max: number, count: number) => Array.from({ length: count }, (_, i) => Math.min(initial * 2 ** i, max))

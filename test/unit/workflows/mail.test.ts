@@ -10,17 +10,28 @@ const ts = useTimeSkipping('mail')
 function standIns(send: (n: number) => 'sent') {
   let n = 0
   return {
-    async sendOutboxMail(id: string) { await ts.calls.record('send', id); return send(++n) },
-    async markOutboxMailFailed(id: string, reason: string) { await ts.calls.record('failed', id, reason) },
+    async sendOutboxMail(id: string) {
+      await ts.calls.record('send', id)
+      return send(++n)
+    },
+    async markOutboxMailFailed(id: string, reason: string) {
+      await ts.calls.record('failed', id, reason)
+    },
   }
 }
 
-const run = (taskQueue: string) => ts.env.client.workflow.execute('sendMailWorkflow', { taskQueue, workflowId: `mail/${crypto.randomUUID()}`, args: [{ outboxId: 'o1' }] })
+const run = (taskQueue: string) =>
+  ts.env.client.workflow.execute('sendMailWorkflow', { taskQueue, workflowId: `mail/${crypto.randomUUID()}`, args: [{ outboxId: 'o1' }] })
 
 describe('sending one outbox row', () => {
   test('a refusing SMTP server is retried 12 times over about an hour, backing off to 10 minutes, then the row is marked failed', async () => {
     ts.calls.clear()
-    const result = await ts.withWorker(standIns(() => { throw new Error('421 try again later') }), run)
+    const result = await ts.withWorker(
+      standIns(() => {
+        throw new Error('421 try again later')
+      }),
+      run,
+    )
     expect(result).toEqual({ outcome: 'failed' })
     expect(ts.calls.of('send').length).toBe(12)
     expect(ts.calls.gapsOf('send', backoffSeconds(2, 600, 11))).toEqual(backoffSeconds(2, 600, 11))
@@ -31,7 +42,13 @@ describe('sending one outbox row', () => {
 
   test('a server back within the hour gets the mail sent: no failure recorded', async () => {
     ts.calls.clear()
-    const result = await ts.withWorker(standIns((n) => { if (n < 8) throw new Error('421'); return 'sent' }), run)
+    const result = await ts.withWorker(
+      standIns((n) => {
+        if (n < 8) throw new Error('421')
+        return 'sent'
+      }),
+      run,
+    )
     expect(result).toEqual({ outcome: 'sent' })
     expect(ts.calls.gapsOf('send', backoffSeconds(2, 600, 7))).toEqual(backoffSeconds(2, 600, 7))
     expect(ts.calls.of('failed')).toEqual([])
@@ -39,7 +56,12 @@ describe('sending one outbox row', () => {
 
   test('an undeliverable row is not retried', async () => {
     ts.calls.clear()
-    const result = await ts.withWorker(standIns(() => { throw ApplicationFailure.create({ type: MailErrorType.undeliverable, message: 'unknown template' }) }), run)
+    const result = await ts.withWorker(
+      standIns(() => {
+        throw ApplicationFailure.create({ type: MailErrorType.undeliverable, message: 'unknown template' })
+      }),
+      run,
+    )
     expect(result).toEqual({ outcome: 'failed' })
     expect(ts.calls.of('send').length).toBe(1)
     expect(ts.calls.of('failed').map((c) => c.args)).toEqual([['o1', 'unknown template']])

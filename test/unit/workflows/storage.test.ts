@@ -9,8 +9,13 @@ import { backoffSeconds, useTimeSkipping } from '../support/time-skipping'
 const ts = useTimeSkipping('storage')
 
 const input: ProvisionStorageInput = {
-  tenantId: 't1', regionId: 'eu',
-  buckets: [{ kind: 'general', name: 'g' }, { kind: 'dataset', name: 'd' }, { kind: 'export', name: 'e' }],
+  tenantId: 't1',
+  regionId: 'eu',
+  buckets: [
+    { kind: 'general', name: 'g' },
+    { kind: 'dataset', name: 'd' },
+    { kind: 'export', name: 'e' },
+  ],
 }
 type Bucket = { kind: string; name: string }
 
@@ -23,9 +28,15 @@ function standIns(create: (b: Bucket, sinceFirst: number) => void) {
       first ??= ts.calls.list.at(-1)!.at
       create(b, (ts.calls.list.at(-1)!.at - first) / 1000)
     },
-    async markStorageBucketReady(_tenant: string, kind: string) { await ts.calls.record('ready', kind) },
-    async removeTenantBucket(b: Bucket) { await ts.calls.record('remove', b.name) },
-    async markStorageFailed(_tenant: string, message: string) { await ts.calls.record('failed', message) },
+    async markStorageBucketReady(_tenant: string, kind: string) {
+      await ts.calls.record('ready', kind)
+    },
+    async removeTenantBucket(b: Bucket) {
+      await ts.calls.record('remove', b.name)
+    },
+    async markStorageFailed(_tenant: string, message: string) {
+      await ts.calls.record('failed', message)
+    },
   }
 }
 
@@ -36,7 +47,12 @@ const provision = (taskQueue: string) =>
 describe('provisioning', () => {
   test('a region down for 20 minutes is waited for, retrying at most 10 s apart, and provisioning then finishes', async () => {
     ts.calls.clear()
-    await ts.withWorker(standIns((b, since) => { if (b.name === 'g' && since < 20 * 60) throw unreachable() }), provision)
+    await ts.withWorker(
+      standIns((b, since) => {
+        if (b.name === 'g' && since < 20 * 60) throw unreachable()
+      }),
+      provision,
+    )
     const tries = ts.calls.of('create').filter((c) => c.args[0] === 'g').length
     expect(tries).toBeGreaterThan(100) // 20 minutes of retries 10 s apart
     const backoff = backoffSeconds(1, 10, tries - 1)
@@ -47,7 +63,14 @@ describe('provisioning', () => {
 
   test('a region that stays down fails provisioning after an hour; the buckets created are removed, newest first', async () => {
     ts.calls.clear()
-    const failed = await ts.withWorker(standIns((b) => { if (b.name === 'd') throw unreachable() }), provision).catch((err) => err)
+    const failed = await ts
+      .withWorker(
+        standIns((b) => {
+          if (b.name === 'd') throw unreachable()
+        }),
+        provision,
+      )
+      .catch((err) => err)
     expect(failed).toBeInstanceOf(WorkflowFailedError)
     const tries = ts.calls.of('create').filter((c) => c.args[0] === 'd')
     // The hour (scheduleToCloseTimeout) runs from the first try's scheduling: every try starts within it, and the
@@ -63,7 +86,14 @@ describe('provisioning', () => {
   test('a conflict is final at once: no retry, and the same undoing', async () => {
     ts.calls.clear()
     const conflict = ApplicationFailure.create({ type: StorageErrorType.bucketConflict, message: 'taken', nonRetryable: true })
-    const failed = await ts.withWorker(standIns((b) => { if (b.name === 'e') throw conflict }), provision).catch((err) => err)
+    const failed = await ts
+      .withWorker(
+        standIns((b) => {
+          if (b.name === 'e') throw conflict
+        }),
+        provision,
+      )
+      .catch((err) => err)
     expect(failed).toBeInstanceOf(WorkflowFailedError)
     expect(ts.calls.of('create').map((c) => c.args[0])).toEqual(['g', 'd', 'e'])
     expect(ts.calls.of('remove').map((c) => c.args[0])).toEqual(['e', 'd', 'g'])

@@ -14,30 +14,36 @@ const H = 60 * M
 // The production default of WEBHOOK_RETRY_SCHEDULE (api/platform/config.ts): 0,5s,5m,30m,2h,5h,10h,10h.
 const SCHEDULE = [0, 5 * S, 5 * M, 30 * M, 2 * H, 5 * H, 10 * H, 10 * H]
 
-interface Call extends AttemptInput { at: number }
+interface Call extends AttemptInput {
+  at: number
+}
 
 /** Runs one delivery whose attempts answer `answer(call number)`. Returns the result, every call with its time on the
  *  server's clock, the timers the workflow set (seconds, in order) and each attempt's wait after the one before. */
 async function deliver(answer: (n: number, input: AttemptInput) => AttemptOutcome, input: Partial<DeliverWebhookInput> = {}) {
   const calls: Call[] = []
-  return ts.withWorker({
-    async attemptWebhookDelivery(a: AttemptInput): Promise<AttemptOutcome> {
-      calls.push({ ...a, at: await ts.env.currentTimeMs() })
-      return answer(calls.length, a)
+  return ts.withWorker(
+    {
+      async attemptWebhookDelivery(a: AttemptInput): Promise<AttemptOutcome> {
+        calls.push({ ...a, at: await ts.env.currentTimeMs() })
+        return answer(calls.length, a)
+      },
     },
-  }, async (taskQueue) => {
-    const handle = await ts.env.client.workflow.start('deliverWebhookWorkflow', {
-      taskQueue, workflowId: `webhook-${crypto.randomUUID()}`,
-      args: [{ tenantId: 't1', messageId: 'm1', scheduleMs: SCHEDULE, retryAfterMaxMs: H, ...input } satisfies DeliverWebhookInput],
-    })
-    const result = await handle.result()
-    const timers = (await handle.fetchHistory()).events!.flatMap((e) => {
-      const t = e.timerStartedEventAttributes?.startToFireTimeout
-      return t ? [Number(t.seconds ?? 0) + (t.nanos ?? 0) / 1e9] : []
-    })
-    const gaps = calls.slice(1).map((c, i) => (c.at - calls[i]!.at) / S)
-    return { result, calls, timers, gaps }
-  })
+    async (taskQueue) => {
+      const handle = await ts.env.client.workflow.start('deliverWebhookWorkflow', {
+        taskQueue,
+        workflowId: `webhook-${crypto.randomUUID()}`,
+        args: [{ tenantId: 't1', messageId: 'm1', scheduleMs: SCHEDULE, retryAfterMaxMs: H, ...input } satisfies DeliverWebhookInput],
+      })
+      const result = await handle.result()
+      const timers = (await handle.fetchHistory()).events!.flatMap((e) => {
+        const t = e.timerStartedEventAttributes?.startToFireTimeout
+        return t ? [Number(t.seconds ?? 0) + (t.nanos ?? 0) / 1e9] : []
+      })
+      const gaps = calls.slice(1).map((c, i) => (c.at - calls[i]!.at) / S)
+      return { result, calls, timers, gaps }
+    },
+  )
 }
 
 const secs = (delays: number[]) => delays.map((d) => d / S)
@@ -105,7 +111,12 @@ describe('pacing', () => {
     ]
     const { result, calls, timers } = await deliver((n) => answers[n - 1]!)
     expect(result).toEqual({ status: 'succeeded', attempts: 2 })
-    expect(calls.map((c) => [c.attempt, c.slotReserved])).toEqual([[1, false], [1, true], [1, true], [2, false]])
+    expect(calls.map((c) => [c.attempt, c.slotReserved])).toEqual([
+      [1, false],
+      [1, true],
+      [1, true],
+      [2, false],
+    ])
     expect(timers).toEqual(secs([20 * M, 3 * M, 5 * S]))
   }, 60_000)
 })
