@@ -89,7 +89,7 @@ export interface Harness {
   postgres(): Promise<PostgresServer>
   /** The API as its own process against `databaseUrl` (with the baselines of bench/baselines.ts), rate budgets out of
    *  the way, and the ceiling beside it. */
-  api(databaseUrl: string, o?: { args?: string[]; env?: Record<string, string>; weightedAsUp?: boolean }): Promise<BenchContext>
+  api(databaseUrl: string, o?: { args?: string[]; entry?: string; env?: Record<string, string>; weightedAsUp?: boolean }): Promise<BenchContext>
   /** A row driven over HTTP against the API: setup, one probe for the status, warm-up, then the measured run. */
   http(ctx: BenchContext, row: HttpRow): Measure
   /** Stopped at teardown, after the API, in reverse order of adding. */
@@ -211,7 +211,7 @@ export async function benchmark(name: string, options: ParseArgsConfig['options'
       // The production process with the baselines mounted (bench/api-entry.ts).
       const { url, pid } = await serve(
         part,
-        [process.execPath, ...(o.args ?? []), 'bench/api-entry.ts'],
+        [process.execPath, ...(o.args ?? []), o.entry ?? 'bench/api-entry.ts'],
         {
           DATABASE_URL: databaseUrl,
           SECRET_KEY: newSecretKey(),
