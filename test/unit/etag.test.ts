@@ -2,15 +2,7 @@
 // strong tag of ours or `*`, nothing else. The routes' use of them is test/http/etag.test.ts.
 import { describe, expect, test } from 'bun:test'
 import { etagOf, expectedVersion, parseIfMatch } from '../../api/platform/etag'
-
-const code = (fn: () => unknown) => {
-  try {
-    fn()
-    return null
-  } catch (err) {
-    return (err as { code?: string }).code
-  }
-}
+import { thrownCode as code } from './support/thrown-code'
 
 describe('If-Match', () => {
   test('our own tag round-trips to its version; * accepts any; absent is no condition', () => {

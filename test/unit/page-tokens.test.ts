@@ -5,18 +5,11 @@ import { describe, expect, test } from 'bun:test'
 import { deriveKeys } from '../../api/platform/keyring'
 import { openPage, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, pageTokenFor } from '../../api/platform/pagination'
 import { newSecretKey } from '../../scripts/env'
+import { thrownCode as code } from './support/thrown-code'
 
 const [oldKey, newKey] = [newSecretKey(), newSecretKey()]
 const key = deriveKeys(oldKey)
 const binding = { route: 'GET /x', scope: 'tenant:1', filters: { status: 'active', q: 'ada' } }
-const code = (fn: () => unknown) => {
-  try {
-    fn()
-    return null
-  } catch (err) {
-    return (err as { code?: string }).code
-  }
-}
 
 describe('page tokens', () => {
   test('open to the cursor they were made with, whatever the order of the filters', () => {
