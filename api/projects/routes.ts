@@ -26,10 +26,10 @@ export const projectsRoutes = (deps: AppDeps, http: HttpConventions) =>
       {
         auth: 'tenant:manage',
         idempotent: true,
-        errors: ['T400', 'T409'],
+        errors: ['T400', 'T409', 'PR409'],
         body: CreateProjectBodyDto,
         response: { 201: envelope(ProjectDto) },
-        detail: { summary: 'Create a project. TENANT_SLUG_CONFLICT (409): the slug is taken in this tenant' },
+        detail: { summary: 'Create a project. PROJECT_SLUG_CONFLICT (409): the slug is taken in this tenant' },
       },
     )
     .get(
@@ -54,7 +54,7 @@ export const projectsRoutes = (deps: AppDeps, http: HttpConventions) =>
       },
       {
         auth: 'tenant:manage',
-        errors: ['T400', 'T404', 'T409', 'P412'],
+        errors: ['T400', 'T404', 'PR409', 'P412'],
         params: ProjectParams,
         body: UpdateProjectBodyDto,
         response: { 200: envelope(ProjectDto) },

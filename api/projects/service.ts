@@ -25,8 +25,8 @@ export const toProject = (r: ProjectRow): Project => ({
 })
 
 const notFound = () => new ApiError('NOT_FOUND', 'No project with this id in the current tenant')
-// A slug is unique within the tenant: the catalogue's slug conflict says exactly that, so no new code is needed.
-const slugTaken = (slug: string) => new ApiError('TENANT_SLUG_CONFLICT', `A project with the slug "${slug}" already exists in this tenant`)
+// A slug is unique within the tenant (the database constraint decides, so two concurrent writers cannot both win).
+const slugTaken = (slug: string) => new ApiError('PROJECT_SLUG_CONFLICT', `A project with the slug "${slug}" already exists in this tenant`)
 const sqlState = (err: unknown) => (err as { code?: string }).code
 const FIELDS = ['name', 'slug', 'description'] as const
 const projectTarget = (r: ProjectRow) => ({ type: 'project', id: r.id })

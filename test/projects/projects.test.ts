@@ -81,10 +81,10 @@ describe('projects', () => {
     const s = slug()
     expect((await a.client.post('/projects', { name: 'One', slug: s })).status).toBe(201)
     const dup = await a.client.post('/projects', { name: 'Two', slug: s })
-    expect([dup.status, dup.json.code]).toEqual([409, 'TENANT_SLUG_CONFLICT'])
+    expect([dup.status, dup.json.code]).toEqual([409, 'PROJECT_SLUG_CONFLICT'])
     const second = (await a.client.post('/projects', { name: 'Two', slug: slug() })).json.data
     const renamed = await a.client.patch(`/projects/${second.id}`, { slug: s })
-    expect([renamed.status, renamed.json.code]).toEqual([409, 'TENANT_SLUG_CONFLICT'])
+    expect([renamed.status, renamed.json.code]).toEqual([409, 'PROJECT_SLUG_CONFLICT'])
     expect((await b.client.post('/projects', { name: 'One', slug: s })).status).toBe(201)
   })
 
