@@ -22,6 +22,7 @@ import { storageRoutes } from './storage/routes'
 import { tenantsRoutes } from './tenants/routes'
 import { usersRoutes } from './users/routes'
 import { embodimentProfilesRoutes } from './embodiment-profiles/routes'
+import { projectsRoutes } from './projects/routes'
 import { trainingJobsRoutes } from './training-jobs/routes'
 import { modelVersionsRoutes } from './model-versions/routes'
 import { webhookEndpointsRoutes } from './webhook-endpoints/routes'
@@ -64,6 +65,7 @@ export function buildApp(deps: AppDeps) {
         .use(onboardingRoutes(deps, http))
         .use(ssoRoutes(deps, http))
         .use(domainsRoutes(deps, http))
+        .use(projectsRoutes(deps, http))
         .use(embodimentProfilesRoutes(deps, http))
         .use(trainingJobsRoutes(deps, http))
         .use(modelVersionsRoutes(deps, http))

@@ -140,8 +140,12 @@ const MODELS_SETS = {
 const WEBHOOK_DELIVERY_SETS = {
   WD409: ['WEBHOOK_ENDPOINT_DISABLED'],
 } as const
+// Additive (issue 36): a project's slug is taken in its tenant (TENANT_SLUG_CONFLICT would name the wrong thing).
+const PROJECT_SETS = {
+  PR409: ['PROJECT_SLUG_CONFLICT'],
+} as const
 /** Sets of additive endpoints: declared here, documented in the OpenAPI, absent from the published table. */
-export const ADDITIVE_SETS: readonly string[] = [...Object.keys(MODELS_SETS), ...Object.keys(WEBHOOK_DELIVERY_SETS)]
+export const ADDITIVE_SETS: readonly string[] = [...Object.keys(MODELS_SETS), ...Object.keys(WEBHOOK_DELIVERY_SETS), ...Object.keys(PROJECT_SETS)]
 const INVITATION_409 = ['INVITATION_ALREADY_ACCEPTED', 'INVITATION_EMAIL_MISMATCH', 'INVITATION_REVOKED'] as const
 
 /** Named error sets exactly as the published interface defines them. */
@@ -167,6 +171,7 @@ export const ErrorSets = {
   M409: ['IDEMPOTENCY_CONFLICT', 'MODEL_BUNDLE_JOB_NOT_RUNNING'],
   ...MODELS_SETS,
   ...WEBHOOK_DELIVERY_SETS,
+  ...PROJECT_SETS,
   P412: ['PRECONDITION_FAILED'],
   R429: ['RATE_LIMITED'],
   // Not an interface set: what any route may answer when the server itself fails.
@@ -204,6 +209,7 @@ const STATUS_OF_SET: Record<ErrorSetName, number> = {
   M400p: 400,
   E409: 409,
   WD409: 409,
+  PR409: 409,
   P412: 412,
   R429: 429,
   X5XX: 500,

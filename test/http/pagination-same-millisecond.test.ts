@@ -109,6 +109,13 @@ const seeds: Record<string, Seed> = {
            '[{"name":"actions","dtype":"float32","shape":[7]}]'::jsonb, ${at(sql)} from ${offsets(sql)}
     returning id`,
     ),
+  projects: async (sql, o) =>
+    ids(
+      await sql`
+    insert into projects (tenant_id, name, slug, created_at)
+    select ${o.tenantId}, 'project', 'p-' || replace(gen_random_uuid()::text, '-', ''), ${at(sql)} from ${offsets(sql)}
+    returning id`,
+    ),
   trainingJobs: async (sql, o) =>
     ids(
       await sql`
@@ -198,6 +205,8 @@ const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'as
   { path: '/tenants/current/domains', seed: 'domains', table: 'tenant_domains', order: 'desc' },
   { path: '/users/me/sso-identities', seed: 'ssoIdentities', table: 'sso_identities', order: 'desc' },
   { path: '/embodiment-profiles', seed: 'embodimentProfiles', table: 'embodiment_profiles', order: 'desc' },
+  { path: '/projects', seed: 'projects', table: 'projects', order: 'desc' },
+  { path: '/projects?archived=false', seed: 'projects', table: 'projects', order: 'desc' },
   { path: '/training-jobs', seed: 'trainingJobs', table: 'training_jobs', order: 'desc' },
   { path: '/training-jobs?status=running', seed: 'trainingJobs', table: 'training_jobs', order: 'desc' },
   { path: '/model-versions', seed: 'modelVersions', table: 'model_versions', order: 'desc' },

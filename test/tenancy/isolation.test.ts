@@ -40,6 +40,7 @@ async function tenantWithEverything() {
   const hook = (await made(b.client.post('/webhook-endpoints', { url: hookUrl, events: ['training_job.completed'] }))).endpoint
   const model = b.client.withBearer((await patFor(b.client, ['model:read', 'model:write'])).token)
   const bProfile = await made(model.post('/embodiment-profiles', profile(`b ${crypto.randomUUID()}`)))
+  const project = await made(b.client.post('/projects', { name: 'b project', slug: `b-${crypto.randomUUID()}` }))
   const job = await made(model.post('/training-jobs', { name: 'b job' }))
   const version = await made(model.post('/model-versions', { name: 'b draft', format: 'onnx', source: { kind: 'imported_checkpoint', path: 'm.onnx' } }))
 
@@ -82,6 +83,7 @@ async function tenantWithEverything() {
     endpointId: ['webhook_endpoints', hook.id],
     messageId: ['webhook_messages', message!.id],
     profileId: ['embodiment_profiles', bProfile.id],
+    projectId: ['projects', project.id],
     trainingJobId: ['training_jobs', job.id],
     modelVersionId: ['model_versions', version.id],
     packageId: ['edge_packages', pkg!.id],
@@ -135,6 +137,7 @@ describe('tenant isolation', () => {
     expect(aProfile?.id).toBeString()
     const bodies: Record<string, unknown> = {
       'PATCH /v1/embodiment-profiles/{profileId}': { name: 'renamed by a' },
+      'PATCH /v1/projects/{projectId}': { name: 'renamed by a' },
       'PATCH /v1/tenants/current/memberships/{membershipId}': { role: 'viewer' },
       'PATCH /v1/tenants/current/sso-connections/{connectionId}': { name: 'renamed by a' },
       'PATCH /v1/webhook-endpoints/{endpointId}': { description: 'renamed by a' },
