@@ -88,8 +88,10 @@ describe('password hashing', () => {
       expect(await verifying).toEqual([true, true, true, true])
       expect(hasherChildren().filter((pid) => !before.includes(pid)).length).toBeGreaterThan(0)
 
-      // Killed again and again: the job is refused after its second child, not sent round for ever.
-      const doomed = hasher.verify('correct horse battery staple', hash)
+      // Killed again and again: the job is refused after its second child, not sent round for ever. Its hash asks for
+      // far more argon2id work than ours (about a second), so no child can answer it between two kills.
+      const slow = await Bun.password.hash('correct horse battery staple', { algorithm: 'argon2id', memoryCost: 65536, timeCost: 30 })
+      const doomed = hasher.verify('correct horse battery staple', slow)
       let settled = false
       void doomed
         .catch(() => {})
