@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 log() { printf '[setup] %s\n' "$*" >&2; }
+. scripts/apt-install.sh
 
 # npm writes node_modules/.package-lock.json last; a newer package-lock.json means the install is stale.
 if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
@@ -30,15 +31,11 @@ fi
 if [ "${1:-}" = --fast ]; then exit 0; fi
 
 if ! command -v docker-compose >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    log "installing docker-compose from apt (used to validate docker-compose.yml)"
-    if { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose; } >/tmp/rcp-apt-docker-compose.log 2>&1; then
-      log "docker-compose installed"
-    else
-      log "warning: could not install docker-compose (see /tmp/rcp-apt-docker-compose.log); test/compose.test.ts will fail"
-    fi
+  log "installing docker-compose from apt (used to validate docker-compose.yml)"
+  if apt_install /tmp/rcp-apt-docker-compose.log docker-compose; then
+    log "docker-compose installed"
   else
-    log "warning: docker-compose is not installed; test/compose.test.ts will fail"
+    log "warning: could not install docker-compose (needs root and apt-get; log /tmp/rcp-apt-docker-compose.log); test/compose.test.ts will fail"
   fi
 fi
 

@@ -14,6 +14,7 @@ BIN="$CACHE_DIR/bin"
 mkdir -p "$BIN"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
+. "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
 
 # $1 name, $2 version: true (and linked) when the binary is cached or on PATH; otherwise says why Go is needed.
 already_there() {
@@ -56,13 +57,9 @@ find_or_fetch_test_server() {
   if [ ! -d "$lib" ]; then
     if ! { command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; }; then
       # Like docker-compose and Chromium, a JRE and Maven come from Debian's packages when the machine has none.
-      if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        log "installing a JRE and Maven from apt (Temporal's test server is a Java program, fetched from Maven Central)"
-        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless maven; } >&2 ||
-          { log "could not install openjdk-17-jre-headless and maven"; exit 1; }
-      else
-        log "Java 17 and Maven are needed once to fetch the Temporal test server (Debian: openjdk-17-jre-headless maven)"; exit 1
-      fi
+      log "installing a JRE and Maven from apt (Temporal's test server is a Java program, fetched from Maven Central)"
+      apt_install /tmp/rcp-apt-java.log openjdk-17-jre-headless maven ||
+        { log "Java 17 and Maven are needed once to fetch the Temporal test server (Debian: openjdk-17-jre-headless maven; needs root and apt-get; log /tmp/rcp-apt-java.log)"; exit 1; }
     fi
     log "temporal test server: fetching $TEST_SERVER_VERSION from Maven Central (about 15 seconds the first time)"
     local pom

@@ -43,7 +43,7 @@ export function authMacros(deps: HttpDeps, budgets: RequestBudgets) {
   // replica's cache, a session), and while a budget lease is renewed.
   function admit(st: RequestState, principal: Principal): void | Promise<void> {
     requestContext(st, principal)
-    return budgets.admitted(st, principal)
+    return budgets.admitted(principal)
   }
 
   return {

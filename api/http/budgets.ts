@@ -34,8 +34,7 @@ export function requestBudgets(deps: Pick<HttpDeps, 'config' | 'limiter' | 'shar
       return err
     },
     /** Spends the caller's and its tenant's budgets (throws RATE_LIMITED); a promise only if a lease was renewed. */
-    admitted(st: RequestState, p: Principal): void | Promise<void> {
-      st.principal = p
+    admitted(p: Principal): void | Promise<void> {
       const perMinute = config.RATE_LIMIT_PRINCIPAL_PER_MINUTE
       const spent = admit('user', p.userId, perMinute)
       if (typeof spent !== 'number')
