@@ -12,6 +12,7 @@ import { startApi, type TestApi } from '../support/api'
 import { ownDatabase, type OwnDatabase } from '../support/own-database'
 import { patFor, tenantOwner } from '../support/fixtures'
 import { sealAudit } from '../support/audit'
+import { deleteTenantRow } from '../support/tenant-row'
 
 // A database of the file's own: what it ages past the retention periods must stay until its own purge runs, and on
 // the run's database any housekeeping run may purge it first (test/temporal/replay.test.ts runs a real one on the
@@ -141,7 +142,7 @@ describe('retention', () => {
     const ids = (await api.sql<{ id: string }[]>`select id from audit_log where tenant_id = ${owner.tenantId}`).map((r) => r.id).sort()
     expect(ids.length).toBeGreaterThanOrEqual(2)
 
-    await api.sql`delete from tenants where id = ${owner.tenantId}`
+    await deleteTenantRow(api.deps.config.DATABASE_URL, owner.tenantId)
     expect((await api.sql`select 1 from tenants where id = ${owner.tenantId}`).length).toBe(0)
 
     expect(await stillThere('audit_log', ids)).toEqual(ids)

@@ -4,6 +4,7 @@ import { describe, expect, test } from 'bun:test'
 import { randomUUID } from 'node:crypto'
 import { localS3, useApiAndTemporal } from '../storage/helpers'
 import { patFor } from '../support/fixtures'
+import { deleteTenantRow } from '../support/tenant-row'
 import { makeProfile, makeVersion, modelTenant, packageIn } from './helpers'
 
 const env = useApiAndTemporal()
@@ -135,7 +136,7 @@ describe('the request', () => {
   test('deleting a tenant takes its packages, versions and profiles with it: the in-use rule (RESTRICT) never blocks the cascade', async () => {
     const { t, create, profileId, version } = await setup()
     expect((await create(LOCAL)).status).toBe(201)
-    await env.api.sql`delete from tenants where id = ${t.tenantId}`
+    await deleteTenantRow(env.api.deps.config.DATABASE_URL, t.tenantId)
     const [left] = await env.api.sql<{ n: number }[]>`
       select (select count(*) from edge_packages where tenant_id = ${t.tenantId})
            + (select count(*) from model_versions where id = ${version.id})
