@@ -1,3 +1,4 @@
+import { passkeysConfigured } from '../mfa/webauthn'
 import { findAuthPoliciesForDomain } from '../auth-policy/queries'
 import { domainOfEmail } from '../platform/email'
 import { findTenantsVerifyingDomain } from '../domains/queries'
@@ -18,7 +19,7 @@ export async function ssoConnectionsForDomain(db: Db, domain: string, verifiedBy
 /** GET /auth/login-options: what the sign-in page should offer. It depends on the email's domain only (the tenants
  *  that claim it), never on whether an account exists, so it reveals nothing about accounts. Only a tenant that
  *  proved control of the domain (api/domains) counts: any tenant can list any domain, which proves nothing. */
-export async function loginOptions({ sql: db }: Pick<ServiceDeps, 'sql'>, email: string | undefined) {
+export async function loginOptions({ sql: db, config }: Pick<ServiceDeps, 'sql' | 'config'>, email: string | undefined) {
   const domain = email?.includes('@') ? domainOfEmail(email) : undefined
   const verifiedBy = domain ? await findTenantsVerifyingDomain(db, domain) : []
   const [claims, sso] = domain ? await Promise.all([findAuthPoliciesForDomain(db, domain), ssoConnectionsForDomain(db, domain, verifiedBy)]) : [[], []]
@@ -27,7 +28,7 @@ export async function loginOptions({ sql: db }: Pick<ServiceDeps, 'sql'>, email:
   const allows = (method: string) => policies.every((p) => p.allowed_sign_in_methods.includes(method))
   return {
     password: !ssoEnforced && allows('password'),
-    passkey: !ssoEnforced && allows('passkey'),
+    passkey: passkeysConfigured(config) && !ssoEnforced && allows('passkey'),
     ssoEnforced,
     sso,
   }

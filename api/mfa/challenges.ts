@@ -2,7 +2,7 @@ import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/serv
 import type { Config } from '../platform/config'
 import type { Db } from '../platform/db'
 import { secondFactorsOf } from './queries'
-import { authenticationOptions } from './webauthn'
+import { authenticationOptions, passkeysConfigured } from './webauthn'
 
 export type MfaMethod = 'totp' | 'recovery_code' | 'webauthn'
 export type SessionState = 'active' | 'mfa_required' | 'mfa_enrolment_required'
@@ -32,7 +32,9 @@ export async function pendingSecondFactors(db: Db, userId: string): Promise<Seco
 }
 
 /** What the challenge of a gated session offers (answered at POST /sessions/mfa-challenges/confirmations). The
- *  session's own statement stores it (api/sign-in/queries.ts), so it costs no round trip of its own. */
+ *  session's own statement stores it (api/sign-in/queries.ts), so it costs no round trip of its own. A deployment
+ *  without passkeys offers the account's other factors only (docs/security.md, "Passkeys off"). */
 export async function challengeOptions(config: Config, f: SecondFactors): Promise<Pick<MfaChallenge, 'methods' | 'webauthn'>> {
-  return { methods: methodsOf(f), webauthn: f.webauthn.length > 0 ? await authenticationOptions(config, f.webauthn) : null }
+  const passkeys = passkeysConfigured(config) ? f.webauthn.length : 0
+  return { methods: methodsFor(f.totp, passkeys), webauthn: passkeys > 0 ? await authenticationOptions(config, f.webauthn) : null }
 }

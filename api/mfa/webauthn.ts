@@ -26,6 +26,18 @@ export const CHALLENGE_TTL_SECONDS = 300
 
 type WebAuthnConfig = Pick<Config, 'WEBAUTHN_RP_ID' | 'WEBAUTHN_ORIGINS'>
 
+/** The relying party every ceremony names, or AUTH_PROVIDER_NOT_CONFIGURED: a deployment with WEBAUTHN_RP_ID set
+ *  empty offers no passkeys, whatever a tenant's policy allows (its default allows them), so each ceremony is refused
+ *  before a challenge is issued or spent. */
+export function relyingParty(config: WebAuthnConfig): { rpID: string; origins: string[] } {
+  if (!passkeysConfigured(config)) {
+    throw new ApiError('AUTH_PROVIDER_NOT_CONFIGURED', 'Passkeys are not configured on this deployment: sign in with a password or single sign-on')
+  }
+  return { rpID: config.WEBAUTHN_RP_ID, origins: config.WEBAUTHN_ORIGINS }
+}
+
+export const passkeysConfigured = (config: Pick<Config, 'WEBAUTHN_RP_ID'>): boolean => config.WEBAUTHN_RP_ID !== ''
+
 const invalid = (path: string, message: string) => new ApiError('VALIDATION_ERROR', message, { errors: [{ path, message }] })
 
 /** The challenge the browser signed, read from clientDataJSON; the server then looks it up and spends it. */
@@ -44,10 +56,11 @@ export async function registrationOptions(
   config: WebAuthnConfig,
   user: { id: string; email: string; displayName: string | null },
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const { rpID } = relyingParty(config)
   const existing = await listAllWebAuthnCredentials(db, user.id)
   const options = await generateRegistrationOptions({
     rpName: RP_NAME,
-    rpID: config.WEBAUTHN_RP_ID,
+    rpID,
     userName: user.email,
     userDisplayName: user.displayName ?? user.email,
     userID: new TextEncoder().encode(user.id),
@@ -67,6 +80,7 @@ export type VerifiedRegistration = Omit<Parameters<typeof insertWebAuthnCredenti
 /** Spends the registration's challenge and verifies it; the caller stores the result (storeCredential) in its own
  *  transaction, so a failed verification still burns the challenge. */
 export async function verifyRegistration(db: Db, config: WebAuthnConfig, userId: string, response: RegistrationResponseJSON): Promise<VerifiedRegistration> {
+  const rp = relyingParty(config)
   const challenge = signedChallenge(response.response.clientDataJSON, 'body.response.response.clientDataJSON')
   if (!(await takeWebAuthnChallenge(db, challenge, 'registration', userId))) {
     throw invalid('body.response', 'This registration answers no live challenge of yours; request new registration options')
@@ -76,8 +90,8 @@ export async function verifyRegistration(db: Db, config: WebAuthnConfig, userId:
     verified = await verifyRegistrationResponse({
       response,
       expectedChallenge: challenge,
-      expectedOrigin: config.WEBAUTHN_ORIGINS,
-      expectedRPID: config.WEBAUTHN_RP_ID,
+      expectedOrigin: rp.origins,
+      expectedRPID: rp.rpID,
       requireUserVerification: true,
     })
   } catch (err) {
@@ -107,7 +121,7 @@ export async function authenticationOptions(
   allow: { credential_id: string; transports: string[] }[] | null,
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
   return generateAuthenticationOptions({
-    rpID: config.WEBAUTHN_RP_ID,
+    rpID: relyingParty(config).rpID,
     timeout: CHALLENGE_TTL_SECONDS * 1000,
     userVerification: allow ? 'preferred' : 'required',
     ...(allow ? { allowCredentials: allow.map((c) => ({ id: c.credential_id, transports: c.transports })) } : {}),
@@ -129,6 +143,7 @@ export async function verifyAssertion(
   expectedChallenge: string,
   opts: { requireUserVerification: boolean; userId?: string },
 ): Promise<WebAuthnCredentialRow | null> {
+  const rp = relyingParty(config)
   const credential = await findWebAuthnCredential(db, response.id)
   if (!credential || (opts.userId !== undefined && credential.user_id !== opts.userId)) return null
   const { requireUserVerification } = opts
@@ -136,8 +151,8 @@ export async function verifyAssertion(
     const result = await verifyAuthenticationResponse({
       response,
       expectedChallenge,
-      expectedOrigin: config.WEBAUTHN_ORIGINS,
-      expectedRPID: config.WEBAUTHN_RP_ID,
+      expectedOrigin: rp.origins,
+      expectedRPID: rp.rpID,
       requireUserVerification,
       credential: {
         id: credential.credential_id,
@@ -154,6 +169,7 @@ export async function verifyAssertion(
 }
 
 export async function verifyPasswordlessAssertion(db: Db, config: WebAuthnConfig, response: AuthenticationResponseJSON): Promise<WebAuthnCredentialRow | null> {
+  relyingParty(config)
   let challenge: string
   try {
     challenge = signedChallenge(response.response.clientDataJSON, 'body.assertion')

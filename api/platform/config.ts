@@ -84,8 +84,9 @@ export const ConfigSchema = z.object({
   // Objects per S3 listing page in storage reconciliation (S3 serves at most 1000).
   STORAGE_RECONCILE_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(1000),
   // Passkeys: the relying party id (a registrable domain suffix of every origin) and the comma-separated page
-  // origins whose WebAuthn ceremonies are accepted.
-  WEBAUTHN_RP_ID: z.string().min(1).default('localhost'),
+  // origins whose WebAuthn ceremonies are accepted. Set empty, the deployment offers no passkeys: every passkey
+  // ceremony answers 400 AUTH_PROVIDER_NOT_CONFIGURED (api/mfa/webauthn.ts relyingParty).
+  WEBAUTHN_RP_ID: z.string().default('localhost'),
   WEBAUTHN_ORIGINS: z
     .string()
     .default('http://localhost:3000')
