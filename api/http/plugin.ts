@@ -10,7 +10,7 @@ import { idempotentMacro } from './idempotent-macro'
 import { RouteTable } from './method-index'
 import { problemMapping } from './problem-mapping'
 import { requestSpans } from './request-span'
-import { tracer } from '../platform/tracing'
+import { tracing } from '../platform/tracing'
 
 let instances = 0
 
@@ -48,10 +48,11 @@ export function httpConventions(deps: HttpDeps, routes: RouteTable = new RouteTa
     )
     .macro({ errors: errorsMacro(config), ...authMacros(deps, budgets), idempotent: idempotentMacro(deps) })
     .as('global')
-  // Traces, like the log and the metrics, cost a request nothing unless on: no wrap, no span, no hook.
-  const t = tracer()
+  // Traces, like the log and the metrics, cost a request nothing unless on: no span, no hook. The span's hook comes
+  // after the arrival hook, which makes the request's state.
+  const t = tracing()
   const spans = t ? requestSpans(t) : undefined
-  if (spans) plugin.wrap(spans.wrap as Parameters<typeof plugin.wrap>[0])
+  if (spans) plugin.onRequest(spans.start)
   // One after-response hook for all of them, so a response pays for one hook call however many of them are on. The
   // span ends last: the log line reads its ids.
   const hooks = [logged ? accessLog(log, !!spans) : undefined, metrics?.observe, spans?.finish].filter((h) => h !== undefined)

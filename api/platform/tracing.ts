@@ -2,25 +2,36 @@
 // nothing is registered, the API's global tracer stays the no-op one, and every traced call site sees `tracer()`
 // answer undefined and calls straight through (one module-variable read, no span, no context).
 import { createRequire } from 'node:module'
-import { context, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api'
+import {
+  context,
+  diag,
+  DiagLogLevel,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api'
 import type { Resource } from '@opentelemetry/resources'
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import type { Logger } from './log'
+import { RequestContextManager } from './trace-context'
 
 export const TRACER_NAME = 'rcp'
 
 // The SDK is loaded only by a process that traces: one that does not never imports it (only the small API package).
 const require = createRequire(import.meta.url)
 type Sdk = typeof import('@opentelemetry/sdk-trace-base') &
-  typeof import('@opentelemetry/resources') &
-  typeof import('@opentelemetry/context-async-hooks') & {
+  typeof import('@opentelemetry/resources') & {
     W3CTraceContextPropagator: typeof import('@opentelemetry/core').W3CTraceContextPropagator
     ATTR_SERVICE_NAME: typeof import('@opentelemetry/semantic-conventions').ATTR_SERVICE_NAME
   }
 const loadSdk = (): Sdk => ({
   ...require('@opentelemetry/sdk-trace-base'),
   ...require('@opentelemetry/resources'),
-  ...require('@opentelemetry/context-async-hooks'),
   W3CTraceContextPropagator: require('@opentelemetry/core').W3CTraceContextPropagator,
   ATTR_SERVICE_NAME: require('@opentelemetry/semantic-conventions').ATTR_SERVICE_NAME,
 })
@@ -41,6 +52,9 @@ export function tracingRequested(env: Env = process.env): boolean {
 export interface Tracing {
   tracer: Tracer
   resource: Resource
+  /** Makes `ctx` the active context for the rest of the running task and all it awaits (a request's span, entered
+   *  from the API's onRequest hook: api/http/request-span.ts). */
+  enter(ctx: Context): void
   /** The processor the Temporal workflow sink feeds too: workflow spans leave the process on the same queue. */
   processor: SpanProcessor
   /** Exports what is queued (bounded by the export timeout) and stops. */
@@ -79,8 +93,7 @@ export function startTracing(service: string, log: Logger, env: Env = process.en
     },
     DiagLogLevel.WARN,
   )
-  const { Resource, envDetectorSync, BatchSpanProcessor, BasicTracerProvider, AsyncLocalStorageContextManager, W3CTraceContextPropagator, ATTR_SERVICE_NAME } =
-    loadSdk()
+  const { Resource, envDetectorSync, BatchSpanProcessor, BasicTracerProvider, W3CTraceContextPropagator, ATTR_SERVICE_NAME } = loadSdk()
   const resource = Resource.default()
     .merge(new Resource({ [ATTR_SERVICE_NAME]: service }))
     .merge(envDetectorSync.detect())
@@ -89,10 +102,12 @@ export function startTracing(service: string, log: Logger, env: Env = process.en
     exportTimeoutMillis: env.OTEL_BSP_EXPORT_TIMEOUT ? Number(env.OTEL_BSP_EXPORT_TIMEOUT) : DEFAULT_EXPORT_TIMEOUT_MS,
   })
   const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] })
-  provider.register({ contextManager: new AsyncLocalStorageContextManager().enable(), propagator: new W3CTraceContextPropagator() })
+  const contexts = new RequestContextManager()
+  provider.register({ contextManager: contexts, propagator: new W3CTraceContextPropagator() })
   const t = provider.getTracer(TRACER_NAME)
   active = {
     tracer: t,
+    enter: (ctx) => contexts.enter(ctx),
     resource,
     processor,
     async shutdown() {

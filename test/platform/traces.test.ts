@@ -9,8 +9,7 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { context, trace } from '@opentelemetry/api'
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
+import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api'
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base'
 import { Elysia } from 'elysia'
 import { buildApp } from '../../api/app'
@@ -18,6 +17,7 @@ import { composeApi } from '../../api/compose'
 import { loadConfig } from '../../api/platform/config'
 import { createDb, type Sql } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
+import { RequestContextManager } from '../../api/platform/trace-context'
 import { startTracing, tracer, tracingRequested } from '../../api/platform/tracing'
 import { freePort, REPO_ROOT, spawnChild, waitUntil, type Child } from '../../scripts/platform'
 import { makeProfile, makeVersion, modelTenant, packageIn } from '../edge-packages/helpers'
@@ -156,6 +156,26 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(JSON.parse(line!)).toMatchObject({ trace_id: http.traceId, span_id: http.spanId })
   }, 180_000)
 
+  test('concurrent requests each keep their own span, as the parent of their own SQL only', async () => {
+    const owner = await tenantOwner(api.base)
+    const { token } = await patFor(owner.client, ['apikey:read'])
+    const reader = new Client(api.base).withBearer(token)
+    const requestIds = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const res = await reader.get('/api-keys')
+        expect(res.status).toBe(200)
+        return res.headers.get('x-request-id')!
+      }),
+    )
+    const isSql = (s: ReceivedSpan) => s.service === 'rcp-api' && s.attributes['db.system'] === 'postgresql'
+    const traces = await Promise.all(requestIds.map((id) => traceOf(id, (spans) => spans.some(isSql))))
+    expect(new Set(traces.map((t) => t.http.traceId)).size).toBe(requestIds.length)
+    for (const { http, spans } of traces) {
+      expect(spans.filter((s) => s.parentSpanId === '').map((s) => s.spanId)).toEqual([http.spanId])
+      for (const q of spans.filter(isSql)) expect(ancestry(spans, q).at(-1)!.spanId).toBe(http.spanId)
+    }
+  })
+
   test('a webhook test event: HTTP → StartWorkflow → RunWorkflow → RunActivity → the POST, and no traceparent to the tenant', async () => {
     const t = await webhookTenant({ url: api.base })
     const r = await new Receiver(certs).start()
@@ -247,18 +267,19 @@ describe('with no OTLP variables', () => {
     expect(provider.getDelegate().constructor.name).toBe('NoopTracerProvider')
     expect(trace.getTracer('rcp').startSpan('x').isRecording()).toBe(false)
     // The pool is the driver's own function, not the tracing wrapper (whose `begin` is made at each read), and the
-    // app has no higher-order handler around each request (the request span's wrap).
+    // app registers no request-span hook (api/http/request-span.ts start).
     const sql = createDb(process.env.DATABASE_URL!, { max: 1 })
     expect(sql.begin).toBe(sql.begin)
-    const wrap = spyOn(Elysia.prototype, 'wrap')
+    const onRequest = spyOn(Elysia.prototype, 'onRequest')
     buildApp(composeApi(loadConfig({ ...process.env, LOG_LEVEL: 'warn', METRICS: 'false' }), sql, createLogger('silent')))
-    expect(wrap).not.toHaveBeenCalled()
-    wrap.mockRestore()
+    expect(onRequest).toHaveBeenCalled()
+    expect(onRequest.mock.calls.map(([hook]) => (hook as { name?: string }).name)).not.toContain('start')
+    onRequest.mockRestore()
     await sql.end()
   })
 
   test('Bun carries the context manager’s context across awaits, timers and I/O (AsyncLocalStorage)', async () => {
-    const manager = new AsyncLocalStorageContextManager().enable()
+    const manager = new RequestContextManager().enable()
     context.setGlobalContextManager(manager)
     try {
       const span = new BasicTracerProvider().getTracer('t').startSpan('parent')
@@ -275,6 +296,38 @@ describe('with no OTLP variables', () => {
       expect(seen).toEqual([span.spanContext().spanId, span.spanContext().spanId, span.spanContext().spanId])
       expect(trace.getActiveSpan()).toBeUndefined()
     } finally {
+      context.disable()
+    }
+  })
+})
+
+describe('entering a context (what the request span does from onRequest)', () => {
+  test('holds through the request it was entered in and what it awaits, never in another request', async () => {
+    const manager = new RequestContextManager().enable()
+    context.setGlobalContextManager(manager)
+    const tracer = new BasicTracerProvider().getTracer('t')
+    const app = new Elysia()
+      .onRequest(({ request }) => {
+        if (new URL(request.url).searchParams.has('enter')) manager.enter(trace.setSpan(ROOT_CONTEXT, tracer.startSpan('request')))
+      })
+      .get('/', async () => {
+        const first = trace.getActiveSpan()?.spanContext().spanId ?? null
+        await Bun.sleep(Math.random() * 10)
+        await fetch('http://127.0.0.1:1/').catch(() => {})
+        return { first, last: trace.getActiveSpan()?.spanContext().spanId ?? null }
+      })
+      .listen({ hostname: '127.0.0.1', port: 0 })
+    try {
+      const base = `http://127.0.0.1:${app.server!.port}/`
+      const seen = await Promise.all(Array.from({ length: 40 }, (_, i) => fetch(i % 2 ? base : `${base}?enter`).then((r) => r.json())))
+      const entered = seen.filter((_, i) => i % 2 === 0)
+      for (const r of entered) expect(r.last).toBe(r.first)
+      expect(new Set(entered.map((r) => r.first)).size).toBe(entered.length)
+      expect(entered.every((r) => typeof r.first === 'string')).toBe(true)
+      expect(seen.filter((_, i) => i % 2 === 1)).toEqual(Array(20).fill({ first: null, last: null }))
+      expect(trace.getActiveSpan()).toBeUndefined()
+    } finally {
+      await app.stop(true)
       context.disable()
     }
   })
