@@ -9,8 +9,11 @@ import { WebhookErrorType, type AttemptOutcome, type DeliverWebhookInput, type D
 // workflow schedules; the retry policy only covers our own side failing (Postgres, a worker killed mid-attempt,
 // which the workflow task timeout notices). Such a retry may send the message again, with the same webhook-id:
 // delivery is at least once. The start-to-close timeout covers the request's 15 s and the database work around it.
+// Each such retry waits on a server timer, not asleep in the worker (localRetryThreshold 0): a worker restarted
+// during the backoff resumes the wait, and the time-skipping tests skip it.
 const { attemptWebhookDelivery } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '1 minute',
+  localRetryThreshold: 0,
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,

@@ -86,6 +86,19 @@ describe('the retry schedule', () => {
   }, 60_000)
 })
 
+describe('our own side failing within an attempt', () => {
+  test('retries the attempt after 1 s, then 2 s, on server timers, and the delivery counts one attempt', async () => {
+    const { result, calls, timers, gaps } = await deliver((n) => {
+      if (n < 3) throw new Error('connection to Postgres lost')
+      return { result: 'delivered', status: 204 }
+    })
+    expect(result).toEqual({ status: 'succeeded', attempts: 1 })
+    expect(calls.map((c) => c.attempt)).toEqual([1, 1, 1])
+    expect(timers).toEqual([1, 2])
+    expect(within(gaps, [1, 2])).toEqual([1, 2])
+  }, 60_000)
+})
+
 describe('Retry-After', () => {
   test('lengthens the next wait up to retryAfterMaxMs, never shortens it', async () => {
     const answers: AttemptOutcome[] = [
