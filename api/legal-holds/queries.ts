@@ -1,4 +1,5 @@
 import type { Db } from '../platform/db'
+import type { HeldCoverage } from '../platform/held'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 
 export type HoldScopeKind = 'tenant' | 'member' | 'project'
@@ -98,17 +99,8 @@ export async function activeHoldsOnUser(db: Db, userId: string): Promise<LegalHo
      order by h.created_at, h.id`
 }
 
-/** What every active hold keeps from the retention purges, read once per purge batch: the tenants held whole, the
- *  members held (tenant and user), the projects held, and the people whose own account trail is held (members held
- *  anywhere, and the members of a tenant held whole). The purges (audit, events, webhook messages, idempotency keys)
- *  take it as a plain value, so they need not know this table. */
-export interface HeldCoverage {
-  tenantIds: string[]
-  members: { tenantIds: string[]; userIds: string[] }
-  projects: { tenantIds: string[]; projectIds: string[] }
-  accountUserIds: string[]
-}
-
+/** What every active hold keeps from the retention purges, read once per purge batch (a hold placed during a purge
+ *  counts from its next batch). */
 export async function heldCoverage(db: Db): Promise<HeldCoverage> {
   const holds = await db<{ tenant_id: string; scope_kind: HoldScopeKind; user_id: string | null; project_id: string | null }[]>`
     select tenant_id, scope_kind, user_id, project_id from legal_holds where released_at is null`
