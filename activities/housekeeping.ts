@@ -2,6 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity'
 import { purgeAuditEntries } from '../api/audit/queries'
 import { purgeDispatchedEvents } from '../api/events/queries'
 import { deleteExpiredKeys } from '../api/idempotency/queries'
+import { heldCoverage } from '../api/legal-holds/queries'
 import { purgeIdleBudgets } from '../api/rate-budgets/queries'
 import { deleteDeadSessions } from '../api/sessions/queries'
 import { purgeOldMessages } from '../api/webhook-deliveries/queries'
@@ -49,7 +50,7 @@ export function housekeepingActivities({ sql, config, log }: Pick<ActivityDeps, 
 
   return {
     purgeExpiredIdempotencyKeys: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
-      purge('expired idempotency keys', batchSize, (limit) => deleteExpiredKeys(sql, limit)),
+      purge('expired idempotency keys', batchSize, async (limit) => deleteExpiredKeys(sql, limit, await heldCoverage(sql))),
 
     /** Shared request buckets idle for a minute (full again, so deleting them changes nothing). */
     purgeIdleRateBudgets: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
@@ -59,24 +60,25 @@ export function housekeepingActivities({ sql, config, log }: Pick<ActivityDeps, 
       purge('expired sessions', batchSize, (limit) => deleteDeadSessions(sql, limit, REVOKED_SESSION_RETENTION)),
 
     // The retention periods (api/platform/config.ts). Each cut-off is fixed once per run, so a purge that takes long
-    // does not chase rows that age while it runs.
+    // does not chase rows that age while it runs. What active legal holds cover is read again for every batch, so a
+    // hold placed while a purge runs protects from the next batch on.
 
     /** Audit entries past AUDIT_RETENTION_DAYS, whatever their tenant (entries outlive a deleted tenant until then). */
     purgeExpiredAuditEntries(batchSize: number = config.RETENTION_PURGE_BATCH) {
       const before = daysAgo(config.AUDIT_RETENTION_DAYS)
-      return purge('expired audit entries', batchSize, (limit) => purgeAuditEntries(sql, before, limit))
+      return purge('expired audit entries', batchSize, async (limit) => purgeAuditEntries(sql, before, limit, await heldCoverage(sql)))
     },
 
     /** Webhook messages (and their attempts) past WEBHOOK_MESSAGES_RETENTION_DAYS. */
     purgeExpiredWebhookMessages(batchSize: number = config.RETENTION_PURGE_BATCH) {
       const before = daysAgo(config.WEBHOOK_MESSAGES_RETENTION_DAYS)
-      return purge('expired webhook messages', batchSize, (limit) => purgeOldMessages(sql, before, limit))
+      return purge('expired webhook messages', batchSize, async (limit) => purgeOldMessages(sql, before, limit, await heldCoverage(sql)))
     },
 
     /** Dispatched events past EVENTS_RETENTION_DAYS that no kept webhook message needs. */
     purgeExpiredEvents(batchSize: number = config.RETENTION_PURGE_BATCH) {
       const before = daysAgo(config.EVENTS_RETENTION_DAYS)
-      return purge('expired events', batchSize, (limit) => purgeDispatchedEvents(sql, before, limit))
+      return purge('expired events', batchSize, async (limit) => purgeDispatchedEvents(sql, before, limit, await heldCoverage(sql)))
     },
   }
 }

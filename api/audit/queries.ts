@@ -1,4 +1,5 @@
 import type { Db, Sql } from '../platform/db'
+import type { HeldCoverage } from '../platform/held'
 import { microsecondText } from '../platform/keyset'
 
 /** audit_log as stored; `seq` and `hash` are set as the entry is sealed (audit_seal_locked, migrations/0024). */
@@ -197,13 +198,36 @@ export async function exportBatch(db: Db, tenantId: string, from: Date, to: Date
 
 /** The retention purge: entries older than `before`, in batches, the only delete the table's trigger admits. Time
  *  follows seq along a chain, so each batch takes the oldest entries of each chain it touches, and the chain's head
- *  records how far its start was purged (the verification holds the chain's oldest entry to that mark). */
-export async function purgeAuditEntries(sql: Sql, before: Date, batch: number): Promise<number> {
+ *  records how far its start was purged (the verification holds the chain's oldest entry to that mark).
+ *
+ *  What a legal hold covers stays (`held`, api/platform/held.ts): a tenant held whole keeps its chain, a held person
+ *  their account chain. A member or project hold covers entries inside its tenant's chain (the member as actor,
+ *  subject or target; the project as target), and a chain can only lose its start and still verify, so that chain is
+ *  purged up to its first covered entry and no further: the entries after it stay too, until the hold is released. */
+export async function purgeAuditEntries(sql: Sql, before: Date, batch: number, held: HeldCoverage): Promise<number> {
+  const wholeChains = [...held.tenantIds, ...held.accountUserIds]
   return sql.begin(async (tx) => {
     await tx`set local rcp.audit_purge = 'on'`
     const [row] = await tx<{ n: number }[]>`
-      with gone as (
-        delete from audit_log where id in (select id from audit_log where occurred_at < ${before} order by occurred_at, seq limit ${batch})
+      with member as (
+        select * from unnest(${held.members.tenantIds}::uuid[], ${held.members.userIds}::uuid[]) as m(tenant_id, user_id)
+      ), project as (
+        select * from unnest(${held.projects.tenantIds}::uuid[], ${held.projects.projectIds}::uuid[]) as p(tenant_id, project_id)
+      ), stops as (
+        select a.chain, min(a.seq) as seq from audit_log a
+         where a.occurred_at < ${before}
+           and a.tenant_id in (select tenant_id from member union select tenant_id from project)
+           and (exists (select 1 from member m
+                         where m.tenant_id = a.tenant_id
+                           and (a.actor_id = m.user_id::text or a.subject_user_id = m.user_id or a.target_id = m.user_id::text))
+                or exists (select 1 from project p
+                            where p.tenant_id = a.tenant_id and a.target_type = 'project' and a.target_id = p.project_id::text))
+         group by a.chain
+      ), gone as (
+        delete from audit_log where id in (
+          select a.id from audit_log a left join stops s on s.chain = a.chain
+           where a.occurred_at < ${before} and a.chain <> all(${wholeChains}::text[]) and (s.seq is null or a.seq < s.seq)
+           order by a.occurred_at, a.seq limit ${batch})
         returning chain, seq
       ), marked as (
         update audit_chain_heads h set purged_through = g.seq

@@ -1,4 +1,5 @@
 import type { Db } from '../platform/db'
+import type { HeldCoverage } from '../platform/held'
 import type { SealedColumn } from '../platform/keyring'
 
 export type ClaimResult = { kind: 'claimed' } | { kind: 'conflict'; reason: 'different_request' | 'in_flight' } | { kind: 'replay'; sealed: Buffer }
@@ -33,11 +34,16 @@ export async function completeKey(db: Db, a: { scope: string; key: string; statu
 }
 
 /** Deletes up to `limit` expired keys; returns how many. SKIP LOCKED: a key an API request is still holding is
- *  left for the next run instead of waited on. */
-export async function deleteExpiredKeys(db: Db, limit: number): Promise<number> {
+ *  left for the next run instead of waited on. The keys (with the responses they stored) of a tenant held whole, and
+ *  the per-user keys of a held person, stay while the hold lasts: a key is scoped to a tenant or a user, never to a
+ *  project, so a project hold keeps none. */
+export async function deleteExpiredKeys(db: Db, limit: number, held: HeldCoverage): Promise<number> {
+  const scopes = [...held.tenantIds.map((t) => `tenant:${t}`), ...held.accountUserIds.map((u) => `user:${u}`)]
   const result = await db`
     delete from idempotency_keys where (scope, key) in (
-      select scope, key from idempotency_keys where expires_at < now() limit ${limit} for update skip locked)`
+      select scope, key from idempotency_keys
+       where expires_at < now() and scope <> all(${scopes}::text[])
+       limit ${limit} for update skip locked)`
   return result.count
 }
 

@@ -1,4 +1,6 @@
 import type { Db } from '../platform/db'
+import type { HeldCoverage } from '../platform/held'
+import { eventHeld } from '../events/queries'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 
 export type MessageStatus = 'pending' | 'succeeded' | 'failed'
@@ -171,14 +173,16 @@ export async function claimRedeliveries(db: Db, f: { tenantId: string; endpointI
 
 /** The retention purge, one batch: finished messages with no delivery activity since `before` (created and last
  *  attempted before it), oldest first; their attempts go with them (the foreign key cascades). A pending message is
- *  a delivery under way (a redelivery of an old one, say) and stays. Run before the events purge, which keeps an
- *  event as long as a message points at it. */
-export async function purgeOldMessages(db: Db, before: Date, batch: number): Promise<number> {
+ *  a delivery under way (a redelivery of an old one, say) and stays. A message whose event a legal hold covers
+ *  stays with its attempts (the record of what was sent where). Run before the events purge, which keeps an event as
+ *  long as a message points at it. */
+export async function purgeOldMessages(db: Db, before: Date, batch: number, held: HeldCoverage): Promise<number> {
   const rows = await db`
     delete from webhook_messages where id in (
-      select id from webhook_messages
-       where created_at < ${before} and coalesce(last_attempt_at, created_at) < ${before} and status <> 'pending'
-       order by created_at limit ${batch})
+      select m.id from webhook_messages m join events e on e.id = m.event_id
+       where m.created_at < ${before} and coalesce(m.last_attempt_at, m.created_at) < ${before} and m.status <> 'pending'
+         and not ${eventHeld(db, held, 'e')}
+       order by m.created_at limit ${batch})
     returning 1`
   return rows.length
 }
