@@ -1,26 +1,57 @@
-// The one table from roles to permission points. The OpenAPI description prints it from here; docs/api.md holds a
-// copy that test/platform/permission-table.test.ts compares with it.
-export const PERMISSIONS = [
-  'tenant:read',
-  'tenant:manage',
-  'apikey:read',
-  'apikey:write',
-  'apikey:manage',
-  'billing:read',
-  'billing:write',
+// The one catalogue of permission points and the one table from roles to them. The OpenAPI description prints both
+// from here; docs/api.md holds copies that test/platform/permission-table.test.ts compares with them.
+
+/** Where a point applies: `tenant` points act on the tenant as a whole (its members, keys, billing); `project` points
+ *  act on work that a project may hold, so a project membership can grant or deny them inside one project. */
+export type PermissionScope = 'tenant' | 'project'
+
+export interface PermissionPoint {
+  scope: PermissionScope
+  /** Points that must be held with this one: a set holding it without them is incoherent (writing what one cannot
+   *  read), so an overlay that would leave one unmet is refused. */
+  requires: readonly string[]
+}
+
+export const PERMISSION_CATALOGUE = {
+  'tenant:read': { scope: 'tenant', requires: [] },
+  'tenant:manage': { scope: 'tenant', requires: ['tenant:read'] },
+  'apikey:read': { scope: 'tenant', requires: [] },
+  'apikey:write': { scope: 'tenant', requires: ['apikey:read'] },
+  'apikey:manage': { scope: 'tenant', requires: ['apikey:read'] },
+  'billing:read': { scope: 'tenant', requires: [] },
+  'billing:write': { scope: 'tenant', requires: ['billing:read'] },
   // Additive (issue 13): embodiment profiles, model versions, training jobs and edge packages. Reading them is
   // everyone's but billing's; building and registering them is the researchers' work.
-  'model:read',
-  'model:write',
-] as const
-export type Permission = (typeof PERMISSIONS)[number]
+  'model:read': { scope: 'project', requires: [] },
+  'model:write': { scope: 'project', requires: ['model:read'] },
+  // Additive (issue 36): adding, changing and removing a project's members. Held tenant-wide by owners and admins,
+  // inside one project by its maintainers.
+  'project:manage': { scope: 'project', requires: ['model:read'] },
+} as const satisfies Record<string, PermissionPoint>
+
+export type Permission = keyof typeof PERMISSION_CATALOGUE
+export const PERMISSIONS = Object.keys(PERMISSION_CATALOGUE) as readonly Permission[] as readonly [Permission, ...Permission[]]
+export const PROJECT_PERMISSIONS: readonly Permission[] = PERMISSIONS.filter((p) => PERMISSION_CATALOGUE[p].scope === 'project')
+export const isPermission = (p: string): p is Permission => Object.hasOwn(PERMISSION_CATALOGUE, p)
+export const scopeOf = (p: Permission): PermissionScope => PERMISSION_CATALOGUE[p].scope
+export const requiresOf = (p: Permission): readonly Permission[] => PERMISSION_CATALOGUE[p].requires as readonly Permission[]
+
+/** The points of `held` whose `requires` are not all in `held`, each with what it lacks. */
+export function unmetRequires(held: readonly Permission[]): { point: Permission; lacks: Permission[] }[] {
+  const out: { point: Permission; lacks: Permission[] }[] = []
+  for (const point of held) {
+    const lacks = requiresOf(point).filter((r) => !held.includes(r))
+    if (lacks.length > 0) out.push({ point, lacks })
+  }
+  return out
+}
 
 export const ROLES = ['owner', 'admin', 'researcher', 'billing_admin', 'viewer'] as const
 export type Role = (typeof ROLES)[number]
 
 export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   owner: PERMISSIONS,
-  admin: ['tenant:read', 'tenant:manage', 'apikey:read', 'apikey:write', 'apikey:manage', 'billing:read', 'model:read', 'model:write'],
+  admin: ['tenant:read', 'tenant:manage', 'apikey:read', 'apikey:write', 'apikey:manage', 'billing:read', 'model:read', 'model:write', 'project:manage'],
   researcher: ['tenant:read', 'apikey:read', 'apikey:write', 'model:read', 'model:write'],
   billing_admin: ['tenant:read', 'apikey:read', 'apikey:write', 'billing:read', 'billing:write'],
   viewer: ['tenant:read', 'apikey:read', 'apikey:write', 'model:read'],
@@ -41,4 +72,10 @@ export function permissionTableMarkdown(): string {
   const head = `| role | ${PERMISSIONS.join(' | ')} |\n|---|${PERMISSIONS.map(() => '---').join('|')}|`
   const rows = ROLES.map((r) => `| ${r} | ${PERMISSIONS.map((p) => (ROLE_PERMISSIONS[r].includes(p) ? 'yes' : '')).join(' | ')} |`)
   return [head, ...rows].join('\n')
+}
+
+/** The catalogue as a table: each point's scope and what it requires. */
+export function permissionCatalogueMarkdown(): string {
+  const rows = PERMISSIONS.map((p) => `| ${p} | ${scopeOf(p)} | ${requiresOf(p).join(', ')} |`)
+  return ['| point | scope | requires |', '|---|---|---|', ...rows].join('\n')
 }
