@@ -22,6 +22,7 @@ import { storageRoutes } from './storage/routes'
 import { tenantsRoutes } from './tenants/routes'
 import { usersRoutes } from './users/routes'
 import { embodimentProfilesRoutes } from './embodiment-profiles/routes'
+import { projectMembersRoutes } from './project-members/routes'
 import { projectsRoutes } from './projects/routes'
 import { trainingJobsRoutes } from './training-jobs/routes'
 import { modelVersionsRoutes } from './model-versions/routes'
@@ -66,6 +67,7 @@ export function buildApp(deps: AppDeps) {
         .use(ssoRoutes(deps, http))
         .use(domainsRoutes(deps, http))
         .use(projectsRoutes(deps, http))
+        .use(projectMembersRoutes(deps, http))
         .use(embodimentProfilesRoutes(deps, http))
         .use(trainingJobsRoutes(deps, http))
         .use(modelVersionsRoutes(deps, http))

@@ -79,3 +79,45 @@ export function permissionCatalogueMarkdown(): string {
   const rows = PERMISSIONS.map((p) => `| ${p} | ${scopeOf(p)} | ${requiresOf(p).join(', ')} |`)
   return ['| point | scope | requires |', '|---|---|---|', ...rows].join('\n')
 }
+
+// ── Inside a project ─────────────────────────────────────────────────────────────────────────────────────────
+
+/** Project roles, each a set of project-scope points: reading a project's work, doing it, and managing who does. */
+export const PROJECT_ROLES = ['maintainer', 'contributor', 'reader'] as const
+export type ProjectRole = (typeof PROJECT_ROLES)[number]
+
+export const PROJECT_ROLE_PERMISSIONS: Record<ProjectRole, readonly Permission[]> = {
+  maintainer: ['model:read', 'model:write', 'project:manage'],
+  contributor: ['model:read', 'model:write'],
+  reader: ['model:read'],
+}
+
+/** A project membership as the permission rules read it. */
+export interface ProjectGrant {
+  role: ProjectRole
+  grant: readonly Permission[]
+  deny: readonly Permission[]
+}
+
+/** The project-scope points a tenant role carries into every project of its tenant. */
+export const tenantProjectPermissions = (role: Role): Permission[] => ROLE_PERMISSIONS[role].filter((p) => PERMISSION_CATALOGUE[p].scope === 'project')
+
+/** Tenant roles that manage the tenant keep their reach in every project: no project overlay narrows it (they could
+ *  lift any deny themselves, so honouring one would only pretend). */
+const keepsTenantReach = (role: Role): boolean => ROLE_PERMISSIONS[role].includes('tenant:manage')
+
+/** What a tenant member holds in one project: (tenant role's project-scope points ∪ project role's ∪ grant) − deny.
+ *  `member` null (none, or expired) leaves the tenant role's points. Order follows the catalogue. */
+export function projectPermissions(tenantRole: Role, member: ProjectGrant | null): Permission[] {
+  const base = tenantProjectPermissions(tenantRole)
+  if (!member) return base
+  const held = new Set<Permission>([...base, ...PROJECT_ROLE_PERMISSIONS[member.role], ...member.grant])
+  if (!keepsTenantReach(tenantRole)) for (const p of member.deny) held.delete(p)
+  return PERMISSIONS.filter((p) => held.has(p))
+}
+
+export function projectRoleTableMarkdown(): string {
+  const head = `| project role | ${PROJECT_PERMISSIONS.join(' | ')} |\n|---|${PROJECT_PERMISSIONS.map(() => '---').join('|')}|`
+  const rows = PROJECT_ROLES.map((r) => `| ${r} | ${PROJECT_PERMISSIONS.map((p) => (PROJECT_ROLE_PERMISSIONS[r].includes(p) ? 'yes' : '')).join(' | ')} |`)
+  return [head, ...rows].join('\n')
+}
