@@ -192,3 +192,33 @@ describe('project members', () => {
     expect((await owner.client.get(`${members}/${member.userId}`)).json.data.role).toBe('contributor')
   })
 })
+
+describe('expiry', () => {
+  test('one second after expiresAt a project member is 403 PROJECT_MEMBERSHIP_EXPIRED, by session and by a cached PAT, with no eviction to help', async () => {
+    const { owner, member, members } = await projectWith('viewer')
+    const soon = new Date(Date.now() + 3_600_000).toISOString()
+    expect((await owner.client.post(members, { userId: member.userId, role: 'maintainer', expiresAt: soon })).status).toBe(201)
+    const pat = bearer(api.url, (await patFor(member.client, ['tenant:read', 'model:read'])).token)
+    const third = await memberOf(api.url, api.sql, owner.tenantId, 'viewer')
+    const add = (c: typeof pat) => c.post(members, { userId: third.userId, role: 'reader' })
+    // Live: the session manages members; the PAT (now in this replica's cache) does not declare project:manage.
+    expect((await pat.get(members)).status).toBe(200)
+    expect((await add(pat)).json.code).toBe('PERMISSION_NOT_DECLARED')
+    expect((await add(member.client)).status).toBe(201)
+    await owner.client.delete(`${members}/${third.userId}`)
+
+    // Expired a second ago, written with triggers off: no change notification evicts anything.
+    await api.sql.begin(async (tx) => {
+      await tx`set local session_replication_role = replica`
+      await tx`update project_members set expires_at = now() - interval '1 second' where user_id = ${member.userId}`
+    })
+    for (const c of [member.client, pat]) {
+      const res = await add(c)
+      expect([res.status, res.json.code]).toEqual([403, 'PROJECT_MEMBERSHIP_EXPIRED'])
+    }
+    // What the tenant role gives (a viewer reads models) stays; the membership's points are gone.
+    const self = (await member.client.get(`${members}/${member.userId}`)).json.data
+    expect([self.expired, self.effectivePermissions]).toEqual([true, ['model:read']])
+    expect((await owner.client.get(members)).json.data.map((m: { userId: string }) => m.userId)).toEqual([member.userId])
+  })
+})
