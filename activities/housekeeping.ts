@@ -3,6 +3,7 @@ import { purgeAuditEntries } from '../api/audit/queries'
 import { purgeDispatchedEvents } from '../api/events/queries'
 import { deleteExpiredKeys } from '../api/idempotency/queries'
 import { heldCoverage } from '../api/legal-holds/queries'
+import { purgeExpiredProjectMembers } from '../api/project-members/queries'
 import { purgeIdleBudgets } from '../api/rate-budgets/queries'
 import { deleteDeadSessions } from '../api/sessions/queries'
 import { purgeOldMessages } from '../api/webhook-deliveries/queries'
@@ -55,6 +56,10 @@ export function housekeepingActivities({ sql, config, log }: Pick<ActivityDeps, 
     /** Shared request buckets idle for a minute (full again, so deleting them changes nothing). */
     purgeIdleRateBudgets: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
       purge('idle rate budgets', batchSize, (limit) => purgeIdleBudgets(sql, limit)),
+
+    /** Project memberships past their expiresAt (they stopped granting at that instant; this only removes them). */
+    purgeExpiredProjectMembers: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
+      purge('expired project memberships', batchSize, (limit) => purgeExpiredProjectMembers(sql, limit)),
 
     purgeExpiredSessions: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
       purge('expired sessions', batchSize, (limit) => deleteDeadSessions(sql, limit, REVOKED_SESSION_RETENTION)),

@@ -22,6 +22,7 @@ import { storageRoutes } from './storage/routes'
 import { tenantsRoutes } from './tenants/routes'
 import { usersRoutes } from './users/routes'
 import { embodimentProfilesRoutes } from './embodiment-profiles/routes'
+import { projectMembersRoutes } from './project-members/routes'
 import { projectsRoutes } from './projects/routes'
 import { legalHoldsRoutes } from './legal-holds/routes'
 import { trainingJobsRoutes } from './training-jobs/routes'
@@ -68,6 +69,7 @@ export function buildApp(deps: AppDeps) {
         .use(domainsRoutes(deps, http))
         .use(projectsRoutes(deps, http))
         .use(legalHoldsRoutes(deps, http))
+        .use(projectMembersRoutes(deps, http))
         .use(embodimentProfilesRoutes(deps, http))
         .use(trainingJobsRoutes(deps, http))
         .use(modelVersionsRoutes(deps, http))

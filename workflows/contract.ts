@@ -63,6 +63,8 @@ export interface HousekeepingResult {
   eventsPurged: number
   /** Absent from runs that started before the purge existed. */
   rateBudgetsPurged?: number
+  /** Absent from runs that started before the purge existed. */
+  projectMembersPurged?: number
 }
 
 export const HOUSEKEEPING_DEFAULT_BATCH_SIZE = 5000

@@ -3,22 +3,29 @@ import { log, patched, proxyActivities } from '@temporalio/workflow'
 import type { Activities } from '../activities'
 import { ErrorType, HOUSEKEEPING_DEFAULT_BATCH_SIZE, type HousekeepingInput, type HousekeepingResult } from './contract'
 
-const { purgeExpiredIdempotencyKeys, purgeExpiredSessions, purgeExpiredAuditEntries, purgeExpiredWebhookMessages, purgeExpiredEvents, purgeIdleRateBudgets } =
-  proxyActivities<Activities>({
-    // A purge of a large backlog is many short batches; heartbeats, not the overall timeout, detect a dead worker.
-    startToCloseTimeout: '15 minutes',
-    heartbeatTimeout: '1 minute',
-    retry: {
-      initialInterval: '5 seconds',
-      backoffCoefficient: 2,
-      maximumInterval: '2 minutes',
-      // The next scheduled run picks up whatever this one could not finish, so there is no point retrying forever.
-      maximumAttempts: 5,
-      nonRetryableErrorTypes: [ErrorType.invalidArgument],
-    },
-  })
+const {
+  purgeExpiredIdempotencyKeys,
+  purgeExpiredSessions,
+  purgeExpiredAuditEntries,
+  purgeExpiredWebhookMessages,
+  purgeExpiredEvents,
+  purgeIdleRateBudgets,
+  purgeExpiredProjectMembers,
+} = proxyActivities<Activities>({
+  // A purge of a large backlog is many short batches; heartbeats, not the overall timeout, detect a dead worker.
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: {
+    initialInterval: '5 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '2 minutes',
+    // The next scheduled run picks up whatever this one could not finish, so there is no point retrying forever.
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: [ErrorType.invalidArgument],
+  },
+})
 
-/** Purges expired idempotency keys and dead sessions, and what has outlived its retention period: audit entries,
+/** Purges expired idempotency keys, dead sessions and expired project memberships, and what has outlived its retention period: audit entries,
  *  webhook messages with their attempts, dispatched events. Scheduled by the worker (worker/schedules.ts). The
  *  retention purges take their batch size from the worker's configuration unless the input names one. */
 export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promise<HousekeepingResult> {
@@ -32,7 +39,9 @@ export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promi
   ])
   // Patched: a run that started before this purge existed replays without it.
   const rateBudgetsPurged = patched('purge-idle-rate-budgets') ? await purgeIdleRateBudgets(batchSize) : undefined
-  const result = { idempotencyKeysPurged, sessionsPurged, auditEntriesPurged, webhookMessagesPurged, eventsPurged, rateBudgetsPurged }
+  // Expired project memberships already grant nothing (every request compares expiresAt); this only tidies them.
+  const projectMembersPurged = patched('purge-expired-project-members') ? await purgeExpiredProjectMembers(batchSize) : undefined
+  const result = { idempotencyKeysPurged, sessionsPurged, auditEntriesPurged, webhookMessagesPurged, eventsPurged, rateBudgetsPurged, projectMembersPurged }
   log.info('housekeeping done', result)
   return result
 }

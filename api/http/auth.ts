@@ -11,8 +11,11 @@ export const TENANT_HEADER = 'x-tenant-id'
 
 /** 'user': any signed-in principal, no tenant needed. 'session': a signed-in session, not a PAT (second factors
  *  and passkeys); 'session:enrolment' also admits a session held at the tenant's MFA-enrolment gate. A permission
- *  or a list: the current tenant membership must be usable and grant at least one of them. */
-export type AuthRequirement = 'user' | 'session' | 'session:enrolment' | Permission | readonly Permission[]
+ *  or a list: the current tenant membership must be usable and grant at least one of them. `{ project: point }`: a
+ *  project-scope point in the project the path names; the macro admits a usable tenant membership and the service
+ *  decides the point in that project (api/project-members/service.ts actInProject), where a project membership
+ *  can grant what the tenant role does not. */
+export type AuthRequirement = 'user' | 'session' | 'session:enrolment' | Permission | readonly Permission[] | { readonly project: Permission }
 
 const PRINCIPAL_ONLY: Record<string, string> = {
   user: 'Any signed-in principal.',
@@ -31,12 +34,24 @@ export function readCookie(header: string | null, name: string): string | undefi
   return undefined
 }
 
+const inProject = (req: AuthRequirement): req is { readonly project: Permission } => typeof req === 'object' && 'project' in req
+
 export function permissionsOf(req: AuthRequirement): Permission[] {
+  if (inProject(req)) return [req.project]
   return typeof req === 'string' ? (req in PRINCIPAL_ONLY ? [] : [req as Permission]) : [...req]
 }
 
-export const describeRequirement = (req: AuthRequirement): string =>
-  (typeof req === 'string' ? PRINCIPAL_ONLY[req] : undefined) ?? `Requires ${permissionsOf(req).join(' or ')}.`
+// Which 403 codes a requirement can answer, so each operation's description says so.
+const DENIALS =
+  "Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it."
+
+export function describeRequirement(req: AuthRequirement): string {
+  if (typeof req === 'string' && req in PRINCIPAL_ONLY) return PRINCIPAL_ONLY[req]!
+  if (inProject(req)) {
+    return `Requires ${req.project} in this project: from the tenant role, the project role or its overlay. ${DENIALS} PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.`
+  }
+  return `Requires ${permissionsOf(req).join(' or ')}. ${DENIALS}`
+}
 
 // A session of an account that still has an administrator's initial password reaches only what it needs to
 // choose its own: the /users family and /api-keys answer INITIAL_PASSWORD_REQUIRED (their A400 has it), every
@@ -52,12 +67,15 @@ function requireOwnPassword(request: Request): void {
 /** A requirement worked out once per route, so a request does no more than compare. */
 export interface Admission {
   permissions: readonly Permission[]
+  /** The points are decided in the path's project by the service, not here against the tenant-wide set. */
+  inProject: boolean
   sessionOnly: boolean
   enrolment: boolean
 }
 
 export const admissionFor = (req: AuthRequirement): Admission => ({
   permissions: Object.freeze(permissionsOf(req)),
+  inProject: inProject(req),
   sessionOnly: req === 'session' || req === 'session:enrolment',
   enrolment: req === 'session:enrolment',
 })
@@ -89,7 +107,7 @@ function admit(deps: HttpDeps, request: Request, a: Admission, principal: Princi
   if (principal.passwordChangeRequired) requireOwnPassword(request)
   if (a.permissions.length > 0) {
     requireActiveMembership(principal, request.headers.get(TENANT_HEADER) ?? undefined)
-    requirePermission(principal, a.permissions)
+    if (!a.inProject) requirePermission(principal, a.permissions)
   }
   return principal
 }

@@ -2,7 +2,7 @@ import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import { z } from 'zod'
 import { ErrorSets, STATUS_OF, type ErrorSetName } from '../platform/errors'
-import { permissionTableMarkdown } from '../identity/permissions'
+import { permissionCatalogueMarkdown, permissionTableMarkdown } from '../identity/permissions'
 import { CSRF_HEADER, SESSION_COOKIE } from './auth'
 
 const RAW_SPEC_PATH = '/v1/openapi-raw.json'
@@ -38,6 +38,11 @@ token) or the \`${SESSION_COOKIE}\` cookie; cookie-authenticated unsafe requests
 Roles and permission points:
 
 ${permissionTableMarkdown()}
+
+Permission points: a \`tenant\` point acts on the tenant as a whole; a \`project\` point may also be granted or denied
+inside one project by a project membership. A point is held only with the points it requires.
+
+${permissionCatalogueMarkdown()}
 `
 
 type Json = Record<string, unknown>

@@ -1,5 +1,5 @@
 import { ApiError } from '../platform/errors'
-import { roleWithinReach, type Permission, type Role } from './permissions'
+import { ROLE_PERMISSIONS, roleWithinReach, type Permission, type Role } from './permissions'
 
 export type CredentialClass = 'session' | 'personal_access_token'
 
@@ -69,10 +69,17 @@ export function usableMembership(p: Principal): Membership | null {
   return m
 }
 
+/** PERMISSION_NOT_DECLARED when the member's role gives one of the points but the PAT's scopes declare none of them
+ *  (the token was made narrower than its member); PERMISSION_DENIED when the role gives none. */
 export function requirePermission(p: Principal, anyOf: readonly Permission[]): void {
   if (anyOf.some((perm) => p.permissions.includes(perm))) return
   const list = anyOf.join(', ')
-  throw new ApiError('PERMISSION_DENIED', anyOf.length > 1 ? `This operation requires any of: ${list}` : `This operation requires ${list}`)
+  const needs = anyOf.length > 1 ? `any of: ${list}` : list
+  const role = p.membership?.role
+  if (p.grantCeiling !== null && role !== undefined && anyOf.some((perm) => ROLE_PERMISSIONS[role].includes(perm))) {
+    throw new ApiError('PERMISSION_NOT_DECLARED', `This token's scopes do not declare ${needs}, which this operation requires and your role gives`)
+  }
+  throw new ApiError('PERMISSION_DENIED', `This operation requires ${needs}`)
 }
 
 /** No path grants a role above the caller's own (docs/security.md "Security model"): provisioning, invitations, membership

@@ -102,7 +102,7 @@ describe('the request', () => {
     expect((await t.client.withBearer('rcp_pat_nope').post(`/model-versions/${randomUUID()}/edge-inference-package`, LOCAL)).status).toBe(401)
     const reader = t.client.withBearer((await patFor(t.client, ['model:read'])).token)
     const denied = await reader.post(`/model-versions/${randomUUID()}/edge-inference-package`, { ...LOCAL, embodimentProfileId: randomUUID() })
-    expect([denied.status, denied.json.code]).toEqual([403, 'PERMISSION_DENIED'])
+    expect([denied.status, denied.json.code]).toEqual([403, 'PERMISSION_NOT_DECLARED'])
   }, 60_000)
 
   test('objects gone or resized since validation: the source codes of assertSourceStillPresent', async () => {

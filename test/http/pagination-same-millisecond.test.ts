@@ -123,6 +123,24 @@ const seeds: Record<string, Seed> = {
     select ${o.tenantId}, 'matter ' || o, 'reason', 'tenant', ${o.userId}, ${at(sql)} from ${offsets(sql)}
     returning id`,
     ),
+  // Members hang under one project: the seed makes it and names it in the path (`{projectId}`).
+  projectMembers: async (sql, o) => {
+    const [p] = await sql<{ id: string }[]>`insert into projects (tenant_id, name, slug) values (${o.tenantId}, 'members', 'members') returning id`
+    pathParams.projectId = p!.id
+    const users = await sql<{ id: string }[]>`
+      insert into users (email) select 'same-ms-pm-' || gen_random_uuid() || '@example.test' from ${offsets(sql)} returning id`
+    return ids(
+      await sql`
+      with m as (
+        insert into memberships (tenant_id, user_id, role)
+        select ${o.tenantId}, u, 'viewer' from unnest(${sql.array(ids(users))}::uuid[]) as t(u)
+        returning id, user_id)
+      insert into project_members (tenant_id, project_id, membership_id, user_id, role, created_at)
+      select ${o.tenantId}, ${p!.id}, m.id, m.user_id, 'reader', ${at(sql)}
+        from m join unnest(${sql.array(ids(users))}::uuid[], ${sql.array(OFFSETS_US)}::int[]) as t(u, o) on t.u = m.user_id
+      returning id`,
+    )
+  },
   trainingJobs: async (sql, o) =>
     ids(
       await sql`
@@ -216,6 +234,7 @@ const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'as
   { path: '/projects?archived=false', seed: 'projects', table: 'projects', order: 'desc' },
   { path: '/tenants/current/legal-holds', seed: 'legalHolds', table: 'legal_holds', order: 'desc' },
   { path: '/tenants/current/legal-holds?status=active', seed: 'legalHolds', table: 'legal_holds', order: 'desc' },
+  { path: '/projects/{projectId}/members', seed: 'projectMembers', table: 'project_members', order: 'desc' },
   { path: '/training-jobs', seed: 'trainingJobs', table: 'training_jobs', order: 'desc' },
   { path: '/training-jobs?status=running', seed: 'trainingJobs', table: 'training_jobs', order: 'desc' },
   { path: '/model-versions', seed: 'modelVersions', table: 'model_versions', order: 'desc' },

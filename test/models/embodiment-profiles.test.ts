@@ -127,7 +127,7 @@ describe('embodiment profiles', () => {
     const owner = await tenantOwner(api.url)
     const reader = owner.client.withBearer((await patFor(owner.client, ['model:read'])).token)
     const denied = await reader.post('/embodiment-profiles', profile())
-    expect([denied.status, denied.json.code]).toEqual([403, 'PERMISSION_DENIED'])
+    expect([denied.status, denied.json.code]).toEqual([403, 'PERMISSION_NOT_DECLARED'])
     expect((await reader.get('/embodiment-profiles')).status).toBe(200)
     const none = owner.client.withBearer((await patFor(owner.client, ['tenant:read'])).token)
     expect((await none.get('/embodiment-profiles')).status).toBe(403)

@@ -99,7 +99,7 @@ describe('projects', () => {
       await viewer.patch(`/projects/${p.id}`, { name: 'No' }),
       await viewer.delete(`/projects/${p.id}`),
     ]) {
-      expect([res.status, res.json.code]).toEqual([403, 'PERMISSION_DENIED'])
+      expect([res.status, res.json.code]).toEqual([403, 'PERMISSION_NOT_DECLARED'])
     }
     expect((await owner.client.get(`/projects/${p.id}`)).json.data).toMatchObject({ name: 'Seen', archived: false, version: 1 })
   })

@@ -145,7 +145,7 @@ describe('tenant storage provisioning', () => {
     expect([job.status, job.json.code]).toEqual([400, 'STORAGE_NOT_READY'])
     const reader = owner.client.withBearer((await patFor(owner.client, ['tenant:read'])).token)
     const denied = await put(reader, 'local')
-    expect([denied.status, denied.json.code]).toEqual([403, 'PERMISSION_DENIED'])
+    expect([denied.status, denied.json.code]).toEqual([403, 'PERMISSION_NOT_DECLARED'])
   })
 
   test('storage whose region lost its configuration is STORAGE_PROVIDER_NOT_CONFIGURED', async () => {

@@ -141,7 +141,7 @@ describe('storage reconciliation jobs', () => {
       expect([res.status, res.json.code]).toEqual([404, 'STORAGE_RECONCILIATION_JOB_NOT_FOUND'])
     }
     const reader = tenant.client.withBearer((await patFor(tenant.client, ['tenant:read'])).token)
-    expect((await reader.get(JOBS)).json.code).toBe('PERMISSION_DENIED')
+    expect((await reader.get(JOBS)).json.code).toBe('PERMISSION_NOT_DECLARED')
   })
 
   test("tenant B's credential sees none of tenant A's buckets, usage or jobs", async () => {

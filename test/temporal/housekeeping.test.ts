@@ -79,8 +79,23 @@ async function seed(sql: Sql, expiredPerKind = 1) {
   // A shared request bucket untouched for a minute is full again: purged; one in use stays.
   const budget = (id: string, at: string) => sql`
     insert into rate_budgets (kind, id, tokens, at) values ('user', ${`${run}-${id}`}, 1, now() + ${at}::interval)`
+  // Project memberships: one project each (a user is in a project once), expired ones purged, a live one kept.
+  const [tenant] = await sql<{ id: string }[]>`insert into tenants (name, slug) values ('hk members', ${`hk-${run}`}) returning id`
+  const [membership] = await sql<
+    { id: string }[]
+  >`insert into memberships (tenant_id, user_id, role) values (${tenant!.id}, ${user!.id}, 'viewer') returning id`
+  const projectMember = async (expiresIn: string) => {
+    const [p] = await sql<
+      { id: string }[]
+    >`insert into projects (tenant_id, name, slug) values (${tenant!.id}, 'p', ${`p-${crypto.randomUUID()}`}) returning id`
+    await sql`
+      insert into project_members (tenant_id, project_id, membership_id, user_id, role, expires_at)
+      values (${tenant!.id}, ${p!.id}, ${membership!.id}, ${user!.id}, 'reader', now() + ${expiresIn}::interval)`
+    return p!.id
+  }
   const expired = { sessions: [] as string[], keys: [] as string[] }
   for (let i = 0; i < expiredPerKind; i++) {
+    await projectMember('-1 second')
     expired.sessions.push(await session('-1 hour', null), await session('1 day', '-8 days'))
     await key(`expired-${i}`, '-1 minute')
     expired.keys.push(`expired-${i}`)
@@ -92,7 +107,8 @@ async function seed(sql: Sql, expiredPerKind = 1) {
   }
   await key('live', '1 hour')
   await budget('busy', '-5 seconds')
-  return { sql, run, userId: user!.id, expired, live }
+  const liveProject = await projectMember('1 hour')
+  return { sql, run, userId: user!.id, expired, live, liveProject }
 }
 
 async function remaining(s: Awaited<ReturnType<typeof seed>>) {
@@ -100,7 +116,13 @@ async function remaining(s: Awaited<ReturnType<typeof seed>>) {
   const sessions = await sql<{ id: string }[]>`select id from sessions where user_id = ${s.userId}`
   const keys = await sql<{ key: string }[]>`select key from idempotency_keys where scope = ${`housekeeping-test:${s.run}`}`
   const budgets = await sql<{ id: string }[]>`select id from rate_budgets where id like ${`${s.run}-%`}`
-  return { sessions: sessions.map((r) => r.id).sort(), keys: keys.map((r) => r.key).sort(), budgets: budgets.map((r) => r.id) }
+  const projects = await sql<{ project_id: string }[]>`select project_id from project_members where user_id = ${s.userId}`
+  return {
+    sessions: sessions.map((r) => r.id).sort(),
+    keys: keys.map((r) => r.key).sort(),
+    budgets: budgets.map((r) => r.id),
+    projects: projects.map((r) => r.project_id),
+  }
 }
 
 /** One row past each retention period: an audit entry, and a dispatched event whose finished webhook message (with
@@ -161,9 +183,10 @@ describe('housekeeping', () => {
       webhookMessagesPurged: 1,
       eventsPurged: 1,
       rateBudgetsPurged: 1,
+      projectMembersPurged: 1,
     })
 
-    expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys, budgets: [`${s.run}-busy`] })
+    expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys, budgets: [`${s.run}-busy`], projects: [s.liveProject] })
 
     expect(started.workflowId.startsWith(workflowIds.housekeeping(own.config))).toBe(true)
     const execution = await run.describe()
@@ -197,8 +220,9 @@ describe('housekeeping', () => {
       webhookMessagesPurged: 0,
       eventsPurged: 0,
       rateBudgetsPurged: 7,
+      projectMembersPurged: 7,
     })
-    expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys, budgets: [`${s.run}-busy`] })
+    expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys, budgets: [`${s.run}-busy`], projects: [s.liveProject] })
   })
 
   test('an invalid argument fails at once instead of being retried', async () => {

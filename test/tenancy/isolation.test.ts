@@ -42,6 +42,7 @@ async function tenantWithEverything() {
   const bProfile = await made(model.post('/embodiment-profiles', profile(`b ${crypto.randomUUID()}`)))
   const project = await made(b.client.post('/projects', { name: 'b project', slug: `b-${crypto.randomUUID()}` }))
   const legalHold = await made(b.client.post('/tenants/current/legal-holds', { matter: 'b matter', reason: 'b reason', scope: { kind: 'tenant' } }))
+  const projectMember = await made(b.client.post(`/projects/${project.id}/members`, { userId: member.userId, role: 'contributor' }))
   const job = await made(model.post('/training-jobs', { name: 'b job' }))
   const version = await made(model.post('/model-versions', { name: 'b draft', format: 'onnx', source: { kind: 'imported_checkpoint', path: 'm.onnx' } }))
 
@@ -99,6 +100,7 @@ async function tenantWithEverything() {
   const extra: [string, string][] = [
     ['model_versions', ready!.id],
     ['edge_package_runs', run!.id],
+    ['project_members', projectMember.id],
   ]
   const secrets = [
     b.tenantId,
@@ -141,6 +143,8 @@ describe('tenant isolation', () => {
     const bodies: Record<string, unknown> = {
       'PATCH /v1/embodiment-profiles/{profileId}': { name: 'renamed by a' },
       'PATCH /v1/projects/{projectId}': { name: 'renamed by a' },
+      'POST /v1/projects/{projectId}/members': { userId: a.userId, role: 'maintainer' },
+      'PATCH /v1/projects/{projectId}/members/{userId}': { role: 'maintainer' },
       'PATCH /v1/tenants/current/memberships/{membershipId}': { role: 'viewer' },
       'PATCH /v1/tenants/current/sso-connections/{connectionId}': { name: 'renamed by a' },
       'PATCH /v1/webhook-endpoints/{endpointId}': { description: 'renamed by a' },

@@ -13,6 +13,7 @@ const PURGES = [
   'purgeExpiredWebhookMessages',
   'purgeExpiredEvents',
   'purgeIdleRateBudgets',
+  'purgeExpiredProjectMembers',
 ] as const
 
 /** Stand-ins that purge `n` rows each, except where `fail(name, call number)` says to throw. */
@@ -50,6 +51,7 @@ describe('housekeeping', () => {
       webhookMessagesPurged: 4,
       eventsPurged: 5,
       rateBudgetsPurged: 6,
+      projectMembersPurged: 7,
     })
     expect(PURGES.map((p) => ts.calls.of(p).map((c) => c.args[0]))).toEqual(PURGES.map(() => [50]))
   }, 60_000)

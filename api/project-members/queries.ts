@@ -1,0 +1,97 @@
+import type { Db } from '../platform/db'
+import type { Permission, ProjectRole, Role } from '../identity/permissions'
+import { microsecondText, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
+
+export interface ProjectMemberRow {
+  id: string
+  tenant_id: string
+  project_id: string
+  membership_id: string
+  user_id: string
+  email: string
+  tenant_role: Role
+  role: ProjectRole
+  grant_points: Permission[]
+  deny_points: Permission[]
+  expires_at: Date | null
+  granted_by: string | null
+  version: number
+  created_at: Date
+  updated_at: Date
+}
+
+// Joined with the tenant membership and the account: the tenant role is half of what the member holds here.
+const COLUMNS = `pm.id, pm.tenant_id, pm.project_id, pm.membership_id, pm.user_id, u.email, m.role as tenant_role, pm.role,
+  pm.grant_points, pm.deny_points, pm.expires_at, pm.granted_by, pm.version, pm.created_at, pm.updated_at`
+const FROM = 'project_members pm join memberships m on m.id = pm.membership_id join users u on u.id = pm.user_id'
+
+export interface ProjectMemberFields {
+  role: ProjectRole
+  grant: Permission[]
+  deny: Permission[]
+  expiresAt: Date | null
+  grantedBy: string
+}
+
+export async function insertProjectMember(
+  db: Db,
+  k: { tenantId: string; projectId: string; membershipId: string; userId: string } & ProjectMemberFields,
+): Promise<string | undefined> {
+  const [row] = await db<{ id: string }[]>`
+    insert into project_members (tenant_id, project_id, membership_id, user_id, role, grant_points, deny_points, expires_at, granted_by)
+    values (${k.tenantId}, ${k.projectId}, ${k.membershipId}, ${k.userId}, ${k.role}, ${k.grant}, ${k.deny}, ${k.expiresAt}, ${k.grantedBy})
+    on conflict (project_id, user_id) do nothing
+    returning id`
+  return row?.id
+}
+
+export async function findProjectMember(db: Db, tenantId: string, projectId: string, userId: string): Promise<ProjectMemberRow | undefined> {
+  const [row] = await db<ProjectMemberRow[]>`
+    select ${db.unsafe(COLUMNS)} from ${db.unsafe(FROM)}
+     where pm.tenant_id = ${tenantId} and pm.project_id = ${projectId} and pm.user_id = ${userId}`
+  return row
+}
+
+/** The row, locked until the caller's transaction ends (a PATCH or a removal decides on what it read). */
+export async function lockProjectMember(db: Db, tenantId: string, projectId: string, userId: string): Promise<ProjectMemberRow | undefined> {
+  const [row] = await db<ProjectMemberRow[]>`
+    select ${db.unsafe(COLUMNS)} from ${db.unsafe(FROM)}
+     where pm.tenant_id = ${tenantId} and pm.project_id = ${projectId} and pm.user_id = ${userId}
+       for update of pm`
+  return row
+}
+
+export function listProjectMembers(db: Db, tenantId: string, projectId: string, after: CreatedCursor | null, limit: number) {
+  const cursor = newestFirstAfter(db, after)
+  return db<(ProjectMemberRow & { cursor_at: string })[]>`
+    select * from (
+      select ${db.unsafe(COLUMNS)}, ${db.unsafe(microsecondText('pm.created_at'))} as cursor_at
+        from ${db.unsafe(FROM)}
+       where pm.tenant_id = ${tenantId} and pm.project_id = ${projectId}
+    ) pm
+     where true ${cursor}
+     order by created_at desc, id desc
+     limit ${limit}`
+}
+
+/** Run after lockProjectMember in the same transaction. */
+export async function updateProjectMember(db: Db, id: string, f: ProjectMemberFields): Promise<void> {
+  await db`
+    update project_members
+       set role = ${f.role}, grant_points = ${f.grant}, deny_points = ${f.deny}, expires_at = ${f.expiresAt}, granted_by = ${f.grantedBy},
+           version = version + 1, updated_at = now()
+     where id = ${id}`
+}
+
+export async function deleteProjectMember(db: Db, id: string): Promise<void> {
+  await db`delete from project_members where id = ${id}`
+}
+
+/** Housekeeping: expired memberships, in bounded batches (they already grant nothing; this only tidies). */
+export async function purgeExpiredProjectMembers(db: Db, limit: number): Promise<number> {
+  const rows = await db`
+    delete from project_members where id in (
+      select id from project_members where expires_at <= now() order by expires_at limit ${limit} for update skip locked)
+    returning 1`
+  return rows.length
+}
