@@ -21,6 +21,7 @@ import { signInRoutes } from './sign-in/routes'
 import { storageRoutes } from './storage/routes'
 import { tenantsRoutes } from './tenants/routes'
 import { usersRoutes } from './users/routes'
+import { notificationsRoutes } from './notifications/routes'
 import { embodimentProfilesRoutes } from './embodiment-profiles/routes'
 import { projectsRoutes } from './projects/routes'
 import { trainingJobsRoutes } from './training-jobs/routes'
@@ -52,6 +53,7 @@ export function buildApp(deps: AppDeps) {
     .use(
       new Elysia({ prefix: '/v1' })
         .use(usersRoutes(deps, http))
+        .use(notificationsRoutes(deps, http))
         .use(sessionsRoutes(deps, http))
         .use(signInRoutes(deps, http))
         .use(tenantsRoutes(deps, http))
