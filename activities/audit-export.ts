@@ -15,6 +15,7 @@ import {
 } from '../api/audit/export-queries'
 import { chainHead, exportBatch, exportSpan, sealAuditChains } from '../api/audit/queries'
 import { bucketReadiness } from '../api/storage/service'
+import { notify } from '../api/notifications/service'
 import { AuditErrorType, type AuditExportFile, type AuditExportPlan, type ExportAuditLogInput } from '../workflows/contract-audit'
 import { Counter } from './edge-package/archive'
 import { abortIncompleteUploads, MultipartSink } from './edge-package/multipart'
@@ -133,8 +134,18 @@ export function auditExportActivities(deps: ActivityDeps) {
     },
 
     async finishAuditExport(plan: AuditExportPlan, file: AuditExportFile): Promise<void> {
-      // Nothing updated: a retry of this activity after its commit.
-      await markAuditExportSucceeded(deps.sql, plan.tenantId, plan.exportId, file)
+      await deps.sql.begin(async (tx) => {
+        const row = await markAuditExportSucceeded(tx, plan.tenantId, plan.exportId, file)
+        // Nothing updated: a retry of this activity after its commit. The requester's mail is the mail sweep's.
+        if (!row?.requested_by) return
+        await notify(tx, deps.keys, {
+          userId: row.requested_by,
+          tenantId: plan.tenantId,
+          kind: 'audit_export.ready',
+          fields: { exportId: row.id, entries: row.entries_written },
+          dedupeKey: `audit_export:${row.id}`,
+        })
+      })
     },
 
     async failAuditExport(tenantId: string, exportId: string, reason: string): Promise<void> {

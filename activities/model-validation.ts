@@ -83,7 +83,7 @@ export function modelValidationActivities(deps: ActivityDeps) {
     },
 
     async recordModelVersionValidation(input: ValidateModelVersionInput, outcome: ValidationOutcome): Promise<void> {
-      const status = await recordValidationOutcome(sql, input.tenantId, input.modelVersionId, outcome)
+      const status = await recordValidationOutcome(deps, input.tenantId, input.modelVersionId, outcome)
       log.info('model version validated', { tenantId: input.tenantId, modelVersionId: input.modelVersionId, status: status ?? 'unchanged' })
     },
   }

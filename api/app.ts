@@ -21,6 +21,7 @@ import { signInRoutes } from './sign-in/routes'
 import { storageRoutes } from './storage/routes'
 import { tenantsRoutes } from './tenants/routes'
 import { usersRoutes } from './users/routes'
+import { notificationsRoutes } from './notifications/routes'
 import { embodimentProfilesRoutes } from './embodiment-profiles/routes'
 import { projectMembersRoutes } from './project-members/routes'
 import { projectsRoutes } from './projects/routes'
@@ -54,6 +55,7 @@ export function buildApp(deps: AppDeps) {
     .use(
       new Elysia({ prefix: '/v1' })
         .use(usersRoutes(deps, http))
+        .use(notificationsRoutes(deps, http))
         .use(sessionsRoutes(deps, http))
         .use(signInRoutes(deps, http))
         .use(tenantsRoutes(deps, http))

@@ -4,6 +4,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity'
 import { markBuilding, markFailed, markReady, recordProgress } from '../../api/edge-packages/queries'
 import { signingPrivateKey } from '../../api/edge-packages/signing'
 import { publishEvent } from '../../api/events/service'
+import { notifyWatchers } from '../../api/notifications/service'
 import { isUnreachable } from '../../api/storage/s3'
 import { EdgePackageErrorType, type EdgePackageArtifact, type EdgePackagePlan } from '../../workflows/contract-edge-packages'
 import { StorageErrorType } from '../../workflows/contract-storage'
@@ -94,6 +95,12 @@ export function edgePackageActivities(deps: ActivityDeps) {
           sizeBytes: artifact.sizeBytes,
           sha256: artifact.sha256,
         })
+        await notifyWatchers(tx, deps.keys, `edge_package:${row.id}`, 'edge_package.build_finished', {
+          packageId: row.id,
+          modelVersionId: row.model_version_id,
+          targetArch: row.target_arch,
+          status: 'ready',
+        })
       })
     },
 
@@ -108,6 +115,12 @@ export function edgePackageActivities(deps: ActivityDeps) {
           targetArch: row.target_arch,
           mode: row.mode,
           reason: reason.slice(0, 1000),
+        })
+        await notifyWatchers(tx, deps.keys, `edge_package:${row.id}`, 'edge_package.build_finished', {
+          packageId: row.id,
+          modelVersionId: row.model_version_id,
+          targetArch: row.target_arch,
+          status: 'failed',
         })
         return true
       })

@@ -24,6 +24,7 @@ export const auditCatalogue = {
   'user.totp_removed': a('account', 'user', 'The TOTP second factor was removed.'),
   'user.passkey_added': a('account', 'passkey', 'A passkey was registered.'),
   'user.passkey_removed': a('account', 'passkey', 'A passkey was removed.'),
+  'user.notification_preferences_updated': a('account', 'user', 'The account chose which kinds of notification are mailed (details.mail, details.before).'),
   'user.password_changed': a('account', 'user', 'The account password was changed by its owner.'),
   'user.password_reset_requested': a('account', 'user', 'A password reset was requested (by the user, or for them by an administrator).'),
   'user.password_reset_completed': a('account', 'user', 'A password reset was confirmed and the password replaced.'),

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { publishEvent } from '../events/service'
 import { recordAudit } from '../audit/service'
+import { watchFor } from '../notifications/service'
 import { tenantOf, type RequestContext } from '../identity/context'
 import { assertSourceStillPresent } from '../model-versions/objects'
 import { findModelVersion } from '../model-versions/queries'
@@ -71,6 +72,7 @@ export async function createPackage(deps: Deps, ctx: RequestContext, modelVersio
         target: packageTarget(id),
         details: { modelVersionId, embodimentProfileId: input.embodimentProfileId, mode: input.mode, targetArch: input.targetArch },
       })
+      await watchFor(tx, `edge_package:${id}`, ctx.principal.userId, tenantId)
       return made
     })
     .catch((err) => {

@@ -58,6 +58,12 @@ export const templates = {
       `The link works once and expires in ${d.days} days. If you did not ask for it, ignore this message.`,
     ]),
   }),
+  // A notification's line (api/notifications/kinds.ts): never a secret, code or link that grants anything.
+  notification: (d: { line: string }): RenderedMail => ({
+    subject: `Robot Control Plane: ${d.line.slice(0, 120)}`,
+    text: `${d.line}.\n\nYour inbox is in the console. Which notifications are mailed to you: your notification preferences.`,
+    html: page([`${esc(d.line)}.`, 'Your inbox is in the console. Which notifications are mailed to you: your notification preferences.']),
+  }),
 } as const
 
 export type MailTemplate = keyof typeof templates

@@ -13,6 +13,7 @@ import type { Principal } from '../identity/service'
 import { recordAudit } from '../audit/service'
 import { markSessionSecondFactor } from '../sessions/queries'
 import { findUserById } from '../users/queries'
+import { dispatchNoticeMail, notify } from '../notifications/service'
 import { methodsFor } from './challenges'
 import type { WebAuthnCredential } from './model'
 import {
@@ -114,13 +115,14 @@ function newRecoveryCode(): string {
 const spendRecovery = (db: Db, userId: string, code: string) => spendRecoveryCode(db, userId, sha256(normaliseRecoveryCode(code)))
 
 /** A code of the new authenticator proves the factor in the session enrolling it too. */
-export async function verifyTotpEnrolment({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, code: string) {
+export async function verifyTotpEnrolment(deps: Pick<ServiceDeps, 'sql' | 'keys' | 'mail'>, ctx: RequestContext, code: string) {
+  const { sql, keys } = deps
   const { userId } = ctx.principal
   const sessionId = sessionOf(ctx.principal)
   const totp = await findTotp(sql, userId)
   if (totp?.status !== 'pending') throw new ApiError('BAD_REQUEST', 'No TOTP enrolment is in progress; start one with POST /v1/users/me/mfa/totp')
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode)
-  return sql.begin(async (tx) => {
+  const done = await sql.begin(async (tx) => {
     if (!(await spendTotpCode(tx, keys, userId, code, true)))
       throw invalidCode('body.code', 'This code is not the current one of the authenticator being enrolled')
     await replaceRecoveryCodes(
@@ -129,15 +131,23 @@ export async function verifyTotpEnrolment({ sql, keys }: Pick<ServiceDeps, 'sql'
       codes.map((c) => sha256(normaliseRecoveryCode(c))),
     )
     if (sessionId) await markSessionSecondFactor(tx, sessionId, userId)
-    await recordAudit(tx, ctx, { action: 'user.totp_enrolled', target: { type: 'user', id: userId }, details: { recoveryCodes: RECOVERY_CODE_COUNT } })
-    return { recoveryCodes: codes }
+    const entry = await recordAudit(tx, ctx, {
+      action: 'user.totp_enrolled',
+      target: { type: 'user', id: userId },
+      details: { recoveryCodes: RECOVERY_CODE_COUNT },
+    })
+    const note = await notify(tx, keys, { userId, kind: 'account.totp_enrolled', fields: {}, dedupeKey: `audit:${entry.id}` })
+    return { result: { recoveryCodes: codes }, note }
   })
+  await dispatchNoticeMail(deps, ctx, [done.note])
+  return done.result
 }
 
 /** Removing an active factor takes a current code or a recovery code; a pending enrolment is simply dropped (it
  *  was never a factor, so nothing is recorded). A wrong code is recorded as a refused removal: a stolen session
  *  trying to strip the second factor is what the owner wants to see. */
-export async function removeTotp({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, reauthenticationCode: string | undefined) {
+export async function removeTotp(deps: Pick<ServiceDeps, 'sql' | 'keys' | 'mail'>, ctx: RequestContext, reauthenticationCode: string | undefined) {
+  const { sql, keys } = deps
   const { userId } = ctx.principal
   const totp = await findTotp(sql, userId)
   const active = totp?.status === 'active'
@@ -159,10 +169,13 @@ export async function removeTotp({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'
       throw invalidCode(path, 'This is neither a current TOTP code nor an unused recovery code')
     }
   }
-  await sql.begin(async (tx) => {
+  const note = await sql.begin(async (tx) => {
     await deleteTotp(tx, userId)
-    if (active) await recordAudit(tx, ctx, { action: 'user.totp_removed', target: { type: 'user', id: userId }, details: { method } })
+    if (!active) return null
+    const entry = await recordAudit(tx, ctx, { action: 'user.totp_removed', target: { type: 'user', id: userId }, details: { method } })
+    return notify(tx, keys, { userId, kind: 'account.totp_removed', fields: {}, dedupeKey: `audit:${entry.id}` })
   })
+  await dispatchNoticeMail(deps, ctx, [note])
   return { removed: true as const }
 }
 
@@ -186,11 +199,16 @@ export async function passkeyRegistrationOptions({ sql: db, config }: Pick<Servi
 
 /** The registration is verified (and its challenge spent, even when it fails) before the transaction that stores
  *  the passkey, marks the session's factor and records it. */
-export async function registerPasskey({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, input: { name?: string; response: unknown }) {
+export async function registerPasskey(
+  deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys' | 'mail'>,
+  ctx: RequestContext,
+  input: { name?: string; response: unknown },
+) {
+  const { sql, config } = deps
   const { userId } = ctx.principal
   const sessionId = sessionOf(ctx.principal)
   const verified = await verifyRegistration(sql, config, userId, input.response as RegistrationResponseJSON)
-  const credential = await sql.begin(async (tx) => {
+  const { row: credential, note } = await sql.begin(async (tx) => {
     const row = await storeCredential(tx, userId, verified, input.name ?? null)
     if (sessionId) await markSessionSecondFactor(tx, sessionId, userId)
     await recordAudit(tx, ctx, {
@@ -198,8 +216,10 @@ export async function registerPasskey({ sql, config }: Pick<ServiceDeps, 'sql' |
       target: { type: 'passkey', id: row.id },
       details: { name: row.name, deviceType: row.device_type, backedUp: row.backed_up },
     })
-    return row
+    const note = await notify(tx, deps.keys, { userId, kind: 'account.passkey_added', fields: { passkeyId: row.id }, dedupeKey: `passkey_added:${row.id}` })
+    return { row, note }
   })
+  await dispatchNoticeMail(deps, ctx, [note])
   return toCredentialDto(credential)
 }
 
@@ -210,15 +230,18 @@ export async function listPasskeys({ sql: db, keys }: Pick<ServiceDeps, 'sql' | 
   return mapPage(p, toCredentialDto)
 }
 
-export async function removePasskey({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
+export async function removePasskey(deps: Pick<ServiceDeps, 'sql' | 'keys' | 'mail'>, ctx: RequestContext, id: string) {
+  const { sql } = deps
   const { userId } = ctx.principal
   const notFound = () => new ApiError('RESOURCE_NOT_FOUND', 'You have no passkey with this id')
   if (!isUuid(id)) throw notFound()
-  await sql.begin(async (tx) => {
+  const note = await sql.begin(async (tx) => {
     const removed = await deleteWebAuthnCredential(tx, userId, id)
     if (!removed) throw notFound()
     await recordAudit(tx, ctx, { action: 'user.passkey_removed', target: { type: 'passkey', id }, details: { name: removed.name } })
+    return notify(tx, deps.keys, { userId, kind: 'account.passkey_removed', fields: { passkeyId: id }, dedupeKey: `passkey_removed:${id}` })
   })
+  await dispatchNoticeMail(deps, ctx, [note])
   return { removed: true as const }
 }
 

@@ -1,12 +1,13 @@
 import { Readable, Transform } from 'node:stream'
 import { publishEvent } from '../events/service'
-import type { Db, Sql } from '../platform/db'
+import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { isUuid } from '../platform/ids'
 import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { recordAudit } from '../audit/service'
+import { notifyWatchers } from '../notifications/service'
 import { tenantOf, type RequestContext } from '../identity/context'
 import { modelsWorkflowIds, type ValidationOutcome } from '../../workflows/contract-models'
 import type { CreateModelVersionInput, ModelFormat, ModelVersion, ModelVersionStatus } from './model'
@@ -159,8 +160,15 @@ function exactly(size: number): Transform {
   })
 }
 
-/** validating → ready | failed with its event, in one transaction; a repeat (a retried activity) changes nothing. */
-export async function recordValidationOutcome(sql: Sql, tenantId: string, id: string, outcome: ValidationOutcome) {
+/** validating → ready | failed with its event and the notice to whoever started it, in one transaction; a repeat (a
+ *  retried activity) changes nothing. The notices' mail is started by the mail sweep. */
+export async function recordValidationOutcome({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, tenantId: string, id: string, outcome: ValidationOutcome) {
+  const told = (tx: Db, row: ModelVersionRow) =>
+    notifyWatchers(tx, keys, `model_version_validation:${id}`, 'model_version.validation_finished', {
+      modelVersionId: id,
+      name: row.name,
+      status: row.status === 'ready' ? 'ready' : 'failed',
+    })
   return sql.begin(async (tx) => {
     if (outcome.status === 'ready') {
       const totalBytes = outcome.objects.reduce((n, o) => n + o.sizeBytes, 0)
@@ -173,6 +181,7 @@ export async function recordValidationOutcome(sql: Sql, tenantId: string, id: st
           sourceKind: row.source_kind,
           totalBytes,
         })
+      if (row) await told(tx, row)
       return row?.status
     }
     const row = await markFailed(tx, tenantId, id, outcome.reason.slice(0, 1000))
@@ -184,6 +193,7 @@ export async function recordValidationOutcome(sql: Sql, tenantId: string, id: st
         sourceKind: row.source_kind,
         reason: row.failure_reason!,
       })
+    if (row) await told(tx, row)
     return row?.status
   })
 }

@@ -3,6 +3,7 @@
 // object to measure sizes and SHA-256 and turns the version ready or failed.
 import type { ServiceDeps } from '../platform/deps'
 import { recordAudit } from '../audit/service'
+import { watchFor } from '../notifications/service'
 import { tenantOf, type RequestContext } from '../identity/context'
 import { TENANT_ID, taskQueues } from '../../workflows/contract'
 import { ModelsWorkflowType, modelsWorkflowIds, type ValidateModelVersionInput } from '../../workflows/contract-models'
@@ -29,6 +30,7 @@ export async function startValidation(deps: Pick<ServiceDeps, 'sql' | 'config' |
         target: versionTarget(marked),
         details: { previousStatus: row.status, objectCount: row.objects.length },
       })
+      await watchFor(tx, `model_version_validation:${id}`, ctx.principal.userId, tenantId)
     }
     return marked
   })

@@ -19,7 +19,7 @@ import { PASSWORD_HISTORY, toUserDto } from '../users/service'
 /** Self-registration: the account, its first session and its user.registered entry are created together or not at
  *  all. Anonymous whatever the request presented: the new account is the actor. */
 export async function registerUser(
-  deps: Pick<ServiceDeps, 'sql' | 'config'>,
+  deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>,
   ctx: RequestContext<Principal | null>,
   input: { email: string; password: string },
 ) {

@@ -12,6 +12,7 @@ import { requireRoleWithinReach, type Principal } from '../identity/service'
 import { recordAudit } from '../audit/service'
 import { getAuthPolicy } from '../auth-policy/service'
 import { enqueueMail } from '../mail/service'
+import { dispatchNoticeMail, notify } from '../notifications/service'
 import { isLiveMemberByEmail, joinTenant } from '../memberships/queries'
 import { moveSessionInto, tenantVerdict } from '../sign-in/policy'
 import { startSession } from '../sign-in/session-start'
@@ -62,7 +63,7 @@ export async function inviteToTenant(deps: Deps, ctx: RequestContext, input: { e
   requireRoleWithinReach(principal, input.role)
   const token = randomToken(32)
   const link = `${publicBase(deps.config)}/invitations/accept?token=${encodeURIComponent(token)}`
-  const { row, mail } = await deps.sql.begin(async (tx) => {
+  const { row, mail, note } = await deps.sql.begin(async (tx) => {
     if (await isLiveMemberByEmail(tx, actor.tenantId, input.email))
       throw new ApiError('USER_ALREADY_MEMBER', 'This address is already an active member of the tenant')
     const superseded = await revokeOpenInvitations(tx, actor.tenantId, input.email)
@@ -89,19 +90,27 @@ export async function inviteToTenant(deps: Deps, ctx: RequestContext, input: { e
       target: { type: 'invitation', id: row.id },
       details: { email: row.email, role: row.role, expiresAt: row.expires_at.toISOString() },
     })
+    const tenantName = await findTenantName(tx, actor.tenantId)
     const mail = await enqueueMail(
       tx,
-      {
-        to: input.email,
-        tenantId: actor.tenantId,
-        template: 'tenantInvitation',
-        data: { link, tenantName: await findTenantName(tx, actor.tenantId), role: input.role, days: TENANT_INVITATION_DAYS },
-      },
+      { to: input.email, tenantId: actor.tenantId, template: 'tenantInvitation', data: { link, tenantName, role: input.role, days: TENANT_INVITATION_DAYS } },
       deps.keys,
     )
-    return { row, mail }
+    // An account with this address sees the invitation in its inbox too (the link stays in the mail alone).
+    const invitee = await findUserByEmail(tx, input.email)
+    const note = invitee
+      ? await notify(tx, deps.keys, {
+          userId: invitee.id,
+          tenantId: actor.tenantId,
+          kind: 'tenant.invitation_received',
+          fields: { invitationId: row.id, tenantName, role: row.role, expiresAt: row.expires_at.toISOString() },
+          dedupeKey: `invitation:${row.id}`,
+        })
+      : null
+    return { row, mail, note }
   })
   await deps.mail.dispatch([mail], logIds(ctx))
+  await dispatchNoticeMail(deps, ctx, [note])
   return toInvitationDto(row)
 }
 

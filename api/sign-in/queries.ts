@@ -8,6 +8,7 @@ import type { MembershipViewRow } from '../memberships/queries'
 import type { SecondFactors } from '../mfa/challenges'
 import { expiredMfaChallengesDelete, mfaChallengeInsert } from '../mfa/queries'
 import { sessionInsert, type NewSessionRow } from '../sessions/queries'
+import type { newClientNotice } from '../notifications/queries'
 import type { UserRow } from '../users/queries'
 
 /** A tenant the account is an active member of: its policy row (none while it has the defaults) and the email
@@ -68,14 +69,17 @@ export async function insertSession(
   s: NewSessionRow,
   challenge: { webauthnChallenge: string | null; ttlSeconds: number } | null,
   entry: NewAuditRow | null,
-): Promise<{ expires_at: Date; challenge_id: string | null; challenge_expires_at: Date | null }> {
-  const [row] = await db<{ expires_at: Date; challenge_id: string | null; challenge_expires_at: Date | null }[]>`
+  notice: ReturnType<typeof newClientNotice> | null = null,
+): Promise<{ expires_at: Date; challenge_id: string | null; challenge_expires_at: Date | null; notice_id: string | null }> {
+  const [row] = await db<{ expires_at: Date; challenge_id: string | null; challenge_expires_at: Date | null; notice_id: string | null }[]>`
     with s as (${sessionInsert(db, s)})
     ${challenge ? db`, swept as (${expiredMfaChallengesDelete(db)}), c as (${mfaChallengeInsert(db, { sessionId: s.id, userId: s.userId, ...challenge })})` : db``}
     ${entry ? db`, a as (select 1 from ${auditAppend(db, entry)})` : db``}
+    ${notice ? db`, ${notice}` : db``}
     select s.expires_at,
            ${challenge ? db`c.id` : db`null::uuid`} as challenge_id,
-           ${challenge ? db`c.expires_at` : db`null::timestamptz`} as challenge_expires_at
+           ${challenge ? db`c.expires_at` : db`null::timestamptz`} as challenge_expires_at,
+           ${notice ? db`(select id from nc_note)` : db`null::uuid`} as notice_id
       from s ${challenge ? db`cross join c` : db``} ${entry ? db`cross join a` : db``}`
   return row!
 }

@@ -16,7 +16,7 @@ import { findUserByEmail } from '../users/queries'
 import { findSigner, landingMembership, moveSessionInto, refusal } from './policy'
 import { startSession, type NewSession, type SessionOptions } from './session-start'
 
-type Deps = Pick<ServiceDeps, 'sql' | 'config'>
+type Deps = Pick<ServiceDeps, 'sql' | 'config' | 'keys'>
 
 /** Wrong answers a sign-in challenge takes before it is burnt: with a 6-digit code and two live steps, a guesser
  *  has 10 in a million per password typed, and the password attempts are throttled on their own. */

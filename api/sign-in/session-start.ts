@@ -11,8 +11,12 @@ import { challengeOptions, pendingSecondFactors, type MfaChallenge, type SecondF
 import { CHALLENGE_TTL_SECONDS } from '../mfa/webauthn'
 import type { AuthMethod } from '../sessions/queries'
 import { insertSession } from './queries'
+import { clientOf } from '../notifications/client-key'
+import { newClientNotice } from '../notifications/queries'
+import { mailNotice } from '../notifications/service'
 
-type Deps = Pick<ServiceDeps, 'config'>
+type Deps = Pick<ServiceDeps, 'config' | 'keys'>
+type ConfigDeps = Pick<ServiceDeps, 'config'>
 
 export interface NewSession {
   id: string
@@ -26,18 +30,18 @@ export interface NewSession {
 type Lifetimes = { absoluteSeconds: number; idleSeconds: number }
 
 /** A session's lifetimes under its tenant's auth policy, or the configured defaults without a tenant. */
-const lifetimesUnder = (deps: Deps, policy: TenantAuthPolicy | null): Lifetimes =>
+const lifetimesUnder = (deps: ConfigDeps, policy: TenantAuthPolicy | null): Lifetimes =>
   policy
     ? { absoluteSeconds: policy.sessionAbsoluteMinutes * 60, idleSeconds: policy.sessionIdleMinutes * 60 }
     : { absoluteSeconds: deps.config.SESSION_ABSOLUTE_HOURS * 3600, idleSeconds: deps.config.SESSION_IDLE_MINUTES * 60 }
 
 /** The auth policy of a membership's tenant; null without a membership. */
-async function policyOfMembership(tx: Db, deps: Deps, membershipId: string | null): Promise<TenantAuthPolicy | null> {
+async function policyOfMembership(tx: Db, deps: ConfigDeps, membershipId: string | null): Promise<TenantAuthPolicy | null> {
   const tenantId = membershipId ? await tenantOfMembership(tx, membershipId) : undefined
   return tenantId ? (await getAuthPolicy(tx, tenantId, deps.config)).policy : null
 }
 
-export async function sessionLifetimes(tx: Db, deps: Deps, membershipId: string | null): Promise<Lifetimes> {
+export async function sessionLifetimes(tx: Db, deps: ConfigDeps, membershipId: string | null): Promise<Lifetimes> {
   return lifetimesUnder(deps, await policyOfMembership(tx, deps, membershipId))
 }
 
@@ -79,6 +83,10 @@ export async function startSession(
   const challenge = factors ? await challengeOptions(deps.config, factors) : null
   // Chosen here, not by the table's default, so the audit entry naming the session goes in the same statement.
   const id = crypto.randomUUID()
+  // The new-client notice goes in the session's own statement: it exists exactly when the session does.
+  const client = clientOf(ctx)
+  const fields = { method: opts.method, client: client.client, network: client.network }
+  const notice = newClientNotice(tx, { userId, clientKey: client.key, fields, dedupeKey: `sign_in:${id}` })
   const row = await insertSession(
     tx,
     {
@@ -98,7 +106,11 @@ export async function startSession(
     },
     challenge ? { webauthnChallenge: challenge.webauthn?.challenge ?? null, ttlSeconds: CHALLENGE_TTL_SECONDS } : null,
     opts.entry ? auditRowOf(ctx, opts.entry({ id, state })) : null,
+    notice,
   )
+  // Rare (a client unseen for 90 days), so its mail may cost the sign-in a statement or three more. Started by the
+  // mail sweep: this may run inside a transaction that has not committed yet.
+  if (row.notice_id) await mailNotice(tx, deps.keys, userId, 'account.new_sign_in', fields, null)
   const session = { id, token, expiresAt: row.expires_at, state }
   return challenge
     ? { ...session, mfaChallenge: { id: row.challenge_id!, methods: challenge.methods, webauthn: challenge.webauthn, expiresAt: row.challenge_expires_at! } }

@@ -200,6 +200,19 @@ const seeds: Record<string, Seed> = {
       from ${offsets(sql)}
     returning id`,
     ),
+  // The inbox is paged on the user's own numbering, given in commit order; here it follows (created_at, id), the order
+  // the test expects, as it does for notifications written one after another.
+  notifications: async (sql, o) => {
+    const rows = await sql<{ id: string }[]>`
+      insert into notifications (user_id, seq, kind, fields, dedupe_key, created_at)
+      select ${o.userId}, 1000000 + row_number() over (), 'account.totp_enrolled', '{}', 'seed-' || gen_random_uuid(), ${at(sql)} from ${offsets(sql)}
+      returning id`
+    await sql`
+      update notifications n set seq = r.seq
+        from (select id, 1000 + row_number() over (order by created_at, id) as seq from notifications where user_id = ${o.userId} and seq >= 1000000) r
+       where n.id = r.id`
+    return ids(rows)
+  },
   ssoIdentities: async (sql, o) => {
     const [c] = await sql<{ id: string }[]>`
       insert into sso_connections (tenant_id, name, issuer, client_id, client_secret_sealed, default_role)
@@ -248,6 +261,8 @@ const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'as
   { path: '/webhook-endpoints/{endpointId}/messages?status=succeeded', seed: 'webhookMessages', table: 'webhook_messages', order: 'desc' },
   { path: `/tenants/current/audit-log?${auditWindow}`, seed: 'auditEntries', table: 'audit_log', order: 'desc', timeColumn: 'occurred_at' },
   { path: `/tenants/current/audit-log?${auditWindow}&action=api_key.`, seed: 'auditEntries', table: 'audit_log', order: 'desc', timeColumn: 'occurred_at' },
+  { path: '/users/me/notifications', seed: 'notifications', table: 'notifications', order: 'desc' },
+  { path: '/users/me/notifications?state=unread', seed: 'notifications', table: 'notifications', order: 'desc' },
   { path: '/users/me/security-activity', seed: 'auditEntries', table: 'audit_log', order: 'desc', timeColumn: 'occurred_at' },
 ]
 

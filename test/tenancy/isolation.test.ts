@@ -3,6 +3,7 @@
 // is 404, B's rows unchanged, nothing of B in any answer. A 400 would prove nothing (the id was never looked up), so
 // the bodies are valid; a route whose body this file does not know fails the test until it is given one.
 import { describe, expect, test } from 'bun:test'
+import { notify } from '../../api/notifications/service'
 import { useApi } from '../support/api'
 import { hourAgo } from '../support/audit'
 import { patFor, tenantOwner, uniqueEmail } from '../support/fixtures'
@@ -74,6 +75,15 @@ async function tenantWithEverything() {
     insert into webhook_messages (tenant_id, endpoint_id, event_id, event_type, status, started_at)
     values (${b.tenantId}, ${hook.id}, ${event!.id}, 'training_job.completed', 'failed', now()) returning id`
   const [session] = await sql<{ id: string }[]>`select id from sessions where user_id = ${member.userId} limit 1`
+  const notice = await sql.begin((tx) =>
+    notify(tx, api.deps.keys, {
+      userId: member.userId,
+      tenantId: b.tenantId,
+      kind: 'audit_export.ready',
+      fields: { exportId: exported!.id, entries: 1 },
+      dedupeKey: 'isolation',
+    }),
+  )
 
   // Path parameter → B's real id, and the row it names (table, id) for the before/after comparison.
   const ids: Record<string, [string, string]> = {
@@ -96,6 +106,7 @@ async function tenantWithEverything() {
     identityId: ['sso_identities', identity!.id],
     credentialId: ['webauthn_credentials', passkey!.id],
     sessionId: ['sessions', session!.id],
+    notificationId: ['notifications', notice!.id],
   }
   const extra: [string, string][] = [
     ['model_versions', ready!.id],
