@@ -1,5 +1,9 @@
-// The database half of scripts/backup.ts: every table's rows through COPY (binary), and back.
-import { createReadStream, createWriteStream } from 'node:fs'
+// The database half of scripts/backup.ts: every table's rows through COPY (binary), and back. Every step is bounded
+// by a stall limit (docs/operations.md "Backup and restore"): a step that makes no progress for that long fails
+// naming its table instead of waiting forever.
+import { createReadStream } from 'node:fs'
+import { open } from 'node:fs/promises'
+import { type Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { Db, Sql } from '../api/platform/db'
 
@@ -7,6 +11,89 @@ import type { Db, Sql } from '../api/platform/db'
  *  restore migrates the empty database first). Audit entries waiting to be sealed (audit_inbox) are committed
  *  entries: they are backed up. */
 export const NOT_BACKED_UP = new Set(['rate_budgets', 'schema_migrations'])
+
+/** How long a step may go without progress (no byte read or written, no answer) before it fails. */
+export interface StepLimits {
+  stallMs: number
+}
+export const DEFAULT_STALL_MS = 60_000
+
+export class StalledStep extends Error {
+  constructor(
+    readonly step: string,
+    stallMs: number,
+  ) {
+    super(`${step}: no progress for ${stallMs / 1000} s (the stall limit, --stall-timeout); the step was abandoned`)
+    this.name = 'StalledStep'
+  }
+}
+
+/** Runs `work`, failing with StalledStep when `progress` is not called for `stallMs` (the limit restarts at each
+ *  call). `onStall` releases what the step holds; the step's own promise may never settle after that. */
+export async function bounded<T>(
+  step: string,
+  { stallMs }: StepLimits,
+  work: (progress: () => void) => Promise<T>,
+  onStall: () => void = () => {},
+): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let stalled!: (err: Error) => void
+  const watchdog = new Promise<never>((_, reject) => {
+    stalled = reject
+  })
+  const progress = () => {
+    clearTimeout(timer)
+    timer = setTimeout(() => {
+      onStall()
+      stalled(new StalledStep(step, stallMs))
+    }, stallMs)
+  }
+  progress()
+  try {
+    return await Promise.race([work(progress), watchdog])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** sql.begin(mode, work), bounded at both ends and in the middle: the BEGIN and the COMMIT each within the stall
+ *  limit, and a StalledStep inside fails the whole at once. (The driver would send ROLLBACK behind the stalled
+ *  statement and wait for it forever; the caller ends the pool, which drops the transaction with the connection.) */
+export async function boundedTransaction<T>(sql: Sql, mode: string, limits: StepLimits, work: (tx: Db) => Promise<T>): Promise<T> {
+  let fail!: (err: unknown) => void
+  const failed = new Promise<never>((_, reject) => {
+    fail = reject
+  })
+  let timer = setTimeout(() => fail(new StalledStep(`BEGIN ${mode}`, limits.stallMs)), limits.stallMs)
+  const done = sql.begin(mode, async (tx) => {
+    clearTimeout(timer)
+    let result: T
+    try {
+      result = await work(tx)
+    } catch (err) {
+      if (err instanceof StalledStep) fail(err)
+      throw err
+    }
+    timer = setTimeout(() => fail(new StalledStep('COMMIT', limits.stallMs)), limits.stallMs)
+    return result
+  }) as Promise<T>
+  done.catch(() => {}) // after a stall, its rejection (the connection ended) has no one left to tell
+  try {
+    return await Promise.race([done, failed])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** A pass-through stage that reports each chunk as progress (a 'data' listener of its own would start the source
+ *  flowing before its consumer is attached, and lose what it read). */
+export const progressTap = (progress: () => void) =>
+  new Transform({
+    transform(chunk, _encoding, callback) {
+      progress()
+      callback(null, chunk)
+    },
+  })
 
 export async function tablesToBackUp(sql: Db): Promise<string[]> {
   const rows = await sql<{ name: string }[]>`select tablename as name from pg_tables where schemaname = 'public' order by tablename`
@@ -17,9 +104,87 @@ export async function appliedMigrations(sql: Db): Promise<string[]> {
   return (await sql<{ name: string }[]>`select name from schema_migrations order by name`).map((r) => r.name)
 }
 
-/** One table in one consistent snapshot with the others (the caller's repeatable-read transaction). */
-export async function copyOut(tx: Db, table: string, file: string): Promise<void> {
-  await pipeline(await tx`copy ${tx(table)} to stdout with (format binary)`.readable(), createWriteStream(file))
+/** Bytes gathered before one write to the file: a COPY arrives as one message per row, and a write per row costs
+ *  more than the COPY itself. Also the bound on what one table holds in memory (twice this, plus the driver's
+ *  buffer), whatever its size. */
+const WRITE_BATCH = 1 << 20
+
+/** One table in one consistent snapshot with the others (the caller's repeatable-read transaction).
+ *
+ *  postgres@3.4.9 pauses its socket when a COPY chunk finds the stream's buffer full, and resumes it only when the
+ *  stream is read again. When the last chunks and CopyDone arrive in one read (a table of a few hundred KB is
+ *  enough), the stream ends with its socket paused: the connection never reads another answer, and the next table's
+ *  COPY waits forever (porsager/postgres#499, fix proposed in #1016). So the rows are taken as they come, in batches
+ *  written to the file, and once the stream has ended its read hook (the driver's own socket resume) runs once
+ *  more, so the connection reads on whatever the chunks looked like. */
+export async function copyOut(tx: Db, table: string, file: string, limits: StepLimits): Promise<number> {
+  const out = await open(file, 'w')
+  try {
+    return await copyOutTo(tx, table, async (chunk) => void (await out.write(chunk)), limits)
+  } finally {
+    await out.close()
+  }
+}
+
+/** copyOut into any sink: `write` is given batches of about WRITE_BATCH bytes, one at a time. */
+export async function copyOutTo(tx: Db, table: string, write: (chunk: Buffer) => Promise<void>, limits: StepLimits, batchBytes = WRITE_BATCH): Promise<number> {
+  let stream: Readable | undefined
+  return await bounded(
+    `COPY ${table} TO STDOUT`,
+    limits,
+    async (progress) => {
+      stream = (await tx`copy ${tx(table)} to stdout with (format binary)`.readable()) as Readable
+      progress()
+      const bytes = await drainTo(stream, write, progress, batchBytes)
+      // The driver's read hook is its socket's resume: without it a COPY that ended paused stops the connection.
+      ;(stream as unknown as { _read(size: number): void })._read(0)
+      return bytes
+    },
+    () => stream?.destroy(),
+  )
+}
+
+/** The stream into `write` in WRITE_BATCH batches, one at a time; the stream waits (paused) while a full batch
+ *  waits for the write before it. */
+function drainTo(stream: Readable, write: (chunk: Buffer) => Promise<void>, progress: () => void, batchBytes: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let batch: Buffer[] = []
+    let size = 0
+    let total = 0
+    let writing = false
+    let ended = false
+    const next = () => {
+      if (writing) return
+      if (size >= batchBytes || (ended && size > 0)) {
+        const chunk = batch.length === 1 ? batch[0]! : Buffer.concat(batch, size)
+        batch = []
+        size = 0
+        writing = true
+        write(chunk).then(() => {
+          writing = false
+          total += chunk.length
+          progress()
+          next()
+        }, reject)
+        return
+      }
+      if (ended) return resolve(total)
+      if (stream.isPaused()) stream.resume()
+    }
+    stream.on('data', (chunk: Buffer) => {
+      batch.push(chunk)
+      size += chunk.length
+      progress()
+      if (size < batchBytes) return
+      if (writing) stream.pause()
+      else next()
+    })
+    stream.on('end', () => {
+      ended = true
+      next()
+    })
+    stream.on('error', reject)
+  })
 }
 
 /** Loads every table in one transaction with triggers and foreign keys off (session_replication_role = replica):
@@ -27,10 +192,22 @@ export async function copyOut(tx: Db, table: string, file: string): Promise<void
  *  hold their results.
  *  Needs a role that may set session_replication_role (a superuser, or pg_database_owner on PostgreSQL 15+ with
  *  the grant). */
-export async function copyIn(sql: Sql, files: { table: string; file: string }[]): Promise<void> {
-  await sql.begin(async (tx) => {
+export async function copyIn(sql: Sql, files: { table: string; file: string }[], limits: StepLimits): Promise<void> {
+  await boundedTransaction(sql, 'read write', limits, async (tx) => {
     await tx`set local session_replication_role = replica`
-    for (const { table, file } of files) await pipeline(createReadStream(file), await tx`copy ${tx(table)} from stdin with (format binary)`.writable())
+    for (const { table, file } of files) {
+      const source = createReadStream(file, { highWaterMark: WRITE_BATCH })
+      await bounded(
+        `COPY ${table} FROM STDIN`,
+        limits,
+        async (progress) => {
+          const sink = await tx`copy ${tx(table)} from stdin with (format binary)`.writable()
+          progress()
+          await pipeline(source, progressTap(progress), sink)
+        },
+        () => source.destroy(),
+      )
+    }
     // COPY wrote the identity columns' values as they were; their sequences continue after the largest.
     const identities = await tx<{ table: string; column: string }[]>`
       select table_name as table, column_name as column from information_schema.columns where table_schema = 'public' and is_identity = 'YES'`

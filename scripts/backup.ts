@@ -3,14 +3,27 @@
 // storage region (objects, tags, versioning, lifecycle), written to <dir>; and back into an empty database and
 // empty storage. Run with the platform's environment (DATABASE_URL, S3_*, STORAGE_REGIONS). The API and worker are
 // stopped for a restore; a backup can be taken while they run.
-import { createReadStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createReadStream, createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import type { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { loadConfig, type Config } from '../api/platform/config'
 import { createDb } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import { regionsFromConfig } from '../api/storage/regions'
 import { s3For } from '../api/storage/s3'
-import { appliedMigrations, copyIn, copyOut, tablesToBackUp } from './backup-queries'
+import {
+  appliedMigrations,
+  bounded,
+  boundedTransaction,
+  copyIn,
+  copyOut,
+  DEFAULT_STALL_MS,
+  progressTap,
+  type StepLimits,
+  StalledStep,
+  tablesToBackUp,
+} from './backup-queries'
 
 interface BucketRecord {
   name: string
@@ -31,38 +44,67 @@ const usableRegions = (config: Config) => regionsFromConfig(config).filter((r) =
 // Object keys may hold slashes; the file keeps them as directories under the bucket's own folder.
 const objectFile = (dir: string, region: string, bucket: string, key: string) => join(dir, 'buckets', region, bucket, 'objects', key)
 
-export async function backupPlatform(config: Config, dir: string): Promise<BackupManifest> {
+/** A step with no progress of its own to report (one answer expected): bounded by the stall limit as a whole. */
+const answer = <T>(step: string, limits: StepLimits, work: () => Promise<T>) => bounded(step, limits, () => work())
+
+/** A stream into a file, bounded by the stall limit between its chunks. */
+const streamToFile = (step: string, limits: StepLimits, open: () => Promise<Readable>, file: string) => {
+  let source: Readable | undefined
+  return bounded(
+    step,
+    limits,
+    async (progress) => {
+      source = await open()
+      progress()
+      await pipeline(source, progressTap(progress), createWriteStream(file))
+    },
+    () => source?.destroy(),
+  )
+}
+
+export async function backupPlatform(config: Config, dir: string, limits: StepLimits = { stallMs: DEFAULT_STALL_MS }): Promise<BackupManifest> {
   mkdirSync(join(dir, 'db'), { recursive: true })
   const sql = createDb(config.DATABASE_URL, { max: 1, name: 'rcp-backup' })
   let migrations: string[] = []
   let tables: string[] = []
   try {
-    await sql.begin('isolation level repeatable read read only', async (tx) => {
-      migrations = await appliedMigrations(tx)
-      tables = await tablesToBackUp(tx)
-      for (const table of tables) await copyOut(tx, table, join(dir, 'db', `${table}.bin`))
+    await boundedTransaction(sql, 'isolation level repeatable read read only', limits, async (tx) => {
+      migrations = await answer('the list of applied migrations', limits, () => appliedMigrations(tx))
+      tables = await answer('the list of tables', limits, () => tablesToBackUp(tx))
+      for (const table of tables) await copyOut(tx, table, join(dir, 'db', `${table}.bin`), limits)
     })
   } finally {
-    await sql.end({ timeout: 5 })
+    // A stalled step leaves its connection waiting: ended within a second, whatever it waits for.
+    await sql.end({ timeout: 1 })
   }
   const regions = []
   for (const region of usableRegions(config)) {
     const s3 = s3For(region)
     const buckets: BucketRecord[] = []
-    for (const { name } of await s3.listBuckets()) {
+    for (const { name } of await answer(`the buckets of region ${region.id}`, limits, () => s3.listBuckets())) {
       const objects: BucketRecord['objects'] = []
-      for await (const o of s3.listObjectsV2(name, '', true) as AsyncIterable<{ name?: string; size: number }>) {
+      const listed: { name?: string; size: number }[] = []
+      await bounded(`the objects of bucket ${name}`, limits, async (progress) => {
+        for await (const o of s3.listObjectsV2(name, '', true) as AsyncIterable<{ name?: string; size: number }>) {
+          progress()
+          listed.push(o)
+        }
+      })
+      for (const o of listed) {
         if (!o.name) continue
-        const file = objectFile(dir, region.id, name, o.name)
+        const key = o.name
+        const file = objectFile(dir, region.id, name, key)
         mkdirSync(dirname(file), { recursive: true })
-        await s3.fGetObject(name, o.name, file)
-        const stat = await s3.statObject(name, o.name)
-        objects.push({ key: o.name, size: o.size, contentType: stat.metaData?.['content-type'] })
+        await streamToFile(`object ${name}/${key}`, limits, () => s3.getObject(name, key), file)
+        const stat = await answer(`the metadata of object ${name}/${key}`, limits, () => s3.statObject(name, key))
+        objects.push({ key, size: o.size, contentType: stat.metaData?.['content-type'] })
       }
-      const tags = Object.fromEntries((await s3.getBucketTagging(name)).map((t) => [t.Key, t.Value]))
-      const versioning = (await s3.getBucketVersioning(name).catch(() => null))?.Status === 'Enabled'
-      const lifecycle = await s3.getBucketLifecycle(name).catch(() => null)
-      buckets.push({ name, tags, versioning, lifecycle, objects })
+      const settings = await answer(`the settings of bucket ${name}`, limits, async () => ({
+        tags: Object.fromEntries((await s3.getBucketTagging(name)).map((t) => [t.Key, t.Value])),
+        versioning: (await s3.getBucketVersioning(name).catch(() => null))?.Status === 'Enabled',
+        lifecycle: await s3.getBucketLifecycle(name).catch(() => null),
+      }))
+      buckets.push({ name, ...settings, objects })
     }
     regions.push({ id: region.id, buckets })
   }
@@ -72,14 +114,14 @@ export async function backupPlatform(config: Config, dir: string): Promise<Backu
 }
 
 /** Into an empty database (migrated here to exactly the backup's migrations) and storage without those buckets. */
-export async function restorePlatform(config: Config, dir: string): Promise<void> {
+export async function restorePlatform(config: Config, dir: string, limits: StepLimits = { stallMs: DEFAULT_STALL_MS }): Promise<void> {
   const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as BackupManifest
   const sql = createDb(config.DATABASE_URL, { max: 1, name: 'rcp-restore' })
   try {
-    const existing = await tablesToBackUp(sql)
+    const existing = await answer('the list of tables', limits, () => tablesToBackUp(sql))
     if (existing.length > 0) throw new Error(`the database is not empty (${existing.length} tables): restore needs an empty one`)
     await migrate(sql)
-    const applied = await appliedMigrations(sql)
+    const applied = await answer('the list of applied migrations', limits, () => appliedMigrations(sql))
     if (JSON.stringify(applied) !== JSON.stringify(manifest.migrations)) {
       throw new Error(
         `this checkout's migrations (${applied.at(-1)}) differ from the backup's (${manifest.migrations.at(-1)}): restore with the release that took it`,
@@ -88,38 +130,73 @@ export async function restorePlatform(config: Config, dir: string): Promise<void
     await copyIn(
       sql,
       manifest.tables.map((table) => ({ table, file: join(dir, 'db', `${table}.bin`) })),
+      limits,
     )
   } finally {
-    await sql.end({ timeout: 5 })
+    await sql.end({ timeout: 1 })
   }
   for (const { id, buckets } of manifest.regions) {
     const region = usableRegions(config).find((r) => r.id === id)
     if (!region) throw new Error(`the backup holds region ${id}, which this configuration does not`)
     const s3 = s3For(region)
     for (const b of buckets) {
-      await s3.makeBucket(b.name)
-      if (b.versioning) await s3.setBucketVersioning(b.name, { Status: 'Enabled' })
-      if (b.lifecycle) await s3.setBucketLifecycle(b.name, b.lifecycle as Parameters<typeof s3.setBucketLifecycle>[1])
-      if (Object.keys(b.tags).length > 0) await s3.setBucketTagging(b.name, b.tags)
+      await answer(`bucket ${b.name} and its settings`, limits, async () => {
+        await s3.makeBucket(b.name)
+        if (b.versioning) await s3.setBucketVersioning(b.name, { Status: 'Enabled' })
+        if (b.lifecycle) await s3.setBucketLifecycle(b.name, b.lifecycle as Parameters<typeof s3.setBucketLifecycle>[1])
+        if (Object.keys(b.tags).length > 0) await s3.setBucketTagging(b.name, b.tags)
+      })
       for (const o of b.objects) {
-        await s3.putObject(b.name, o.key, createReadStream(objectFile(dir, id, b.name, o.key)), o.size, o.contentType ? { 'content-type': o.contentType } : {})
+        const source = createReadStream(objectFile(dir, id, b.name, o.key))
+        await bounded(
+          `object ${b.name}/${o.key}`,
+          limits,
+          async (progress) => {
+            const tapped = progressTap(progress)
+            source.on('error', (err) => tapped.destroy(err))
+            await s3.putObject(b.name, o.key, source.pipe(tapped), o.size, o.contentType ? { 'content-type': o.contentType } : {})
+          },
+          () => source.destroy(),
+        )
       }
     }
   }
 }
 
+/** `[--stall-timeout=<seconds>] backup|restore <dir>`; undefined when the arguments say something else. */
+export function parseArguments(args: string[]): { verb: 'backup' | 'restore'; dir: string; limits: StepLimits } | undefined {
+  let stallMs = DEFAULT_STALL_MS
+  const rest: string[] = []
+  for (const arg of args) {
+    const m = /^--stall-timeout=(\d+(?:\.\d+)?)$/.exec(arg)
+    if (m) stallMs = Number(m[1]) * 1000
+    else rest.push(arg)
+  }
+  const [verb, dir, ...more] = rest
+  if ((verb !== 'backup' && verb !== 'restore') || !dir || more.length > 0 || !(stallMs > 0)) return undefined
+  return { verb, dir, limits: { stallMs } }
+}
+
 if (import.meta.main) {
-  const [verb, dir] = process.argv.slice(2)
-  if ((verb !== 'backup' && verb !== 'restore') || !dir) {
-    console.error('usage: bun scripts/backup.ts backup|restore <dir>')
+  const parsed = parseArguments(process.argv.slice(2))
+  if (!parsed) {
+    console.error(`usage: bun scripts/backup.ts [--stall-timeout=<seconds>, default ${DEFAULT_STALL_MS / 1000}] backup|restore <dir>`)
     process.exit(2)
   }
+  const { verb, dir, limits } = parsed
   const config = loadConfig()
-  if (verb === 'backup') {
-    const m = await backupPlatform(config, dir)
-    console.log(`backed up ${m.tables.length} tables and ${m.regions.reduce((n, r) => n + r.buckets.length, 0)} buckets to ${dir}`)
-  } else {
-    await restorePlatform(config, dir)
-    console.log(`restored ${dir}`)
+  try {
+    if (verb === 'backup') {
+      const m = await backupPlatform(config, dir, limits)
+      console.log(`backed up ${m.tables.length} tables and ${m.regions.reduce((n, r) => n + r.buckets.length, 0)} buckets to ${dir}`)
+    } else {
+      await restorePlatform(config, dir, limits)
+      console.log(`restored ${dir}`)
+    }
+  } catch (err) {
+    console.error(`${verb} failed: ${err instanceof StalledStep ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`)
+    process.exit(1)
   }
+  // Anything a stalled step left behind (a socket, a stream) must not keep the process alive.
+  process.exit(0)
 }
