@@ -18,3 +18,14 @@ export async function findTenantName(db: Db, tenantId: string): Promise<string> 
   const [row] = await db<{ name: string }[]>`select name from tenants where id = ${tenantId}`
   return row?.name ?? 'your organisation'
 }
+
+/** The tenant deletion's last statement: every row of the tenant is gone by then (api/tenant-deletion). */
+export async function deleteTenantRow(db: Db, tenantId: string): Promise<boolean> {
+  const rows = await db`delete from tenants where id = ${tenantId} returning 1`
+  return rows.length === 1
+}
+
+export async function tenantExists(db: Db, tenantId: string): Promise<boolean> {
+  const [row] = await db`select 1 from tenants where id = ${tenantId}`
+  return row !== undefined
+}
