@@ -23,6 +23,7 @@ import { tenantsRoutes } from './tenants/routes'
 import { usersRoutes } from './users/routes'
 import { embodimentProfilesRoutes } from './embodiment-profiles/routes'
 import { projectsRoutes } from './projects/routes'
+import { legalHoldsRoutes } from './legal-holds/routes'
 import { trainingJobsRoutes } from './training-jobs/routes'
 import { modelVersionsRoutes } from './model-versions/routes'
 import { webhookEndpointsRoutes } from './webhook-endpoints/routes'
@@ -67,6 +68,7 @@ export function buildApp(deps: AppDeps) {
         .use(ssoRoutes(deps, http))
         .use(domainsRoutes(deps, http))
         .use(projectsRoutes(deps, http))
+        .use(legalHoldsRoutes(deps, http))
         .use(embodimentProfilesRoutes(deps, http))
         .use(trainingJobsRoutes(deps, http))
         .use(modelVersionsRoutes(deps, http))

@@ -76,6 +76,12 @@ export const auditCatalogue = {
   'project.created': a('tenant', 'project', 'A project was created.'),
   'project.updated': a('tenant', 'project', 'A project changed (name, slug or description); changes has before and after.'),
   'project.archived': a('tenant', 'project', 'A project was archived.'),
+  'legal_hold.placed': a(
+    'tenant',
+    'legal_hold',
+    'A legal hold was placed; details.scopeKind is tenant, member or project (whom it holds is on the hold alone).',
+  ),
+  'legal_hold.released': a('tenant', 'legal_hold', 'A legal hold was released; details.scopeKind as when placed.'),
   'embodiment_profile.created': a('tenant', 'embodiment_profile', 'An embodiment profile was created.'),
   'embodiment_profile.updated': a('tenant', 'embodiment_profile', 'An embodiment profile changed; changes has before and after.'),
   'embodiment_profile.deleted': a('tenant', 'embodiment_profile', 'An embodiment profile was deleted.'),

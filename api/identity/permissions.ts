@@ -12,6 +12,9 @@ export const PERMISSIONS = [
   // everyone's but billing's; building and registering them is the researchers' work.
   'model:read',
   'model:write',
+  // Additive (issue 37): placing, reading and releasing legal holds. Owners only: a hold is about the tenant's legal
+  // exposure, and whom it holds is confidential (an admin may be the held member).
+  'legal_hold:manage',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 

@@ -116,6 +116,13 @@ const seeds: Record<string, Seed> = {
     select ${o.tenantId}, 'project', 'p-' || replace(gen_random_uuid()::text, '-', ''), ${at(sql)} from ${offsets(sql)}
     returning id`,
     ),
+  legalHolds: async (sql, o) =>
+    ids(
+      await sql`
+    insert into legal_holds (tenant_id, matter, reason, scope_kind, created_by, created_at)
+    select ${o.tenantId}, 'matter ' || o, 'reason', 'tenant', ${o.userId}, ${at(sql)} from ${offsets(sql)}
+    returning id`,
+    ),
   trainingJobs: async (sql, o) =>
     ids(
       await sql`
@@ -207,6 +214,8 @@ const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'as
   { path: '/embodiment-profiles', seed: 'embodimentProfiles', table: 'embodiment_profiles', order: 'desc' },
   { path: '/projects', seed: 'projects', table: 'projects', order: 'desc' },
   { path: '/projects?archived=false', seed: 'projects', table: 'projects', order: 'desc' },
+  { path: '/tenants/current/legal-holds', seed: 'legalHolds', table: 'legal_holds', order: 'desc' },
+  { path: '/tenants/current/legal-holds?status=active', seed: 'legalHolds', table: 'legal_holds', order: 'desc' },
   { path: '/training-jobs', seed: 'trainingJobs', table: 'training_jobs', order: 'desc' },
   { path: '/training-jobs?status=running', seed: 'trainingJobs', table: 'training_jobs', order: 'desc' },
   { path: '/model-versions', seed: 'modelVersions', table: 'model_versions', order: 'desc' },

@@ -41,6 +41,7 @@ async function tenantWithEverything() {
   const model = b.client.withBearer((await patFor(b.client, ['model:read', 'model:write'])).token)
   const bProfile = await made(model.post('/embodiment-profiles', profile(`b ${crypto.randomUUID()}`)))
   const project = await made(b.client.post('/projects', { name: 'b project', slug: `b-${crypto.randomUUID()}` }))
+  const legalHold = await made(b.client.post('/tenants/current/legal-holds', { matter: 'b matter', reason: 'b reason', scope: { kind: 'tenant' } }))
   const job = await made(model.post('/training-jobs', { name: 'b job' }))
   const version = await made(model.post('/model-versions', { name: 'b draft', format: 'onnx', source: { kind: 'imported_checkpoint', path: 'm.onnx' } }))
 
@@ -84,6 +85,7 @@ async function tenantWithEverything() {
     messageId: ['webhook_messages', message!.id],
     profileId: ['embodiment_profiles', bProfile.id],
     projectId: ['projects', project.id],
+    holdId: ['legal_holds', legalHold.id],
     trainingJobId: ['training_jobs', job.id],
     modelVersionId: ['model_versions', version.id],
     packageId: ['edge_packages', pkg!.id],
@@ -110,6 +112,7 @@ async function tenantWithEverything() {
     bProfile.name,
     'b job',
     'b draft',
+    'b matter',
   ]
   return { b, member, key, ids, extra, secrets }
 }
