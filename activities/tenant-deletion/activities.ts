@@ -12,7 +12,7 @@ import { revokeTenantSessions } from '../../api/sessions/queries'
 import { disableTenantSsoConnections } from '../../api/sso/queries'
 import { listBuckets } from '../../api/storage/queries'
 import { deleteTenantRow } from '../../api/tenants/queries'
-import { disableTenantEndpoints } from '../../api/webhook-endpoints/queries'
+import { disableTenantEndpoints, endpointsForEvent } from '../../api/webhook-endpoints/queries'
 import { eventDeliveriesSettled } from '../../api/webhook-deliveries/queries'
 import { deletionBlocker } from '../../api/tenant-deletion/blockers'
 import { lastBackupExpiry, signReceipt, type DeletionReceipt } from './receipt'
@@ -156,7 +156,8 @@ export function tenantDeletionActivities(deps: ActivityDeps) {
         await addCount(tx, job.id, 'credential:sessions', sessions)
         await addCount(tx, job.id, 'credential:api_keys', apiKeys)
         await addCount(tx, job.id, 'credential:sso_connections', sso)
-        if (!job.final_event_id) {
+        // Only a tenant with an endpoint to tell gets the event (and the job waits for its delivery).
+        if (!job.final_event_id && (await endpointsForEvent(tx, input.tenantId, 'tenant.deleted')).length > 0) {
           const event = await publishEvent(tx, input.tenantId, 'tenant.deleted', { tenantId: input.tenantId, deletionJobId: job.id })
           await setFinalEvent(tx, job.id, event.id)
         }

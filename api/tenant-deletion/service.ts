@@ -10,6 +10,7 @@ import { deletionBlocker } from './blockers'
 import type { TenantDeletionJob } from './model'
 import { findDeletionJob, findOpenDeletionJob, insertDeletionJob, markJobFailed, requeueFailedJob, type DeletionJobRow } from './queries'
 import { BUCKET_STEPS, TABLE_STEPS } from './steps'
+import { lockTenantLifecycle, setTenantLifecycle } from '../tenants/queries'
 
 type Deps = Pick<ServiceDeps, 'sql' | 'temporal' | 'config'>
 
@@ -61,8 +62,13 @@ export async function activeTenantWork(deps: Pick<ServiceDeps, 'temporal'>, tena
   return null
 }
 
-/** What refuses a deletion job now, in the order the interface names them. */
+/** What refuses a deletion job now, in the order the interface names them. A tenant being deleted already (a job
+ *  that was blocked or failed) may be deleted again. */
 async function preconditions(deps: Deps, tenantId: string) {
+  const lifecycle = await lockTenantLifecycle(deps.sql, tenantId)
+  if (lifecycle !== 'offboarding' && lifecycle !== 'deleting') {
+    throw new ApiError('TENANT_NOT_OFFBOARDING', 'Only a tenant that is offboarding can be deleted: POST /v1/tenants/current/offboarding first')
+  }
   const blocker = await deletionBlocker(deps.sql, tenantId)
   if (blocker) throw new ApiError(blocker.code, blocker.message)
   const work = await activeTenantWork(deps, tenantId)
@@ -101,6 +107,8 @@ export async function openDeletionJob(
   const job = await deps.sql.begin(async (tx) => {
     const row = await insertDeletionJob(tx, { tenantId, trigger, requestedBy })
     if (!row) return null
+    // From here the tenant is being deleted (the new-work gate refuses in this state as in offboarding).
+    await setTenantLifecycle(tx, tenantId, 'offboarding', 'deleting')
     await recordAudit(tx, actor, {
       action: 'tenant.deletion_requested',
       tenantId,

@@ -11,6 +11,8 @@ export const TABLE_STEPS = [
   'model_versions',
   'training_jobs',
   'embodiment_profiles',
+  // Only released holds are left by then (an active one blocks the job); they reference projects.
+  'legal_holds',
   'projects',
   'webhook_messages',
   'webhook_endpoints',
