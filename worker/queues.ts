@@ -37,4 +37,6 @@ export const taskQueueTable: readonly TaskQueue[] = [
   { queue: 'audit', workflowsPath: workflowsModule('audit-export'), activities: activitySets.audit, schedules: () => [] },
   // The re-seal after a key rotation: rare, and it must not wait behind anything.
   { queue: 'keys', workflowsPath: workflowsModule('reseal'), activities: activitySets.keys, schedules: () => [] },
+  // Tenant deletion: hours of batched deletes for a big tenant must not hold up anything else.
+  { queue: 'deletion', workflowsPath: workflowsModule('tenant-deletion'), activities: activitySets.deletion, schedules: () => [] },
 ]

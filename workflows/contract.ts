@@ -27,6 +27,8 @@ export function taskQueues(config: PrefixConfig) {
     audit: `${prefix}-audit`,
     // The re-seal after a key rotation (workflows/reseal.ts): rare, and never behind a backlog of anything else.
     keys: `${prefix}-keys`,
+    // Tenant deletion (workflows/tenant-deletion.ts): hours of batched deletes must not hold up anything else.
+    deletion: `${prefix}-deletion`,
   } as const
 }
 

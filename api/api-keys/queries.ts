@@ -115,3 +115,9 @@ export async function recordPatUses(db: Db, uses: { id: string; at: Date }[]): P
       from (select unnest(${ids}::uuid[]) as id, unnest(${ats}::timestamptz[]) as at) v
      where k.id = v.id`
 }
+
+/** Every live key of a tenant being deleted; returns how many were revoked now. */
+export async function revokeTenantApiKeys(db: Db, tenantId: string): Promise<number> {
+  const rows = await db`update api_keys set revoked_at = now() where tenant_id = ${tenantId} and revoked_at is null returning 1`
+  return rows.length
+}

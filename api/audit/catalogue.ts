@@ -97,6 +97,22 @@ export const auditCatalogue = {
   'model_version.validation_started': a('tenant', 'model_version', 'Validation of a model version was started.'),
   'edge_package.created': a('tenant', 'edge_package', 'An edge inference package build was requested.'),
   'edge_package.run_reported': a('tenant', 'edge_package', 'A robot reported a finished run of a package.'),
+  'tenant.deletion_requested': a(
+    'tenant',
+    'tenant_deletion_job',
+    'A deletion job of the tenant was started; details.trigger is request (an owner) or window_elapsed.',
+  ),
+  'tenant.deletion_retried': a('tenant', 'tenant_deletion_job', 'A failed deletion job was started again.'),
+  'tenant.deletion_blocked': a(
+    'tenant',
+    'tenant_deletion_job',
+    'A deletion job stopped before a batch because a blocker appeared (a legal hold); details.code says which (system actor).',
+  ),
+  'tenant.deleted': a(
+    'tenant',
+    'tenant',
+    "The tenant's data was deleted; details.receipt is the signed deletion receipt (DSSE), details.receiptSha256 its payload's hash (system actor).",
+  ),
   'audit_log.export_started': a('tenant', 'audit_export', 'An export of the audit log was started; details has the window.'),
 } as const
 

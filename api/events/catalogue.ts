@@ -89,6 +89,10 @@ export const eventCatalogue = {
       hash: sha256,
     }),
   ),
+  'tenant.deleted': entry(
+    'The tenant is being deleted: the last event its endpoints receive, sent to every enabled endpoint whatever it subscribes to, before they are disabled and removed.',
+    z.object({ tenantId: uuid, deletionJobId: uuid }),
+  ),
   'webhook_endpoint.test': entry(
     'Sent on request to one endpoint, to check that it receives and verifies deliveries.',
     z.object({ endpointId: uuid, note: z.string() }),

@@ -164,6 +164,13 @@ export const ConfigSchema = z.object({
   // the most it takes in one transaction. Readers of the trail seal what they read first, whatever this is.
   AUDIT_SEAL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
   AUDIT_SEAL_BATCH: z.coerce.number().int().min(1).max(100_000).default(5000),
+  // Tenant deletion (docs/api.md "Deletion jobs"): how long the backups an operator keeps live (the receipt states when
+  // the last one holding the tenant expires), rows per DELETE statement and keys per S3 multi-object delete, and how
+  // long the job waits for the final tenant.deleted event to be delivered before it disables the endpoints anyway.
+  BACKUP_RETENTION_DAYS: z.coerce.number().int().min(1).max(3660).default(35),
+  TENANT_DELETION_BATCH_ROWS: z.coerce.number().int().min(1).max(50_000).default(1000),
+  TENANT_DELETION_BATCH_OBJECTS: z.coerce.number().int().min(1).max(1000).default(1000),
+  TENANT_DELETION_FINAL_EVENT_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
 })
 
 export type Config = z.infer<typeof ConfigSchema>

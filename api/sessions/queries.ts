@@ -167,3 +167,12 @@ export async function deleteDeadSessions(db: Db, limit: number, revokedRetention
 export async function markSessionSecondFactor(db: Db, sessionId: string, userId: string): Promise<void> {
   await db`update sessions set second_factor_at = now(), authenticated_at = now() where id = ${sessionId} and user_id = ${userId}`
 }
+
+/** Every live session standing in one of a tenant's memberships (a tenant being deleted); returns how many. */
+export async function revokeTenantSessions(db: Db, tenantId: string): Promise<number> {
+  const rows = await db`
+    update sessions set revoked_at = now()
+     where revoked_at is null and membership_id in (select id from memberships where tenant_id = ${tenantId})
+    returning 1`
+  return rows.length
+}

@@ -177,3 +177,9 @@ export const ssoClientSecrets: SealedColumn = {
   replace: async (db, id, from, to) =>
     (await db`update sso_connections set client_secret_sealed = ${to} where id = ${id} and client_secret_sealed = ${from}`).count === 1,
 }
+
+/** A tenant being deleted signs no one in again; returns how many connections were enabled. */
+export async function disableTenantSsoConnections(db: Db, tenantId: string): Promise<number> {
+  const rows = await db`update sso_connections set enabled = false, updated_at = now() where tenant_id = ${tenantId} and enabled returning 1`
+  return rows.length
+}

@@ -20,6 +20,17 @@ export async function findTenantName(db: Db, tenantId: string): Promise<string> 
   return row?.name ?? 'your organisation'
 }
 
+/** The tenant deletion's last statement: every row of the tenant is gone by then (api/tenant-deletion). */
+export async function deleteTenantRow(db: Db, tenantId: string): Promise<boolean> {
+  const rows = await db`delete from tenants where id = ${tenantId} returning 1`
+  return rows.length === 1
+}
+
+export async function tenantExists(db: Db, tenantId: string): Promise<boolean> {
+  const [row] = await db`select 1 from tenants where id = ${tenantId}`
+  return row !== undefined
+}
+
 /** Moves a tenant from one lifecycle state to the next (compare-and-set on `from`): false when it was not in `from`.
  *  Every cached credential of the tenant is evicted by the change (migrations/0045); a writer that narrows what the
  *  tenant may do fences before answering (CredentialCache.fence). */

@@ -186,3 +186,12 @@ export async function purgeOldMessages(db: Db, before: Date, batch: number, held
     returning 1`
   return rows.length
 }
+
+/** Whether one event has fanned out and each of its messages has finished (succeeded or failed for good). */
+export async function eventDeliveriesSettled(db: Db, eventId: string): Promise<{ dispatched: boolean; pending: number; age_seconds: number }> {
+  const [row] = await db<{ dispatched: boolean; pending: number; age_seconds: number }[]>`
+    select (e.dispatched_at is not null) as dispatched, extract(epoch from now() - e.occurred_at)::float8 as age_seconds,
+           (select count(*)::int from webhook_messages m where m.event_id = e.id and m.status = 'pending') as pending
+      from events e where e.id = ${eventId}`
+  return row ?? { dispatched: true, pending: 0, age_seconds: 0 }
+}

@@ -53,9 +53,11 @@ export const WebhookEndpointDto = z
     description: z.string().nullable(),
     enabled: z.boolean(),
     disabledReason: z
-      .enum(['gone', 'failing', 'manual'])
+      .enum(['gone', 'failing', 'manual', 'tenant_deleted'])
       .nullable()
-      .describe('gone: the receiver answered 410; failing: every attempt failed for the configured period; manual: disabled by PATCH'),
+      .describe(
+        'gone: the receiver answered 410; failing: every attempt failed for the configured period; manual: disabled by PATCH; tenant_deleted: its tenant is being deleted',
+      ),
     disabledAt: z.iso.datetime().nullable(),
     rateLimitPerSecond: z.number().int().nullable(),
     previousSecretExpiresAt: z.iso

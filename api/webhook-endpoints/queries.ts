@@ -2,7 +2,7 @@ import type { Db } from '../platform/db'
 import type { SealedColumn } from '../platform/keyring'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 
-export type DisabledReason = 'gone' | 'failing' | 'manual'
+export type DisabledReason = 'gone' | 'failing' | 'manual' | 'tenant_deleted'
 
 export interface WebhookEndpointRow {
   id: string
@@ -62,11 +62,21 @@ export async function lockEndpoint(db: Db, tenantId: string, id: string): Promis
 }
 
 /** Enabled endpoints of the tenant subscribed to `type`, oldest first (the dispatcher's fan-out). */
+/** tenant.deleted goes to every enabled endpoint: the one event a receiver gets without subscribing, the last. */
 export function endpointsForEvent(db: Db, tenantId: string, type: string) {
   return db<WebhookEndpointRow[]>`
     select * from webhook_endpoints
-     where tenant_id = ${tenantId} and enabled and events @> array[${type}]::text[]
+     where tenant_id = ${tenantId} and enabled and (events @> array[${type}]::text[] or ${type} = 'tenant.deleted')
      order by created_at, id`
+}
+
+/** The tenant deletion's last step for endpoints (after the final event): none signs or receives anything again. */
+export async function disableTenantEndpoints(db: Db, tenantId: string): Promise<number> {
+  const rows = await db`
+    update webhook_endpoints set enabled = false, disabled_reason = 'tenant_deleted', disabled_at = now(), updated_at = now()
+     where tenant_id = ${tenantId} and enabled
+    returning 1`
+  return rows.length
 }
 
 export interface EndpointChange {
