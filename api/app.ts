@@ -34,6 +34,7 @@ import { edgePackagesRoutes } from './edge-packages/routes'
 import { webhookDeliveriesRoutes } from './webhook-deliveries/routes'
 import { auditRoutes } from './audit/routes'
 import { tenantDeletionRoutes } from './tenant-deletion/routes'
+import { usageRoutes } from './usage/routes'
 
 /** The whole HTTP surface. Domains are separate Elysia instances, each with its own prefix under /v1. */
 export function buildApp(deps: AppDeps) {
@@ -81,6 +82,7 @@ export function buildApp(deps: AppDeps) {
         .use(webhookDeliveriesRoutes(deps, http))
         .use(auditRoutes(deps, http))
         .use(tenantDeletionRoutes(deps, http)),
+        .use(usageRoutes(deps, http)),
     )
     .use(docsRoutes())
     .use(consoleRoutes())

@@ -6,6 +6,7 @@ import { signingPrivateKey } from '../../api/edge-packages/signing'
 import { publishEvent } from '../../api/events/service'
 import { notifyWatchers } from '../../api/notifications/service'
 import { isUnreachable } from '../../api/storage/s3'
+import { recordUsage } from '../../api/usage/record'
 import { EdgePackageErrorType, type EdgePackageArtifact, type EdgePackagePlan } from '../../workflows/contract-edge-packages'
 import { StorageErrorType } from '../../workflows/contract-storage'
 import type { ActivityDeps } from '../deps'
@@ -101,6 +102,12 @@ export function edgePackageActivities(deps: ActivityDeps) {
           targetArch: row.target_arch,
           status: 'ready',
         })
+        // Metered in the transaction that makes the package ready: a build is counted exactly when it exists.
+        // Edge packages carry no project yet, so neither do their events.
+        const occurredAt = new Date()
+        const base = { tenantId: plan.tenantId, projectId: null, occurredAt }
+        await recordUsage(tx, { ...base, meter: 'edge_package.builds', quantity: 1, idempotencyKey: `edge_package.builds:${row.id}` })
+        await recordUsage(tx, { ...base, meter: 'edge_package.bytes', quantity: artifact.sizeBytes, idempotencyKey: `edge_package.bytes:${row.id}` })
       })
     },
 

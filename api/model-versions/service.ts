@@ -14,6 +14,7 @@ import type { CreateModelVersionInput, ModelFormat, ModelVersion, ModelVersionSt
 import { generalBucketOf, presignedPuts, putObjectStream } from './objects'
 import { findModelVersion, insertModelVersion, listModelVersions, markFailed, markReady, type ModelVersionRow } from './queries'
 import { objectsOfSource } from './sources'
+import { recordUsage } from '../usage/record'
 
 export const toModelVersion = (r: ModelVersionRow): ModelVersion => ({
   id: r.id,
@@ -160,9 +161,17 @@ function exactly(size: number): Transform {
   })
 }
 
-/** validating → ready | failed with its event and the notice to whoever started it, in one transaction; a repeat (a
- *  retried activity) changes nothing. The notices' mail is started by the mail sweep. */
-export async function recordValidationOutcome({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, tenantId: string, id: string, outcome: ValidationOutcome) {
+/** validating → ready | failed with its event, its usage and the notice to whoever started it, in one transaction; a
+ *  repeat (a retried activity) changes nothing. The notices' mail is started by the mail sweep. `run`: the
+ *  validation's workflow run, naming its usage events (a failed version may be validated again, and each run's work
+ *  is metered). */
+export async function recordValidationOutcome(
+  { sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>,
+  tenantId: string,
+  id: string,
+  outcome: ValidationOutcome,
+  run: string,
+) {
   const told = (tx: Db, row: ModelVersionRow) =>
     notifyWatchers(tx, keys, `model_version_validation:${id}`, 'model_version.validation_finished', {
       modelVersionId: id,
@@ -170,9 +179,29 @@ export async function recordValidationOutcome({ sql, keys }: Pick<ServiceDeps, '
       status: row.status === 'ready' ? 'ready' : 'failed',
     })
   return sql.begin(async (tx) => {
+    // Metered with the outcome, once: only the transaction that moves the version out of validating writes it.
+    const meter = async () => {
+      await recordUsage(tx, {
+        tenantId,
+        projectId: null,
+        meter: 'model_validation.versions',
+        quantity: 1,
+        subject: id,
+        idempotencyKey: `model_validation.versions:${run}`,
+      })
+      if (outcome.cpuMs !== undefined)
+        await recordUsage(tx, {
+          tenantId,
+          projectId: null,
+          meter: 'model_validation.cpu',
+          quantity: outcome.cpuMs,
+          idempotencyKey: `model_validation.cpu:${run}`,
+        })
+    }
     if (outcome.status === 'ready') {
       const totalBytes = outcome.objects.reduce((n, o) => n + o.sizeBytes, 0)
       const row = await markReady(tx, tenantId, id, outcome.objects, totalBytes)
+      if (row) await meter()
       if (row)
         await publishEvent(tx, tenantId, 'model_version.ready', {
           modelVersionId: id,
@@ -185,6 +214,7 @@ export async function recordValidationOutcome({ sql, keys }: Pick<ServiceDeps, '
       return row?.status
     }
     const row = await markFailed(tx, tenantId, id, outcome.reason.slice(0, 1000))
+    if (row) await meter()
     if (row)
       await publishEvent(tx, tenantId, 'model_version.failed', {
         modelVersionId: id,
