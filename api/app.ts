@@ -30,6 +30,7 @@ import { webhooksDocument } from './webhook-endpoints/event-types'
 import { edgePackagesRoutes } from './edge-packages/routes'
 import { webhookDeliveriesRoutes } from './webhook-deliveries/routes'
 import { auditRoutes } from './audit/routes'
+import { billingRoutes } from './billing/routes'
 
 /** The whole HTTP surface. Domains are separate Elysia instances, each with its own prefix under /v1. */
 export function buildApp(deps: AppDeps) {
@@ -66,6 +67,7 @@ export function buildApp(deps: AppDeps) {
         .use(ssoRoutes(deps, http))
         .use(domainsRoutes(deps, http))
         .use(projectsRoutes(deps, http))
+        .use(billingRoutes(deps, http))
         .use(embodimentProfilesRoutes(deps, http))
         .use(trainingJobsRoutes(deps, http))
         .use(modelVersionsRoutes(deps, http))

@@ -7,7 +7,7 @@ import { activitySets, type ActivityDeps } from '../activities'
 import type { Config } from '../api/platform/config'
 import type { taskQueues } from '../workflows/contract'
 import type { ScheduleDefinition } from './ensure-schedule'
-import { housekeepingSchedule, mailSweepSchedule } from './schedules'
+import { billingSweepSchedule, housekeepingSchedule, mailSweepSchedule } from './schedules'
 
 export interface TaskQueue {
   /** Its key in taskQueues(config); the name is `<prefix>-<queue>`. */
@@ -37,4 +37,6 @@ export const taskQueueTable: readonly TaskQueue[] = [
   { queue: 'audit', workflowsPath: workflowsModule('audit-export'), activities: activitySets.audit, schedules: () => [] },
   // The re-seal after a key rotation: rare, and it must not wait behind anything.
   { queue: 'keys', workflowsPath: workflowsModule('reseal'), activities: activitySets.keys, schedules: () => [] },
+  // Period closes and payment grace timers: an invoice must not wait behind builds or deliveries.
+  { queue: 'billing', workflowsPath: workflowsModule('billing'), activities: activitySets.billing, schedules: (c) => [billingSweepSchedule(c)] },
 ]

@@ -27,6 +27,8 @@ export function taskQueues(config: PrefixConfig) {
     audit: `${prefix}-audit`,
     // The re-seal after a key rotation (workflows/reseal.ts): rare, and never behind a backlog of anything else.
     keys: `${prefix}-keys`,
+    // Period closes and grace timers: money must not wait behind a backlog of builds or deliveries.
+    billing: `${prefix}-billing`,
   } as const
 }
 

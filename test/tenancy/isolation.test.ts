@@ -72,6 +72,10 @@ async function tenantWithEverything() {
     insert into webhook_messages (tenant_id, endpoint_id, event_id, event_type, status, started_at)
     values (${b.tenantId}, ${hook.id}, ${event!.id}, 'training_job.completed', 'failed', now()) returning id`
   const [session] = await sql<{ id: string }[]>`select id from sessions where user_id = ${member.userId} limit 1`
+  const [invoice] = await sql<{ id: string }[]>`
+    insert into invoices (tenant_id, subscription_id, period, period_start, period_end, usage_cutoff, plan_id, currency, lines, subtotal, total, hash)
+    select tenant_id, id, '2020-01', now(), now(), now(), plan_id, 'EUR', '[]', 0, 0, repeat('0', 64) from subscriptions where tenant_id = ${b.tenantId}
+    returning id`
 
   // Path parameter → B's real id, and the row it names (table, id) for the before/after comparison.
   const ids: Record<string, [string, string]> = {
@@ -93,6 +97,7 @@ async function tenantWithEverything() {
     identityId: ['sso_identities', identity!.id],
     credentialId: ['webauthn_credentials', passkey!.id],
     sessionId: ['sessions', session!.id],
+    invoiceId: ['invoices', invoice!.id],
   }
   const extra: [string, string][] = [
     ['model_versions', ready!.id],
