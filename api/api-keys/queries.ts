@@ -1,5 +1,6 @@
 import type { Db } from '../platform/db'
 import type { Role } from '../identity/permissions'
+import type { TenantLifecycle } from '../identity/standing'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 
 export interface ApiKeyRow {
@@ -88,15 +89,18 @@ export interface PatRow {
   membership_status: string
   membership_expires_at: Date | null
   user_status: string
+  tenant_lifecycle: TenantLifecycle
 }
 
 export async function findPatByHash(db: Db, hash: Buffer): Promise<PatRow | undefined> {
   const [row] = await db<PatRow[]>`
     select k.id, k.name, k.tenant_id, k.user_id, k.membership_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
-           m.role, m.status as membership_status, m.expires_at as membership_expires_at, u.status as user_status
+           m.role, m.status as membership_status, m.expires_at as membership_expires_at, u.status as user_status,
+           t.lifecycle as tenant_lifecycle
       from api_keys k
       join memberships m on m.id = k.membership_id and m.tenant_id = k.tenant_id
       join users u on u.id = k.user_id
+      join tenants t on t.id = k.tenant_id
      where k.token_hash = ${hash}`
   return row
 }

@@ -14,6 +14,8 @@ export interface CredentialIndex {
   apiKeyId: string
   membershipId: string
   userId: string
+  /** A change of the tenant's standing (migrations/0045) evicts every token of the tenant. */
+  tenantId: string
 }
 
 interface Entry<V> {
@@ -96,14 +98,15 @@ export class CredentialCache<V> {
     return value
   }
 
-  /** A change notification: 'k:<apiKeyId>', 'm:<membershipId>' or 'u:<userId>' (migrations/0007). Unknown kinds
+  /** A change notification: 'k:<apiKeyId>', 'm:<membershipId>', 'u:<userId>' (migrations/0007) or 't:<tenantId>'
+   *  (migrations/0045). Unknown kinds
    *  clear everything: evicting too much only costs lookups. */
   evict(payload: string): void {
     this.gen++
     const sep = payload.indexOf(':')
     const kind = payload.slice(0, sep)
     const id = payload.slice(sep + 1)
-    const field = kind === 'k' ? 'apiKeyId' : kind === 'm' ? 'membershipId' : kind === 'u' ? 'userId' : undefined
+    const field = kind === 'k' ? 'apiKeyId' : kind === 'm' ? 'membershipId' : kind === 'u' ? 'userId' : kind === 't' ? 'tenantId' : undefined
     if (!field) {
       this.entries.clear()
       return

@@ -67,6 +67,7 @@ async function lookupPat(deps: ResolveDeps, key: string): Promise<PatEntry | und
     role: row.role,
     status: row.membership_status,
     expiresAt: row.membership_expires_at,
+    standing: Object.freeze({ lifecycle: row.tenant_lifecycle }),
   })
   const principal: Principal = Object.freeze({
     credential: 'personal_access_token',
@@ -82,7 +83,7 @@ async function lookupPat(deps: ResolveDeps, key: string): Promise<PatEntry | und
     mfa: 'satisfied',
     authentication: null,
   })
-  const index = { apiKeyId: row.id, membershipId: row.membership_id, userId: row.user_id }
+  const index = { apiKeyId: row.id, membershipId: row.membership_id, userId: row.user_id, tenantId: row.tenant_id }
   return deps.pats.fill(key, index, { row, principal, lastUse: row.last_used_at?.getTime() ?? null }, generation)
 }
 
@@ -97,7 +98,14 @@ async function resolveSession(deps: ResolveDeps, token: string, viaCookie: boole
   await touchSession(deps.sql, row.id)
   const membership: Membership | null =
     row.membership_id && row.tenant_id && row.role
-      ? { id: row.membership_id, tenantId: row.tenant_id, role: row.role, status: row.membership_status ?? 'removed', expiresAt: row.membership_expires_at }
+      ? {
+          id: row.membership_id,
+          tenantId: row.tenant_id,
+          role: row.role,
+          status: row.membership_status ?? 'removed',
+          expiresAt: row.membership_expires_at,
+          standing: { lifecycle: row.tenant_lifecycle ?? 'active' },
+        }
       : null
   return {
     credential: 'session',

@@ -3,6 +3,7 @@ import type { Principal } from '../identity/service'
 import { admissionFor, authenticate, describeRequirement, permissionsOf, readCookie, SESSION_COOKIE, type AuthRequirement } from './auth'
 import type { RequestBudgets } from './budgets'
 import type { HttpDeps } from './deps'
+import { gateNewWork } from './new-work'
 import { requestContext, stateOf, type RequestState } from './request-state'
 
 const SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { sessionCookie: [] }]
@@ -13,7 +14,7 @@ const SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { sessionCooki
  *  authenticate as if none had been presented. */
 export type OptionalAuth = AuthRequirement | { requirement: AuthRequirement; when?: (body: unknown) => boolean; onFailure?: 'refuse' | 'anonymous' }
 
-type Hooked = { request: Request; body?: unknown }
+type Hooked = { request: Request; body?: unknown; route?: string }
 
 // Each macro splits its work over two documented hooks. The transform authenticates and spends the budgets, before
 // validation, as the credential is checked before the body; it writes what it learnt into the request's state. The
@@ -22,12 +23,16 @@ type Hooked = { request: Request; body?: unknown }
 // are `async`, the others and the resolves never return a promise. Written with a local before each return, so
 // that reading (which takes `return f(` for "may be a promise") keeps them synchronous: a cost, never a correctness,
 // question (test/http/hook-cost.test.ts).
-function admittedView({ request }: Hooked): { principal: Principal; ctx: RequestContext<Principal> } {
+// The resolves also run the new-work gate (api/http/new-work.ts): by then every transform has run, so the caller is
+// admitted and the operation's error sets are known.
+function admittedView({ request, route }: Hooked): { principal: Principal; ctx: RequestContext<Principal> } {
   const st = stateOf(request)
+  gateNewWork(request.method, route!, st.membership)
   return { principal: st.principal!, ctx: st as RequestContext<Principal> }
 }
-function optionalView({ request }: Hooked): { principal: Principal | null; ctx: RequestContext<Principal | null> } {
+function optionalView({ request, route }: Hooked): { principal: Principal | null; ctx: RequestContext<Principal | null> } {
   const st = stateOf(request)
+  gateNewWork(request.method, route!, st.membership)
   return { principal: st.principal, ctx: st as RequestContext<Principal | null> }
 }
 function anonymousView({ request }: Hooked): { ctx: RequestContext<null> } {

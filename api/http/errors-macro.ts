@@ -1,6 +1,7 @@
 import type { Config } from '../platform/config'
 import { codesOf, type ErrorSetName } from '../platform/errors'
 import { jsonBodyParser } from './json-body'
+import { GATE_SETS, startsNewWork } from './new-work'
 import { refuseNulInUrl } from './nul'
 import { stateOf } from './request-state'
 
@@ -14,11 +15,13 @@ export function errorsMacro(config: Pick<Config, 'MAX_BODY_BYTES'>) {
   return (sets: readonly ErrorSetName[]) => {
     // Built once per route, when the route is defined.
     const allowed = codesOf([...sets, 'U401', 'F403', 'R429'])
+    // An operation that starts new work also declares the gate's sets (api/http/openapi.ts adds them to its document).
+    const gated = codesOf([...sets, 'U401', 'F403', 'R429', ...GATE_SETS])
     return {
       parse,
       detail: { 'x-error-sets': [...sets] } as never, // an OpenAPI extension key Elysia's detail type does not list
-      transform({ request }: { request: Request }) {
-        stateOf(request).allowedCodes = allowed
+      transform({ request, route }: { request: Request; route: string }) {
+        stateOf(request).allowedCodes = startsNewWork(request.method, route) ? gated : allowed
         refuseNulInUrl(request.url)
       },
     }

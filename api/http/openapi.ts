@@ -4,6 +4,7 @@ import { z } from 'zod'
 import { ErrorSets, STATUS_OF, type ErrorSetName } from '../platform/errors'
 import { permissionTableMarkdown } from '../identity/permissions'
 import { CSRF_HEADER, SESSION_COOKIE } from './auth'
+import { GATE_SETS, NEW_WORK, NEW_WORK_EXEMPT, gateDescription } from './new-work'
 
 const RAW_SPEC_PATH = '/v1/openapi-raw.json'
 
@@ -77,9 +78,22 @@ function problemResponses(sets: readonly ErrorSetName[], secured: boolean) {
   }
 }
 
+/** The new-work gate's list (api/http/new-work.ts), printed into each operation it names: the extra error sets, the
+ *  sentence in its description, and `x-new-work` (what it starts) or `x-new-work-exempt` (why it is not new work). */
+function markNewWork(key: string, op: Json): void {
+  const what = NEW_WORK[key]
+  const exempt = NEW_WORK_EXEMPT[key]
+  if (what !== undefined) {
+    op['x-new-work'] = what
+    op['x-error-sets'] = [...((op['x-error-sets'] as ErrorSetName[] | undefined) ?? []), ...GATE_SETS]
+    op.description = [op.description, gateDescription(what)].filter(Boolean).join('\n\n')
+  } else if (exempt !== undefined) op['x-new-work-exempt'] = exempt
+}
+
 function addProblemResponses(paths: Json): void {
-  for (const ops of Object.values(paths)) {
-    for (const op of Object.values(ops as Json) as Json[]) {
+  for (const [path, ops] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(ops as Json) as [string, Json][]) {
+      markNewWork(`${method.toUpperCase()} ${path}`, op)
       const sets = op['x-error-sets'] as ErrorSetName[] | undefined
       if (!sets) continue
       const secured = Array.isArray(op.security) && op.security.length > 0

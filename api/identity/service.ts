@@ -1,5 +1,6 @@
 import { ApiError } from '../platform/errors'
 import { roleWithinReach, type Permission, type Role } from './permissions'
+import type { TenantStanding } from './standing'
 
 export type CredentialClass = 'session' | 'personal_access_token'
 
@@ -9,6 +10,8 @@ export interface Membership {
   role: Role
   status: string
   expiresAt: Date | null
+  /** The tenant's standing as the credential was read (the new-work gate's input, api/identity/standing.ts). */
+  standing: TenantStanding
 }
 
 export interface SessionAuthentication {

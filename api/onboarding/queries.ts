@@ -1,6 +1,7 @@
 import type { Db } from '../platform/db'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 import type { Role } from '../identity/permissions'
+import type { TenantLifecycle } from '../identity/standing'
 
 export interface TenantInvitationRow {
   id: string
@@ -42,17 +43,21 @@ export async function insertTenantInvitation(
   return row!
 }
 
-/** Locked for the acceptance transaction, so two acceptances of one token cannot both pass. */
-export async function lockInvitationByHash(db: Db, hash: Buffer): Promise<(TenantInvitationRow & { tenant_name: string }) | undefined> {
-  const [row] = await db<(TenantInvitationRow & { tenant_name: string })[]>`
+/** Locked for the acceptance transaction, so two acceptances of one token cannot both pass. The tenant row is share-locked too: an offboarding that starts meanwhile waits, so no member joins a tenant that
+ *  has just stopped taking new work. */
+export async function lockInvitationByHash(
+  db: Db,
+  hash: Buffer,
+): Promise<(TenantInvitationRow & { tenant_name: string; tenant_lifecycle: TenantLifecycle }) | undefined> {
+  const [row] = await db<(TenantInvitationRow & { tenant_name: string; tenant_lifecycle: TenantLifecycle })[]>`
     select ${db.unsafe(
       INVITATION.split(', ')
         .map((c) => `i.${c}`)
         .join(', '),
-    )}, t.name as tenant_name
+    )}, t.name as tenant_name, t.lifecycle as tenant_lifecycle
       from tenant_invitations i join tenants t on t.id = i.tenant_id
      where i.token_hash = ${hash}
-       for update of i`
+       for update of i for share of t`
   return row
 }
 

@@ -9,6 +9,7 @@ import { isUuid } from '../platform/ids'
 import { checkPasswordPolicy, hashPassword } from '../identity/passwords'
 import { logIds, tenantOf, type RequestContext } from '../identity/context'
 import { requireRoleWithinReach, type Principal } from '../identity/service'
+import { requireGoodStanding } from '../identity/standing'
 import { recordAudit } from '../audit/service'
 import { getAuthPolicy } from '../auth-policy/service'
 import { enqueueMail } from '../mail/service'
@@ -165,6 +166,8 @@ export async function acceptInvitation(deps: Deps, ctx: RequestContext<Principal
     if (inv.accepted_at) throw new ApiError('INVITATION_ALREADY_ACCEPTED', 'This invitation was already accepted')
     if (inv.revoked_at) throw new ApiError('INVITATION_REVOKED', 'This invitation was withdrawn by an administrator')
     if (isExpired(inv.expires_at)) throw new ApiError('INVITATION_EXPIRED', 'This invitation has expired; ask for a new one')
+    // A new member is new work of the invitation's tenant (api/http/new-work.ts), whatever tenant the caller is in.
+    requireGoodStanding({ lifecycle: inv.tenant_lifecycle })
     let userId: string
     if (principal) {
       const user = await findUserById(tx, principal.userId)

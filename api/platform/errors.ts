@@ -144,8 +144,18 @@ const WEBHOOK_DELIVERY_SETS = {
 const PROJECT_SETS = {
   PR409: ['PROJECT_SLUG_CONFLICT'],
 } as const
+// Additive (issue 37): the new-work gate (api/http/new-work.ts) refuses an operation that starts new work while the
+// tenant is offboarding; the published catalogue has no code meaning that.
+const NEW_WORK_SETS = {
+  G409: ['TENANT_OFFBOARDING'],
+} as const
 /** Sets of additive endpoints: declared here, documented in the OpenAPI, absent from the published table. */
-export const ADDITIVE_SETS: readonly string[] = [...Object.keys(MODELS_SETS), ...Object.keys(WEBHOOK_DELIVERY_SETS), ...Object.keys(PROJECT_SETS)]
+export const ADDITIVE_SETS: readonly string[] = [
+  ...Object.keys(MODELS_SETS),
+  ...Object.keys(WEBHOOK_DELIVERY_SETS),
+  ...Object.keys(PROJECT_SETS),
+  ...Object.keys(NEW_WORK_SETS),
+]
 const INVITATION_409 = ['INVITATION_ALREADY_ACCEPTED', 'INVITATION_EMAIL_MISMATCH', 'INVITATION_REVOKED'] as const
 
 /** Named error sets exactly as the published interface defines them. */
@@ -172,6 +182,7 @@ export const ErrorSets = {
   ...MODELS_SETS,
   ...WEBHOOK_DELIVERY_SETS,
   ...PROJECT_SETS,
+  ...NEW_WORK_SETS,
   P412: ['PRECONDITION_FAILED'],
   R429: ['RATE_LIMITED'],
   // Not an interface set: what any route may answer when the server itself fails.
@@ -210,6 +221,7 @@ const STATUS_OF_SET: Record<ErrorSetName, number> = {
   E409: 409,
   WD409: 409,
   PR409: 409,
+  G409: 409,
   P412: 412,
   R429: 429,
   X5XX: 500,

@@ -1,4 +1,5 @@
 import type { Db } from '../platform/db'
+import type { TenantLifecycle } from '../identity/standing'
 
 export interface TenantRow {
   id: string
@@ -17,4 +18,20 @@ export async function insertTenant(db: Db, t: { name: string; slug: string }): P
 export async function findTenantName(db: Db, tenantId: string): Promise<string> {
   const [row] = await db<{ name: string }[]>`select name from tenants where id = ${tenantId}`
   return row?.name ?? 'your organisation'
+}
+
+/** Moves a tenant from one lifecycle state to the next (compare-and-set on `from`): false when it was not in `from`.
+ *  Every cached credential of the tenant is evicted by the change (migrations/0045); a writer that narrows what the
+ *  tenant may do fences before answering (CredentialCache.fence). */
+export async function setTenantLifecycle(db: Db, tenantId: string, from: TenantLifecycle, to: TenantLifecycle): Promise<boolean> {
+  const rows = await db`
+    update tenants set lifecycle = ${to}, lifecycle_changed_at = now(), updated_at = now()
+     where id = ${tenantId} and lifecycle = ${from}`
+  return rows.count === 1
+}
+
+/** The tenant's lifecycle state, locked for the caller's transaction; undefined when there is no such tenant. */
+export async function lockTenantLifecycle(db: Db, tenantId: string): Promise<TenantLifecycle | undefined> {
+  const [row] = await db<{ lifecycle: TenantLifecycle }[]>`select lifecycle from tenants where id = ${tenantId} for update`
+  return row?.lifecycle
 }

@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'bun:test'
 import { CredentialCache } from '../../api/credentials/cache'
 
-const ids = () => ({ apiKeyId: crypto.randomUUID(), membershipId: crypto.randomUUID(), userId: crypto.randomUUID() })
+const ids = () => ({ apiKeyId: crypto.randomUUID(), membershipId: crypto.randomUUID(), userId: crypto.randomUUID(), tenantId: crypto.randomUUID() })
 
 function cacheAt(opts: Partial<ConstructorParameters<typeof CredentialCache>[0]> = {}) {
   const clock = { t: 1_000 }
@@ -38,16 +38,17 @@ describe('CredentialCache', () => {
     expect(cache.get('a')).toBeDefined()
   })
 
-  test('evicts by api key, membership and user, and leaves the rest', () => {
+  test('evicts by api key, membership, user and tenant, and leaves the rest', () => {
     const { cache } = cacheAt()
-    const rows = [ids(), ids(), ids(), ids()]
+    const rows = [ids(), ids(), ids(), ids(), ids()]
     rows.forEach((r, i) => {
       cache.fill(String(i), r, String(i), cache.generation)
     })
     cache.evict(`k:${rows[0]!.apiKeyId}`)
     cache.evict(`m:${rows[1]!.membershipId}`)
     cache.evict(`u:${rows[2]!.userId}`)
-    expect([0, 1, 2, 3].map((i) => cache.get(String(i)) !== undefined)).toEqual([false, false, false, true])
+    cache.evict(`t:${rows[3]!.tenantId}`)
+    expect([0, 1, 2, 3, 4].map((i) => cache.get(String(i)) !== undefined)).toEqual([false, false, false, false, true])
     cache.evict('something-new:1')
     expect(cache.size).toBe(0)
   })

@@ -14,6 +14,7 @@ const membership = (m: Partial<Membership> = {}): Membership => ({
   role: 'owner',
   status: 'active',
   expiresAt: null,
+  standing: { lifecycle: 'active' },
   ...m,
 })
 
