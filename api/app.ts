@@ -35,6 +35,7 @@ import { webhookDeliveriesRoutes } from './webhook-deliveries/routes'
 import { auditRoutes } from './audit/routes'
 import { tenantDeletionRoutes } from './tenant-deletion/routes'
 import { usageRoutes } from './usage/routes'
+import { billingRoutes } from './billing/routes'
 
 /** The whole HTTP surface. Domains are separate Elysia instances, each with its own prefix under /v1. */
 export function buildApp(deps: AppDeps) {
@@ -74,6 +75,7 @@ export function buildApp(deps: AppDeps) {
         .use(projectsRoutes(deps, http))
         .use(legalHoldsRoutes(deps, http))
         .use(projectMembersRoutes(deps, http))
+        .use(billingRoutes(deps, http))
         .use(embodimentProfilesRoutes(deps, http))
         .use(trainingJobsRoutes(deps, http))
         .use(modelVersionsRoutes(deps, http))

@@ -22,6 +22,7 @@ import type { Logger } from './platform/log'
 import { TemporalClient } from './platform/temporal'
 import { SharedBudgets } from './rate-budgets/service'
 import { RequestTally } from './rate-budgets/request-tally'
+import { priceBookOf } from './billing/price-book'
 
 /** How long requests are refused on arrival after one found the database unavailable. */
 const DATABASE_SHED_MS = 500
@@ -45,6 +46,7 @@ export interface AppDeps extends ServiceDeps, HttpDeps {
  *  connection its workers poll with), so it keeps one; without it the client connects on first use. */
 export function composeServices(config: Config, sql: Sql, log: Logger, temporal?: Client): ServiceDeps & { mail: MailDispatcher } {
   const client = new TemporalClient(config, temporal)
+  priceBookOf(config) // a malformed price book stops the process here, not at the first close
   return { config, sql, log, keys: deriveKeys(config.SECRET_KEY), temporal: client, mail: new MailDispatcher(client, config, log.child({ component: 'mail' })) }
 }
 

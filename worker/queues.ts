@@ -7,7 +7,7 @@ import { activitySets, type ActivityDeps } from '../activities'
 import type { Config } from '../api/platform/config'
 import type { taskQueues } from '../workflows/contract'
 import type { ScheduleDefinition } from './ensure-schedule'
-import { housekeepingSchedule, mailSweepSchedule } from './schedules'
+import { billingSweepSchedule, housekeepingSchedule, mailSweepSchedule } from './schedules'
 
 export interface TaskQueue {
   /** Its key in taskQueues(config); the name is `<prefix>-<queue>`. */
@@ -39,4 +39,6 @@ export const taskQueueTable: readonly TaskQueue[] = [
   { queue: 'keys', workflowsPath: workflowsModule('reseal'), activities: activitySets.keys, schedules: () => [] },
   // Tenant deletion: hours of batched deletes for a big tenant must not hold up anything else.
   { queue: 'deletion', workflowsPath: workflowsModule('tenant-deletion'), activities: activitySets.deletion, schedules: () => [] },
+  // Period closes and payment grace timers: an invoice must not wait behind builds or deliveries.
+  { queue: 'billing', workflowsPath: workflowsModule('billing'), activities: activitySets.billing, schedules: (c) => [billingSweepSchedule(c)] },
 ]

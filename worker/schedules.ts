@@ -3,6 +3,7 @@
 import { ScheduleOverlapPolicy } from '@temporalio/client'
 import type { Config } from '../api/platform/config'
 import { housekeepingScheduleId, SYSTEM_TENANT, taskQueues, TENANT_ID, workflowIds, WorkflowType, type HousekeepingInput } from '../workflows/contract'
+import { BillingWorkflowType, billingSweepScheduleId } from '../workflows/contract-billing'
 import { MAIL_SWEEP_EVERY_MS, mailSweepScheduleId, MailWorkflowType } from '../workflows/contract-mail'
 import type { ScheduleDefinition } from './ensure-schedule'
 
@@ -55,5 +56,31 @@ export function mailSweepSchedule(config: Config): ScheduleDefinition {
     overlap: ScheduleOverlapPolicy.SKIP,
     catchupWindowMs: MAIL_SWEEP_EVERY_MS,
     note: 'Managed by the worker (worker/schedules.ts): a pause is kept, other edits may be reverted at worker start.',
+  }
+}
+
+/** Every BILLING_SWEEP_INTERVAL_MINUTES (0: no schedule): closes the periods that have ended (so a period is closed at
+ *  most one interval after its end) and expires the grace of debts whose timer was lost. */
+export function billingSweepSchedule(config: Config): ScheduleDefinition {
+  const scheduleId = billingSweepScheduleId(config)
+  const everyMs = config.BILLING_SWEEP_INTERVAL_MINUTES * 60_000
+  return {
+    scheduleId,
+    name: 'billing sweep',
+    enabled: everyMs > 0,
+    everyMs,
+    action: {
+      type: 'startWorkflow',
+      workflowType: BillingWorkflowType.sweep,
+      taskQueue: taskQueues(config).billing,
+      workflowId: scheduleId,
+      args: [],
+      typedSearchAttributes: system,
+      workflowExecutionTimeout: '30 minutes',
+    },
+    overlap: ScheduleOverlapPolicy.SKIP,
+    catchupWindowMs: everyMs,
+    note: 'Managed by the worker (worker/schedules.ts) from BILLING_SWEEP_INTERVAL_MINUTES: a pause is kept, other edits may be reverted at worker start.',
+    memo: { description: 'Closes ended billing periods into invoices and expires lost payment grace timers.', managedBy: 'worker/schedules.ts' },
   }
 }

@@ -29,6 +29,8 @@ export function taskQueues(config: PrefixConfig) {
     keys: `${prefix}-keys`,
     // Tenant deletion (workflows/tenant-deletion.ts): hours of batched deletes must not hold up anything else.
     deletion: `${prefix}-deletion`,
+    // Period closes and grace timers: money must not wait behind a backlog of builds or deliveries.
+    billing: `${prefix}-billing`,
   } as const
 }
 

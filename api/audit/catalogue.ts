@@ -114,6 +114,20 @@ export const auditCatalogue = {
     "The tenant's data was deleted; details.receipt is the signed deletion receipt (DSSE), details.receiptSha256 its payload's hash (system actor).",
   ),
   'audit_log.export_started': a('tenant', 'audit_export', 'An export of the audit log was started; details has the window.'),
+  'subscription.created': a('tenant', 'subscription', "The tenant's subscription was created with the tenant, on the price book's default plan."),
+  'subscription.updated': a(
+    'tenant',
+    'subscription',
+    'The subscription changed (plan, status, cancel at period end); changes has before and after; details.move names the move of the state table.',
+  ),
+  'subscription.payment_recorded': a('tenant', 'subscription', 'A payment event (details.type: paid or payment_failed) was recorded for the subscription.'),
+  'invoice.finalized': a(
+    'tenant',
+    'invoice',
+    "A period's invoice snapshot was finalized (system actor, or the member who closed it); details has period, total and hash.",
+  ),
+  'billing.blocked': a('tenant', 'subscription', 'The tenant became billing-blocked: new work is refused; details.reasons says why.'),
+  'billing.unblocked': a('tenant', 'subscription', 'The billing block was lifted: new work is accepted again.'),
 } as const
 
 export type AuditAction = keyof typeof auditCatalogue

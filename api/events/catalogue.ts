@@ -93,6 +93,25 @@ export const eventCatalogue = {
     'The tenant is being deleted: the last event its endpoints receive, sent to every enabled endpoint whatever it subscribes to, before they are disabled and removed.',
     z.object({ tenantId: uuid, deletionJobId: uuid }),
   ),
+  'invoice.finalized': entry(
+    "A period's invoice was finalized: an immutable snapshot; amounts are integer minor units of `currency`, as decimal strings.",
+    z.object({ invoiceId: uuid, period: z.string(), currency: z.string(), total: z.string().regex(/^-?\d+$/), hash: sha256 }),
+  ),
+  'subscription.updated': entry(
+    "The tenant's subscription changed: its plan, status or cancel-at-period-end.",
+    z.object({
+      subscriptionId: uuid,
+      planId: z.string(),
+      status: z.enum(['trialing', 'active', 'past_due', 'unpaid', 'canceled', 'paused']),
+      previousStatus: z.enum(['trialing', 'active', 'past_due', 'unpaid', 'canceled', 'paused']),
+      cancelAtPeriodEnd: z.boolean(),
+    }),
+  ),
+  'billing.blocked': entry(
+    'The tenant is billing-blocked: operations that start new work answer 400 BILLING_BLOCKED; reads keep working.',
+    z.object({ reasons: z.array(z.enum(['unpaid', 'canceled', 'paused', 'operator'])) }),
+  ),
+  'billing.unblocked': entry('The billing block was lifted: new work is accepted again.', z.object({ subscriptionId: uuid })),
   'webhook_endpoint.test': entry(
     'Sent on request to one endpoint, to check that it receives and verifies deliveries.',
     z.object({ endpointId: uuid, note: z.string() }),

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { z } from 'zod'
 import { secretKeyList } from './keyring'
 import { parseCidr } from './outbound/addresses'
@@ -173,6 +174,20 @@ export const ConfigSchema = z.object({
   TENANT_DELETION_BATCH_ROWS: z.coerce.number().int().min(1).max(50_000).default(1000),
   TENANT_DELETION_BATCH_OBJECTS: z.coerce.number().int().min(1).max(1000).default(1000),
   TENANT_DELETION_FINAL_EVENT_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
+  // Billing (docs/api.md "Billing"): the price book file (JSON; the shipped api/billing/price-book.json when unset), how
+  // long a past_due subscription has to pay before it becomes unpaid, and how often the worker looks for ended periods
+  // to close and grace periods run out (0: no schedule).
+  BILLING_PRICE_BOOK_FILE: z
+    .string()
+    .min(1)
+    .default(fileURLToPath(new URL('../billing/price-book.json', import.meta.url)))
+    .refine(existsSync, 'no such file'),
+  BILLING_GRACE_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(7 * 24),
+  BILLING_SWEEP_INTERVAL_MINUTES: int(5),
 })
 
 export type Config = z.infer<typeof ConfigSchema>

@@ -5,6 +5,7 @@ import { requireActiveMembership, requirePermission } from '../identity/service'
 import { recordAudit } from '../audit/service'
 import { countUserMemberships, insertMembership } from '../memberships/queries'
 import { moveSessionInto } from '../sign-in/policy'
+import { subscribeNewTenant } from '../billing/service'
 import { insertTenant } from './queries'
 
 /** A user with no membership may create their first tenant; anyone else needs tenant:manage where they are.
@@ -33,6 +34,7 @@ export async function createTenant(
       target: { type: 'tenant', id: tenant.id },
       details: { name: tenant.name, slug: tenant.slug },
     })
+    await subscribeNewTenant(tx, deps.config, ctx, tenant.id)
     return { tenant, membership }
   })
 }

@@ -141,6 +141,16 @@ const seeds: Record<string, Seed> = {
       returning id`,
     )
   },
+  invoices: async (sql, o) =>
+    ids(
+      await sql`
+    insert into invoices (tenant_id, subscription_id, period, period_start, period_end, usage_cutoff, plan_id, currency, lines, subtotal, total, hash, created_at)
+    select ${o.tenantId}, s.id, '2020-' || lpad(t.i::text, 2, '0'), now(), now(), now(), 'standard', 'EUR', '[]', 0, 0, repeat('0', 64),
+           date_trunc('milliseconds', now()) - interval '1 hour' + t.o * interval '1 microsecond'
+      from subscriptions s, unnest(${sql.array(OFFSETS_US)}::int[]) with ordinality as t(o, i)
+     where s.tenant_id = ${o.tenantId}
+    returning id`,
+    ),
   trainingJobs: async (sql, o) =>
     ids(
       await sql`
@@ -248,6 +258,7 @@ const lists: { path: string; seed: keyof typeof seeds; table: string; order: 'as
   { path: '/tenants/current/legal-holds', seed: 'legalHolds', table: 'legal_holds', order: 'desc' },
   { path: '/tenants/current/legal-holds?status=active', seed: 'legalHolds', table: 'legal_holds', order: 'desc' },
   { path: '/projects/{projectId}/members', seed: 'projectMembers', table: 'project_members', order: 'desc' },
+  { path: '/tenants/current/invoices', seed: 'invoices', table: 'invoices', order: 'desc' },
   { path: '/training-jobs', seed: 'trainingJobs', table: 'training_jobs', order: 'desc' },
   { path: '/training-jobs?status=running', seed: 'trainingJobs', table: 'training_jobs', order: 'desc' },
   { path: '/model-versions', seed: 'modelVersions', table: 'model_versions', order: 'desc' },

@@ -84,6 +84,10 @@ async function tenantWithEverything() {
       dedupeKey: 'isolation',
     }),
   )
+  const [invoice] = await sql<{ id: string }[]>`
+    insert into invoices (tenant_id, subscription_id, period, period_start, period_end, usage_cutoff, plan_id, currency, lines, subtotal, total, hash)
+    select tenant_id, id, '2020-01', now(), now(), now(), plan_id, 'EUR', '[]', 0, 0, repeat('0', 64) from subscriptions where tenant_id = ${b.tenantId}
+    returning id`
 
   // Path parameter → B's real id, and the row it names (table, id) for the before/after comparison.
   const ids: Record<string, [string, string]> = {
@@ -107,6 +111,7 @@ async function tenantWithEverything() {
     credentialId: ['webauthn_credentials', passkey!.id],
     sessionId: ['sessions', session!.id],
     notificationId: ['notifications', notice!.id],
+    invoiceId: ['invoices', invoice!.id],
   }
   const extra: [string, string][] = [
     ['model_versions', ready!.id],
