@@ -83,7 +83,7 @@ export function buildApp(deps: AppDeps) {
         .use(edgePackagesRoutes(deps, http))
         .use(webhookDeliveriesRoutes(deps, http))
         .use(auditRoutes(deps, http))
-        .use(tenantDeletionRoutes(deps, http)),
+        .use(tenantDeletionRoutes(deps, http))
         .use(usageRoutes(deps, http)),
     )
     .use(docsRoutes())
