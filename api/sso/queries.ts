@@ -177,3 +177,9 @@ export const ssoClientSecrets: SealedColumn = {
   replace: async (db, id, from, to) =>
     (await db`update sso_connections set client_secret_sealed = ${to} where id = ${id} and client_secret_sealed = ${from}`).count === 1,
 }
+
+/** Every linked identity of a user (account erasure); returns how many. */
+export async function deleteUserIdentities(db: Db, userId: string): Promise<number> {
+  const rows = await db`delete from sso_identities where user_id = ${userId} returning 1`
+  return rows.length
+}
