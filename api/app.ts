@@ -26,6 +26,7 @@ import { embodimentProfilesRoutes } from './embodiment-profiles/routes'
 import { projectMembersRoutes } from './project-members/routes'
 import { projectsRoutes } from './projects/routes'
 import { legalHoldsRoutes } from './legal-holds/routes'
+import { personalDataRoutes } from './personal-data/routes'
 import { trainingJobsRoutes } from './training-jobs/routes'
 import { modelVersionsRoutes } from './model-versions/routes'
 import { webhookEndpointsRoutes } from './webhook-endpoints/routes'
@@ -76,6 +77,7 @@ export function buildApp(deps: AppDeps) {
         .use(legalHoldsRoutes(deps, http))
         .use(projectMembersRoutes(deps, http))
         .use(billingRoutes(deps, http))
+        .use(personalDataRoutes(deps, http))
         .use(embodimentProfilesRoutes(deps, http))
         .use(trainingJobsRoutes(deps, http))
         .use(modelVersionsRoutes(deps, http))

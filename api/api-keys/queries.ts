@@ -72,6 +72,17 @@ export async function revokeMembershipApiKeys(db: Db, tenantId: string, membersh
   return rows.length
 }
 
+/** Every key of one user in every tenant, revoked and expired ones too, newest first (their own data export). */
+export async function listUserApiKeys(db: Db, userId: string): Promise<ApiKeyRow[]> {
+  return db<ApiKeyRow[]>`select ${db.unsafe(SUMMARY)} from api_keys where user_id = ${userId} order by created_at desc, id desc`
+}
+
+/** Every live key of one user, in every tenant (account erasure); returns how many were revoked now. */
+export async function revokeUserApiKeys(db: Db, userId: string): Promise<number> {
+  const rows = await db`update api_keys set revoked_at = now() where user_id = ${userId} and revoked_at is null returning 1`
+  return rows.length
+}
+
 // ── Resolving a presented token (api/credentials) ──────────────────────────────────────────────────────────
 
 export interface PatRow {

@@ -35,6 +35,11 @@ export const auditCatalogue = {
   'session.others_ended': a('account', 'user', 'Every other session of the user was ended; details.count says how many.'),
   'session.all_ended': a('account', 'user', 'Every session of a user was ended (by the user or an administrator).'),
   'session.tenant_switched': a('account', 'membership', 'A session moved to another membership (tenant).'),
+  'user.erased': a(
+    'account',
+    'user',
+    'The account was erased by its owner: sessions ended, tokens revoked, memberships removed, factors and personal data erased; details has the counts. The actor label is the pseudonym.',
+  ),
   // Tenant: changes to a tenant's people, policies, integrations and resources. Kept in the tenant's chain.
   'tenant.created': a('tenant', 'tenant', 'A tenant was created; its creator became its owner.'),
   'user.provisioned': a('tenant', 'user', 'An administrator created an account with an initial password and a membership.'),

@@ -65,6 +65,17 @@ export async function sealSubjectAudit(db: Db, userId: string): Promise<void> {
   await db`select audit_seal_chains(array(select distinct chain from audit_inbox where subject_user_id = ${userId}))`
 }
 
+/** Before a read of the entries one user acted in, which lie in their own chain and in their tenants'. */
+export async function sealActorAudit(db: Db, userId: string): Promise<void> {
+  await db`select audit_seal_chains(array(select distinct chain from audit_inbox where actor_id = ${userId}))`
+}
+
+/** The entries a user acted in (by session or by one of their tokens), in any chain, newest first. */
+export async function listActorAudit(db: Db, userId: string, limit: number) {
+  return db<AuditRow[]>`
+    select * from audit_log where actor_id = ${userId} and actor_type in ('user', 'api_key') order by occurred_at desc, id desc limit ${limit}`
+}
+
 export interface AuditCursor {
   at: string
   id: string

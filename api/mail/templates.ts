@@ -10,6 +10,17 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 const page = (paragraphs: string[]) => paragraphs.map((p) => `<p>${p}</p>`).join('\n')
 
 export const templates = {
+  accountErased: (d: { days: number }): RenderedMail => ({
+    subject: 'Your Robot Control Plane account was erased',
+    text:
+      'Your Robot Control Plane account was erased at your request: every session ended, every token was revoked, ' +
+      `your memberships were removed and your personal data erased.\n\nThis address can register a new account in ${d.days} days. ` +
+      'If it was not you, contact your administrator at once.',
+    html: page([
+      'Your Robot Control Plane account was erased at your request: every session ended, every token was revoked, your memberships were removed and your personal data erased.',
+      `This address can register a new account in ${d.days} days. If it was not you, contact your administrator at once.`,
+    ]),
+  }),
   passwordReset: (d: { link: string; code: string; minutes: number }): RenderedMail => ({
     subject: 'Reset your Robot Control Plane password',
     text:

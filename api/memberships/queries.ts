@@ -178,6 +178,14 @@ export async function markMemberRemoved(db: Db, tenantId: string, id: string, ex
   return rows.length === 1
 }
 
+/** Removes every membership of one user (account erasure); answers the ones removed now. */
+export async function removeUserMemberships(db: Db, userId: string): Promise<{ id: string; tenant_id: string }[]> {
+  return db<{ id: string; tenant_id: string }[]>`
+    update memberships set status = 'removed', version = version + 1, updated_at = now()
+     where user_id = ${userId} and status <> 'removed'
+    returning id, tenant_id`
+}
+
 // ── A user's memberships, as sign-in, onboarding and the account views need them ─────────────────────────────
 
 export interface MembershipViewRow {

@@ -261,3 +261,17 @@ export const totpSecrets: SealedColumn = {
      where ${after}::uuid is null or user_id > ${after}::uuid order by user_id limit ${limit}`,
   replace: async (db, id, from, to) => (await db`update totp_factors set secret_sealed = ${to} where user_id = ${id} and secret_sealed = ${from}`).count === 1,
 }
+
+/** Every second factor of a user and what hangs on them (account erasure); answers what was there. */
+export async function eraseSecondFactors(db: Db, userId: string): Promise<{ totp: number; recoveryCodes: number; passkeys: number }> {
+  const [row] = await db<{ totp: number; recovery_codes: number; passkeys: number }[]>`
+    with totp as (delete from totp_factors where user_id = ${userId} returning 1),
+         codes as (delete from recovery_codes where user_id = ${userId} returning 1),
+         keys as (delete from webauthn_credentials where user_id = ${userId} returning 1),
+         wchallenges as (delete from webauthn_challenges where user_id = ${userId} returning 1),
+         challenges as (delete from mfa_challenges where user_id = ${userId} returning 1),
+         failures as (delete from mfa_failures where user_id = ${userId} returning 1)
+    -- Postgres runs every data-modifying WITH to completion, read or not.
+    select (select count(*) from totp)::int as totp, (select count(*) from codes)::int as recovery_codes, (select count(*) from keys)::int as passkeys`
+  return { totp: row!.totp, recoveryCodes: row!.recovery_codes, passkeys: row!.passkeys }
+}

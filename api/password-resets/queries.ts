@@ -75,3 +75,8 @@ export async function claimResetSlot(db: Db, emailKey: Buffer, intervalSeconds: 
 export async function purgeResetThrottles(db: Db): Promise<number> {
   return (await db`delete from password_reset_throttle where requested_at < now() - interval '1 hour'`).count
 }
+
+/** Every reset grant of a user, used or not (account erasure). */
+export async function deleteUserResets(db: Db, userId: string): Promise<void> {
+  await db`delete from password_resets where user_id = ${userId}`
+}

@@ -19,7 +19,9 @@ export const UserDto = z
     id: z.uuid(),
     email: z.string(),
     displayName: z.string().nullable(),
-    status: z.enum(['active', 'activation_required', 'disabled']),
+    status: z
+      .enum(['active', 'activation_required', 'disabled', 'erased'])
+      .describe('erased: the account was erased (DELETE /v1/users/me); its data is a pseudonym'),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })

@@ -5,8 +5,10 @@ export interface UserRow {
   email: string
   display_name: string | null
   password_hash: string | null
-  status: 'active' | 'activation_required' | 'disabled'
+  status: 'active' | 'activation_required' | 'disabled' | 'erased'
   password_change_required: boolean
+  /** Set exactly when status is erased (account erasure). */
+  erased_at?: Date | null
   /** The SSO connection that created this account just in time; only it may claim the account by email. */
   created_by_sso_connection_id: string | null
   version: number
@@ -14,10 +16,15 @@ export interface UserRow {
   updated_at: Date
 }
 
+/** An address is free unless an account holds it or an erased account held it within the window (account erasure):
+ *  every way an account is made asks this in its insert. */
+const addressFree = (db: Db, email: string) =>
+  db`not exists (select 1 from erased_addresses e where e.address_hash = sha256(convert_to(lower(${email}), 'UTF8')) and e.reusable_at > now())`
+
 /** null when the email is taken (case-insensitively): the unique index decides, not a racy pre-check. */
 export async function insertUser(db: Db, u: { email: string; passwordHash: string }): Promise<UserRow | null> {
   const [row] = await db<UserRow[]>`
-    insert into users (email, password_hash) values (${u.email}, ${u.passwordHash})
+    insert into users (email, password_hash) select ${u.email}, ${u.passwordHash} where ${addressFree(db, u.email)}
     on conflict (lower(email)) do nothing
     returning *`
   return row ?? null
@@ -67,7 +74,7 @@ export async function insertProvisionedUser(
 ): Promise<UserRow | null> {
   const [row] = await db<UserRow[]>`
     insert into users (email, display_name, password_hash, status, password_change_required)
-    values (${u.email}, ${u.displayName}, ${u.passwordHash}, ${u.status}, ${u.passwordHash !== null})
+    select ${u.email}, ${u.displayName}, ${u.passwordHash}, ${u.status}, ${u.passwordHash !== null} where ${addressFree(db, u.email)}
     on conflict (lower(email)) do nothing
     returning *`
   return row ?? null
@@ -76,7 +83,8 @@ export async function insertProvisionedUser(
 /** An account a single sign-on provider vouches for: no password. undefined when the email is taken. */
 export async function insertPasswordlessUser(db: Db, email: string, displayName: string | null, ssoConnectionId: string): Promise<string | undefined> {
   const [row] = await db<{ id: string }[]>`
-    insert into users (email, display_name, password_hash, created_by_sso_connection_id) values (${email}, ${displayName}, null, ${ssoConnectionId})
+    insert into users (email, display_name, password_hash, created_by_sso_connection_id)
+    select ${email}, ${displayName}, null, ${ssoConnectionId}::uuid where ${addressFree(db, email)}
     on conflict (lower(email)) do nothing returning id`
   return row?.id
 }
@@ -107,4 +115,31 @@ export async function recordPasswordHistory(db: Db, userId: string, passwordHash
 /** The account's owner unlinked the connection that created it: that connection loses its claim by email too. */
 export async function forgetCreatingConnection(db: Db, userId: string, connectionId: string): Promise<void> {
   await db`update users set created_by_sso_connection_id = null where id = ${userId} and created_by_sso_connection_id = ${connectionId}`
+}
+
+// ── Account erasure (api/account-erasure) ──────────────────────────────────────────────────────────────────────
+
+/** Replaces the personal data with the pseudonym and ends the password; the row (and its id) stays. */
+export async function pseudonymiseUser(db: Db, id: string, pseudonym: string): Promise<UserRow> {
+  const [row] = await db<UserRow[]>`
+    update users
+       set email = ${pseudonym}, display_name = null, password_hash = null, status = 'erased', erased_at = now(),
+           password_change_required = false, created_by_sso_connection_id = null, version = version + 1, updated_at = now()
+     where id = ${id}
+    returning *`
+  return row!
+}
+
+export async function deletePasswordHistory(db: Db, userId: string): Promise<void> {
+  await db`delete from password_history where user_id = ${userId}`
+}
+
+/** Keeps an erased address from a new account until `days` have passed (as its hash only); forgets the addresses
+ *  whose window has passed. */
+export async function holdErasedAddress(db: Db, email: string, days: number): Promise<void> {
+  await db`delete from erased_addresses where reusable_at <= now()`
+  await db`
+    insert into erased_addresses (address_hash, reusable_at)
+    values (sha256(convert_to(lower(${email}), 'UTF8')), now() + make_interval(days => ${days}))
+    on conflict (address_hash) do update set reusable_at = excluded.reusable_at`
 }

