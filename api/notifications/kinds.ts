@@ -10,7 +10,8 @@ const finished = z.enum(['ready', 'failed'])
 export const notificationKinds = {
   'tenant.invitation_received': kind(
     z.strictObject({ invitationId: z.uuid(), tenantName: z.string(), role: z.string(), expiresAt: z.iso.datetime() }),
-    true,
+    // Off: the invitation's own mail (with its link) goes to the address already.
+    false,
     (f) => `You are invited to ${f.tenantName} as ${f.role}; the invitation mail holds the link`,
   ),
   'edge_package.build_finished': kind(

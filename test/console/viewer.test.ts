@@ -38,7 +38,7 @@ describe('console: a viewer', () => {
     try {
       await signInAs(g, env.origin, viewer.email)
       const nav = page.getByRole('navigation', { name: 'Console' }).getByRole('link')
-      expect(await nav.allTextContents()).toEqual(['Tenants', 'API keys', 'Models', 'Packages', 'Storage', 'My account'])
+      expect(await nav.allTextContents()).toEqual(['Tenants', 'API keys', 'Models', 'Packages', 'Storage', 'My account', 'Notifications'])
 
       for (const [title, shot] of [
         ['Tenants', 'viewer-tenants'],

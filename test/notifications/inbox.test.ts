@@ -267,12 +267,12 @@ describe('preferences and mail', () => {
     const u = await signedUpUser(api.url)
     const got = await u.client.get('/users/me/notification-preferences')
     expect(got.status).toBe(200)
-    expect(got.json.data.mail).toMatchObject({ 'account.new_sign_in': true, 'edge_package.build_finished': false, 'tenant.invitation_received': true })
+    expect(got.json.data.mail).toMatchObject({ 'account.new_sign_in': true, 'edge_package.build_finished': false, 'tenant.invitation_received': false })
     const put = await u.client.call('PUT', '/users/me/notification-preferences', {
       body: { mail: { 'account.new_sign_in': false, 'audit_export.ready': true } },
     })
     expect([put.status, put.text]).toEqual([200, put.text])
-    expect(put.json.data.mail).toMatchObject({ 'account.new_sign_in': false, 'audit_export.ready': true, 'tenant.invitation_received': true })
+    expect(put.json.data.mail).toMatchObject({ 'account.new_sign_in': false, 'audit_export.ready': true, 'tenant.invitation_received': false })
     // Replaced: what is left out returns to its default.
     const back = await u.client.call('PUT', '/users/me/notification-preferences', { body: { mail: {} } })
     expect(back.json.data).toEqual(got.json.data)

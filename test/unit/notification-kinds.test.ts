@@ -55,6 +55,9 @@ describe('what a client is', () => {
     expect(
       clientFamily('Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1'),
     ).toBe('Safari on iOS')
+    expect(clientFamily('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/140.0.0.0 Safari/537.36')).toBe(
+      'Chrome on Linux',
+    )
     expect(clientFamily('curl/8.4.0')).toBe('curl')
     expect(clientFamily(null)).toBe('unknown client')
     expect(clientFamily('')).toBe('unknown client')

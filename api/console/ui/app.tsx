@@ -17,6 +17,7 @@ import { Storage } from './storage'
 import { Models } from './models'
 import { Packages } from './packages'
 import { Account } from './account'
+import { Bell, Notifications } from './notifications'
 import { AcceptInvitation, invitationToken } from './invitation'
 import { mailedLink, MailedLinkPage } from './links'
 import type { Me, PageProps } from './page'
@@ -39,6 +40,7 @@ const PAGES: PageDef[] = [
   { path: 'webhooks', title: 'Webhooks', needs: 'tenant:manage', view: Webhooks },
   { path: 'audit', title: 'Audit log', needs: 'tenant:manage', view: Audit },
   { path: 'account', title: 'My account', needs: null, view: Account },
+  { path: 'notifications', title: 'Notifications', needs: null, view: Notifications },
 ]
 
 const routeOf = () => location.hash.replace(/^#\/?/, '').split('/')[0] ?? ''
@@ -156,6 +158,7 @@ function Console({ me, route, reloadMe }: { me: Me; route: string; reloadMe: () 
             ))}
           </ul>
         </nav>
+        <Bell />
         <button type="button" id="sign-out" onClick={signOut}>
           Sign out
         </button>
