@@ -178,14 +178,14 @@ export const ssoClientSecrets: SealedColumn = {
     (await db`update sso_connections set client_secret_sealed = ${to} where id = ${id} and client_secret_sealed = ${from}`).count === 1,
 }
 
-<<<<<<< HEAD
 /** A tenant being deleted signs no one in again; returns how many connections were enabled. */
 export async function disableTenantSsoConnections(db: Db, tenantId: string): Promise<number> {
   const rows = await db`update sso_connections set enabled = false, updated_at = now() where tenant_id = ${tenantId} and enabled returning 1`
-=======
+  return rows.length
+}
+
 /** Every linked identity of a user (account erasure); returns how many. */
 export async function deleteUserIdentities(db: Db, userId: string): Promise<number> {
   const rows = await db`delete from sso_identities where user_id = ${userId} returning 1`
->>>>>>> holds
   return rows.length
 }
