@@ -82,11 +82,11 @@ describe('the attacker', () => {
     // it holds model:read and project:manage here, so it can neither grant model:write nor make a contributor.
     const maintainer = await memberOf(api.url, api.sql, owner.tenantId, 'viewer')
     expect((await owner.client.post(members, { userId: maintainer.userId, role: 'maintainer' })).status).toBe(201)
-    const narrow = bearer(api.url, (await patFor(maintainer.client, ['model:read'])).token)
     const third = await memberOf(api.url, api.sql, owner.tenantId, 'viewer')
-    // The PAT's scopes lack project:manage, which the maintainer's project role gives: not declared, not denied.
-    expect(await refused({}, 'reader', narrow, third.userId)).toBe('403 PERMISSION_NOT_DECLARED')
-    await api.sql`update api_keys set scopes = '{model:read,project:manage}' where user_id = ${maintainer.userId}`
+    // A tenant-wide PAT's scopes lack project:manage, which the maintainer's project role gives: not declared, not denied.
+    const tenantWide = bearer(api.url, (await patFor(maintainer.client, ['model:read'])).token)
+    expect(await refused({}, 'reader', tenantWide, third.userId)).toBe('403 PERMISSION_NOT_DECLARED')
+    const narrow = bearer(api.url, (await patFor(maintainer.client, ['model:read', 'project:manage'], { projectId: project.id })).token)
     expect(await refused({ grant: ['model:write'] }, 'reader', narrow, third.userId)).toBe('400 INVALID_PERMISSION_OVERLAY')
     expect(await refused({}, 'contributor', narrow, third.userId)).toBe('400 INVALID_ROLE_TRANSITION')
     expect(await refused({}, 'reader', narrow, third.userId)).toBe('201 undefined')
