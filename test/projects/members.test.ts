@@ -222,3 +222,16 @@ describe('expiry', () => {
     expect((await owner.client.get(members)).json.data.map((m: { userId: string }) => m.userId)).toEqual([member.userId])
   })
 })
+
+describe('the tenant membership underneath', () => {
+  test('a member removed from the tenant leaves its projects: re-invited, they do not get the old project role back', async () => {
+    const { owner, project, member, members } = await projectWith('viewer')
+    await owner.client.post(members, { userId: member.userId, role: 'maintainer', overlay: { grant: [], deny: [] } })
+    expect((await owner.client.delete(`/tenants/current/memberships/${member.membershipId}`)).status).toBe(200)
+    expect((await owner.client.get(members)).json.data).toEqual([])
+    // The same memberships row comes back active (as an accepted invitation makes it): no project membership with it.
+    await api.sql`update memberships set status = 'active' where id = ${member.membershipId}`
+    const [n] = await api.sql`select count(*)::int as n from project_members where project_id = ${project.id}`
+    expect(n!.n).toBe(0)
+  })
+})
