@@ -117,6 +117,8 @@ describe('project members', () => {
       grantedBy: owner.userId,
       version: 1,
     })
+    const past = await owner.client.post(members, { userId: member.userId, role: 'reader', expiresAt: new Date(Date.now() - 1000).toISOString() })
+    expect([past.status, past.json.code, past.json.errors?.[0]?.path]).toEqual([400, 'VALIDATION_ERROR', 'body.expiresAt'])
     const again = await owner.client.post(members, { userId: member.userId, role: 'reader' })
     expect([again.status, again.json.code]).toEqual([409, 'USER_ALREADY_MEMBER'])
     const stranger = await tenantOwner(api.url)
