@@ -10,6 +10,12 @@ export const CreateApiKeyBodyDto = z
     name: z.string().trim().min(1).max(100),
     scopes: z.array(z.enum(PERMISSIONS)).min(1).describe('Permission points; must lie within your own (the grant ceiling)'),
     expiresAt: z.iso.datetime({ offset: true }).optional().describe(`Default ${PAT_DEFAULT_DAYS} days from now, at most ${PAT_MAX_DAYS}`),
+    projectId: z
+      .uuid()
+      .optional()
+      .describe(
+        "A project of this tenant: the token then acts only inside it, with project-scope scopes lying within what you hold there; it can do what both its scopes and its member's standing in the project allow, worked out on every use",
+      ),
   })
   .meta({ id: 'CreateApiKeyBodyDto' })
 
@@ -22,6 +28,7 @@ export const ApiKeySummaryDto = z
     userId: z.uuid(),
     membershipId: z.uuid(),
     scopes: z.array(z.string()),
+    projectId: z.uuid().nullable().describe('The project a project-scoped token acts in; null: tenant-wide'),
     createdAt: z.iso.datetime(),
     expiresAt: z.iso.datetime(),
     lastUsedAt: z.iso.datetime().nullable(),
@@ -44,7 +51,13 @@ export const TokenSelfDto = z
     credentialId: z.uuid(),
     grantCeiling: z.array(z.string()).nullable().describe('The token scopes; null for a session'),
     effectivePermissions: z.array(z.string()),
-    projectScope: z.null().describe('Reserved: project-scoped credentials are not issued in v1'),
+    projectScope: z
+      .object({
+        projectId: z.uuid(),
+        membershipExpiresAt: z.iso.datetime().nullable().describe("When the member's project membership ends (null: it does not, or there is none)"),
+      })
+      .nullable()
+      .describe('The project a project-scoped token acts in; null for a tenant-wide token and for a session'),
     expiresAt: z.iso.datetime(),
     lastUsedAt: z.iso.datetime().nullable(),
   })

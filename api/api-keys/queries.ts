@@ -1,5 +1,5 @@
 import type { Db } from '../platform/db'
-import type { Role } from '../identity/permissions'
+import type { Permission, ProjectRole, Role } from '../identity/permissions'
 import type { TenantLifecycle } from '../identity/standing'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 
@@ -11,6 +11,8 @@ export interface ApiKeyRow {
   name: string
   display_prefix: string
   scopes: string[]
+  /** The project a project-scoped token acts in; null for a tenant-wide one. */
+  project_id: string | null
   created_at: Date
   expires_at: Date
   last_used_at: Date | null
@@ -27,17 +29,18 @@ export async function insertApiKey(
     tokenHash: Buffer
     displayPrefix: string
     scopes: string[]
+    projectId: string | null
     expiresAt: Date
   },
 ): Promise<ApiKeyRow> {
   const [row] = await db<ApiKeyRow[]>`
-    insert into api_keys (tenant_id, user_id, membership_id, name, token_hash, display_prefix, scopes, expires_at)
-    values (${k.tenantId}, ${k.userId}, ${k.membershipId}, ${k.name}, ${k.tokenHash}, ${k.displayPrefix}, ${k.scopes}, ${k.expiresAt})
-    returning id, tenant_id, user_id, membership_id, name, display_prefix, scopes, created_at, expires_at, last_used_at, revoked_at`
+    insert into api_keys (tenant_id, user_id, membership_id, name, token_hash, display_prefix, scopes, project_id, expires_at)
+    values (${k.tenantId}, ${k.userId}, ${k.membershipId}, ${k.name}, ${k.tokenHash}, ${k.displayPrefix}, ${k.scopes}, ${k.projectId}, ${k.expiresAt})
+    returning ${db.unsafe(SUMMARY)}`
   return row!
 }
 
-const SUMMARY = 'id, tenant_id, user_id, membership_id, name, display_prefix, scopes, created_at, expires_at, last_used_at, revoked_at'
+const SUMMARY = 'id, tenant_id, user_id, membership_id, name, display_prefix, scopes, project_id, created_at, expires_at, last_used_at, revoked_at'
 
 /** Keys of one tenant, newest first, keyset-paged on (created_at, id); `userId` narrows to one member's own. */
 export async function listApiKeys(db: Db, f: { tenantId: string; userId?: string }, after: CreatedCursor | null, limit: number) {
@@ -101,17 +104,26 @@ export interface PatRow {
   membership_expires_at: Date | null
   user_status: string
   tenant_lifecycle: TenantLifecycle
+  project_id: string | null
+  /** The member's project membership in the token's project, if any (read with the token, evicted with its changes). */
+  project_role: ProjectRole | null
+  project_grant: Permission[] | null
+  project_deny: Permission[] | null
+  project_expires_at: Date | null
 }
 
 export async function findPatByHash(db: Db, hash: Buffer): Promise<PatRow | undefined> {
   const [row] = await db<PatRow[]>`
     select k.id, k.name, k.tenant_id, k.user_id, k.membership_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
            m.role, m.status as membership_status, m.expires_at as membership_expires_at, u.status as user_status,
-           t.lifecycle as tenant_lifecycle
+           t.lifecycle as tenant_lifecycle,
+           k.project_id, pm.role as project_role, pm.grant_points as project_grant, pm.deny_points as project_deny,
+           pm.expires_at as project_expires_at
       from api_keys k
       join memberships m on m.id = k.membership_id and m.tenant_id = k.tenant_id
       join users u on u.id = k.user_id
       join tenants t on t.id = k.tenant_id
+      left join project_members pm on pm.project_id = k.project_id and pm.user_id = k.user_id
      where k.token_hash = ${hash}`
   return row
 }

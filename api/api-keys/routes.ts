@@ -3,6 +3,7 @@ import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
 import type { HttpConventions } from '../http/plugin'
 import { ApiKeySummaryDto, CreateApiKeyBodyDto, CreateApiKeyResponseDto, ListApiKeysQuery, TokenSelfDto } from './model'
+import { standingIn } from '../project-members/service'
 import { createApiKey, describeCredential, listKeys, revokeKey } from './service'
 
 export const apiKeysRoutes = (deps: AppDeps, http: HttpConventions) =>
@@ -11,8 +12,12 @@ export const apiKeysRoutes = (deps: AppDeps, http: HttpConventions) =>
     .post(
       '/api-keys',
       async ({ request, ctx, body, set }) => {
+        // A project token's ceiling is what the caller holds in that project (api/project-members decides it).
+        const standing = body.projectId === undefined ? undefined : await standingIn(deps.sql, ctx, body.projectId)
+        const project = standing && { projectId: standing.project.id, held: standing.held }
+        const created = await createApiKey(deps, ctx, body, project)
         set.status = 201
-        return ok(request, await createApiKey(deps, ctx, body))
+        return ok(request, created)
       },
       {
         auth: 'apikey:write',

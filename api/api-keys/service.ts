@@ -4,7 +4,8 @@ import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { isUuid } from '../platform/ids'
 import { tenantOf, type RequestContext } from '../identity/context'
-import { requirePermission, type Principal } from '../identity/service'
+import { currentPermissions, requirePermission, type Principal } from '../identity/service'
+import { PERMISSION_CATALOGUE, type Permission } from '../identity/permissions'
 import { recordAudit } from '../audit/service'
 import { newPat } from '../identity/tokens'
 import { PAT_DEFAULT_DAYS, PAT_MAX_DAYS } from './model'
@@ -20,6 +21,7 @@ export const toApiKeySummary = (r: ApiKeyRow) => ({
   userId: r.user_id,
   membershipId: r.membership_id,
   scopes: r.scopes,
+  projectId: r.project_id,
   createdAt: r.created_at.toISOString(),
   expiresAt: r.expires_at.toISOString(),
   lastUsedAt: r.last_used_at?.toISOString() ?? null,
@@ -45,13 +47,37 @@ function patExpiry(principal: Principal, asked: string | undefined): Date {
   return expiresAt
 }
 
-/** A PAT is bound to the caller's current membership; its scopes may not exceed what the caller holds now. */
-export async function createApiKey({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, input: { name: string; scopes: string[]; expiresAt?: string }) {
+/** What the caller holds in the project a new token is for (api/project-members standingIn, read by the route):
+ *  undefined when the tenant has no such project. */
+export type ProjectStanding = { projectId: string; held: readonly Permission[] } | undefined
+
+/** A PAT is bound to the caller's current membership; its scopes may not exceed what the caller holds now: in the
+ *  tenant, or for a project token (`input.projectId`), in that project, where only project-scope points mean
+ *  anything. */
+export async function createApiKey(
+  { sql }: Pick<ServiceDeps, 'sql'>,
+  ctx: RequestContext,
+  input: { name: string; scopes: string[]; expiresAt?: string; projectId?: string },
+  project?: ProjectStanding,
+) {
   const { principal } = ctx
   const membership = tenantOf(ctx)
-  const beyond = input.scopes.filter((s) => !principal.permissions.includes(s as never))
+  if (input.projectId !== undefined && project?.projectId !== input.projectId) {
+    throw new ApiError('VALIDATION_ERROR', 'No project with this id in the current tenant', {
+      errors: [{ path: 'body.projectId', message: 'not a project of the current tenant' }],
+    })
+  }
+  if (project) {
+    const tenantWide = input.scopes.filter((s) => PERMISSION_CATALOGUE[s as Permission]?.scope !== 'project')
+    if (tenantWide.length > 0) {
+      throw new ApiError('INVALID_PERMISSION_OVERLAY', `A project token's scopes are project-scope points; not: ${tenantWide.join(', ')}`)
+    }
+  }
+  const ceiling = project ? project.held : principal.permissions
+  const beyond = input.scopes.filter((s) => !ceiling.includes(s as never))
   if (beyond.length > 0) {
-    throw new ApiError('INVALID_PERMISSION_OVERLAY', `Scopes exceed your own permissions: ${beyond.join(', ')}`)
+    const where = project ? ' in this project' : ''
+    throw new ApiError('INVALID_PERMISSION_OVERLAY', `Scopes exceed your own permissions${where}: ${beyond.join(', ')}`)
   }
   const expiresAt = patExpiry(principal, input.expiresAt)
   const { token, hash, displayPrefix } = newPat()
@@ -64,6 +90,7 @@ export async function createApiKey({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Reque
       tokenHash: hash,
       displayPrefix,
       scopes: [...new Set(input.scopes)],
+      projectId: project?.projectId ?? null,
       expiresAt,
     })
     await recordAudit(tx, ctx, {
@@ -71,7 +98,7 @@ export async function createApiKey({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Reque
       tenantId: key.tenant_id,
       subjectUserId: key.user_id,
       target: { type: 'api_key', id: key.id },
-      details: { name: key.name, scopes: key.scopes, expiresAt: key.expires_at.toISOString() },
+      details: { name: key.name, scopes: key.scopes, expiresAt: key.expires_at.toISOString(), projectId: key.project_id },
     })
     return key
   })
@@ -84,8 +111,8 @@ export const describeCredential = ({ principal: p }: RequestContext) => ({
   credentialClass: p.credential,
   credentialId: p.credentialId,
   grantCeiling: p.grantCeiling,
-  effectivePermissions: p.permissions,
-  projectScope: null,
+  effectivePermissions: currentPermissions(p),
+  projectScope: p.project ? { projectId: p.project.id, membershipExpiresAt: p.project.expiresAt?.toISOString() ?? null } : null,
   expiresAt: p.expiresAt.toISOString(),
   lastUsedAt: p.lastUsedAt?.toISOString() ?? null,
 })

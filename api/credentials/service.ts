@@ -2,8 +2,8 @@ import { sha256 } from '../platform/crypto'
 import type { Db } from '../platform/db'
 import { ApiError } from '../platform/errors'
 import { findPatByHash, type PatRow } from '../api-keys/queries'
-import { effectivePermissions, type Permission } from '../identity/permissions'
-import type { Membership, Principal } from '../identity/service'
+import { effectivePermissions, projectPermissions, type Permission } from '../identity/permissions'
+import type { Membership, Principal, ProjectBinding } from '../identity/service'
 import { PAT_PREFIX, SESSION_PREFIX } from '../identity/tokens'
 import { findSessionByHash, touchSession } from '../sessions/queries'
 import type { CredentialCache } from './cache'
@@ -76,7 +76,8 @@ async function lookupPat(deps: ResolveDeps, key: string): Promise<PatEntry | und
     label: row.name,
     membership,
     grantCeiling: Object.freeze(row.scopes) as string[],
-    permissions: Object.freeze(effectivePermissions(row.role, row.scopes)) as Permission[],
+    permissions: Object.freeze(row.project_id === null ? effectivePermissions(row.role, row.scopes) : projectTokenPermissions(row, true)) as Permission[],
+    project: row.project_id === null ? null : projectBinding(row),
     expiresAt: row.expires_at,
     lastUsedAt: null,
     viaCookie: false,
@@ -86,6 +87,20 @@ async function lookupPat(deps: ResolveDeps, key: string): Promise<PatEntry | und
   const index = { apiKeyId: row.id, membershipId: row.membership_id, userId: row.user_id, tenantId: row.tenant_id }
   return deps.pats.fill(key, index, { row, principal, lastUse: row.last_used_at?.getTime() ?? null }, generation)
 }
+
+/** A project token's scopes ∩ what its member holds in the project: with the project membership (`live`) or
+ *  without it (none, or expired). */
+function projectTokenPermissions(row: PatRow, live: boolean): Permission[] {
+  const member = live && row.project_role !== null ? { role: row.project_role, grant: row.project_grant ?? [], deny: row.project_deny ?? [] } : null
+  return projectPermissions(row.role, member).filter((p) => row.scopes.includes(p))
+}
+
+const projectBinding = (row: PatRow): ProjectBinding =>
+  Object.freeze({
+    id: row.project_id!,
+    expiresAt: row.project_role === null ? null : row.project_expires_at,
+    afterExpiry: Object.freeze(projectTokenPermissions(row, false)) as Permission[],
+  })
 
 async function resolveSession(deps: ResolveDeps, token: string, viaCookie: boolean): Promise<Principal> {
   const row = await findSessionByHash(deps.sql, sha256(token))

@@ -2,7 +2,7 @@ import { ApiError } from '../platform/errors'
 import type { Permission } from '../identity/permissions'
 import { csrfTokenMatches } from '../identity/tokens'
 import { resolvePrincipal } from '../credentials/service'
-import { requireActiveMembership, requirePermission, requireSecondFactor, type Principal } from '../identity/service'
+import { refuseOutsideProject, requireActiveMembership, requirePermission, requireSecondFactor, type Principal } from '../identity/service'
 import type { HttpDeps } from './deps'
 
 export const SESSION_COOKIE = 'rcp_session'
@@ -107,7 +107,10 @@ function admit(deps: HttpDeps, request: Request, a: Admission, principal: Princi
   if (principal.passwordChangeRequired) requireOwnPassword(request)
   if (a.permissions.length > 0) {
     requireActiveMembership(principal, request.headers.get(TENANT_HEADER) ?? undefined)
-    if (!a.inProject) requirePermission(principal, a.permissions)
+    if (!a.inProject) {
+      if (principal.project) refuseOutsideProject(principal, a.permissions)
+      requirePermission(principal, a.permissions)
+    }
   }
   return principal
 }

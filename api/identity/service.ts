@@ -24,6 +24,15 @@ export interface SessionAuthentication {
   authenticatedAt: Date
 }
 
+/** A project-scoped PAT's project: the token acts there and nowhere else. */
+export interface ProjectBinding {
+  id: string
+  /** When the member's membership in the project ends (null: it does not, or there is none). */
+  expiresAt: Date | null
+  /** The token's permissions once that membership has expired: its scopes ∩ the tenant role's project points. */
+  afterExpiry: Permission[]
+}
+
 /** Who is calling, resolved once per request by the auth plugin. */
 export interface Principal {
   credential: CredentialClass
@@ -47,6 +56,27 @@ export interface Principal {
   authentication: SessionAuthentication | null
   /** A session of an account whose initial password must be changed first (INITIAL_PASSWORD_REQUIRED). */
   passwordChangeRequired?: boolean
+  /** Set for a project-scoped PAT; its `permissions` are then what it holds in that project while the membership
+   *  lasts (read them with currentPermissions, which compares the expiry on every call). */
+  project?: ProjectBinding | null
+}
+
+/** The principal's permissions now: a project token's shrink the instant its project membership expires, whatever
+ *  cache holds the principal. */
+export function currentPermissions(p: Principal, now = Date.now()): Permission[] {
+  const bound = p.project
+  return bound?.expiresAt && bound.expiresAt.getTime() <= now ? bound.afterExpiry : p.permissions
+}
+
+/** A project-scoped PAT on an operation that is not project-scoped: the token does not declare the tenant as its
+ *  reach (PERMISSION_NOT_DECLARED) when its member's role would allow the operation, else PERMISSION_DENIED. */
+export function refuseOutsideProject(p: Principal, anyOf: readonly Permission[]): never {
+  const role = p.membership?.role
+  const list = anyOf.join(', ')
+  if (role !== undefined && anyOf.some((perm) => ROLE_PERMISSIONS[role].includes(perm))) {
+    throw new ApiError('PERMISSION_NOT_DECLARED', `This token acts only inside project ${p.project!.id}; this operation is tenant-wide (${list})`)
+  }
+  throw new ApiError('PERMISSION_DENIED', `This operation requires ${anyOf.length > 1 ? `any of: ${list}` : list}`)
 }
 
 /** The tenant-side checks a permission-bearing route needs: a current membership that is usable. */

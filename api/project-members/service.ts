@@ -65,20 +65,33 @@ const memberNotFound = () => new ApiError('NOT_FOUND', 'This user is not a membe
  *  scopes. Refuses a point not held: PROJECT_MEMBERSHIP_EXPIRED when the caller's project membership has expired,
  *  PERMISSION_NOT_DECLARED when only the token's scopes lack it, PERMISSION_DENIED otherwise. */
 export async function actInProject(db: Db, ctx: RequestContext, projectId: string, point: Permission): Promise<{ project: ProjectRow; held: Permission[] }> {
-  const { tenantId, role } = tenantOf(ctx)
-  const project = isUuid(projectId) ? await findProject(db, tenantId, projectId) : undefined
-  if (!project) throw projectNotFound()
-  const mine = await findProjectMember(db, tenantId, projectId, ctx.principal.userId)
-  const expired = mine !== undefined && !live(mine)
-  const byRole = projectPermissions(role, mine && !expired ? grantOf(mine) : null)
-  const scopes = ctx.principal.grantCeiling
-  const held = scopes === null ? byRole : byRole.filter((p) => scopes.includes(p))
+  const standing = await standingIn(db, ctx, projectId)
+  if (!standing) throw projectNotFound()
+  const { project, held, byRole, expired } = standing
   if (held.includes(point)) return { project, held }
   if (!byRole.includes(point)) {
-    if (expired) throw new ApiError('PROJECT_MEMBERSHIP_EXPIRED', `Your membership in this project expired at ${mine.expires_at!.toISOString()}`)
+    if (expired) throw new ApiError('PROJECT_MEMBERSHIP_EXPIRED', `Your membership in this project expired at ${expired.toISOString()}`)
     throw new ApiError('PERMISSION_DENIED', `This operation requires ${point} in this project`)
   }
+  const bound = ctx.principal.project
+  if (bound && bound.id !== project.id) throw new ApiError('PERMISSION_NOT_DECLARED', `This token acts only inside project ${bound.id}`)
   throw new ApiError('PERMISSION_NOT_DECLARED', `This token's scopes do not declare ${point}, which this operation needs`)
+}
+
+/** The caller's standing in one project of its tenant (undefined: no such project): what its roles give there
+ *  (`byRole`), what it holds (`held`: cut to a PAT's scopes, empty for a token bound to another project), and when
+ *  its project membership expired, if it has. Read fresh, never from a cache. */
+export async function standingIn(db: Db, ctx: RequestContext, projectId: string) {
+  const { tenantId, role } = tenantOf(ctx)
+  const project = isUuid(projectId) ? await findProject(db, tenantId, projectId) : undefined
+  if (!project) return undefined
+  const mine = await findProjectMember(db, tenantId, projectId, ctx.principal.userId)
+  const expired = mine !== undefined && !live(mine) ? mine.expires_at : null
+  const byRole = projectPermissions(role, mine && !expired ? grantOf(mine) : null)
+  const scopes = ctx.principal.grantCeiling
+  const bound = ctx.principal.project
+  const held = bound && bound.id !== project.id ? [] : scopes === null ? byRole : byRole.filter((p) => scopes.includes(p))
+  return { project, byRole, held, expired }
 }
 
 const overlayRefused = (message: string) => new ApiError('INVALID_PERMISSION_OVERLAY', message)

@@ -29,7 +29,8 @@ describe('a model:read token', () => {
       expect({ route: `${method} ${path}`, status: res.status, code: res.json?.code }).toEqual({
         route: `${method} ${path}`,
         status: 403,
-        code: 'PERMISSION_DENIED',
+        // Its member's role would allow the writes: the token does not declare model:write.
+        code: 'PERMISSION_NOT_DECLARED',
       })
     }
     for (const path of ['/embodiment-profiles', '/training-jobs', '/model-versions', '/edge-inference-packages']) {

@@ -82,11 +82,11 @@ describe('the attacker', () => {
     // it holds model:read and project:manage here, so it can neither grant model:write nor make a contributor.
     const maintainer = await memberOf(api.url, api.sql, owner.tenantId, 'viewer')
     expect((await owner.client.post(members, { userId: maintainer.userId, role: 'maintainer' })).status).toBe(201)
-    const narrow = bearer(api.url, (await patFor(maintainer.client, ['model:read'])).token)
     const third = await memberOf(api.url, api.sql, owner.tenantId, 'viewer')
-    // The PAT's scopes lack project:manage, which the maintainer's project role gives: not declared, not denied.
-    expect(await refused({}, 'reader', narrow, third.userId)).toBe('403 PERMISSION_NOT_DECLARED')
-    await api.sql`update api_keys set scopes = '{model:read,project:manage}' where user_id = ${maintainer.userId}`
+    // A tenant-wide PAT's scopes lack project:manage, which the maintainer's project role gives: not declared, not denied.
+    const tenantWide = bearer(api.url, (await patFor(maintainer.client, ['model:read'])).token)
+    expect(await refused({}, 'reader', tenantWide, third.userId)).toBe('403 PERMISSION_NOT_DECLARED')
+    const narrow = bearer(api.url, (await patFor(maintainer.client, ['model:read', 'project:manage'], { projectId: project.id })).token)
     expect(await refused({ grant: ['model:write'] }, 'reader', narrow, third.userId)).toBe('400 INVALID_PERMISSION_OVERLAY')
     expect(await refused({}, 'contributor', narrow, third.userId)).toBe('400 INVALID_ROLE_TRANSITION')
     expect(await refused({}, 'reader', narrow, third.userId)).toBe('201 undefined')
@@ -117,6 +117,8 @@ describe('project members', () => {
       grantedBy: owner.userId,
       version: 1,
     })
+    const past = await owner.client.post(members, { userId: member.userId, role: 'reader', expiresAt: new Date(Date.now() - 1000).toISOString() })
+    expect([past.status, past.json.code, past.json.errors?.[0]?.path]).toEqual([400, 'VALIDATION_ERROR', 'body.expiresAt'])
     const again = await owner.client.post(members, { userId: member.userId, role: 'reader' })
     expect([again.status, again.json.code]).toEqual([409, 'USER_ALREADY_MEMBER'])
     const stranger = await tenantOwner(api.url)
@@ -220,5 +222,18 @@ describe('expiry', () => {
     const self = (await member.client.get(`${members}/${member.userId}`)).json.data
     expect([self.expired, self.effectivePermissions]).toEqual([true, ['model:read']])
     expect((await owner.client.get(members)).json.data.map((m: { userId: string }) => m.userId)).toEqual([member.userId])
+  })
+})
+
+describe('the tenant membership underneath', () => {
+  test('a member removed from the tenant leaves its projects: re-invited, they do not get the old project role back', async () => {
+    const { owner, project, member, members } = await projectWith('viewer')
+    await owner.client.post(members, { userId: member.userId, role: 'maintainer', overlay: { grant: [], deny: [] } })
+    expect((await owner.client.delete(`/tenants/current/memberships/${member.membershipId}`)).status).toBe(200)
+    expect((await owner.client.get(members)).json.data).toEqual([])
+    // The same memberships row comes back active (as an accepted invitation makes it): no project membership with it.
+    await api.sql`update memberships set status = 'active' where id = ${member.membershipId}`
+    const [n] = await api.sql`select count(*)::int as n from project_members where project_id = ${project.id}`
+    expect(n!.n).toBe(0)
   })
 })
