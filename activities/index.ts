@@ -9,6 +9,7 @@ import { edgePackageActivities } from './edge-package/activities'
 import { webhookDeliveryActivities } from './webhook-delivery'
 import { auditExportActivities } from './audit-export'
 import { resealActivities } from './reseal'
+import { offboardingActivities } from './offboarding'
 import type { ActivityDeps } from './deps'
 
 export type { ActivityDeps }
@@ -28,6 +29,7 @@ export const activitySets = {
   webhooks: (deps: ActivityDeps) => webhookDeliveryActivities(withComponent(deps, 'webhooks')),
   audit: (deps: ActivityDeps) => auditExportActivities(withComponent(deps, 'audit')),
   keys: (deps: ActivityDeps) => resealActivities(withComponent(deps, 'keys')),
+  offboarding: (deps: ActivityDeps) => offboardingActivities(withComponent(deps, 'offboarding')),
 }
 
 /** Every activity in one set, for a test or benchmark to call. */
@@ -41,6 +43,7 @@ export function createActivities(deps: ActivityDeps) {
     ...activitySets.webhooks(deps),
     ...activitySets.audit(deps),
     ...activitySets.keys(deps),
+    ...activitySets.offboarding(deps),
   }
 }
 

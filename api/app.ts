@@ -23,6 +23,7 @@ import { tenantsRoutes } from './tenants/routes'
 import { usersRoutes } from './users/routes'
 import { embodimentProfilesRoutes } from './embodiment-profiles/routes'
 import { projectsRoutes } from './projects/routes'
+import { offboardingRoutes } from './offboarding/routes'
 import { trainingJobsRoutes } from './training-jobs/routes'
 import { modelVersionsRoutes } from './model-versions/routes'
 import { webhookEndpointsRoutes } from './webhook-endpoints/routes'
@@ -66,6 +67,7 @@ export function buildApp(deps: AppDeps) {
         .use(ssoRoutes(deps, http))
         .use(domainsRoutes(deps, http))
         .use(projectsRoutes(deps, http))
+        .use(offboardingRoutes(deps, http))
         .use(embodimentProfilesRoutes(deps, http))
         .use(trainingJobsRoutes(deps, http))
         .use(modelVersionsRoutes(deps, http))

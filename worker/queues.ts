@@ -37,4 +37,6 @@ export const taskQueueTable: readonly TaskQueue[] = [
   { queue: 'audit', workflowsPath: workflowsModule('audit-export'), activities: activitySets.audit, schedules: () => [] },
   // The re-seal after a key rotation: rare, and it must not wait behind anything.
   { queue: 'keys', workflowsPath: workflowsModule('reseal'), activities: activitySets.keys, schedules: () => [] },
+  // Offboarding exports a whole tenant, then holds a timer for weeks; neither may hold up anything else.
+  { queue: 'offboarding', workflowsPath: workflowsModule('offboarding'), activities: activitySets.offboarding, schedules: () => [] },
 ]

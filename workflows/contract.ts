@@ -27,6 +27,8 @@ export function taskQueues(config: PrefixConfig) {
     audit: `${prefix}-audit`,
     // The re-seal after a key rotation (workflows/reseal.ts): rare, and never behind a backlog of anything else.
     keys: `${prefix}-keys`,
+    // Tenant offboarding (workflows/offboarding.ts): a whole tenant's export, then a timer of weeks.
+    offboarding: `${prefix}-offboarding`,
   } as const
 }
 

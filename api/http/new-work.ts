@@ -74,6 +74,8 @@ export const NEW_WORK_EXEMPT: Readonly<Record<string, string>> = {
   'POST /v1/webhook-endpoints/{endpointId}/secret-rotations': 'rotating a secret is security hygiene and must stay possible',
   'POST /v1/tenants/current/audit-log/verifications': 'a read: verifies the audit chain',
   'POST /v1/tenants/current/audit-log/exports': 'an export: exports keep working while offboarding',
+  'POST /v1/tenants/current/offboarding': "the offboarding's own operation (a second request answers OFFBOARDING_REQUEST_ALREADY_ACTIVE)",
+  'DELETE /v1/tenants/current/offboarding': "the offboarding's own operation: cancelling it reactivates the tenant",
 }
 
 /** The operations the gate cannot judge from the caller's own membership: their service calls requireGoodStanding
