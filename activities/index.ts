@@ -11,6 +11,7 @@ import { auditExportActivities } from './audit-export'
 import { resealActivities } from './reseal'
 import { tenantDeletionActivities } from './tenant-deletion/activities'
 import { billingActivities } from './billing'
+import { offboardingActivities } from './offboarding'
 import type { ActivityDeps } from './deps'
 
 export type { ActivityDeps }
@@ -32,6 +33,7 @@ export const activitySets = {
   keys: (deps: ActivityDeps) => resealActivities(withComponent(deps, 'keys')),
   deletion: (deps: ActivityDeps) => tenantDeletionActivities(withComponent(deps, 'tenant-deletion')),
   billing: (deps: ActivityDeps) => billingActivities(withComponent(deps, 'billing')),
+  offboarding: (deps: ActivityDeps) => offboardingActivities(withComponent(deps, 'offboarding')),
 }
 
 /** Every activity in one set, for a test or benchmark to call. */
@@ -47,6 +49,7 @@ export function createActivities(deps: ActivityDeps) {
     ...activitySets.keys(deps),
     ...activitySets.deletion(deps),
     ...activitySets.billing(deps),
+    ...activitySets.offboarding(deps),
   }
 }
 

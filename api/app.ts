@@ -27,6 +27,7 @@ import { projectMembersRoutes } from './project-members/routes'
 import { projectsRoutes } from './projects/routes'
 import { legalHoldsRoutes } from './legal-holds/routes'
 import { personalDataRoutes } from './personal-data/routes'
+import { offboardingRoutes } from './offboarding/routes'
 import { trainingJobsRoutes } from './training-jobs/routes'
 import { modelVersionsRoutes } from './model-versions/routes'
 import { webhookEndpointsRoutes } from './webhook-endpoints/routes'
@@ -78,6 +79,7 @@ export function buildApp(deps: AppDeps) {
         .use(projectMembersRoutes(deps, http))
         .use(billingRoutes(deps, http))
         .use(personalDataRoutes(deps, http))
+        .use(offboardingRoutes(deps, http))
         .use(embodimentProfilesRoutes(deps, http))
         .use(trainingJobsRoutes(deps, http))
         .use(modelVersionsRoutes(deps, http))

@@ -41,4 +41,6 @@ export const taskQueueTable: readonly TaskQueue[] = [
   { queue: 'deletion', workflowsPath: workflowsModule('tenant-deletion'), activities: activitySets.deletion, schedules: () => [] },
   // Period closes and payment grace timers: an invoice must not wait behind builds or deliveries.
   { queue: 'billing', workflowsPath: workflowsModule('billing'), activities: activitySets.billing, schedules: (c) => [billingSweepSchedule(c)] },
+  // Offboarding exports a whole tenant, then holds a timer for weeks; neither may hold up anything else.
+  { queue: 'offboarding', workflowsPath: workflowsModule('offboarding'), activities: activitySets.offboarding, schedules: () => [] },
 ]

@@ -31,6 +31,8 @@ export function taskQueues(config: PrefixConfig) {
     deletion: `${prefix}-deletion`,
     // Period closes and grace timers: money must not wait behind a backlog of builds or deliveries.
     billing: `${prefix}-billing`,
+    // Tenant offboarding (workflows/offboarding.ts): a whole tenant's export, then a timer of weeks.
+    offboarding: `${prefix}-offboarding`,
   } as const
 }
 

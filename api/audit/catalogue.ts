@@ -133,6 +133,18 @@ export const auditCatalogue = {
   ),
   'billing.blocked': a('tenant', 'subscription', 'The tenant became billing-blocked: new work is refused; details.reasons says why.'),
   'billing.unblocked': a('tenant', 'subscription', 'The billing block was lifted: new work is accepted again.'),
+  'tenant.offboarding_requested': a(
+    'tenant',
+    'offboarding_request',
+    'An owner opened the offboarding of the tenant: new work stops; details has the retention window.',
+  ),
+  'tenant.offboarding_exported': a(
+    'tenant',
+    'offboarding_request',
+    'The offboarding export was written and signed and its links mailed to the owners; details has its counts and the manifest SHA-256.',
+  ),
+  'tenant.offboarding_cancelled': a('tenant', 'offboarding_request', 'An owner cancelled the offboarding before its window ended: the tenant is active again.'),
+  'tenant.offboarding_window_elapsed': a('tenant', 'offboarding_request', 'The retention window of the offboarding ended: the tenant may now be deleted.'),
 } as const
 
 export type AuditAction = keyof typeof auditCatalogue
