@@ -62,21 +62,30 @@ const streamToFile = (step: string, limits: StepLimits, open: () => Promise<Read
   )
 }
 
-export async function backupPlatform(config: Config, dir: string, limits: StepLimits = { stallMs: DEFAULT_STALL_MS }): Promise<BackupManifest> {
+/** The database half: every table's rows, in one repeatable-read snapshot, into <dir>/db/<table>.bin. */
+export async function backupDatabase(
+  url: string,
+  dir: string,
+  limits: StepLimits = { stallMs: DEFAULT_STALL_MS },
+): Promise<{ migrations: string[]; tables: string[]; bytes: number }> {
   mkdirSync(join(dir, 'db'), { recursive: true })
-  const sql = createDb(config.DATABASE_URL, { max: 1, name: 'rcp-backup' })
-  let migrations: string[] = []
-  let tables: string[] = []
+  const sql = createDb(url, { max: 1, name: 'rcp-backup' })
   try {
-    await boundedTransaction(sql, 'isolation level repeatable read read only', limits, async (tx) => {
-      migrations = await answer('the list of applied migrations', limits, () => appliedMigrations(tx))
-      tables = await answer('the list of tables', limits, () => tablesToBackUp(tx))
-      for (const table of tables) await copyOut(tx, table, join(dir, 'db', `${table}.bin`), limits)
+    return await boundedTransaction(sql, 'isolation level repeatable read read only', limits, async (tx) => {
+      const migrations = await answer('the list of applied migrations', limits, () => appliedMigrations(tx))
+      const tables = await answer('the list of tables', limits, () => tablesToBackUp(tx))
+      let bytes = 0
+      for (const table of tables) bytes += await copyOut(tx, table, join(dir, 'db', `${table}.bin`), limits)
+      return { migrations, tables, bytes }
     })
   } finally {
     // A stalled step leaves its connection waiting: ended within a second, whatever it waits for.
     await sql.end({ timeout: 1 })
   }
+}
+
+export async function backupPlatform(config: Config, dir: string, limits: StepLimits = { stallMs: DEFAULT_STALL_MS }): Promise<BackupManifest> {
+  const { migrations, tables } = await backupDatabase(config.DATABASE_URL, dir, limits)
   const regions = []
   for (const region of usableRegions(config)) {
     const s3 = s3For(region)
