@@ -153,7 +153,9 @@ export async function copyOutTo(tx: Db, table: string, write: (chunk: Buffer) =>
  *  small chunks and concatenating them cost more CPU than the COPY's parsing. */
 function drainTo(stream: Readable, write: (chunk: Buffer) => Promise<void>, progress: () => void, batchBytes: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    let batch = Buffer.allocUnsafe(batchBytes)
+    // Written batches are filled again: a new one per MB would leave the collector hundreds of MB to catch up with.
+    const spare: Buffer[] = []
+    let batch: Buffer = Buffer.allocUnsafe(batchBytes)
     let used = 0
     const full: Buffer[] = []
     let total = 0
@@ -169,8 +171,10 @@ function drainTo(stream: Readable, write: (chunk: Buffer) => Promise<void>, prog
       if (chunk) {
         const bytes = chunk.length
         writing = true
+        const written = chunk
         write(chunk).then(() => {
           writing = false
+          if (written.length === batchBytes) spare.push(written)
           total += bytes
           progress()
           next()
@@ -188,7 +192,7 @@ function drainTo(stream: Readable, write: (chunk: Buffer) => Promise<void>, prog
         offset += copied
         if (used === batchBytes) {
           full.push(batch)
-          batch = Buffer.allocUnsafe(batchBytes)
+          batch = spare.pop() ?? Buffer.allocUnsafe(batchBytes)
           used = 0
         }
       }
