@@ -2,7 +2,8 @@
 // database (every table's rows, COPY in binary, one consistent snapshot) and every bucket of every configured
 // storage region (objects, tags, versioning, lifecycle), written to <dir>; and back into an empty database and
 // empty storage. Run with the platform's environment (DATABASE_URL, S3_*, STORAGE_REGIONS). The API and worker are
-// stopped for a restore; a backup can be taken while they run.
+// stopped for a restore; a backup can be taken while they run. `--stall-timeout=<seconds>` (default 60): a step
+// with no progress for that long fails, naming its table, bucket or object, and the command exits 1.
 import { createReadStream, createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
