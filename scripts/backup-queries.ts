@@ -36,21 +36,25 @@ export async function bounded<T>(
   work: (progress: () => void) => Promise<T>,
   onStall: () => void = () => {},
 ): Promise<T> {
+  // progress() runs once per row of a COPY: it only notes the time, and one timer looks at it when it is due.
+  let last = performance.now()
   let timer: ReturnType<typeof setTimeout> | undefined
-  let stalled!: (err: Error) => void
   const watchdog = new Promise<never>((_, reject) => {
-    stalled = reject
-  })
-  const progress = () => {
-    clearTimeout(timer)
-    timer = setTimeout(() => {
+    const check = () => {
+      const idle = performance.now() - last
+      if (idle < stallMs) return void (timer = setTimeout(check, stallMs - idle))
       onStall()
-      stalled(new StalledStep(step, stallMs))
-    }, stallMs)
-  }
-  progress()
+      reject(new StalledStep(step, stallMs))
+    }
+    timer = setTimeout(check, stallMs)
+  })
   try {
-    return await Promise.race([work(progress), watchdog])
+    return await Promise.race([
+      work(() => {
+        last = performance.now()
+      }),
+      watchdog,
+    ])
   } finally {
     clearTimeout(timer)
   }
@@ -105,7 +109,7 @@ export async function appliedMigrations(sql: Db): Promise<string[]> {
 }
 
 /** Bytes gathered before one write to the file: a COPY arrives as one message per row, and a write per row costs
- *  more than the COPY itself. Also the bound on what one table holds in memory (twice this, plus the driver's
+ *  more than the COPY itself. Also the bound on what one table holds in memory (three of these, plus the driver's
  *  buffer), whatever its size. */
 const WRITE_BATCH = 1 << 20
 
@@ -144,25 +148,34 @@ export async function copyOutTo(tx: Db, table: string, write: (chunk: Buffer) =>
   )
 }
 
-/** The stream into `write` in WRITE_BATCH batches, one at a time; the stream waits (paused) while a full batch
- *  waits for the write before it. */
+/** The stream into `write` in batches of `batchBytes`, one write at a time; the stream waits (paused) while a full
+ *  batch waits for the write before it. The rows are copied into the batch as they come: gathering thousands of
+ *  small chunks and concatenating them cost more CPU than the COPY's parsing. */
 function drainTo(stream: Readable, write: (chunk: Buffer) => Promise<void>, progress: () => void, batchBytes: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    let batch: Buffer[] = []
-    let size = 0
+    // Written batches are filled again: a new one per MB would leave the collector hundreds of MB to catch up with.
+    const spare: Buffer[] = []
+    let batch: Buffer = Buffer.allocUnsafe(batchBytes)
+    let used = 0
+    const full: Buffer[] = []
     let total = 0
     let writing = false
     let ended = false
     const next = () => {
       if (writing) return
-      if (size >= batchBytes || (ended && size > 0)) {
-        const chunk = batch.length === 1 ? batch[0]! : Buffer.concat(batch, size)
-        batch = []
-        size = 0
+      let chunk = full.shift()
+      if (!chunk && ended && used > 0) {
+        chunk = batch.subarray(0, used)
+        used = 0
+      }
+      if (chunk) {
+        const bytes = chunk.length
         writing = true
+        const written = chunk
         write(chunk).then(() => {
           writing = false
-          total += chunk.length
+          if (written.length === batchBytes) spare.push(written)
+          total += bytes
           progress()
           next()
         }, reject)
@@ -172,10 +185,18 @@ function drainTo(stream: Readable, write: (chunk: Buffer) => Promise<void>, prog
       if (stream.isPaused()) stream.resume()
     }
     stream.on('data', (chunk: Buffer) => {
-      batch.push(chunk)
-      size += chunk.length
       progress()
-      if (size < batchBytes) return
+      for (let offset = 0; offset < chunk.length; ) {
+        const copied = chunk.copy(batch, used, offset)
+        used += copied
+        offset += copied
+        if (used === batchBytes) {
+          full.push(batch)
+          batch = spare.pop() ?? Buffer.allocUnsafe(batchBytes)
+          used = 0
+        }
+      }
+      if (full.length === 0) return
       if (writing) stream.pause()
       else next()
     })

@@ -2,7 +2,8 @@
 // database (every table's rows, COPY in binary, one consistent snapshot) and every bucket of every configured
 // storage region (objects, tags, versioning, lifecycle), written to <dir>; and back into an empty database and
 // empty storage. Run with the platform's environment (DATABASE_URL, S3_*, STORAGE_REGIONS). The API and worker are
-// stopped for a restore; a backup can be taken while they run.
+// stopped for a restore; a backup can be taken while they run. `--stall-timeout=<seconds>` (default 60): a step
+// with no progress for that long fails, naming its table, bucket or object, and the command exits 1.
 import { createReadStream, createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
@@ -62,21 +63,30 @@ const streamToFile = (step: string, limits: StepLimits, open: () => Promise<Read
   )
 }
 
-export async function backupPlatform(config: Config, dir: string, limits: StepLimits = { stallMs: DEFAULT_STALL_MS }): Promise<BackupManifest> {
+/** The database half: every table's rows, in one repeatable-read snapshot, into <dir>/db/<table>.bin. */
+export async function backupDatabase(
+  url: string,
+  dir: string,
+  limits: StepLimits = { stallMs: DEFAULT_STALL_MS },
+): Promise<{ migrations: string[]; tables: string[]; bytes: number }> {
   mkdirSync(join(dir, 'db'), { recursive: true })
-  const sql = createDb(config.DATABASE_URL, { max: 1, name: 'rcp-backup' })
-  let migrations: string[] = []
-  let tables: string[] = []
+  const sql = createDb(url, { max: 1, name: 'rcp-backup' })
   try {
-    await boundedTransaction(sql, 'isolation level repeatable read read only', limits, async (tx) => {
-      migrations = await answer('the list of applied migrations', limits, () => appliedMigrations(tx))
-      tables = await answer('the list of tables', limits, () => tablesToBackUp(tx))
-      for (const table of tables) await copyOut(tx, table, join(dir, 'db', `${table}.bin`), limits)
+    return await boundedTransaction(sql, 'isolation level repeatable read read only', limits, async (tx) => {
+      const migrations = await answer('the list of applied migrations', limits, () => appliedMigrations(tx))
+      const tables = await answer('the list of tables', limits, () => tablesToBackUp(tx))
+      let bytes = 0
+      for (const table of tables) bytes += await copyOut(tx, table, join(dir, 'db', `${table}.bin`), limits)
+      return { migrations, tables, bytes }
     })
   } finally {
     // A stalled step leaves its connection waiting: ended within a second, whatever it waits for.
     await sql.end({ timeout: 1 })
   }
+}
+
+export async function backupPlatform(config: Config, dir: string, limits: StepLimits = { stallMs: DEFAULT_STALL_MS }): Promise<BackupManifest> {
+  const { migrations, tables } = await backupDatabase(config.DATABASE_URL, dir, limits)
   const regions = []
   for (const region of usableRegions(config)) {
     const s3 = s3For(region)
