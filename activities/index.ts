@@ -12,6 +12,7 @@ import { resealActivities } from './reseal'
 import { tenantDeletionActivities } from './tenant-deletion/activities'
 import { billingActivities } from './billing'
 import { offboardingActivities } from './offboarding'
+import { usageStorageActivities } from './usage-storage'
 import type { ActivityDeps } from './deps'
 
 export type { ActivityDeps }
@@ -20,7 +21,10 @@ const withComponent = (deps: ActivityDeps, component: string): ActivityDeps => (
 
 /** The activities by concern. Each task queue registers only the sets its workflows call (worker/queues.ts). */
 export const activitySets = {
-  housekeeping: (deps: ActivityDeps) => housekeepingActivities(withComponent(deps, 'housekeeping')),
+  housekeeping: (deps: ActivityDeps) => ({
+    ...housekeepingActivities(withComponent(deps, 'housekeeping')),
+    ...usageStorageActivities(withComponent(deps, 'usage')),
+  }),
   storage: (deps: ActivityDeps) => ({
     ...storageProvisionActivities(withComponent(deps, 'storage')),
     ...storageReconcileActivities(withComponent(deps, 'storage')),

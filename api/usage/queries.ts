@@ -31,10 +31,10 @@ export async function insertUsageEvents(db: Db, events: UsageEventInput[]): Prom
   if (events.length === 0) return 0
   const rows = await db`
     insert into usage_events (tenant_id, project_id, meter, quantity, subject, occurred_at, idempotency_key, payload_hash)
-    select u.* from unnest(${events.map((e) => e.tenantId)}::uuid[], ${events.map((e) => e.projectId)}::uuid[], ${events.map((e) => e.meter)}::text[],
+    select u.tenant_id, u.project_id, u.meter, u.quantity, u.subject, u.occurred_at, u.idempotency_key, decode(u.payload_hex, 'hex') from unnest(${events.map((e) => e.tenantId)}::uuid[], ${events.map((e) => e.projectId)}::uuid[], ${events.map((e) => e.meter)}::text[],
                          ${events.map((e) => e.quantity.toString())}::bigint[], ${events.map((e) => e.subject)}::text[],
                          ${events.map((e) => e.occurredAt.toISOString())}::timestamptz[], ${events.map((e) => e.idempotencyKey)}::text[],
-                         ${events.map((e) => `\\x${e.payloadHash.toString('hex')}`)}::bytea[]) u
+                         ${events.map((e) => e.payloadHash.toString('hex'))}::text[]) u (tenant_id, project_id, meter, quantity, subject, occurred_at, idempotency_key, payload_hex)
      where exists (select 1 from tenants t where t.id = u.tenant_id)
     on conflict (tenant_id, idempotency_key) do nothing
     returning id`
