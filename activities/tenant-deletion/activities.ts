@@ -40,9 +40,6 @@ import { s3ForRegion } from '../storage-provision'
 import { workflowActor } from '../system-actor'
 import { bucketExists, firstEntries, removeBucket, removeEntries } from './buckets'
 
-/** How long one deleteTenantBatches call works before it hands back to the workflow (whose history it grows by one
- *  activity): long enough that the history stays small, short enough that progress is visible between calls. */
-const CALL_BUDGET_MS = 20_000
 /** Verification finding something left sends the job back to the buckets this many times, then fails it. */
 const VERIFY_ROUNDS = 3
 
@@ -184,12 +181,14 @@ export function tenantDeletionActivities(deps: ActivityDeps) {
       })
     },
 
-    /** Batches for up to CALL_BUDGET_MS, one heartbeat each; answers where the job stands. */
+    /** Batches for up to TENANT_DELETION_CALL_MS, one heartbeat each; answers where the job stands. */
     async deleteTenantBatches(input: TenantDeletionInput, claim: string): Promise<DeletionProgress> {
       const ctx = Context.current()
       const resumedFrom = ctx.info.heartbeatDetails as DeletionProgress | undefined
       if (resumedFrom) log.info('tenant deletion resumes', { tenantId: input.tenantId, jobId: input.jobId, attempt: ctx.info.attempt, ...resumedFrom })
-      const until = Date.now() + CALL_BUDGET_MS
+      // One call grows the workflow's history by one activity: long enough that it stays small, short enough that a
+      // blocked or finished step is seen soon (TENANT_DELETION_CALL_MS).
+      const until = Date.now() + config.TENANT_DELETION_CALL_MS
       for (;;) {
         const u = await unit(input, claim)
         if ('pending' in u) {

@@ -74,6 +74,8 @@ export const NEW_WORK_EXEMPT: Readonly<Record<string, string>> = {
   'POST /v1/webhook-endpoints/{endpointId}/secret-rotations': 'rotating a secret is security hygiene and must stay possible',
   'POST /v1/tenants/current/audit-log/verifications': 'a read: verifies the audit chain',
   'POST /v1/tenants/current/audit-log/exports': 'an export: exports keep working while offboarding',
+  'POST /v1/tenants/current/legal-holds': 'preserves data: a hold must stay possible while the tenant is offboarding',
+  'POST /v1/tenants/current/legal-holds/{holdId}/release': 'ends a hold: changes nothing of what the tenant runs',
   'POST /v1/tenants/current/deletion-jobs': "the offboarding's own end: it runs only while the tenant is not active",
   'POST /v1/tenants/current/deletion-jobs/{jobId}/retry': "the offboarding's own end: it runs only while the tenant is not active",
 }
