@@ -52,7 +52,9 @@ const progressOf = (j: Pick<DeletionJobRow, 'phase' | 'step_index' | 'status' | 
 
 type Unit = { progress: DeletionProgress } | { pending: { bucket: string; regionId: string; keys: DeletionJobRow['pending_keys'] & {} } }
 
-export function tenantDeletionActivities(deps: ActivityDeps) {
+/** The batches of the buckets and rows phases, outside Temporal's activity context so the benchmark (bench/tenant-
+ *  deletion.ts) runs exactly what the activity runs. `beat` sees the progress after each batch. */
+export function deletionBatches(deps: ActivityDeps) {
   const { sql, log, config } = deps
 
   /** One transaction under the claim: the job locked, the blockers asked, then `work`. A blocker ends the job here. */
@@ -132,6 +134,26 @@ export function tenantDeletionActivities(deps: ActivityDeps) {
     })
   }
 
+  /** Batches until `untilMs` (epoch ms) or the end of the rows; answers where the job stands. */
+  async function runBatches(input: TenantDeletionInput, claim: string, untilMs: number, beat: (p: DeletionProgress) => void): Promise<DeletionProgress> {
+    for (;;) {
+      const u = await unit(input, claim)
+      if ('pending' in u) {
+        await removePending(input, claim, u.pending)
+        beat({ phase: 'buckets', stepIndex: -1, blocked: null })
+        continue
+      }
+      beat(u.progress)
+      if (u.progress.blocked || u.progress.phase === 'receipt' || Date.now() > untilMs) return u.progress
+    }
+  }
+
+  return { underClaim, runBatches }
+}
+
+export function tenantDeletionActivities(deps: ActivityDeps) {
+  const { sql, log, config } = deps
+  const { underClaim, runBatches } = deletionBatches(deps)
   return {
     async claimTenantDeletion(input: TenantDeletionInput, claim: string): Promise<DeletionProgress> {
       const job = await claimDeletionJob(sql, input.jobId, claim)
@@ -188,17 +210,7 @@ export function tenantDeletionActivities(deps: ActivityDeps) {
       if (resumedFrom) log.info('tenant deletion resumes', { tenantId: input.tenantId, jobId: input.jobId, attempt: ctx.info.attempt, ...resumedFrom })
       // One call grows the workflow's history by one activity: long enough that it stays small, short enough that a
       // blocked or finished step is seen soon (TENANT_DELETION_CALL_MS).
-      const until = Date.now() + config.TENANT_DELETION_CALL_MS
-      for (;;) {
-        const u = await unit(input, claim)
-        if ('pending' in u) {
-          await removePending(input, claim, u.pending)
-          ctx.heartbeat({ phase: 'buckets', stepIndex: -1, blocked: null })
-          continue
-        }
-        ctx.heartbeat(u.progress)
-        if (u.progress.blocked || u.progress.phase === 'receipt' || Date.now() > until) return u.progress
-      }
+      return runBatches(input, claim, Date.now() + config.TENANT_DELETION_CALL_MS, (p) => ctx.heartbeat(p))
     },
 
     /** Checks that nothing of the tenant remains, signs the receipt, records it and removes the tenant, in one commit. */
