@@ -10,6 +10,7 @@ import { webhookDeliveryActivities } from './webhook-delivery'
 import { auditExportActivities } from './audit-export'
 import { resealActivities } from './reseal'
 import { tenantDeletionActivities } from './tenant-deletion/activities'
+import { offboardingActivities } from './offboarding'
 import type { ActivityDeps } from './deps'
 
 export type { ActivityDeps }
@@ -30,6 +31,7 @@ export const activitySets = {
   audit: (deps: ActivityDeps) => auditExportActivities(withComponent(deps, 'audit')),
   keys: (deps: ActivityDeps) => resealActivities(withComponent(deps, 'keys')),
   deletion: (deps: ActivityDeps) => tenantDeletionActivities(withComponent(deps, 'tenant-deletion')),
+  offboarding: (deps: ActivityDeps) => offboardingActivities(withComponent(deps, 'offboarding')),
 }
 
 /** Every activity in one set, for a test or benchmark to call. */
@@ -44,6 +46,7 @@ export function createActivities(deps: ActivityDeps) {
     ...activitySets.audit(deps),
     ...activitySets.keys(deps),
     ...activitySets.deletion(deps),
+    ...activitySets.offboarding(deps),
   }
 }
 

@@ -24,6 +24,7 @@ import { usersRoutes } from './users/routes'
 import { embodimentProfilesRoutes } from './embodiment-profiles/routes'
 import { projectsRoutes } from './projects/routes'
 import { legalHoldsRoutes } from './legal-holds/routes'
+import { offboardingRoutes } from './offboarding/routes'
 import { trainingJobsRoutes } from './training-jobs/routes'
 import { modelVersionsRoutes } from './model-versions/routes'
 import { webhookEndpointsRoutes } from './webhook-endpoints/routes'
@@ -69,6 +70,7 @@ export function buildApp(deps: AppDeps) {
         .use(domainsRoutes(deps, http))
         .use(projectsRoutes(deps, http))
         .use(legalHoldsRoutes(deps, http))
+        .use(offboardingRoutes(deps, http))
         .use(embodimentProfilesRoutes(deps, http))
         .use(trainingJobsRoutes(deps, http))
         .use(modelVersionsRoutes(deps, http))

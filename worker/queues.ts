@@ -39,4 +39,6 @@ export const taskQueueTable: readonly TaskQueue[] = [
   { queue: 'keys', workflowsPath: workflowsModule('reseal'), activities: activitySets.keys, schedules: () => [] },
   // Tenant deletion: hours of batched deletes for a big tenant must not hold up anything else.
   { queue: 'deletion', workflowsPath: workflowsModule('tenant-deletion'), activities: activitySets.deletion, schedules: () => [] },
+  // Offboarding exports a whole tenant, then holds a timer for weeks; neither may hold up anything else.
+  { queue: 'offboarding', workflowsPath: workflowsModule('offboarding'), activities: activitySets.offboarding, schedules: () => [] },
 ]

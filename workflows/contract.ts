@@ -29,6 +29,8 @@ export function taskQueues(config: PrefixConfig) {
     keys: `${prefix}-keys`,
     // Tenant deletion (workflows/tenant-deletion.ts): hours of batched deletes must not hold up anything else.
     deletion: `${prefix}-deletion`,
+    // Tenant offboarding (workflows/offboarding.ts): a whole tenant's export, then a timer of weeks.
+    offboarding: `${prefix}-offboarding`,
   } as const
 }
 

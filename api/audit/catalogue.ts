@@ -110,6 +110,18 @@ export const auditCatalogue = {
     "The tenant's data was deleted; details.receipt is the signed deletion receipt (DSSE), details.receiptSha256 its payload's hash (system actor).",
   ),
   'audit_log.export_started': a('tenant', 'audit_export', 'An export of the audit log was started; details has the window.'),
+  'tenant.offboarding_requested': a(
+    'tenant',
+    'offboarding_request',
+    'An owner opened the offboarding of the tenant: new work stops; details has the retention window.',
+  ),
+  'tenant.offboarding_exported': a(
+    'tenant',
+    'offboarding_request',
+    'The offboarding export was written and signed and its links mailed to the owners; details has its counts and the manifest SHA-256.',
+  ),
+  'tenant.offboarding_cancelled': a('tenant', 'offboarding_request', 'An owner cancelled the offboarding before its window ended: the tenant is active again.'),
+  'tenant.offboarding_window_elapsed': a('tenant', 'offboarding_request', 'The retention window of the offboarding ended: the tenant may now be deleted.'),
 } as const
 
 export type AuditAction = keyof typeof auditCatalogue

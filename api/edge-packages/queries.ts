@@ -148,3 +148,16 @@ export const listRuns = (db: Db, tenantId: string, packageId: string, after: Cre
      where tenant_id = ${tenantId} and package_id = ${packageId} ${newestFirstAfter(db, after)}
      order by created_at desc, id desc
      limit ${limit}`
+
+/** The tenant's model versions whose packages a robot reported a run of within the last `days` days, most recent
+ *  first (offboarding's lineage rule, api/offboarding/service.ts). */
+export async function modelVersionsRunWithin(db: Db, tenantId: string, days: number): Promise<{ model_version_id: string; last_run_at: Date }[]> {
+  return db<{ model_version_id: string; last_run_at: Date }[]>`
+    select p.model_version_id, max(r.created_at) as last_run_at
+      from edge_package_runs r
+      join edge_packages p on p.id = r.package_id and p.tenant_id = r.tenant_id
+     where r.tenant_id = ${tenantId} and r.created_at > now() - make_interval(days => ${days})
+     group by p.model_version_id
+     order by last_run_at desc
+     limit 20`
+}

@@ -26,6 +26,8 @@ export const NEW_WORK: Readonly<Record<string, string>> = {
   'POST /v1/webhook-endpoints/{endpointId}/messages/{messageId}/redeliveries': 'a webhook delivery',
   'POST /v1/webhook-endpoints/{endpointId}/recoveries': 'webhook deliveries of the messages missed',
   'POST /v1/webhook-endpoints/{endpointId}/test-events': 'a webhook delivery',
+  // Routes of the branches merged beside this one (issue 37's parts, project members), classified ahead.
+  'POST /v1/projects/{projectId}/members': 'a new project member',
 }
 
 /** Every other mutating operation, with why it is not new work: a test walks /v1/openapi.json and fails on a mutating
@@ -74,10 +76,21 @@ export const NEW_WORK_EXEMPT: Readonly<Record<string, string>> = {
   'POST /v1/webhook-endpoints/{endpointId}/secret-rotations': 'rotating a secret is security hygiene and must stay possible',
   'POST /v1/tenants/current/audit-log/verifications': 'a read: verifies the audit chain',
   'POST /v1/tenants/current/audit-log/exports': 'an export: exports keep working while offboarding',
-  'POST /v1/tenants/current/legal-holds': 'preserves data: a hold must stay possible while the tenant is offboarding',
-  'POST /v1/tenants/current/legal-holds/{holdId}/release': 'ends a hold: changes nothing of what the tenant runs',
-  'POST /v1/tenants/current/deletion-jobs': "the offboarding's own end: it runs only while the tenant is not active",
-  'POST /v1/tenants/current/deletion-jobs/{jobId}/retry': "the offboarding's own end: it runs only while the tenant is not active",
+  'POST /v1/tenants/current/offboarding': "the offboarding's own operation (a second request answers OFFBOARDING_REQUEST_ALREADY_ACTIVE)",
+  'DELETE /v1/tenants/current/offboarding': "the offboarding's own operation: cancelling it reactivates the tenant",
+  // Routes of the branches merged beside this one (issue 37's parts, project members, notifications), classified ahead.
+  'POST /v1/tenants/current/legal-holds': 'preserves data: a hold must be placeable on a leaving tenant',
+  'POST /v1/tenants/current/legal-holds/{holdId}/release': 'releases a hold: changes no work',
+  'POST /v1/tenants/current/deletion-jobs': "the offboarding's own operation: the deletion that follows the window",
+  'POST /v1/tenants/current/deletion-jobs/{jobId}/retry': "the offboarding's own operation: the deletion that follows the window",
+  'DELETE /v1/users/me': "the caller's own account (erasure)",
+  'PATCH /v1/projects/{projectId}/members/{userId}': 'changes an existing project membership',
+  'DELETE /v1/projects/{projectId}/members/{userId}': 'removes a project member: narrows access',
+  'POST /v1/users/me/notifications/read-all': "the caller's own notifications",
+  'POST /v1/users/me/notifications/{notificationId}/read': "the caller's own notifications",
+  'POST /v1/users/me/notifications/{notificationId}/unread': "the caller's own notifications",
+  'POST /v1/users/me/notifications/{notificationId}/archive': "the caller's own notifications",
+  'PUT /v1/users/me/notification-preferences': "the caller's own notifications",
 }
 
 /** The operations the gate cannot judge from the caller's own membership: their service calls requireGoodStanding

@@ -50,6 +50,17 @@ export const templates = {
       `<a href="${esc(d.link)}">Accept the invitation</a>. The link works once and expires in ${d.days} days.`,
     ]),
   }),
+  tenantExportReady: (d: { tenantName: string; rows: string; objects: string; manifest: string; days: number }): RenderedMail => ({
+    subject: `The export of ${d.tenantName} is ready`,
+    text:
+      `${d.tenantName} is being offboarded. Its export is ready:\n\nRows: ${d.rows}\nObject manifest: ${d.objects}\nSigned manifest: ${d.manifest}\n\n` +
+      `The links work for ${d.days} days; fresh ones are on the offboarding page (GET /v1/tenants/current/offboarding) until the retention window ends.`,
+    html: page([
+      `<b>${esc(d.tenantName)}</b> is being offboarded. Its export is ready:`,
+      `<a href="${esc(d.rows)}">Rows</a> · <a href="${esc(d.objects)}">Object manifest</a> · <a href="${esc(d.manifest)}">Signed manifest</a>`,
+      `The links work for ${d.days} days; fresh ones are on the offboarding page until the retention window ends.`,
+    ]),
+  }),
   registrationInvitation: (d: { link: string; days: number }): RenderedMail => ({
     subject: 'Create your Robot Control Plane account',
     text: `Finish creating your account: ${d.link}\n\nThe link works once and expires in ${d.days} days. If you did not ask for it, ignore this message.`,

@@ -268,3 +268,12 @@ export async function ensureMembership(
     select m.id from memberships m where m.tenant_id = ${tenantId} and m.user_id = ${userId} and ${db.unsafe(LIVE())}`
   return { id: row?.id ?? null, created: false }
 }
+
+/** The addresses of the tenant's live owners (offboarding mails each of them its export). */
+export async function ownerEmails(db: Db, tenantId: string): Promise<string[]> {
+  const rows = await db<{ email: string }[]>`
+    select u.email from memberships m join users u on u.id = m.user_id
+     where m.tenant_id = ${tenantId} and m.role = 'owner' and ${db.unsafe(LIVE())}
+     order by u.email`
+  return rows.map((r) => r.email)
+}

@@ -156,6 +156,8 @@ export const ConfigSchema = z.object({
   AUDIT_LOG_MAX_WINDOW_DAYS: z.coerce.number().int().min(1).max(3660).default(31),
   AUDIT_EXPORT_MAX_ENTRIES: z.coerce.number().int().min(1).default(5_000_000),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(400),
+  /** Days between an offboarding request and the end of its window (issue 37); never under a day. */
+  OFFBOARDING_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   EVENTS_RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   WEBHOOK_MESSAGES_RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   RETENTION_PURGE_BATCH: z.coerce.number().int().min(1).max(100_000).default(5000),
