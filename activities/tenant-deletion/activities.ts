@@ -40,9 +40,6 @@ import { s3ForRegion } from '../storage-provision'
 import { workflowActor } from '../system-actor'
 import { bucketExists, firstEntries, removeBucket, removeEntries } from './buckets'
 
-/** How long one deleteTenantBatches call works before it hands back to the workflow (whose history it grows by one
- *  activity): long enough that the history stays small, short enough that progress is visible between calls. */
-const CALL_BUDGET_MS = 20_000
 /** Verification finding something left sends the job back to the buckets this many times, then fails it. */
 const VERIFY_ROUNDS = 3
 
@@ -55,7 +52,9 @@ const progressOf = (j: Pick<DeletionJobRow, 'phase' | 'step_index' | 'status' | 
 
 type Unit = { progress: DeletionProgress } | { pending: { bucket: string; regionId: string; keys: DeletionJobRow['pending_keys'] & {} } }
 
-export function tenantDeletionActivities(deps: ActivityDeps) {
+/** The batches of the buckets and rows phases, outside Temporal's activity context so the benchmark (bench/tenant-
+ *  deletion.ts) runs exactly what the activity runs. `beat` sees the progress after each batch. */
+export function deletionBatches(deps: ActivityDeps) {
   const { sql, log, config } = deps
 
   /** One transaction under the claim: the job locked, the blockers asked, then `work`. A blocker ends the job here. */
@@ -135,6 +134,26 @@ export function tenantDeletionActivities(deps: ActivityDeps) {
     })
   }
 
+  /** Batches until `untilMs` (epoch ms) or the end of the rows; answers where the job stands. */
+  async function runBatches(input: TenantDeletionInput, claim: string, untilMs: number, beat: (p: DeletionProgress) => void): Promise<DeletionProgress> {
+    for (;;) {
+      const u = await unit(input, claim)
+      if ('pending' in u) {
+        await removePending(input, claim, u.pending)
+        beat({ phase: 'buckets', stepIndex: -1, blocked: null })
+        continue
+      }
+      beat(u.progress)
+      if (u.progress.blocked || u.progress.phase === 'receipt' || Date.now() > untilMs) return u.progress
+    }
+  }
+
+  return { underClaim, runBatches }
+}
+
+export function tenantDeletionActivities(deps: ActivityDeps) {
+  const { sql, log, config } = deps
+  const { underClaim, runBatches } = deletionBatches(deps)
   return {
     async claimTenantDeletion(input: TenantDeletionInput, claim: string): Promise<DeletionProgress> {
       const job = await claimDeletionJob(sql, input.jobId, claim)
@@ -184,22 +203,14 @@ export function tenantDeletionActivities(deps: ActivityDeps) {
       })
     },
 
-    /** Batches for up to CALL_BUDGET_MS, one heartbeat each; answers where the job stands. */
+    /** Batches for up to TENANT_DELETION_CALL_MS, one heartbeat each; answers where the job stands. */
     async deleteTenantBatches(input: TenantDeletionInput, claim: string): Promise<DeletionProgress> {
       const ctx = Context.current()
       const resumedFrom = ctx.info.heartbeatDetails as DeletionProgress | undefined
       if (resumedFrom) log.info('tenant deletion resumes', { tenantId: input.tenantId, jobId: input.jobId, attempt: ctx.info.attempt, ...resumedFrom })
-      const until = Date.now() + CALL_BUDGET_MS
-      for (;;) {
-        const u = await unit(input, claim)
-        if ('pending' in u) {
-          await removePending(input, claim, u.pending)
-          ctx.heartbeat({ phase: 'buckets', stepIndex: -1, blocked: null })
-          continue
-        }
-        ctx.heartbeat(u.progress)
-        if (u.progress.blocked || u.progress.phase === 'receipt' || Date.now() > until) return u.progress
-      }
+      // One call grows the workflow's history by one activity: long enough that it stays small, short enough that a
+      // blocked or finished step is seen soon (TENANT_DELETION_CALL_MS).
+      return runBatches(input, claim, Date.now() + config.TENANT_DELETION_CALL_MS, (p) => ctx.heartbeat(p))
     },
 
     /** Checks that nothing of the tenant remains, signs the receipt, records it and removes the tenant, in one commit. */

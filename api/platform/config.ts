@@ -175,6 +175,8 @@ export const ConfigSchema = z.object({
   BACKUP_RETENTION_DAYS: z.coerce.number().int().min(1).max(3660).default(35),
   TENANT_DELETION_BATCH_ROWS: z.coerce.number().int().min(1).max(50_000).default(1000),
   TENANT_DELETION_BATCH_OBJECTS: z.coerce.number().int().min(1).max(1000).default(1000),
+  // How long one activity call deletes before it hands back to the workflow (one history event per call).
+  TENANT_DELETION_CALL_MS: z.coerce.number().int().min(100).max(300_000).default(20_000),
   TENANT_DELETION_FINAL_EVENT_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
   // Billing (docs/api.md "Billing"): the price book file (JSON; the shipped api/billing/price-book.json when unset), how
   // long a past_due subscription has to pay before it becomes unpaid, and how often the worker looks for ended periods
