@@ -74,6 +74,9 @@ export const NEW_WORK_EXEMPT: Readonly<Record<string, string>> = {
   'POST /v1/webhook-endpoints/{endpointId}/secret-rotations': 'rotating a secret is security hygiene and must stay possible',
   'POST /v1/tenants/current/audit-log/verifications': 'a read: verifies the audit chain',
   'POST /v1/tenants/current/audit-log/exports': 'an export: exports keep working while offboarding',
+  'PATCH /v1/tenants/current/subscription': 'billing itself: resuming or changing the plan is how a block is lifted',
+  'POST /v1/tenants/current/subscription/payment-events': 'billing itself: a payment is how an unpaid block is lifted',
+  'POST /v1/tenants/current/invoices': 'billing itself: closing an ended period bills work already done',
 }
 
 /** The operations the gate cannot judge from the caller's own membership: their service calls requireGoodStanding
