@@ -10,6 +10,7 @@ import { webhookDeliveryActivities } from './webhook-delivery'
 import { auditExportActivities } from './audit-export'
 import { resealActivities } from './reseal'
 import { billingActivities } from './billing'
+import { usageStorageActivities } from './usage-storage'
 import type { ActivityDeps } from './deps'
 
 export type { ActivityDeps }
@@ -18,7 +19,10 @@ const withComponent = (deps: ActivityDeps, component: string): ActivityDeps => (
 
 /** The activities by concern. Each task queue registers only the sets its workflows call (worker/queues.ts). */
 export const activitySets = {
-  housekeeping: (deps: ActivityDeps) => housekeepingActivities(withComponent(deps, 'housekeeping')),
+  housekeeping: (deps: ActivityDeps) => ({
+    ...housekeepingActivities(withComponent(deps, 'housekeeping')),
+    ...usageStorageActivities(withComponent(deps, 'usage')),
+  }),
   storage: (deps: ActivityDeps) => ({
     ...storageProvisionActivities(withComponent(deps, 'storage')),
     ...storageReconcileActivities(withComponent(deps, 'storage')),

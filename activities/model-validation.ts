@@ -20,6 +20,9 @@ import { garbageCollector } from './streamed-garbage'
 
 const HEARTBEAT_EVERY_MS = 1000
 
+/** process.cpuUsage's microseconds (user + system) as whole milliseconds, rounded up: work that ran is never 0. */
+export const cpuMillis = (u: NodeJS.CpuUsage): number => Math.ceil((u.user + u.system) / 1000)
+
 /** Size and SHA-256 of one object, chunk by chunk; null when it does not exist. (bench/edge-package.ts measures its
  *  memory on checkpoints of real size.) */
 export async function measureObject(s3: S3Client, bucket: string, key: string, beat: () => void): Promise<MeasuredObject | null> {
@@ -68,22 +71,30 @@ export function modelValidationActivities(deps: ActivityDeps) {
         })
       }
       const ctx = Context.current()
-      const measured = [...((ctx.info.heartbeatDetails as ValidationCheckpoint | undefined)?.measured ?? [])]
+      const checkpoint = ctx.info.heartbeatDetails as ValidationCheckpoint | undefined
+      const measured = [...(checkpoint?.measured ?? [])]
       if (measured.length > 0)
         log.info('model version validation resumes', { tenantId: input.tenantId, modelVersionId: row.id, measured: measured.length, of: row.objects.length })
+      // The process's CPU time over the reads and hashes (user + system): other work the worker runs at the same
+      // time is included, so it bounds this activity's use from above. Earlier attempts' use comes with the heartbeat.
+      const cpuStart = process.cpuUsage()
+      const cpuMs = () => (checkpoint?.cpuMs ?? 0) + cpuMillis(process.cpuUsage(cpuStart))
+      const beat = () => ctx.heartbeat({ measured, cpuMs: cpuMs() } satisfies ValidationCheckpoint)
       const s3 = s3ForRegion(deps, row.region_id)
       for (const declared of row.objects.slice(measured.length)) {
-        const got = await measureObject(s3, row.bucket, declared.key, () => ctx.heartbeat({ measured } satisfies ValidationCheckpoint))
+        const got = await measureObject(s3, row.bucket, declared.key, beat)
         const reason = mismatch(declared, got)
-        if (reason) return { status: 'failed', reason }
+        if (reason) return { status: 'failed', reason, cpuMs: cpuMs() }
         measured.push(got!)
-        ctx.heartbeat({ measured } satisfies ValidationCheckpoint)
+        beat()
       }
-      return { status: 'ready', objects: measured }
+      return { status: 'ready', objects: measured, cpuMs: cpuMs() }
     },
 
     async recordModelVersionValidation(input: ValidateModelVersionInput, outcome: ValidationOutcome): Promise<void> {
-      const status = await recordValidationOutcome(sql, input.tenantId, input.modelVersionId, outcome)
+      const run = Context.current().info.workflowExecution?.runId
+      if (!run) throw new Error('a metered activity runs outside a workflow')
+      const status = await recordValidationOutcome(sql, input.tenantId, input.modelVersionId, outcome, run)
       log.info('model version validated', { tenantId: input.tenantId, modelVersionId: input.modelVersionId, status: status ?? 'unchanged' })
     },
   }

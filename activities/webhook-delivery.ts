@@ -16,6 +16,7 @@ import {
   type AttemptRecord,
 } from '../api/webhook-deliveries/queries'
 import { envelopeOf, signedHeaders, webhookIdOf } from '../api/webhook-deliveries/signing'
+import { recordUsage } from '../api/usage/record'
 import { disableEndpoint, findEndpoint, signingSecrets } from '../api/webhook-endpoints/service'
 import { WebhookErrorType, type AttemptInput, type AttemptOutcome } from '../workflows/contract-webhooks'
 import type { ActivityDeps } from './deps'
@@ -131,7 +132,18 @@ export function webhookDeliveryActivities(deps: ActivityDeps) {
 
       const platform = workflowActor() // what the attempt changes (disabling the endpoint), this workflow did
       const outcome = await sql.begin(async (tx): Promise<AttemptOutcome> => {
-        await recordAttempt(tx, record, input.last || judged.outcome.result === 'stopped')
+        const attemptId = await recordAttempt(tx, record, input.last || judged.outcome.result === 'stopped')
+        // Metered with the attempt it counts, and only when the receiver answered (any status): a refused or
+        // unreachable send did no work for the tenant. Endpoints carry no project, so neither does the event.
+        if ('response' in exchange)
+          await recordUsage(tx, {
+            tenantId: input.tenantId,
+            projectId: null,
+            meter: 'webhook.deliveries',
+            quantity: 1,
+            occurredAt: at,
+            idempotencyKey: `webhook.deliveries:${attemptId}`,
+          })
         if (judged.outcome.result === 'stopped') {
           await disableEndpoint(tx, platform, input.tenantId, endpoint.id, 'gone')
           return judged.outcome

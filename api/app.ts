@@ -31,6 +31,7 @@ import { edgePackagesRoutes } from './edge-packages/routes'
 import { webhookDeliveriesRoutes } from './webhook-deliveries/routes'
 import { auditRoutes } from './audit/routes'
 import { billingRoutes } from './billing/routes'
+import { usageRoutes } from './usage/routes'
 
 /** The whole HTTP surface. Domains are separate Elysia instances, each with its own prefix under /v1. */
 export function buildApp(deps: AppDeps) {
@@ -74,7 +75,8 @@ export function buildApp(deps: AppDeps) {
         .use(webhookEndpointsRoutes(deps, http))
         .use(edgePackagesRoutes(deps, http))
         .use(webhookDeliveriesRoutes(deps, http))
-        .use(auditRoutes(deps, http)),
+        .use(auditRoutes(deps, http))
+        .use(usageRoutes(deps, http)),
     )
     .use(docsRoutes())
     .use(consoleRoutes())

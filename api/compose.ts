@@ -21,6 +21,7 @@ import { deriveKeys, type ServiceDeps } from './platform/deps'
 import type { Logger } from './platform/log'
 import { TemporalClient } from './platform/temporal'
 import { SharedBudgets } from './rate-budgets/service'
+import { RequestTally } from './rate-budgets/request-tally'
 import { priceBookOf } from './billing/price-book'
 
 /** How long requests are refused on arrival after one found the database unavailable. */
@@ -67,6 +68,7 @@ export function composeApi(config: Config, sql: Sql, log: Logger): AppDeps {
     metrics,
     credentialFeed: new CredentialFeed(config.DATABASE_URL, pats, log.child({ component: 'credential-feed' })),
     lastUsed: new LastUsedRecorder(sql, log, config.PAT_LAST_USED_FLUSH_SECONDS * 1000),
+    requestTally: new RequestTally(sql, log.child({ component: 'usage' }), config.USAGE_FLUSH_SECONDS * 1000),
     auditSealer: new AuditSealer(sql, log.child({ component: 'audit-sealer' }), config.AUDIT_SEAL_INTERVAL_MS, config.AUDIT_SEAL_BATCH),
     limiter,
     sharedBudgets: config.RATE_BUDGETS_SHARED ? new SharedBudgets(sql, log.child({ component: 'rate-budgets' }), (k, id, n) => limiter.admit(k, id, n)) : null,

@@ -7,7 +7,7 @@ import { activitySets, type ActivityDeps } from '../activities'
 import type { Config } from '../api/platform/config'
 import type { taskQueues } from '../workflows/contract'
 import type { ScheduleDefinition } from './ensure-schedule'
-import { billingSweepSchedule, housekeepingSchedule, mailSweepSchedule } from './schedules'
+import { billingSweepSchedule, housekeepingSchedule, mailSweepSchedule, storageUsageSampleSchedule } from './schedules'
 
 export interface TaskQueue {
   /** Its key in taskQueues(config); the name is `<prefix>-<queue>`. */
@@ -21,8 +21,13 @@ export interface TaskQueue {
 const workflowsModule = (name: string) => fileURLToPath(new URL(`../workflows/${name}.ts`, import.meta.url))
 
 export const taskQueueTable: readonly TaskQueue[] = [
-  // Housekeeping: purges that must run however far behind the others are.
-  { queue: 'platform', workflowsPath: workflowsModule('housekeeping'), activities: activitySets.housekeeping, schedules: (c) => [housekeepingSchedule(c)] },
+  // Housekeeping: purges that must run however far behind the others are; and the hourly storage usage sample.
+  {
+    queue: 'platform',
+    workflowsPath: workflowsModule('housekeeping'),
+    activities: activitySets.housekeeping,
+    schedules: (c) => [housekeepingSchedule(c), storageUsageSampleSchedule(c)],
+  },
   // Provisioning and reconciliation wait on S3 endpoints; a slow region must not hold up the rest.
   { queue: 'storage', workflowsPath: workflowsModule('storage'), activities: activitySets.storage, schedules: () => [] },
   // An SMTP outage must not hold up anything else.

@@ -5,6 +5,7 @@ import type { Config } from '../api/platform/config'
 import { housekeepingScheduleId, SYSTEM_TENANT, taskQueues, TENANT_ID, workflowIds, WorkflowType, type HousekeepingInput } from '../workflows/contract'
 import { BillingWorkflowType, billingSweepScheduleId } from '../workflows/contract-billing'
 import { MAIL_SWEEP_EVERY_MS, mailSweepScheduleId, MailWorkflowType } from '../workflows/contract-mail'
+import { STORAGE_SAMPLE_EVERY_MS, storageSampleScheduleId, UsageWorkflowType } from '../workflows/contract-usage'
 import type { ScheduleDefinition } from './ensure-schedule'
 
 const system = [{ key: TENANT_ID, value: SYSTEM_TENANT }]
@@ -82,5 +83,30 @@ export function billingSweepSchedule(config: Config): ScheduleDefinition {
     catchupWindowMs: everyMs,
     note: 'Managed by the worker (worker/schedules.ts) from BILLING_SWEEP_INTERVAL_MINUTES: a pause is kept, other edits may be reverted at worker start.',
     memo: { description: 'Closes ended billing periods into invoices and expires lost payment grace timers.', managedBy: 'worker/schedules.ts' },
+  }
+}
+
+/** Every hour: the storage meter's sample (byte-hours from each tenant's stored summary). */
+export function storageUsageSampleSchedule(config: Config): ScheduleDefinition {
+  const scheduleId = storageSampleScheduleId(config)
+  return {
+    scheduleId,
+    name: 'storage usage sample',
+    enabled: true,
+    everyMs: STORAGE_SAMPLE_EVERY_MS,
+    action: {
+      type: 'startWorkflow',
+      workflowType: UsageWorkflowType.storageSample,
+      taskQueue: taskQueues(config).platform,
+      workflowId: scheduleId,
+      args: [],
+      typedSearchAttributes: system,
+      workflowExecutionTimeout: '30 minutes',
+    },
+    // SKIP and a catch-up window of one interval: after an outage one sample runs, for the hour it runs in; the hours
+    // missed are not metered rather than guessed.
+    overlap: ScheduleOverlapPolicy.SKIP,
+    catchupWindowMs: STORAGE_SAMPLE_EVERY_MS,
+    note: 'Managed by the worker (worker/schedules.ts): a pause is kept (and stops storage metering), other edits may be reverted at worker start.',
   }
 }

@@ -26,9 +26,12 @@ export interface MeasuredObject {
 }
 
 /** What the object check found: every object as measured, or the first that does not match, named in `reason`. */
-export type ValidationOutcome = { status: 'ready'; objects: MeasuredObject[] } | { status: 'failed'; reason: string }
+/** `cpuMs`: the worker's CPU time while measuring, every attempt's (metered as model_validation.cpu). */
+export type ValidationOutcome = ({ status: 'ready'; objects: MeasuredObject[] } | { status: 'failed'; reason: string }) & { cpuMs?: number }
 
 /** Heartbeat details: the objects measured so far, so a retried attempt does not hash them again. */
 export interface ValidationCheckpoint {
   measured: MeasuredObject[]
+  /** CPU milliseconds the earlier attempts used. */
+  cpuMs?: number
 }

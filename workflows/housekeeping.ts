@@ -2,6 +2,7 @@ import { log, patched, proxyActivities } from '@temporalio/workflow'
 // Type-only: activity code (Postgres, Node APIs) must never be bundled into the workflow sandbox.
 import type { Activities } from '../activities'
 import { ErrorType, HOUSEKEEPING_DEFAULT_BATCH_SIZE, type HousekeepingInput, type HousekeepingResult } from './contract'
+import type { StorageSampleResult } from './contract-usage'
 
 const { purgeExpiredIdempotencyKeys, purgeExpiredSessions, purgeExpiredAuditEntries, purgeExpiredWebhookMessages, purgeExpiredEvents, purgeIdleRateBudgets } =
   proxyActivities<Activities>({
@@ -35,4 +36,22 @@ export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promi
   const result = { idempotencyKeysPurged, sessionsPurged, auditEntriesPurged, webhookMessagesPurged, eventsPurged, rateBudgetsPurged }
   log.info('housekeeping done', result)
   return result
+}
+
+// One statement over the stored summaries: short. A sample that keeps failing is left to the next hour's run, whose
+// keys differ, so retrying past the hour would only record a late copy of this one.
+const { sampleStorageUsage } = proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: {
+    initialInterval: '5 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: [ErrorType.invalidArgument],
+  },
+})
+
+/** The storage meter's hourly sample (usage: storage byte-hours), scheduled by the worker (worker/schedules.ts). */
+export async function sampleStorageUsageWorkflow(): Promise<StorageSampleResult> {
+  return sampleStorageUsage()
 }

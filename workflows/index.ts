@@ -1,5 +1,5 @@
 // The worker's workflowsPath: every workflow the worker runs is exported here, by its WorkflowType name.
-export { housekeepingWorkflow } from './housekeeping'
+export { housekeepingWorkflow, sampleStorageUsageWorkflow } from './housekeeping'
 export { mailSweepWorkflow, sendMailWorkflow } from './mail'
 export { provisionStorageWorkflow, reconcileStorageWorkflow } from './storage'
 export { validateModelVersionWorkflow } from './models'

@@ -5,6 +5,7 @@ import { markBuilding, markFailed, markReady, recordProgress } from '../../api/e
 import { signingPrivateKey } from '../../api/edge-packages/signing'
 import { publishEvent } from '../../api/events/service'
 import { isUnreachable } from '../../api/storage/s3'
+import { recordUsage } from '../../api/usage/record'
 import { EdgePackageErrorType, type EdgePackageArtifact, type EdgePackagePlan } from '../../workflows/contract-edge-packages'
 import { StorageErrorType } from '../../workflows/contract-storage'
 import type { ActivityDeps } from '../deps'
@@ -94,6 +95,12 @@ export function edgePackageActivities(deps: ActivityDeps) {
           sizeBytes: artifact.sizeBytes,
           sha256: artifact.sha256,
         })
+        // Metered in the transaction that makes the package ready: a build is counted exactly when it exists.
+        // Edge packages carry no project yet, so neither do their events.
+        const occurredAt = new Date()
+        const base = { tenantId: plan.tenantId, projectId: null, occurredAt }
+        await recordUsage(tx, { ...base, meter: 'edge_package.builds', quantity: 1, idempotencyKey: `edge_package.builds:${row.id}` })
+        await recordUsage(tx, { ...base, meter: 'edge_package.bytes', quantity: artifact.sizeBytes, idempotencyKey: `edge_package.bytes:${row.id}` })
       })
     },
 

@@ -9,8 +9,8 @@ const WINDOW_SECONDS = 60
 /** The request budgets (docs/api.md "Rate budgets"): an anonymous caller spends its address's, a signed-in one its own
  *  and its tenant's. The signed-in budgets are shared by every replica when `sharedBudgets` is set; an address's is
  *  the replica's own. */
-export function requestBudgets(deps: Pick<HttpDeps, 'config' | 'limiter' | 'sharedBudgets'>) {
-  const { config, limiter, sharedBudgets } = deps
+export function requestBudgets(deps: Pick<HttpDeps, 'config' | 'limiter' | 'sharedBudgets' | 'requestTally'>) {
+  const { config, limiter, sharedBudgets, requestTally } = deps
   const refuse = (kind: RateBudget, perMinute: number, retryAfter: number) => {
     if (retryAfter > 0) throw rateLimited('Request budget exceeded', { budget: kind, limit: perMinute, windowSeconds: WINDOW_SECONDS, retryAfter })
   }
@@ -21,9 +21,18 @@ export function requestBudgets(deps: Pick<HttpDeps, 'config' | 'limiter' | 'shar
   const tenant = (p: Principal): void | Promise<void> => {
     if (!p.membership) return
     const perMinute = config.RATE_LIMIT_TENANT_PER_MINUTE
-    const spent = admit('tenant', p.membership.tenantId, perMinute)
-    if (typeof spent === 'number') return refuse('tenant', perMinute, spent)
-    return spent.then((retryAfter) => refuse('tenant', perMinute, retryAfter))
+    const tenantId = p.membership.tenantId
+    const spent = admit('tenant', tenantId, perMinute)
+    // An admitted request is metered where it spends its tenant's budget (usage: API requests by credential class).
+    if (typeof spent === 'number') {
+      refuse('tenant', perMinute, spent)
+      requestTally.count(tenantId, p.credential)
+      return
+    }
+    return spent.then((retryAfter) => {
+      refuse('tenant', perMinute, retryAfter)
+      requestTally.count(tenantId, p.credential)
+    })
   }
   const anonymous = (st: RequestState): void => spend('ip', st.ip, config.RATE_LIMIT_ANONYMOUS_PER_MINUTE)
   return {

@@ -2,6 +2,7 @@ import type { ResolveDeps } from '../credentials/service'
 import type { Sql } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import type { SharedBudgets } from '../rate-budgets/service'
+import type { RequestTally } from '../rate-budgets/request-tally'
 import type { DatabaseCircuit } from './database-circuit'
 import type { ApiMetrics } from './metrics'
 import type { RateLimiter } from './rate-limit'
@@ -15,6 +16,8 @@ export interface HttpDeps extends Pick<ServiceDeps, 'config' | 'log' | 'sql' | '
   sharedBudgets: SharedBudgets | null
   /** The process's Prometheus metrics (served by api/main.ts on its own listener). */
   metrics: ApiMetrics
+  /** Admitted requests by tenant and credential class, written as usage events in batches; start() and stop() with the process. */
+  requestTally: RequestTally
   /** Tripped by a request that found the database unavailable; requests are refused on arrival while it is open. */
   databaseCircuit: DatabaseCircuit
 }

@@ -13,6 +13,7 @@ import type { CreateModelVersionInput, ModelFormat, ModelVersion, ModelVersionSt
 import { generalBucketOf, presignedPuts, putObjectStream } from './objects'
 import { findModelVersion, insertModelVersion, listModelVersions, markFailed, markReady, type ModelVersionRow } from './queries'
 import { objectsOfSource } from './sources'
+import { recordUsage } from '../usage/record'
 
 export const toModelVersion = (r: ModelVersionRow): ModelVersion => ({
   id: r.id,
@@ -160,11 +161,33 @@ function exactly(size: number): Transform {
 }
 
 /** validating → ready | failed with its event, in one transaction; a repeat (a retried activity) changes nothing. */
-export async function recordValidationOutcome(sql: Sql, tenantId: string, id: string, outcome: ValidationOutcome) {
+/** `run`: the validation's workflow run, naming its usage events (a failed version may be validated again, and each
+ *  run's work is metered). */
+export async function recordValidationOutcome(sql: Sql, tenantId: string, id: string, outcome: ValidationOutcome, run: string) {
   return sql.begin(async (tx) => {
+    // Metered with the outcome, once: only the transaction that moves the version out of validating writes it.
+    const meter = async () => {
+      await recordUsage(tx, {
+        tenantId,
+        projectId: null,
+        meter: 'model_validation.versions',
+        quantity: 1,
+        subject: id,
+        idempotencyKey: `model_validation.versions:${run}`,
+      })
+      if (outcome.cpuMs !== undefined)
+        await recordUsage(tx, {
+          tenantId,
+          projectId: null,
+          meter: 'model_validation.cpu',
+          quantity: outcome.cpuMs,
+          idempotencyKey: `model_validation.cpu:${run}`,
+        })
+    }
     if (outcome.status === 'ready') {
       const totalBytes = outcome.objects.reduce((n, o) => n + o.sizeBytes, 0)
       const row = await markReady(tx, tenantId, id, outcome.objects, totalBytes)
+      if (row) await meter()
       if (row)
         await publishEvent(tx, tenantId, 'model_version.ready', {
           modelVersionId: id,
@@ -176,6 +199,7 @@ export async function recordValidationOutcome(sql: Sql, tenantId: string, id: st
       return row?.status
     }
     const row = await markFailed(tx, tenantId, id, outcome.reason.slice(0, 1000))
+    if (row) await meter()
     if (row)
       await publishEvent(tx, tenantId, 'model_version.failed', {
         modelVersionId: id,

@@ -73,6 +73,8 @@ export const ConfigSchema = z.object({
   IDEMPOTENCY_LOCK_SECONDS: int(60),
   HOUSEKEEPING_INTERVAL_MINUTES: int(15),
   PAT_LAST_USED_FLUSH_SECONDS: int(10),
+  // API requests are metered in memory and written as usage events once per interval (api/usage/request-tally.ts).
+  USAGE_FLUSH_SECONDS: int(60),
   // Per-replica PAT cache (api/credentials/cache.ts): revocations answer after the fence; 0 turns it off.
   CREDENTIAL_CACHE_FENCE_MS: int(500),
   CREDENTIAL_CACHE_TTL_SECONDS: int(5),

@@ -92,6 +92,11 @@ export const markBucketsFailed = (db: Db, tenantId: string, reason: string) =>
 export const readUsage = (db: Db, tenantId: string) =>
   db<UsageRow[]>`select kind, bucket, object_count, bytes, computed_at from storage_usage where tenant_id = ${tenantId} order by kind`
 
+/** Every tenant's stored bytes as last computed (the storage summary), for the hourly storage meter. Text: a sum of
+ *  bigints may pass 2^53. */
+export const storedBytesByTenant = (db: Db) =>
+  db<{ tenant_id: string; bytes: string }[]>`select tenant_id, sum(bytes)::text as bytes from storage_usage group by tenant_id order by tenant_id`
+
 export async function replaceUsage(db: Db, tenantId: string, rows: { kind: string; bucket: string; objectCount: number; bytes: number }[], at: Date) {
   for (const r of rows) {
     await db`

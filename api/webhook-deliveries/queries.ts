@@ -102,15 +102,17 @@ export interface AttemptRecord {
   errorClass: string | null
 }
 
-/** Records an attempt and moves its message on: succeeded, failed (`final`), or still pending. */
-export async function recordAttempt(db: Db, a: AttemptRecord, final: boolean): Promise<void> {
-  await db`
+/** Records an attempt and moves its message on: succeeded, failed (`final`), or still pending. Answers the attempt's id. */
+export async function recordAttempt(db: Db, a: AttemptRecord, final: boolean): Promise<string> {
+  const [attempt] = await db<{ id: string }[]>`
     insert into webhook_attempts (message_id, endpoint_id, attempted_at, succeeded, response_status, duration_ms, response_body, error_class)
-    values (${a.messageId}, ${a.endpointId}, ${a.attemptedAt}, ${a.succeeded}, ${a.responseStatus}, ${a.durationMs}, ${a.responseBody}, ${a.errorClass})`
+    values (${a.messageId}, ${a.endpointId}, ${a.attemptedAt}, ${a.succeeded}, ${a.responseStatus}, ${a.durationMs}, ${a.responseBody}, ${a.errorClass})
+    returning id`
   const status: MessageStatus = a.succeeded ? 'succeeded' : final ? 'failed' : 'pending'
   await db`
     update webhook_messages set attempt_count = attempt_count + 1, last_attempt_at = ${a.attemptedAt}, status = ${status}
      where id = ${a.messageId}`
+  return attempt!.id
 }
 
 export async function markMessageFailed(db: Db, id: string): Promise<void> {

@@ -29,6 +29,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
   const deps = composeApi(config, sql, log)
   await deps.credentialFeed.start() // as api/main.ts does: tests exercise the PAT cache replicas really run
   deps.auditSealer.start()
+  deps.requestTally.start()
   const app = buildApp(deps).listen({ hostname: '127.0.0.1', port: config.PORT }) // PORT is 0 (any free port) unless overridden
   return {
     url: `http://127.0.0.1:${app.server!.port}`,
@@ -37,6 +38,7 @@ export async function startApi(overrides: Partial<Record<keyof Config, string>> 
     async stop() {
       await app.stop(true)
       await deps.lastUsed.stop()
+      await deps.requestTally.stop()
       await deps.auditSealer.stop()
       await deps.credentialFeed.stop()
       await deps.temporal.close()
