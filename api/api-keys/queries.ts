@@ -110,13 +110,16 @@ export interface PatRow {
   project_grant: Permission[] | null
   project_deny: Permission[] | null
   project_expires_at: Date | null
+  /** The billing block's two inputs (api/billing/block.ts), null without a subscription. */
+  subscription_status: string | null
+  operator_blocked: boolean | null
 }
 
 export async function findPatByHash(db: Db, hash: Buffer): Promise<PatRow | undefined> {
   const [row] = await db<PatRow[]>`
     select k.id, k.name, k.tenant_id, k.user_id, k.membership_id, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
            m.role, m.status as membership_status, m.expires_at as membership_expires_at, u.status as user_status,
-           t.lifecycle as tenant_lifecycle,
+           t.lifecycle as tenant_lifecycle, b.status as subscription_status, b.operator_blocked_at is not null as operator_blocked,
            k.project_id, pm.role as project_role, pm.grant_points as project_grant, pm.deny_points as project_deny,
            pm.expires_at as project_expires_at
       from api_keys k
@@ -124,6 +127,7 @@ export async function findPatByHash(db: Db, hash: Buffer): Promise<PatRow | unde
       join users u on u.id = k.user_id
       join tenants t on t.id = k.tenant_id
       left join project_members pm on pm.project_id = k.project_id and pm.user_id = k.user_id
+      left join subscriptions b on b.tenant_id = k.tenant_id
      where k.token_hash = ${hash}`
   return row
 }

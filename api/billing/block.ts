@@ -12,10 +12,12 @@ export type BlockReason = 'unpaid' | 'canceled' | 'paused' | 'operator'
 
 type BlockFields = Pick<SubscriptionRow, 'status' | 'operator_blocked_at'>
 
-export function blockReasons(s: BlockFields | undefined): BlockReason[] {
-  if (!s) return []
-  const reasons: BlockReason[] = BLOCKING_STATUSES.includes(s.status) ? [s.status as Exclude<SubscriptionStatus, 'trialing' | 'active' | 'past_due'>] : []
-  if (s.operator_blocked_at) reasons.push('operator')
+export const blockReasons = (s: BlockFields | undefined): BlockReason[] => (s ? blockReasonsOf(s.status, !!s.operator_blocked_at) : [])
+
+/** The same rule from the two columns the credential queries read with a token (a tenant with no subscription: null). */
+export function blockReasonsOf(status: string | null, operatorBlocked: boolean | null): BlockReason[] {
+  const reasons: BlockReason[] = status !== null && BLOCKING_STATUSES.includes(status as SubscriptionStatus) ? [status as BlockReason] : []
+  if (operatorBlocked) reasons.push('operator')
   return reasons
 }
 

@@ -53,6 +53,7 @@ export const billingRoutes = (deps: AppDeps, http: HttpConventions) => {
       '/subscription',
       async ({ request, ctx, body, set }) => {
         const { subscription, version } = await changeSubscription(deps, ctx, ifMatchVersion(request), body)
+        await deps.pats.fence() // a block (or its lifting) holds on every replica before the answer says so
         return okVersioned(request, set, version, subscription)
       },
       {
@@ -71,6 +72,7 @@ export const billingRoutes = (deps: AppDeps, http: HttpConventions) => {
       async ({ request, ctx, body }) => {
         const { subscription, graceStart } = await recordPaymentEvent(deps, ctx, body)
         if (graceStart) await startGraceTimer(subscription.tenantId, graceStart, logIds(ctx))
+        await deps.pats.fence()
         return ok(request, subscription)
       },
       {

@@ -2,6 +2,7 @@ import { sha256 } from '../platform/crypto'
 import type { Db } from '../platform/db'
 import { ApiError } from '../platform/errors'
 import { findPatByHash, type PatRow } from '../api-keys/queries'
+import { blockReasonsOf } from '../billing/block'
 import { effectivePermissions, projectPermissions, type Permission } from '../identity/permissions'
 import type { Membership, Principal, ProjectBinding } from '../identity/service'
 import { PAT_PREFIX, SESSION_PREFIX } from '../identity/tokens'
@@ -67,7 +68,10 @@ async function lookupPat(deps: ResolveDeps, key: string): Promise<PatEntry | und
     role: row.role,
     status: row.membership_status,
     expiresAt: row.membership_expires_at,
-    standing: Object.freeze({ lifecycle: row.tenant_lifecycle }),
+    standing: Object.freeze({
+      lifecycle: row.tenant_lifecycle,
+      billingBlock: Object.freeze(blockReasonsOf(row.subscription_status, row.operator_blocked)),
+    }),
   })
   const principal: Principal = Object.freeze({
     credential: 'personal_access_token',
@@ -119,7 +123,7 @@ async function resolveSession(deps: ResolveDeps, token: string, viaCookie: boole
           role: row.role,
           status: row.membership_status ?? 'removed',
           expiresAt: row.membership_expires_at,
-          standing: { lifecycle: row.tenant_lifecycle ?? 'active' },
+          standing: { lifecycle: row.tenant_lifecycle ?? 'active', billingBlock: blockReasonsOf(row.subscription_status, row.operator_blocked) },
         }
       : null
   return {

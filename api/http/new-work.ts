@@ -91,6 +91,9 @@ export const NEW_WORK_EXEMPT: Readonly<Record<string, string>> = {
   'POST /v1/users/me/notifications/{notificationId}/unread': "the caller's own notifications",
   'POST /v1/users/me/notifications/{notificationId}/archive': "the caller's own notifications",
   'PUT /v1/users/me/notification-preferences': "the caller's own notifications",
+  'PATCH /v1/tenants/current/subscription': 'billing itself: resuming or changing the plan is how a block is lifted',
+  'POST /v1/tenants/current/subscription/payment-events': 'billing itself: a payment is how an unpaid block is lifted',
+  'POST /v1/tenants/current/invoices': 'billing itself: closing an ended period bills work already done',
 }
 
 /** The operations the gate cannot judge from the caller's own membership: their service calls requireGoodStanding

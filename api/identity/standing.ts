@@ -9,9 +9,11 @@ export const TENANT_LIFECYCLES: readonly TenantLifecycle[] = ['active', 'offboar
  *  gate costs no round trip. Another reason to refuse new work is a field here and a line in REFUSALS below. */
 export interface TenantStanding {
   lifecycle: TenantLifecycle
+  /** Why the tenant is billing-blocked (api/billing/block.ts: unpaid, canceled, paused, operator); empty when it is not. */
+  billingBlock: readonly string[]
 }
 
-export const ACTIVE_STANDING: TenantStanding = Object.freeze({ lifecycle: 'active' })
+export const ACTIVE_STANDING: TenantStanding = Object.freeze({ lifecycle: 'active', billingBlock: Object.freeze([]) })
 
 type Refusal = (s: TenantStanding) => ApiError | undefined
 
@@ -26,10 +28,20 @@ const REFUSALS: readonly Refusal[] = [
             ? 'This tenant is offboarding: it starts no new work (reads, exports and cancelling the offboarding still work: DELETE /v1/tenants/current/offboarding)'
             : `This tenant is ${s.lifecycle}: it starts no new work`,
         ),
+  (s) =>
+    s.billingBlock.length === 0
+      ? undefined
+      : new ApiError(
+          'BILLING_BLOCKED',
+          `This tenant is billing-blocked (${s.billingBlock.join(', ')}): it starts no new work until the block is lifted; reads, exports and billing still work. ` +
+            (s.billingBlock.includes('operator')
+              ? 'The platform operator lifts an operator block.'
+              : 'A billing admin or owner lifts it: record the payment, or resume the subscription (GET /v1/tenants/current/subscription).'),
+        ),
 ]
 
 /** The error codes REFUSALS can raise, as the error sets a gated operation declares in addition to its own. */
-export const NEW_WORK_GATE_SETS = ['G409'] as const
+export const NEW_WORK_GATE_SETS = ['G409', 'G400'] as const
 
 /** Throws the first refusal that applies; the gate (api/http/new-work.ts) and services that admit work into a tenant
  *  other than the caller's (accepting an invitation) call it. */

@@ -48,14 +48,21 @@ export async function insertTenantInvitation(
 export async function lockInvitationByHash(
   db: Db,
   hash: Buffer,
-): Promise<(TenantInvitationRow & { tenant_name: string; tenant_lifecycle: TenantLifecycle }) | undefined> {
-  const [row] = await db<(TenantInvitationRow & { tenant_name: string; tenant_lifecycle: TenantLifecycle })[]>`
+): Promise<
+  | (TenantInvitationRow & { tenant_name: string; tenant_lifecycle: TenantLifecycle; subscription_status: string | null; operator_blocked: boolean | null })
+  | undefined
+> {
+  const [row] = await db<
+    (TenantInvitationRow & { tenant_name: string; tenant_lifecycle: TenantLifecycle; subscription_status: string | null; operator_blocked: boolean | null })[]
+  >`
     select ${db.unsafe(
       INVITATION.split(', ')
         .map((c) => `i.${c}`)
         .join(', '),
-    )}, t.name as tenant_name, t.lifecycle as tenant_lifecycle
+    )}, t.name as tenant_name, t.lifecycle as tenant_lifecycle, b.status as subscription_status,
+           b.operator_blocked_at is not null as operator_blocked
       from tenant_invitations i join tenants t on t.id = i.tenant_id
+      left join subscriptions b on b.tenant_id = i.tenant_id
      where i.token_hash = ${hash}
        for update of i for share of t`
   return row

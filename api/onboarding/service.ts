@@ -34,6 +34,7 @@ import {
   type TenantInvitationRow,
 } from './queries'
 import type { Role } from '../identity/permissions'
+import { blockReasonsOf } from '../billing/block'
 
 type Deps = Pick<ServiceDeps, 'sql' | 'config' | 'keys' | 'mail'>
 
@@ -176,7 +177,7 @@ export async function acceptInvitation(deps: Deps, ctx: RequestContext<Principal
     if (inv.revoked_at) throw new ApiError('INVITATION_REVOKED', 'This invitation was withdrawn by an administrator')
     if (isExpired(inv.expires_at)) throw new ApiError('INVITATION_EXPIRED', 'This invitation has expired; ask for a new one')
     // A new member is new work of the invitation's tenant (api/http/new-work.ts), whatever tenant the caller is in.
-    requireGoodStanding({ lifecycle: inv.tenant_lifecycle })
+    requireGoodStanding({ lifecycle: inv.tenant_lifecycle, billingBlock: blockReasonsOf(inv.subscription_status, inv.operator_blocked) })
     let userId: string
     if (principal) {
       const user = await findUserById(tx, principal.userId)

@@ -148,6 +148,9 @@ const PROJECT_SETS = {
 // tenant is offboarding; the published catalogue has no code meaning that.
 const NEW_WORK_SETS = {
   G409: ['TENANT_OFFBOARDING'],
+  // Issue 38: the same gate refuses new work of a billing-blocked tenant with the catalogue's BILLING_BLOCKED, whose
+  // published set (T400) most gated operations do not declare.
+  G400: ['BILLING_BLOCKED'],
 } as const
 /** Sets of additive endpoints: declared here, documented in the OpenAPI, absent from the published table. */
 export const ADDITIVE_SETS: readonly string[] = [
@@ -222,6 +225,7 @@ const STATUS_OF_SET: Record<ErrorSetName, number> = {
   WD409: 409,
   PR409: 409,
   G409: 409,
+  G400: 400,
   P412: 412,
   R429: 429,
   X5XX: 500,

@@ -119,6 +119,9 @@ export interface SessionRow {
   membership_status: string | null
   membership_expires_at: Date | null
   tenant_lifecycle: TenantLifecycle | null
+  /** The billing block's two inputs (api/billing/block.ts), null without a subscription. */
+  subscription_status: string | null
+  operator_blocked: boolean | null
   mfa_pending: boolean
   auth_method: AuthMethod
   sso_connection_id: string | null
@@ -135,7 +138,8 @@ export async function findSessionByHash(db: Db, hash: Buffer): Promise<SessionRo
            s.password_change_required,
            u.status as user_status, u.email, m.tenant_id, m.role, m.status as membership_status,
            m.expires_at as membership_expires_at, s.mfa_pending, s.auth_method, s.sso_connection_id, s.second_factor_at,
-           s.authenticated_at, t.lifecycle as tenant_lifecycle,
+           s.authenticated_at, t.lifecycle as tenant_lifecycle, b.status as subscription_status,
+           b.operator_blocked_at is not null as operator_blocked,
            (exists (select 1 from totp_factors f where f.user_id = s.user_id and f.status = 'active')
              or exists (select 1 from webauthn_credentials w where w.user_id = s.user_id)) as has_second_factor,
            coalesce((select p.mfa_required from tenant_auth_policies p where p.tenant_id = m.tenant_id), false) as tenant_mfa_required
@@ -143,6 +147,7 @@ export async function findSessionByHash(db: Db, hash: Buffer): Promise<SessionRo
       join users u on u.id = s.user_id
       left join memberships m on m.id = s.membership_id and m.user_id = s.user_id
       left join tenants t on t.id = m.tenant_id
+      left join subscriptions b on b.tenant_id = m.tenant_id
      where s.token_hash = ${hash}`
   return row
 }

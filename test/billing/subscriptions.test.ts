@@ -16,7 +16,9 @@ const api = useApi()
 
 const eventsOf = async (tenantId: string, types: string[]) =>
   (
-    await api.sql<{ type: string; data: any }[]>`select type, data from events where tenant_id = ${tenantId} and type = any(${types}) order by occurred_at, id`
+    await api.sql<
+      { type: string; data: any }[]
+    >`select type, data from events where tenant_id = ${tenantId} and type = any(${types}) order by occurred_at, type desc`
   ).map((e) => ({ type: e.type, data: e.data }))
 
 async function billingTenant() {

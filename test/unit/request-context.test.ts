@@ -14,7 +14,7 @@ const membership = (m: Partial<Membership> = {}): Membership => ({
   role: 'owner',
   status: 'active',
   expiresAt: null,
-  standing: { lifecycle: 'active' },
+  standing: { lifecycle: 'active', billingBlock: [] },
   ...m,
 })
 
