@@ -11,7 +11,7 @@ const principal = (project: Principal['project']): Principal => ({
   credentialId: crypto.randomUUID(),
   userId: crypto.randomUUID(),
   label: 'project token',
-  membership: { id: crypto.randomUUID(), tenantId: crypto.randomUUID(), role: 'viewer', status: 'active', expiresAt: null, standing: { lifecycle: 'active' } },
+  membership: { id: crypto.randomUUID(), tenantId: crypto.randomUUID(), role: 'viewer', status: 'active', expiresAt: null, standing: { lifecycle: 'active', billingBlock: [] } },
   grantCeiling: ['model:read', 'model:write'],
   permissions: ['model:read', 'model:write'],
   expiresAt: new Date(T + 86_400_000),
