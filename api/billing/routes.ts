@@ -70,7 +70,7 @@ export const billingRoutes = (deps: AppDeps, http: HttpConventions) => {
     .post(
       '/subscription/payment-events',
       async ({ request, ctx, body }) => {
-        const { subscription, graceStart } = await recordPaymentEvent(deps, ctx, body)
+        const { subscription, graceStart } = await recordPaymentEvent(deps, ctx, body, request.headers.get('x-billing-provider-key'))
         if (graceStart) await startGraceTimer(subscription.tenantId, graceStart, logIds(ctx))
         await deps.pats.fence()
         return ok(request, subscription)

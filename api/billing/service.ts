@@ -6,6 +6,7 @@ import { tenantOf, type ActingContext, type RequestContext } from '../identity/c
 import type { Config } from '../platform/config'
 import type { Db, Sql } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
+import { safeEqual, sha256 } from '../platform/crypto'
 import { ApiError } from '../platform/errors'
 import { staleVersion } from '../platform/etag'
 import { announceBlockChange, blockReasons } from './block'
@@ -168,11 +169,22 @@ export async function changeSubscription(
 /** `paid` settles the debt (past_due or unpaid → active) and every open invoice; `payment_failed` makes an active
  *  subscription past_due and starts the grace period (graceStart says when, for the timer). An operator's block is
  *  not lifted by a payment. */
+/** Payment outcomes come from the deployment's provider adapter, which proves itself with BILLING_PROVIDER_KEY; the
+ *  tenant's own billing admin holds billing:write too and must not be able to settle its own debt. */
+function requireProviderKey(config: Pick<Config, 'BILLING_PROVIDER_KEY'>, presented: string | null): void {
+  const expected = config.BILLING_PROVIDER_KEY
+  if (!expected || presented === null || !safeEqual(sha256(presented), sha256(expected))) {
+    throw new ApiError('FORBIDDEN', "Payment events come from this deployment's payment-provider adapter (X-Billing-Provider-Key)")
+  }
+}
+
 export async function recordPaymentEvent(
   { sql, config }: Pick<ServiceDeps, 'sql' | 'config'>,
   ctx: RequestContext,
   e: { type: 'paid' | 'payment_failed'; reference?: string },
+  providerKey: string | null,
 ) {
+  requireProviderKey(config, providerKey)
   const { tenantId } = tenantOf(ctx)
   const { row, graceStart } = await sql.begin(async (tx) => {
     const current = await lockSubscription(tx, tenantId)

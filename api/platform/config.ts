@@ -192,6 +192,10 @@ export const ConfigSchema = z.object({
     .min(1)
     .default(7 * 24),
   BILLING_SWEEP_INTERVAL_MINUTES: int(5),
+  // The shared secret of the deployment's payment-provider adapter: a payment event is accepted only with it in
+  // X-Billing-Provider-Key (a tenant's own credential is not enough: its billing admin could mark itself paid).
+  // Unset: no payment event is accepted.
+  BILLING_PROVIDER_KEY: z.string().min(32).optional(),
 })
 
 export type Config = z.infer<typeof ConfigSchema>

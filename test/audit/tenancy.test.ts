@@ -351,7 +351,8 @@ describe('who may read it', () => {
     for (const targetId of [member.membershipId, domain.json.data.id, conn.json.data.id, owner.tenantId]) {
       expect(await trail(stranger.client, { targetId })).toEqual([])
     }
-    expect((await trail(stranger.client)).map((e) => e.action)).toEqual(['tenant.created'])
+    // What making a tenant records: the tenant and its subscription (api/billing), nothing of the other tenant.
+    expect((await trail(stranger.client)).map((e) => e.action).sort()).toEqual(['subscription.created', 'tenant.created'])
     expect((await stranger.client.get(`/tenants/current/memberships/${member.membershipId}`)).status).toBe(404)
     expect((await stranger.client.get(`/tenants/current/sso-connections/${conn.json.data.id}`)).status).toBe(404)
     expect((await stranger.client.delete(`/tenants/current/domains/${domain.json.data.id}`)).status).toBe(404)

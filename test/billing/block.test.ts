@@ -3,11 +3,12 @@
 // is deleted; lifting the block restores everything on the next request. Written first as the attacks the issue names.
 import { describe, expect, test } from 'bun:test'
 import { useApi } from '../support/api'
+import { PROVIDER_KEY, paymentEvent } from './provider'
 import { hourAgo, inAnHour, sealAudit } from '../support/audit'
 import { patFor, tenantOwner } from '../support/fixtures'
 import { memberOf } from '../tenancy/members'
 
-const api = useApi()
+const api = useApi({ BILLING_PROVIDER_KEY: PROVIDER_KEY })
 const MUTATING = new Set(['post', 'put', 'patch', 'delete'])
 
 /** The operator's command, as docs/api.md quotes it, against this run's database. */
@@ -75,19 +76,37 @@ describe('the billing block', () => {
     expect((await owner.client.post('/projects', { name: 'After', slug: 'after' })).status).toBe(201)
   })
 
+  test("a tenant's own billing admin or owner cannot settle its debt: payment events need the provider's key", async () => {
+    const owner = await tenantOwner(api.url)
+    const billing = await memberOf(api.url, api.sql, owner.tenantId, 'billing_admin')
+    await paymentEvent(billing.client, { type: 'payment_failed' })
+    await api.sql`update subscriptions set status = 'unpaid' where tenant_id = ${owner.tenantId}`
+    for (const [client, key] of [
+      [billing.client, null],
+      [owner.client, null],
+      [billing.client, 'a guess at the deployment key, long enough to be one'],
+      [billing.client, PROVIDER_KEY.slice(0, -1)],
+    ] as const) {
+      const res = await paymentEvent(client, { type: 'paid' }, {}, key)
+      expect([res.status, res.json.code]).toEqual([403, 'FORBIDDEN'])
+    }
+    expect((await billing.client.get('/tenants/current/subscription')).json.data.status).toBe('unpaid')
+    expect((await paymentEvent(billing.client, { type: 'paid' })).json.data.status).toBe('active')
+  })
+
   test('unpaid blocks too, and a payment lifts it; an operator block holds whatever the payments say', async () => {
     const owner = await tenantOwner(api.url)
     const billing = await memberOf(api.url, api.sql, owner.tenantId, 'billing_admin')
     const pat = owner.client.withBearer((await patFor(owner.client, ['model:write'])).token)
     expect((await pat.post('/training-jobs', { name: 'warm' })).status).toBe(201)
-    await billing.client.post('/tenants/current/subscription/payment-events', { type: 'payment_failed' })
+    await paymentEvent(billing.client, { type: 'payment_failed' })
     // past_due is within the grace period: not blocked.
     expect((await pat.post('/training-jobs', { name: 'in grace' })).status).toBe(201)
     await api.sql`update subscriptions set status = 'unpaid' where tenant_id = ${owner.tenantId}`
     await api.deps.pats.fence()
     const refused = await pat.post('/training-jobs', { name: 'unpaid' })
     expect([refused.status, refused.json.code]).toEqual([400, 'BILLING_BLOCKED'])
-    await billing.client.post('/tenants/current/subscription/payment-events', { type: 'paid' })
+    await paymentEvent(billing.client, { type: 'paid' })
     expect((await pat.post('/training-jobs', { name: 'paid' })).status).toBe(201)
 
     expect(await operator(owner.tenantId, 'block', 'fraud review')).toContain('operator block on (fraud review)')
@@ -96,7 +115,7 @@ describe('the billing block', () => {
     expect([blocked.status, blocked.json.code]).toEqual([400, 'BILLING_BLOCKED'])
     expect(blocked.json.message).toContain('operator')
     // A payment does not lift an operator's block.
-    const sub = (await billing.client.post('/tenants/current/subscription/payment-events', { type: 'paid' })).json.data
+    const sub = (await paymentEvent(billing.client, { type: 'paid' })).json.data
     expect(sub.billingBlock).toEqual({ blocked: true, reasons: ['operator'] })
     expect((await pat.post('/training-jobs', { name: 'still' })).status).toBe(400)
     expect(await operator(owner.tenantId, 'unblock')).toContain('operator block off')

@@ -6,11 +6,12 @@ import type { InvoiceRow } from '../../api/billing/queries'
 import { snapshotHash } from '../../api/billing/snapshot'
 import { activityContext } from '../../api/identity/context'
 import { useApi } from '../support/api'
+import { PROVIDER_KEY, paymentEvent } from './provider'
 import { sealAudit } from '../support/audit'
 import { tenantOwner } from '../support/fixtures'
 import { memberOf } from '../tenancy/members'
 
-const api = useApi()
+const api = useApi({ BILLING_PROVIDER_KEY: PROVIDER_KEY })
 
 /** A tenant whose current period is October 2026, ended: ready to close. */
 async function endedPeriod() {
@@ -107,7 +108,7 @@ describe('the period close', () => {
     // Immutable: what was billed cannot change; the payment status can.
     const edit = await api.sql`update invoices set total = 0 where id = ${inv.id}`.catch((err) => err)
     expect(edit?.message).toContain('cannot change')
-    await billing.client.post('/tenants/current/subscription/payment-events', { type: 'paid' })
+    await paymentEvent(billing.client, { type: 'paid' })
     expect((await billing.client.get(`/tenants/current/invoices/${inv.id}`)).json.data).toMatchObject({ status: 'paid', total: '49000', hash: inv.hash })
 
     const sub = (await billing.client.get('/tenants/current/subscription')).json.data

@@ -8,11 +8,12 @@ import { join } from 'node:path'
 import { expireGrace } from '../../api/billing/service'
 import { activityContext } from '../../api/identity/context'
 import { startApi, useApi } from '../support/api'
+import { PROVIDER_KEY, paymentEvent } from './provider'
 import { sealAudit } from '../support/audit'
 import { tenantOwner } from '../support/fixtures'
 import { memberOf } from '../tenancy/members'
 
-const api = useApi()
+const api = useApi({ BILLING_PROVIDER_KEY: PROVIDER_KEY })
 
 const eventsOf = async (tenantId: string, types: string[]) =>
   (
@@ -65,7 +66,7 @@ describe('subscriptions', () => {
       else expect([read.status, read.json.code]).toEqual([403, 'PERMISSION_DENIED'])
       const write = await m.client.patch('/tenants/current/subscription', { status: 'paused' }, { 'if-match': '"v1"' })
       expect([write.status, write.json.code]).toEqual([403, 'PERMISSION_DENIED'])
-      const paid = await m.client.post('/tenants/current/subscription/payment-events', { type: 'paid' })
+      const paid = await paymentEvent(m.client, { type: 'paid' })
       expect([paid.status, paid.json.code]).toEqual([403, 'PERMISSION_DENIED'])
     }
     expect((await billing.client.get('/tenants/current/subscription')).status).toBe(200)
@@ -136,7 +137,7 @@ describe('subscriptions', () => {
   test('payment_failed: active → past_due with a grace period; moves the table forbids are 409; paid settles it', async () => {
     const { owner, billing } = await billingTenant()
     const c = billing.client
-    const failed = await c.post('/tenants/current/subscription/payment-events', { type: 'payment_failed', reference: 'ch_1' })
+    const failed = await paymentEvent(c, { type: 'payment_failed', reference: 'ch_1' })
     expect(failed.status).toBe(200)
     const s = failed.json.data
     expect(s.status).toBe('past_due')
@@ -147,9 +148,9 @@ describe('subscriptions', () => {
       expect([res.status, res.json.code]).toEqual([409, 'BILLING_STATE_TRANSITION_INVALID'])
     }
     // A second failure keeps the grace counted from the first.
-    const again = await c.post('/tenants/current/subscription/payment-events', { type: 'payment_failed' })
+    const again = await paymentEvent(c, { type: 'payment_failed' })
     expect(again.json.data).toMatchObject({ status: 'past_due', pastDueSince: s.pastDueSince })
-    const paid = await c.post('/tenants/current/subscription/payment-events', { type: 'paid' })
+    const paid = await paymentEvent(c, { type: 'paid' })
     expect(paid.json.data).toMatchObject({ status: 'active', pastDueSince: null, graceEndsAt: null })
     await sealAudit(api.sql)
     const recorded = await api.sql<{ details: any }[]>`
@@ -164,7 +165,7 @@ describe('subscriptions', () => {
   test('the grace period ends in unpaid (blocked), only for the same debt and only once it has passed; paid unblocks', async () => {
     const { owner, billing } = await billingTenant()
     const c = billing.client
-    const since = (await c.post('/tenants/current/subscription/payment-events', { type: 'payment_failed' })).json.data.pastDueSince
+    const since = (await paymentEvent(c, { type: 'payment_failed' })).json.data.pastDueSince
     const ctx = activityContext(`payment-grace/${owner.tenantId}/${since}`)
     // Not yet: the grace period has not passed.
     expect(await expireGrace(api.sql, api.deps.config, ctx, owner.tenantId, new Date(since))).toBe(false)
@@ -178,7 +179,7 @@ describe('subscriptions', () => {
     expect(unpaid).toMatchObject({ status: 'unpaid', billingBlock: { blocked: true, reasons: ['unpaid'] } })
     const pause = await c.patch('/tenants/current/subscription', { status: 'paused' }, { 'if-match': `"v${unpaid.version}"` })
     expect([pause.status, pause.json.code]).toEqual([409, 'BILLING_STATE_TRANSITION_INVALID'])
-    const paid = await c.post('/tenants/current/subscription/payment-events', { type: 'paid' })
+    const paid = await paymentEvent(c, { type: 'paid' })
     expect(paid.json.data).toMatchObject({ status: 'active', billingBlock: { blocked: false } })
     expect((await eventsOf(owner.tenantId, ['billing.blocked', 'billing.unblocked'])).map((e) => e.type)).toEqual(['billing.blocked', 'billing.unblocked'])
   })
@@ -186,10 +187,10 @@ describe('subscriptions', () => {
   test('a payment event with an Idempotency-Key is recorded once', async () => {
     const { owner, billing } = await billingTenant()
     const key = crypto.randomUUID()
-    const first = await billing.client.post('/tenants/current/subscription/payment-events', { type: 'payment_failed' }, { 'idempotency-key': key })
-    const second = await billing.client.post('/tenants/current/subscription/payment-events', { type: 'payment_failed' }, { 'idempotency-key': key })
+    const first = await paymentEvent(billing.client, { type: 'payment_failed' }, { 'idempotency-key': key })
+    const second = await paymentEvent(billing.client, { type: 'payment_failed' }, { 'idempotency-key': key })
     expect([first.status, second.status, second.headers.get('idempotent-replayed')]).toEqual([200, 200, 'true'])
-    const other = await billing.client.post('/tenants/current/subscription/payment-events', { type: 'paid' }, { 'idempotency-key': key })
+    const other = await paymentEvent(billing.client, { type: 'paid' }, { 'idempotency-key': key })
     expect([other.status, other.json.code]).toEqual([409, 'IDEMPOTENCY_CONFLICT'])
     await sealAudit(api.sql)
     const [n] = await api.sql`select count(*)::int as n from audit_log where chain = ${owner.tenantId} and action = 'subscription.payment_recorded'`
@@ -211,13 +212,13 @@ describe('a deployment that bills no one', () => {
     const dir = mkdtempSync(join(tmpdir(), 'price-book-'))
     const file = join(dir, 'price-book.json')
     writeFileSync(file, JSON.stringify({ currency: 'EUR', plans: { standard: { name: 'Standard', monthlyFee: 0, meters: {} } } }))
-    const unbilled = await startApi({ BILLING_PRICE_BOOK_FILE: file })
+    const unbilled = await startApi({ BILLING_PRICE_BOOK_FILE: file, BILLING_PROVIDER_KEY: PROVIDER_KEY })
     try {
       const owner = await tenantOwner(unbilled.url)
       for (const res of [
         await owner.client.get('/tenants/current/subscription'),
         await owner.client.patch('/tenants/current/subscription', { planId: 'standard' }, { 'if-match': '"v1"' }),
-        await owner.client.post('/tenants/current/subscription/payment-events', { type: 'paid' }),
+        await paymentEvent(owner.client, { type: 'paid' }),
         await owner.client.post('/tenants/current/invoices', { period: '2026-01' }),
       ]) {
         expect([res.status, res.json.code]).toEqual([404, 'SUBSCRIPTION_NOT_FOUND'])
