@@ -18,6 +18,7 @@ import { exportedColumns, exportObjectKeys, exportPrefix, rowLine, TENANT_EXPORT
 import { tenantRowBatches, tenantTables } from './tenant-export-queries'
 import { findOffboarding, markExportFailed, markExportPlanned, markExportReady, markWindowElapsed } from '../api/offboarding/queries'
 import { pages } from '../api/storage/s3'
+import { startDeletionAfterWindow } from '../api/tenant-deletion/service'
 import { bucketReadiness } from '../api/storage/service'
 import { findTenantName } from '../api/tenants/queries'
 import {
@@ -192,12 +193,16 @@ export function offboardingActivities(deps: ActivityDeps) {
      *  and false is answered). This is where the deletion job takes over. */
     async offboardingWindowElapsed(tenantId: string, requestId: string): Promise<boolean> {
       const ctx = activityContext(offboardingWorkflowId(tenantId, requestId))
-      return deps.sql.begin(async (tx) => {
+      const elapsed = await deps.sql.begin(async (tx) => {
         const elapsed = await markWindowElapsed(tx, tenantId, requestId)
         if (!elapsed) return false
         await recordAudit(tx, ctx, { action: 'tenant.offboarding_window_elapsed', tenantId, target: { type: 'offboarding_request', id: requestId } })
         return true
       })
+      // A retry after the commit above finds the request window_elapsed already: the deletion still has to start.
+      if (!elapsed && (await findOffboarding(deps.sql, tenantId, requestId))?.state !== 'window_elapsed') return false
+      await startDeletionAfterWindow(deps, ctx, tenantId)
+      return true
     },
   }
 }

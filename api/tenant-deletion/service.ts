@@ -11,6 +11,7 @@ import type { TenantDeletionJob } from './model'
 import { findDeletionJob, findOpenDeletionJob, insertDeletionJob, markJobFailed, requeueFailedJob, type DeletionJobRow } from './queries'
 import { BUCKET_STEPS, TABLE_STEPS } from './steps'
 import { lockTenantLifecycle, setTenantLifecycle } from '../tenants/queries'
+import { findLiveOffboarding } from '../offboarding/queries'
 
 type Deps = Pick<ServiceDeps, 'sql' | 'temporal' | 'config'>
 
@@ -66,8 +67,16 @@ export async function activeTenantWork(deps: Pick<ServiceDeps, 'temporal'>, tena
  *  that was blocked or failed) may be deleted again. */
 async function preconditions(deps: Deps, tenantId: string) {
   const lifecycle = await lockTenantLifecycle(deps.sql, tenantId)
-  if (lifecycle !== 'offboarding' && lifecycle !== 'deleting') {
+  const request = await findLiveOffboarding(deps.sql, tenantId)
+  if ((lifecycle !== 'offboarding' && lifecycle !== 'deleting') || !request) {
     throw new ApiError('TENANT_NOT_OFFBOARDING', 'Only a tenant that is offboarding can be deleted: POST /v1/tenants/current/offboarding first')
+  }
+  // The window is over when its timer has fired (window_elapsed) or its end has passed and the timer is due.
+  if (request.state === 'open' && request.window_ends_at.getTime() > Date.now()) {
+    throw new ApiError(
+      'RETENTION_WINDOW_NOT_ELAPSED',
+      `The retention window ends at ${request.window_ends_at.toISOString()}; the tenant can be deleted after it`,
+    )
   }
   const blocker = await deletionBlocker(deps.sql, tenantId)
   if (blocker) throw new ApiError(blocker.code, blocker.message)
@@ -119,6 +128,18 @@ export async function openDeletionJob(
   })
   if (job) await startWorkflow(deps, job)
   return job
+}
+
+/** The retention window's end starts the deletion by itself (the offboarding workflow's last activity). Work of the
+ *  tenant still running is waited for: this throws, and the activity is retried until it has ended. A legal hold does
+ *  not stop the start: the job blocks before its first batch, visibly. Null when a job of the tenant is already open, or
+ *  the tenant is gone or back to active. */
+export async function startDeletionAfterWindow(deps: Deps, actor: ActingContext, tenantId: string): Promise<DeletionJobRow | null> {
+  const lifecycle = await lockTenantLifecycle(deps.sql, tenantId)
+  if ((lifecycle !== 'offboarding' && lifecycle !== 'deleting') || (await findOpenDeletionJob(deps.sql, tenantId))) return null
+  const work = await activeTenantWork(deps, tenantId)
+  if (work) throw new Error(`the tenant's deletion waits for its running work (${work})`)
+  return openDeletionJob(deps, actor, tenantId, 'window_elapsed', null)
 }
 
 const conflict = () => new ApiError('TENANT_DELETION_JOB_CONFLICT', 'A deletion job of this tenant is already queued or running')

@@ -23,6 +23,7 @@ export const TABLE_STEPS = [
   'storage_usage',
   'storage_buckets',
   'audit_exports',
+  'tenant_offboarding_requests',
   'tenant_invitations',
   'tenant_domains',
   'sso_connections',

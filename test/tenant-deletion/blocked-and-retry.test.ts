@@ -6,7 +6,7 @@ import { signIn } from '../accounts/helpers'
 import { useApiAndWorker } from '../support/api-and-worker'
 import { PASSWORD, tenantOwner } from '../support/fixtures'
 import { eventually } from '../support/temporal'
-import { jobEnds, jobRow, leftovers } from './helpers'
+import { jobEnds, jobRow, leftovers, offboarded } from './helpers'
 
 const env = useApiAndWorker('delblock', () => ({ TENANT_DELETION_BATCH_ROWS: '10', TENANT_DELETION_CALL_MS: '300' }))
 
@@ -15,7 +15,7 @@ async function offboardingTenantWithRows(rows: number) {
   await env.api.sql`
     insert into events (tenant_id, type, data, dispatched_at)
     select ${owner.tenantId}, 'training_job.failed', '{}'::jsonb, now() from generate_series(1, ${rows})`
-  await env.api.sql`update tenants set lifecycle = 'offboarding' where id = ${owner.tenantId}`
+  await offboarded(env.api.sql, owner.tenantId)
   return owner
 }
 

@@ -13,7 +13,7 @@ import { sealAudit } from '../support/audit'
 import { eventually } from '../support/temporal'
 import { localS3 } from '../storage/helpers'
 import { Receiver, useDeliveryEnv, webhookTenant } from '../webhooks/delivery-helpers'
-import { filledStorage, jobEnds, leftovers, someRows } from './helpers'
+import { filledStorage, jobEnds, leftovers, someRows, offboarded } from './helpers'
 
 const env = useDeliveryEnv({ TENANT_DELETION_BATCH_ROWS: '7', TENANT_DELETION_BATCH_OBJECTS: '4' })
 const s3 = localS3()
@@ -35,7 +35,7 @@ describe('a tenant deletion job', () => {
     const presigned = await s3.presignedGetObject(storage.general, 'obj/1', 3600)
     expect((await fetch(presigned)).status).toBe(200)
     const otherBefore = await leftovers(env.api.sql, other.tenantId)
-    await env.api.sql`update tenants set lifecycle = 'offboarding' where id = ${owner.tenantId}`
+    await offboarded(env.api.sql, owner.tenantId)
 
     // Provisioning's workflow may still show as running in Temporal's visibility for a moment.
     const started = await eventually('the job to start', async () => {

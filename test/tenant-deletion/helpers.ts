@@ -67,3 +67,12 @@ export async function leftovers(sql: Db, tenantId: string): Promise<Record<strin
   }
   return out
 }
+
+/** The tenant as its offboarding leaves it: `offboarding`, with a request whose window has ended (`elapsed`) or ends
+ *  in a day. (The offboarding itself is test/tenancy/offboarding.test.ts's; its window is at least a day.) */
+export async function offboarded(sql: Db, tenantId: string, elapsed = true) {
+  await sql`update tenants set lifecycle = 'offboarding' where id = ${tenantId}`
+  await sql`
+    insert into tenant_offboarding_requests (tenant_id, state, retention_days, window_ends_at, workflow_id)
+    values (${tenantId}, ${elapsed ? 'window_elapsed' : 'open'}, 1, ${new Date(Date.now() + (elapsed ? -60_000 : 86_400_000))}, ${`tenant-offboarding/${tenantId}/test`})`
+}

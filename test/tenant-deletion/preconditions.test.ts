@@ -7,10 +7,12 @@ import { memberOf } from '../accounts/helpers'
 import { useApi } from '../support/api'
 import { tenantOwner } from '../support/fixtures'
 import { connectTemporal, eventually } from '../support/temporal'
-import { jobEnds } from './helpers'
+import { activityContext } from '../../api/identity/context'
+import { startDeletionAfterWindow } from '../../api/tenant-deletion/service'
+import { jobEnds, offboarded } from './helpers'
 
 const api = useApi()
-const offboarding = (tenantId: string) => api.sql`update tenants set lifecycle = 'offboarding' where id = ${tenantId}`
+const offboarding = (tenantId: string) => offboarded(api.sql, tenantId)
 const start = (client: { post: (p: string, b: unknown) => Promise<{ status: number; json: { code?: string; data?: { id: string } } }> }) =>
   client.post('/tenants/current/deletion-jobs', {})
 
@@ -29,6 +31,26 @@ describe('who may delete a tenant, and when', () => {
     const res = await start(owner.client)
     expect([res.status, res.json.code]).toEqual([400, 'TENANT_NOT_OFFBOARDING'])
   })
+
+  test('an offboarding tenant whose retention window has not ended: 400 RETENTION_WINDOW_NOT_ELAPSED', async () => {
+    const owner = await tenantOwner(api.url)
+    await offboarded(api.sql, owner.tenantId, false)
+    const res = await start(owner.client)
+    expect([res.status, res.json.code]).toEqual([400, 'RETENTION_WINDOW_NOT_ELAPSED'])
+    expect(await api.sql`select 1 from tenant_deletion_jobs where tenant_id = ${owner.tenantId}`).toHaveLength(0)
+  })
+
+  test("the window's end starts the job by itself (as the offboarding workflow's last activity calls it), once", async () => {
+    const owner = await tenantOwner(api.url)
+    await offboarded(api.sql, owner.tenantId)
+    const actor = activityContext(`tenant-offboarding/${owner.tenantId}/test`)
+    const job = await startDeletionAfterWindow(api.deps, actor, owner.tenantId)
+    expect(job).toMatchObject({ trigger: 'window_elapsed', requested_by: null })
+    expect(await startDeletionAfterWindow(api.deps, actor, owner.tenantId)).toBeNull()
+    expect((await jobEnds(api.sql, job!.id)).status).toBe('succeeded')
+    expect(await api.sql`select 1 from tenants where id = ${owner.tenantId}`).toHaveLength(0)
+    expect(await startDeletionAfterWindow(api.deps, actor, owner.tenantId)).toBeNull()
+  }, 120_000)
 
   test('under an active legal hold: 409 OFFBOARDING_BLOCKED_BY_LEGAL_HOLD; once released, the job starts', async () => {
     const owner = await tenantOwner(api.url)

@@ -11,7 +11,7 @@ import { tenantOwner } from '../support/fixtures'
 import { eventually } from '../support/temporal'
 import { killableWorkers } from '../support/worker-process'
 import { localS3, upload, useApiAndTemporal } from '../storage/helpers'
-import { filledStorage, jobEnds, jobRow, leftovers } from './helpers'
+import { filledStorage, jobEnds, jobRow, leftovers, offboarded } from './helpers'
 
 const prefix = `rcp-delkill-${crypto.randomUUID().slice(0, 8)}`
 const s3 = localS3()
@@ -39,6 +39,7 @@ describe('a worker killed mid-deletion', () => {
     await env.api.sql`
       insert into events (tenant_id, type, data, dispatched_at)
       select ${owner.tenantId}, 'training_job.failed', '{}'::jsonb, now() from generate_series(1, ${EVENTS})`
+    await offboarded(env.api.sql, owner.tenantId)
     const before: Record<string, number> = {}
     for (const t of TABLE_STEPS) {
       const [r] = await env.api.sql.unsafe<{ n: number }[]>(`select count(*)::int as n from "${t}" where tenant_id = $1`, [owner.tenantId])
@@ -46,7 +47,6 @@ describe('a worker killed mid-deletion', () => {
     }
     expect(before.events).toBeGreaterThanOrEqual(EVENTS)
 
-    await env.api.sql`update tenants set lifecycle = 'offboarding' where id = ${owner.tenantId}`
     const [job] = await env.api.sql<{ id: string }[]>`
       insert into tenant_deletion_jobs (tenant_id, trigger) values (${owner.tenantId}, 'request') returning id`
     const workflowId = tenantDeletionWorkflowId(owner.tenantId)
