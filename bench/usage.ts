@@ -81,7 +81,7 @@ await benchmark('usage', { events: { type: 'string' }, tenants: { type: 'string'
     async setup() {
       const t0 = performance.now()
       const ids = await sql<{ id: string }[]>`
-        insert into tenants (name, slug) select 'usage ' || i, 'usage-' || i || '-' || substr(md5(random()::text), 1, 6) from generate_series(1, ${tenants}) i returning id`
+        insert into tenants (name, slug) select 'usage ' || i, 'usage-' || i || '-' || substr(md5(random()::text), 1, 6) from generate_series(1, ${tenants}::int) i returning id`
       subject = ids[Math.floor(ids.length / 2)]!.id
       const meters = ['edge_package.builds', 'edge_package.bytes', 'webhook.deliveries', 'api_requests.session', 'storage.byte_hours']
       const chunk = 1_000_000
@@ -92,7 +92,7 @@ await benchmark('usage', { events: { type: 'string' }, tenants: { type: 'string'
           select (${ids.map((r) => r.id)}::uuid[])[1 + (i % ${tenants})], (${meters}::text[])[1 + (i / ${tenants}) % ${meters.length}],
                  1 + (i % 1000), timestamptz '2026-01-01' + ((i * 7919) % (${MONTHS} * 30 * 86400)) * interval '1 second',
                  'seed-' || i, ${Buffer.alloc(32)}
-            from generate_series(${done + 1}, ${done + size}) i`
+            from generate_series(${done + 1}::bigint, ${done + size}::bigint) i`
         say(`seeded ${(done + size).toLocaleString('en')} of ${events.toLocaleString('en')} events`)
       }
       await sql`vacuum analyze usage_events`
