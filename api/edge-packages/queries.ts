@@ -148,10 +148,3 @@ export const listRuns = (db: Db, tenantId: string, packageId: string, after: Cre
      where tenant_id = ${tenantId} and package_id = ${packageId} ${newestFirstAfter(db, after)}
      order by created_at desc, id desc
      limit ${limit}`
-
-/** Builds requested in [from, to): billing's measure of builds until usage events are metered. */
-export async function countPackagesRequested(db: Db, tenantId: string, from: Date, to: Date): Promise<bigint> {
-  const [row] = await db<{ n: string }[]>`
-    select count(*)::text as n from edge_packages where tenant_id = ${tenantId} and created_at >= ${from} and created_at < ${to}`
-  return BigInt(row!.n)
-}
