@@ -57,7 +57,8 @@ export const InvoiceLineDto = z
     quantity: integer,
     included: integer,
     billable: integer,
-    unitPrice: z.string().describe('Minor units per unit, a decimal with up to 6 fraction digits'),
+    unitPrice: z.string().describe('Minor units per `per` units, a decimal with up to 6 fraction digits'),
+    per: integer.describe('How many units the unit price is for (1, or 1000 for a price per thousand requests)'),
     amount: integer.describe('Minor units'),
   })
   .meta({ id: 'InvoiceLineDto' })

@@ -23,8 +23,12 @@ export function parseUnitPrice(text: string): bigint {
   return BigInt(m[1]!) * MICROS + BigInt((m[2] ?? '').padEnd(6, '0'))
 }
 
-/** quantity × unit price, rounded half up to a whole minor unit, per line (the way the invoice shows it). */
-export const lineAmount = (quantity: bigint, unitPriceMicros: bigint): bigint => (quantity * unitPriceMicros + MICROS / 2n) / MICROS
+/** quantity × unit price ÷ per (a price per 1,000 requests, per 10^12 byte-hours), rounded half up to a whole minor
+ *  unit, per line (the way the invoice shows it). */
+export const lineAmount = (quantity: bigint, unitPriceMicros: bigint, per = 1n): bigint => {
+  const divisor = MICROS * per
+  return (quantity * unitPriceMicros + divisor / 2n) / divisor
+}
 
 /** 123456n EUR → "1234.56"; 5n JPY → "5". String work on the integer, so no rounding can creep in. */
 export function formatMinor(amount: bigint, currency: string): string {

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs'
 import { z } from 'zod'
 import type { Config } from '../platform/config'
+import { isMeter } from '../usage/meters'
 import { CurrencyCode, parseUnitPrice } from './money'
 
 const minorUnits = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER)
@@ -20,7 +21,11 @@ const unitPrice = z.string().refine((s) => {
 const PlanSchema = z.strictObject({
   name: z.string().min(1).max(100),
   monthlyFee: minorUnits.describe('minor units of the currency, charged whole for every period closed on the plan'),
-  meters: z.record(z.string().regex(/^[a-z_]+\.[a-z_]+$/), z.strictObject({ included: minorUnits, unitPrice })),
+  // Keys are meters of api/usage/meters.ts. `per`: the unit price is for this many units (default 1).
+  meters: z.record(
+    z.string().refine((name): boolean => isMeter(name), 'not a meter of api/usage/meters.ts'),
+    z.strictObject({ included: minorUnits, unitPrice, per: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).default(1) }),
+  ),
 })
 
 export const PriceBookSchema = z

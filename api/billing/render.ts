@@ -24,7 +24,7 @@ export function renderInvoiceHtml(inv: InvoiceRow, tenantName: string): string {
     .map(
       (l) =>
         `<tr><td>${escapeHtml(l.description)}</td><td class="n">${escapeHtml(l.quantity)}</td><td class="n">${escapeHtml(l.included)}</td>` +
-        `<td class="n">${escapeHtml(l.billable)}</td><td class="n">${escapeHtml(l.unitPrice)}</td><td class="n">${escapeHtml(major(l.amount, c))}</td></tr>`,
+        `<td class="n">${escapeHtml(l.billable)}</td><td class="n">${escapeHtml(l.unitPrice)}${l.per === '1' ? '' : ` / ${escapeHtml(l.per)}`}</td><td class="n">${escapeHtml(major(l.amount, c))}</td></tr>`,
     )
     .join('\n')
   return `<!doctype html>

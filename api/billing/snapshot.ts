@@ -12,8 +12,9 @@ export interface InvoiceLine {
   quantity: string
   included: string
   billable: string
-  /** Minor units of the currency per unit, a decimal with up to 6 fraction digits. */
+  /** Minor units of the currency per `per` units, a decimal with up to 6 fraction digits. */
   unitPrice: string
+  per: string
   amount: string
 }
 
@@ -58,6 +59,7 @@ export function invoiceLines(plan: Plan, usage: PeriodUsage, o: { planName: stri
       included: '0',
       billable: '1',
       unitPrice: fee.toString(),
+      per: '1',
       amount: fee.toString(),
     },
   ]
@@ -66,6 +68,7 @@ export function invoiceLines(plan: Plan, usage: PeriodUsage, o: { planName: stri
     const quantity = usage.inPeriod.get(meter) ?? 0n
     const included = BigInt(price.included)
     const billable = quantity > included ? quantity - included : 0n
+    const per = BigInt(price.per)
     lines.push({
       kind: 'usage',
       meter,
@@ -74,13 +77,15 @@ export function invoiceLines(plan: Plan, usage: PeriodUsage, o: { planName: stri
       included: included.toString(),
       billable: billable.toString(),
       unitPrice: microsText(unit),
-      amount: lineAmount(billable, unit).toString(),
+      per: per.toString(),
+      amount: lineAmount(billable, unit, per).toString(),
     })
   }
   for (const [meter, quantity] of [...usage.late.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (quantity === 0n) continue
     const price = plan.meters[meter]
     const unit = price ? parseUnitPrice(price.unitPrice) : 0n
+    const per = BigInt(price?.per ?? 1)
     lines.push({
       kind: 'adjustment',
       meter,
@@ -89,7 +94,8 @@ export function invoiceLines(plan: Plan, usage: PeriodUsage, o: { planName: stri
       included: '0',
       billable: quantity.toString(),
       unitPrice: microsText(unit),
-      amount: lineAmount(quantity, unit).toString(),
+      per: per.toString(),
+      amount: lineAmount(quantity, unit, per).toString(),
     })
   }
   return lines

@@ -1,8 +1,8 @@
-// Where an invoice's quantities come from: the one narrow function the period close calls, so the source can change
-// without the close changing. It counts what occurred in the period and was recorded before the cut-off, and what
-// was recorded since the previous invoice's cut-off for earlier periods (late arrivals, billed as adjustments).
-import { countPackagesRequested } from '../edge-packages/queries'
+// Where an invoice's quantities come from: the one narrow function the period close calls. It reads the usage meters
+// (api/usage) by occurrence and by when each event was recorded, so an invoice never counts what arrived after its cut.
 import type { Db } from '../platform/db'
+import { METERS, isMeter } from '../usage/meters'
+import { groupRecordedUsage } from '../usage/queries'
 import type { PeriodUsage } from './snapshot'
 
 export interface UsageWindow {
@@ -15,10 +15,35 @@ export interface UsageWindow {
   previousCutoff: Date | null
 }
 
-/** Edge package builds, counted from the builds table itself: a build's row is written when it is requested, so
- *  nothing can arrive late and `late` stays empty. */
+const EPOCH = new Date(0)
+
+/** In the period: occurred in [periodStart, periodEnd) and recorded before the cut-off, by each meter's aggregation.
+ *  Late: occurred before the period, recorded between the previous invoice's cut-off and this one's; only additive
+ *  meters (count, sum) have late usage to bill, since a max or a distinct count belongs to the period it was seen in. */
 export async function periodUsage(db: Db, w: UsageWindow): Promise<PeriodUsage> {
-  const end = new Date(Math.min(w.periodEnd.getTime(), w.cutoff.getTime()))
-  const builds = await countPackagesRequested(db, w.tenantId, w.periodStart, end)
-  return { inPeriod: new Map([['edge_package.builds', builds]]), late: new Map() }
+  const inPeriod = new Map<string, bigint>()
+  for (const r of await groupRecordedUsage(db, {
+    tenantId: w.tenantId,
+    occurredFrom: w.periodStart,
+    occurredTo: w.periodEnd,
+    recordedFrom: EPOCH,
+    recordedBefore: w.cutoff,
+  })) {
+    const aggregation = isMeter(r.meter) ? METERS[r.meter].aggregation : 'sum'
+    inPeriod.set(r.meter, BigInt(aggregation === 'max' ? r.peak : aggregation === 'unique_count' ? r.distinct_subjects : r.total))
+  }
+  const late = new Map<string, bigint>()
+  if (w.previousCutoff) {
+    for (const r of await groupRecordedUsage(db, {
+      tenantId: w.tenantId,
+      occurredFrom: EPOCH,
+      occurredTo: w.periodStart,
+      recordedFrom: w.previousCutoff,
+      recordedBefore: w.cutoff,
+    })) {
+      const aggregation = isMeter(r.meter) ? METERS[r.meter].aggregation : 'sum'
+      if (aggregation === 'count' || aggregation === 'sum') late.set(r.meter, BigInt(r.total))
+    }
+  }
+  return { inPeriod, late }
 }

@@ -149,13 +149,6 @@ export const listRuns = (db: Db, tenantId: string, packageId: string, after: Cre
      order by created_at desc, id desc
      limit ${limit}`
 
-/** Builds requested in [from, to): billing's measure of builds until usage events are metered. */
-export async function countPackagesRequested(db: Db, tenantId: string, from: Date, to: Date): Promise<bigint> {
-  const [row] = await db<{ n: string }[]>`
-    select count(*)::text as n from edge_packages where tenant_id = ${tenantId} and created_at >= ${from} and created_at < ${to}`
-  return BigInt(row!.n)
-}
-
 /** The tenant's model versions whose packages a robot reported a run of within the last `days` days, most recent
  *  first (offboarding's lineage rule, api/offboarding/service.ts). */
 export async function modelVersionsRunWithin(db: Db, tenantId: string, days: number): Promise<{ model_version_id: string; last_run_at: Date }[]> {

@@ -74,3 +74,16 @@ export function groupUsage(db: Db, f: UsageFilter, by: { project: boolean; day: 
      group by 1, 2, 3
      order by 1, 3 nulls first, 2 nulls first`
 }
+
+/** Billing's read (api/billing/usage-source.ts): per meter, the events that occurred in [occurredFrom, occurredTo) and
+ *  were recorded in [recordedFrom, recordedBefore), so an invoice counts only what had arrived by its cut-off and the
+ *  next one picks up what arrived later. */
+export function groupRecordedUsage(db: Db, f: { tenantId: string; occurredFrom: Date; occurredTo: Date; recordedFrom: Date; recordedBefore: Date }) {
+  return db<{ meter: string; total: string; peak: string; distinct_subjects: string }[]>`
+    select meter, coalesce(sum(quantity), 0)::text as total, coalesce(max(quantity), 0)::text as peak, count(distinct subject)::text as distinct_subjects
+      from usage_events
+     where tenant_id = ${f.tenantId} and occurred_at >= ${f.occurredFrom} and occurred_at < ${f.occurredTo}
+       and recorded_at >= ${f.recordedFrom} and recorded_at < ${f.recordedBefore}
+     group by meter
+     order by meter`
+}

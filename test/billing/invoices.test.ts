@@ -80,12 +80,16 @@ describe('the period close', () => {
       included: '0',
       billable: '1',
       unitPrice: '49000',
+      per: '1',
       amount: '49000',
     })
     expect(inv.lines.filter((l: { kind: string }) => l.kind === 'usage').map((l: { meter: string }) => l.meter)).toEqual([
-      'api.requests',
+      'api_requests.personal_access_token',
+      'api_requests.session',
       'edge_package.builds',
-      'model_validation.cpu_seconds',
+      'edge_package.bytes',
+      'model_validation.cpu',
+      'storage.byte_hours',
       'webhook.deliveries',
     ])
     const row = {
@@ -119,6 +123,37 @@ describe('the period close', () => {
     const [audit] = await api.sql`select actor_id, details from audit_log where chain = ${owner.tenantId} and action = 'invoice.finalized'`
     expect(audit!.details).toEqual({ period: '2026-10', total: '49000', currency: 'EUR', hash: inv.hash })
     expect(audit!.actor_id).toBe(billing.userId)
+  })
+
+  test("usage is billed over the allowance; usage recorded after a period's cut-off goes to the next invoice as an adjustment", async () => {
+    const { owner, billing } = await endedPeriod()
+    await api.sql`
+      update subscriptions set current_period_start = '2026-08-01T00:00:00Z', current_period_end = '2026-09-01T00:00:00Z'
+       where tenant_id = ${owner.tenantId}`
+    const usage = (meter: string, quantity: number, occurredAt: string) => api.sql`
+      insert into usage_events (tenant_id, meter, quantity, occurred_at, idempotency_key, payload_hash)
+      values (${owner.tenantId}, ${meter}, ${quantity}, ${occurredAt}, ${crypto.randomUUID()}, sha256(gen_random_uuid()::text::bytea))`
+    await usage('edge_package.builds', 100, '2026-08-10T00:00:00Z')
+    await usage('edge_package.builds', 3, '2026-08-31T23:59:59Z')
+    await usage('api_requests.session', 1_006_499, '2026-08-15T00:00:00Z')
+    await usage('edge_package.builds', 7, '2026-09-01T00:00:00Z') // the next period's
+    const august = (await billing.client.post('/tenants/current/invoices', { period: '2026-08' })).json.data
+    const line = (inv: { lines: { kind: string; meter: string | null }[] }, kind: string, meter: string) =>
+      inv.lines.find((l) => l.kind === kind && l.meter === meter)
+    expect(line(august, 'usage', 'edge_package.builds')).toMatchObject({ quantity: '103', included: '100', billable: '3', unitPrice: '150', amount: '450' })
+    // 6499 requests over the allowance at 0.1 cent per 1000: 0.6499 cent, half up to 1.
+    expect(line(august, 'usage', 'api_requests.session')).toMatchObject({ billable: '6499', per: '1000', amount: '1' })
+    expect(august.total).toBe(String(49_000 + 450 + 1))
+    expect(august.lines.some((l: { kind: string }) => l.kind === 'adjustment')).toBe(false)
+
+    // Two builds of August reported after August's invoice was cut: never in that snapshot, billed in September's.
+    await usage('edge_package.builds', 2, '2026-08-20T00:00:00Z')
+    const again = (await billing.client.get(`/tenants/current/invoices/${august.id}`)).json.data
+    expect(again).toEqual(august)
+    const september = (await billing.client.post('/tenants/current/invoices', { period: '2026-09' })).json.data
+    expect(line(september, 'usage', 'edge_package.builds')).toMatchObject({ quantity: '7', billable: '0', amount: '0' })
+    expect(line(september, 'adjustment', 'edge_package.builds')).toMatchObject({ quantity: '2', included: '0', billable: '2', amount: '300' })
+    expect(september.total).toBe(String(49_000 + 300))
   })
 
   test('a period that has not ended, or is not the current one, is 400; an unknown period label is 400', async () => {

@@ -7,7 +7,11 @@ import { PriceBookSchema } from '../../api/billing/price-book'
 import { canonicalJson, invoiceLines, snapshotHash, sumAmounts, type InvoiceSnapshot } from '../../api/billing/snapshot'
 import { nextStatus, SUBSCRIPTION_MOVES, SUBSCRIPTION_STATUSES, TRANSITIONS } from '../../api/billing/states'
 
-const plan = (meters: Record<string, { included: number; unitPrice: string }>, monthlyFee = 0) => ({ name: 'P', monthlyFee, meters })
+const plan = (meters: Record<string, { included: number; unitPrice: string; per?: number }>, monthlyFee = 0) => ({
+  name: 'P',
+  monthlyFee,
+  meters: Object.fromEntries(Object.entries(meters).map(([k, v]) => [k, { per: 1, ...v }])),
+})
 const usage = (inPeriod: Record<string, bigint>, late: Record<string, bigint> = {}) => ({
   inPeriod: new Map(Object.entries(inPeriod)),
   late: new Map(Object.entries(late)),
@@ -33,8 +37,9 @@ describe('money', () => {
     // 0.07 * 100 is 7.000000000000001 in floating point.
     expect(0.07 * 100).not.toBe(7)
     expect(lineAmount(100n, parseUnitPrice('0.07'))).toBe(7n)
-    // Byte counts past 2^53 stay exact.
+    // Byte counts past 2^53 stay exact; a price per 10^9 bytes divides in the same integer step.
     expect(lineAmount(9_007_199_254_740_993n, parseUnitPrice('0.000001'))).toBe(9_007_199_255n)
+    expect(lineAmount(9_007_199_254_740_993n, parseUnitPrice('2'), 1_000_000_000n)).toBe(18_014_399n)
   })
 
   test('unit prices take at most 6 fraction digits; anything else is refused, never rounded', () => {
@@ -53,16 +58,37 @@ describe('money', () => {
 })
 
 describe('invoice lines and the snapshot hash', () => {
-  const p = plan({ 'api.requests': { included: 1000, unitPrice: '0.001' }, 'edge_package.builds': { included: 2, unitPrice: '150' } }, 49_000)
+  const p = plan({ 'api_requests.session': { included: 1000, unitPrice: '0.1', per: 1000 }, 'edge_package.builds': { included: 2, unitPrice: '150' } }, 49_000)
 
   test('the allowance is subtracted per meter, the fee is whole, late usage is an adjustment without allowance', () => {
-    const lines = invoiceLines(p, usage({ 'edge_package.builds': 5n, 'api.requests': 999n }, { 'edge_package.builds': 1n }), {
+    const lines = invoiceLines(p, usage({ 'edge_package.builds': 5n, 'api_requests.session': 7499n }, { 'edge_package.builds': 1n }), {
       planName: 'Standard',
       chargeFee: true,
     })
     expect(lines).toEqual([
-      { kind: 'fee', meter: null, description: 'Standard plan, monthly fee', quantity: '1', included: '0', billable: '1', unitPrice: '49000', amount: '49000' },
-      { kind: 'usage', meter: 'api.requests', description: 'api.requests', quantity: '999', included: '1000', billable: '0', unitPrice: '0.001', amount: '0' },
+      {
+        kind: 'fee',
+        meter: null,
+        description: 'Standard plan, monthly fee',
+        quantity: '1',
+        included: '0',
+        billable: '1',
+        unitPrice: '49000',
+        per: '1',
+        amount: '49000',
+      },
+      // 6499 requests over the allowance at 0.1 minor units per 1000: 0.6499, rounded half up per line to 1.
+      {
+        kind: 'usage',
+        meter: 'api_requests.session',
+        description: 'api_requests.session',
+        quantity: '7499',
+        included: '1000',
+        billable: '6499',
+        unitPrice: '0.1',
+        per: '1000',
+        amount: '1',
+      },
       {
         kind: 'usage',
         meter: 'edge_package.builds',
@@ -71,6 +97,7 @@ describe('invoice lines and the snapshot hash', () => {
         included: '2',
         billable: '3',
         unitPrice: '150',
+        per: '1',
         amount: '450',
       },
       {
@@ -81,10 +108,11 @@ describe('invoice lines and the snapshot hash', () => {
         included: '0',
         billable: '1',
         unitPrice: '150',
+        per: '1',
         amount: '150',
       },
     ])
-    expect(sumAmounts(lines)).toBe(49_600n)
+    expect(sumAmounts(lines)).toBe(49_601n)
   })
 
   test('a paused period charges no fee', () => {
@@ -115,7 +143,11 @@ describe('invoice lines and the snapshot hash', () => {
 })
 
 describe('the price book', () => {
-  const book = { currency: 'EUR', defaultPlan: 'a', plans: { a: { name: 'A', monthlyFee: 100, meters: { 'x.y': { included: 1, unitPrice: '0.5' } } } } }
+  const book = {
+    currency: 'EUR',
+    defaultPlan: 'a',
+    plans: { a: { name: 'A', monthlyFee: 100, meters: { 'edge_package.builds': { included: 1, unitPrice: '0.5' } } } },
+  }
   test('a valid book parses; the shipped one does too', async () => {
     expect(PriceBookSchema.safeParse(book).success).toBe(true)
     expect(PriceBookSchema.safeParse(await Bun.file(new URL('../../api/billing/price-book.json', import.meta.url)).json()).success).toBe(true)
@@ -125,9 +157,12 @@ describe('the price book', () => {
       { ...book, currency: 'XXY' },
       { ...book, defaultPlan: 'missing' },
       { ...book, plans: { a: { ...book.plans.a, monthlyFee: 1.5 } } },
-      { ...book, plans: { a: { ...book.plans.a, meters: { 'x.y': { included: 1, unitPrice: 0.5 } } } } },
-      { ...book, plans: { a: { ...book.plans.a, meters: { 'x.y': { included: 1, unitPrice: '0.0000001' } } } } },
+      { ...book, plans: { a: { ...book.plans.a, meters: { 'edge_package.builds': { included: 1, unitPrice: 0.5 } } } } },
+      { ...book, plans: { a: { ...book.plans.a, meters: { 'edge_package.builds': { included: 1, unitPrice: '0.0000001' } } } } },
       { ...book, extra: true },
+      // A meter the platform does not measure, and a price per zero units.
+      { ...book, plans: { a: { ...book.plans.a, meters: { 'x.y': { included: 1, unitPrice: '1' } } } } },
+      { ...book, plans: { a: { ...book.plans.a, meters: { 'edge_package.builds': { included: 1, unitPrice: '1', per: 0 } } } } },
     ]
     for (const b of bad) expect(PriceBookSchema.safeParse(b).success).toBe(false)
     expect(PriceBookSchema.parse({ ...book, defaultPlan: undefined }).defaultPlan).toBeNull()
