@@ -145,6 +145,8 @@ describe('the listing filters', () => {
       ['api_key.created', 'api_key', viaToken.id],
       ['api_key.created', 'user', pat.id],
       ['api_key.created', 'user', ownerKey.id],
+      // Making the tenant records it and the subscription it starts on (api/billing), both by its creator.
+      ['subscription.created', 'user', expect.any(String)],
       ['tenant.created', 'user', owner.tenantId],
     ])
     expect(byAdmin.length + byOwner.length).toBe(all.length)
@@ -163,7 +165,7 @@ describe('the listing filters', () => {
     expect((await owner.client.delete(`/api-keys/${first.id}`)).status).toBe(200)
 
     const all = await trail(owner.client)
-    expect(new Set(all.map((e) => e.target?.type))).toEqual(new Set(['tenant', 'api_key', 'membership']))
+    expect(new Set(all.map((e) => e.target?.type))).toEqual(new Set(['tenant', 'subscription', 'api_key', 'membership']))
 
     const keys = await trail(owner.client, { targetType: 'api_key' })
     expect(keys.map((e) => [e.action, e.target?.id])).toEqual([
@@ -220,6 +222,6 @@ describe('who acted: a token or a session', () => {
       from: hourAgo(),
       to: inAnHour(),
     })
-    expect(check.json.data).toMatchObject({ intact: true, verified: 4 })
+    expect(check.json.data).toMatchObject({ intact: true, verified: 5 }) // with the tenant's subscription.created
   })
 })

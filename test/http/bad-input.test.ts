@@ -77,7 +77,7 @@ describe('methods', () => {
     const res = await owner.client.call('PUT', '/users/me', { body: {} })
     expect(res.status).toBe(405)
     expect(res.headers.get('content-type')).toBe('application/problem+json')
-    expect(res.headers.get('allow')).toBe('GET, HEAD, PATCH')
+    expect(res.headers.get('allow')).toBe('DELETE, GET, HEAD, PATCH') // DELETE is the account's erasure
     expect(res.json.code).toBe('METHOD_NOT_ALLOWED')
     const param = await fetch(`${api.url}/v1/tenants/current/memberships/${crypto.randomUUID()}`, { method: 'POST' })
     expect(param.status).toBe(405)

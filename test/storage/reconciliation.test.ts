@@ -3,6 +3,7 @@ import { storageWorkflowIds } from '../../workflows/contract-storage'
 import { taskQueues, TENANT_ID } from '../../workflows/contract'
 import { patFor, tenantOwner } from '../support/fixtures'
 import { jobDone, jobWithTerminatedWorkflow, localS3, provisionedTenant, upload, useApiAndTemporal } from './helpers'
+import { NEW_WORK_GATE_SETS } from '../../api/identity/standing'
 
 const env = useApiAndTemporal()
 const s3 = localS3()
@@ -188,7 +189,8 @@ describe('storage reconciliation jobs', () => {
       const op = doc.paths[path]?.[method]
       expect({ path, method, found: Boolean(op) }).toEqual({ path, method, found: true })
       expect(op['x-permissions']).toEqual([permission])
-      expect(op['x-error-sets']).toEqual(sets)
+      // An operation that starts new work also answers the new-work gate's sets (api/http/new-work.ts).
+      expect(op['x-error-sets']).toEqual(op['x-new-work'] ? [...sets, ...NEW_WORK_GATE_SETS] : sets)
     }
     const create = doc.paths['/v1/tenants/current/storage-reconciliation-jobs'].post
     expect(create.parameters.some((p: any) => p.name === 'Idempotency-Key')).toBe(true)
