@@ -13,7 +13,15 @@ export const TABLE_STEPS = [
   'embodiment_profiles',
   // Only released holds are left by then (an active one blocks the job); they reference projects.
   'legal_holds',
+  // Usage events, project memberships and project tokens name projects.
+  'usage_events',
+  'project_members',
+  'api_keys',
   'projects',
+  'notification_watches',
+  'notifications',
+  'invoices',
+  'subscriptions',
   'webhook_messages',
   'webhook_endpoints',
   'events',
@@ -29,7 +37,6 @@ export const TABLE_STEPS = [
   'sso_connections',
   'tenant_auth_policies',
   'mail_outbox',
-  'api_keys',
   'memberships',
   'membership_counts',
 ] as const

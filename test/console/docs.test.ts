@@ -50,6 +50,8 @@ describe('/v1/docs', () => {
     try {
       await g.page.goto(`${api.url}/v1/docs`)
       await g.page.locator('.opblock').first().waitFor({ timeout: 30_000 })
+      // Swagger UI renders the operations over several frames: wait for as many entries as the document has.
+      await g.page.waitForFunction((n) => document.querySelectorAll('.opblock-summary').length >= n, expected.length, { timeout: 30_000 }).catch(() => {}) // the comparison below names what is missing
       const rendered = await g.page.$$eval('.opblock-summary', (els) =>
         els.map((el) => {
           const method = el.querySelector('.opblock-summary-method')?.textContent?.trim() ?? ''

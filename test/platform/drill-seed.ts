@@ -122,6 +122,29 @@ export async function seedBySql(databaseUrl: string, tenantId: string, userId: s
         insert into storage_expected_objects (tenant_id, bucket, key, kind)
         values (${tenantId}, ${bucket!.name}, 'drill/expected', 'artifact')
         on conflict do nothing`
+      // Lifecycle, projects, billing and notifications: what a released hold, a cancelled offboarding, a finished
+      // deletion of another tenant, an erased account, a project member, a voided invoice and a watcher leave.
+      const [project] = await tx<{ id: string }[]>`select id from projects where tenant_id = ${tenantId} limit 1`
+      const [membership] = await tx<{ id: string }[]>`select id from memberships where tenant_id = ${tenantId} and user_id = ${userId}`
+      await tx`
+        insert into legal_holds (tenant_id, matter, reason, scope_kind, created_by, released_at, released_by)
+        values (${tenantId}, 'drill matter', 'drill', 'tenant', ${userId}, now(), ${userId})`
+      await tx`
+        insert into tenant_offboarding_requests (tenant_id, state, requested_by, retention_days, window_ends_at, workflow_id, cancelled_by, cancelled_at)
+        values (${tenantId}, 'cancelled', ${userId}, 30, now() + interval '30 days', 'tenant-offboarding/drill', ${userId}, now())`
+      await tx`
+        insert into tenant_deletion_jobs (tenant_id, status, trigger, phase, finished_at)
+        values (gen_random_uuid(), 'succeeded', 'request', 'done', now())`
+      await tx`insert into erased_addresses (address_hash, reusable_at) values (${randomBytes(32)}, now() + interval '30 days')`
+      await tx`
+        insert into project_members (tenant_id, project_id, membership_id, user_id, role)
+        values (${tenantId}, ${project!.id}, ${membership!.id}, ${userId}, 'maintainer')`
+      await tx`
+        insert into invoices (tenant_id, subscription_id, period, period_start, period_end, usage_cutoff, plan_id, currency, lines, subtotal, total, hash, status)
+        select ${tenantId}, id, '2020-01', '2020-01-01', '2020-02-01', '2020-02-01', plan_id, 'EUR', '[]', 0, 0, ${'0'.repeat(64)}, 'void'
+          from subscriptions where tenant_id = ${tenantId}`
+      await tx`insert into notification_watches (subject, user_id, tenant_id) values ('drill:watch', ${userId}, ${tenantId})`
+      await tx`insert into notification_preferences (user_id, kind, mail) values (${userId}, 'audit_export.ready', true) on conflict do nothing`
     })
   } finally {
     await sql.end()
