@@ -32,26 +32,6 @@ import { invoiceLines, snapshotHash, sumAmounts, type InvoiceSnapshot } from './
 import { nextStatus } from './states'
 import { periodUsage } from './usage-source'
 
-export const toInvoice = (r: InvoiceRow) => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  subscriptionId: r.subscription_id,
-  period: r.period,
-  periodStart: r.period_start.toISOString(),
-  periodEnd: r.period_end.toISOString(),
-  usageCutoff: r.usage_cutoff.toISOString(),
-  planId: r.plan_id,
-  currency: r.currency,
-  lines: r.lines,
-  subtotal: r.subtotal,
-  total: r.total,
-  hash: r.hash,
-  status: r.status,
-  finalizedAt: r.created_at.toISOString(),
-  paidAt: r.paid_at?.toISOString() ?? null,
-  provider: { invoiceRef: r.provider_invoice_ref },
-})
-
 /** The snapshot the hash covers, rebuilt from a stored row (a test and a customer can recompute it). */
 export const snapshotOf = (r: InvoiceRow): InvoiceSnapshot => ({
   tenantId: r.tenant_id,
@@ -65,6 +45,16 @@ export const snapshotOf = (r: InvoiceRow): InvoiceSnapshot => ({
   lines: r.lines,
   subtotal: r.subtotal,
   total: r.total,
+})
+
+export const toInvoice = (r: InvoiceRow) => ({
+  id: r.id,
+  ...snapshotOf(r),
+  hash: r.hash,
+  status: r.status,
+  finalizedAt: r.created_at.toISOString(),
+  paidAt: r.paid_at?.toISOString() ?? null,
+  provider: { invoiceRef: r.provider_invoice_ref },
 })
 
 export type CloseOutcome =
