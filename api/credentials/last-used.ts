@@ -1,4 +1,5 @@
 import type { Db } from '../platform/db'
+import { IntervalFlush } from '../platform/interval-flush'
 import type { Logger } from '../platform/log'
 import { recordPatUses } from '../api-keys/queries'
 
@@ -6,17 +7,19 @@ import { recordPatUses } from '../api-keys/queries'
  *  `lastUsedAt` may therefore be stale by up to one interval, as the interface allows. */
 export class LastUsedRecorder {
   private pending = new Map<string, number>()
-  private timer: ReturnType<typeof setInterval> | undefined
 
   constructor(
     private db: Db,
     private log: Logger,
-    private intervalMs: number,
-  ) {}
+    intervalMs: number,
+  ) {
+    this.every = new IntervalFlush(() => this.flush(), intervalMs)
+  }
+
+  private readonly every: IntervalFlush
 
   start(): void {
-    this.timer ??= setInterval(() => void this.flush(), this.intervalMs)
-    this.timer.unref?.()
+    this.every.start()
   }
 
   /** `at`: epoch ms (a number, so the hot path allocates nothing). */
@@ -36,9 +39,7 @@ export class LastUsedRecorder {
     }
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = undefined
-    await this.flush()
+  stop(): Promise<void> {
+    return this.every.stop()
   }
 }

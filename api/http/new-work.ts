@@ -124,4 +124,4 @@ export const GATE_SETS = NEW_WORK_GATE_SETS
 
 /** The paragraph a listed operation's OpenAPI description gains. */
 export const gateDescription = (what: string): string =>
-  `Starts new work (${what}): refused with 409 TENANT_OFFBOARDING while the tenant is offboarding or being deleted.`
+  `Starts new work (${what}): refused with 409 TENANT_OFFBOARDING while the tenant is offboarding or being deleted, and with 400 BILLING_BLOCKED while it is billing-blocked.`

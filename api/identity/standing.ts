@@ -36,7 +36,7 @@ const REFUSALS: readonly Refusal[] = [
           `This tenant is billing-blocked (${s.billingBlock.join(', ')}): it starts no new work until the block is lifted; reads, exports and billing still work. ` +
             (s.billingBlock.includes('operator')
               ? 'The platform operator lifts an operator block.'
-              : 'A billing admin or owner lifts it: record the payment, or resume the subscription (GET /v1/tenants/current/subscription).'),
+              : 'A recorded payment lifts it, or a billing admin or owner resuming the subscription (GET /v1/tenants/current/subscription).'),
         ),
 ]
 

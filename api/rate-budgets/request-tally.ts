@@ -1,6 +1,7 @@
 // API requests by credential class, folded in memory as the request budgets admit them and written as one event per
 // tenant and class per flush, never a row per request.
 import type { Db } from '../platform/db'
+import { IntervalFlush } from '../platform/interval-flush'
 import type { Logger } from '../platform/log'
 import { apiRequestsMeter } from '../usage/meters'
 import { recordUsageBatch, type UsageEvent } from '../usage/record'
@@ -15,19 +16,21 @@ export class RequestTally {
   private unsent: UsageEvent[] | null = null
   private seq = 0
   private failures = 0
-  private timer: ReturnType<typeof setInterval> | undefined
   /** This process's name in the keys: two replicas' batches never share one. */
   private readonly replica = crypto.randomUUID()
 
   constructor(
     private db: Db,
     private log: Logger,
-    private intervalMs: number,
-  ) {}
+    intervalMs: number,
+  ) {
+    this.every = new IntervalFlush(() => this.flush(), intervalMs)
+  }
+
+  private readonly every: IntervalFlush
 
   start(): void {
-    this.timer ??= setInterval(() => void this.flush(), this.intervalMs)
-    this.timer.unref?.()
+    this.every.start()
   }
 
   /** One admitted request (the hot path: a map update). */
@@ -68,9 +71,7 @@ export class RequestTally {
     }
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = undefined
-    await this.flush()
+  stop(): Promise<void> {
+    return this.every.stop()
   }
 }
