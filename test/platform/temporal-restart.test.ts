@@ -88,7 +88,6 @@ describe('Temporal restarted during webhook deliveries and a package build', () 
     const manager = owner.client.withBearer((await patFor(owner.client, ['tenant:manage'])).token)
     const models = owner.client.withBearer((await patFor(owner.client, ['model:read', 'model:write'])).token)
     const receivers = await Promise.all([0, 1].map(() => new Receiver(certs).start()))
-    for (const r of receivers) r.delayMs = 30
     const endpoints = await Promise.all(
       receivers.map((r) => registerEndpoint(manager, { url: r.url(), events: ['training_job.completed', 'edge_package.ready'] })),
     )
@@ -98,9 +97,6 @@ describe('Temporal restarted during webhook deliveries and a package build', () 
 
     const profileId = await makeProfile(sql, owner.tenantId)
     const version = await makeVersion(sql, owner.tenantId, owner.buckets.bucket!.name, { 'checkpoint.bin': MODEL_BYTES, 'config.json': Buffer.from('{}') })
-    const build = await models.post(`/model-versions/${version.id}/edge-inference-package`, { embodimentProfileId: profileId, mode: 'local' })
-    expect(build.status).toBe(201)
-    const packageId: string = build.json.data.id
     const exportBucket = owner.buckets.exportBucket!.name
     const s3 = localS3()
     const incompleteUploads = async () => {
@@ -109,14 +105,17 @@ describe('Temporal restarted during webhook deliveries and a package build', () 
       return found
     }
 
+    // Both must be under way when the server goes: deliveries arriving and the archive's upload open. The receivers
+    // answer slowly until then, so the burst is still arriving whenever the build reaches its upload, however fast
+    // or slow the machine: started the other way round, a quick build finished before the first delivery and the
+    // two never held at once.
+    for (const r of receivers) r.delayMs = 2000
     const ids = await publish(api, owner.tenantId, 'training_job.completed', trainingDone, EVENTS)
-    // Both under way when the server goes: the archive upload started, deliveries arriving. The first delivery, not
-    // the tenth: on a busy machine the build's upload can end before ten deliveries arrive, and then never both hold.
-    await eventually(
-      'the burst and the build to be under way',
-      async () => (receivers[0]!.deliveries.length >= 1 && (await incompleteUploads()).length > 0 ? true : undefined),
-      240_000,
-    )
+    await eventually('the first delivery', async () => (receivers[0]!.deliveries.length >= 1 ? true : undefined), 240_000)
+    const build = await models.post(`/model-versions/${version.id}/edge-inference-package`, { embodimentProfileId: profileId, mode: 'local' })
+    expect(build.status).toBe(201)
+    const packageId: string = build.json.data.id
+    await eventually("the build's upload to be open", async () => ((await incompleteUploads()).length > 0 ? true : undefined), 240_000)
     const atStop = receivers.map((r) => r.deliveries.length)
     await temporal.stop()
     const downAt = performance.now()
@@ -124,6 +123,7 @@ describe('Temporal restarted during webhook deliveries and a package build', () 
     const duringOutage = receivers.map((r) => r.deliveries.length)
     temporal = await startOwnTemporal()
     const upAt = performance.now()
+    for (const r of receivers) r.delayMs = 30
 
     const pkg = await packageIn(models, packageId, ['ready', 'failed'], 300_000)
     const buildS = (performance.now() - upAt) / 1000
