@@ -7,14 +7,14 @@ const MICROS = 1_000_000n
 /** The currency's minor-unit digits as ISO 4217 gives them (2 for EUR, 0 for JPY). */
 export const minorDigits = (currency: string) => new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
 
-/** 123456n EUR → "€1,234.56" in the reader's locale. The integer becomes an exact decimal string first, which
+/** 123456n EUR → "€1,234.56" in the reader's locale (or `locale`). The integer becomes an exact decimal string first, which
  *  Intl.NumberFormat formats without passing through a float. */
-export function formatMoney(minor: bigint, currency: string, signed = false): string {
+export function formatMoney(minor: bigint, currency: string, signed = false, locale?: string): string {
   const digits = minorDigits(currency)
   const negative = minor < 0n
   const s = (negative ? -minor : minor).toString().padStart(digits + 1, '0')
   const decimal = `${negative ? '-' : ''}${digits === 0 ? s : `${s.slice(0, -digits)}.${s.slice(-digits)}`}` as `${number}`
-  return new Intl.NumberFormat(undefined, { style: 'currency', currency, signDisplay: signed ? 'exceptZero' : 'auto' }).format(decimal)
+  return new Intl.NumberFormat(locale, { style: 'currency', currency, signDisplay: signed ? 'exceptZero' : 'auto' }).format(decimal)
 }
 
 /** "0.1" (minor units) → 100000n millionths of a minor unit; the API's format, so anything else is a broken answer. */
