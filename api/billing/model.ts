@@ -89,5 +89,27 @@ export const CloseInvoiceBodyDto = z
   .strictObject({ period: z.string().regex(PERIOD_LABEL).describe('YYYY-MM (UTC): the subscription’s current period, once it has ended') })
   .meta({ id: 'CloseInvoiceBodyDto' })
 
+export const PriceBookDto = z
+  .object({
+    currency: z.string().describe('ISO 4217: every fee and price of the book is in it'),
+    defaultPlan: z.string().nullable().describe('The plan new tenants start on; null: this deployment bills no one'),
+    plans: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        monthlyFee: integer.describe('Minor units of currency, a decimal string'),
+        meters: z.array(
+          z.object({
+            meter: z.string(),
+            included: integer.describe('Quantity included in the fee each period'),
+            unitPrice: z.string().describe('Minor units per `per` units, a decimal with up to 6 fraction digits'),
+            per: integer,
+          }),
+        ),
+      }),
+    ),
+  })
+  .meta({ id: 'PriceBookDto' })
+
 export const InvoiceParams = z.object({ invoiceId: z.string() })
 export const ListInvoicesQuery = PageQuery

@@ -7,9 +7,18 @@ import { logIds } from '../identity/context'
 import { TENANT_ID, taskQueues } from '../../workflows/contract'
 import { BillingWorkflowType, billingWorkflowIds, type PaymentGraceInput } from '../../workflows/contract-billing'
 import { closePeriodNow, getInvoice, listTenantInvoices, renderInvoicePage } from './invoices'
-import { CloseInvoiceBodyDto, InvoiceDto, InvoiceParams, ListInvoicesQuery, PaymentEventBodyDto, SubscriptionDto, UpdateSubscriptionBodyDto } from './model'
+import {
+  CloseInvoiceBodyDto,
+  InvoiceDto,
+  InvoiceParams,
+  ListInvoicesQuery,
+  PaymentEventBodyDto,
+  PriceBookDto,
+  SubscriptionDto,
+  UpdateSubscriptionBodyDto,
+} from './model'
 import { INVOICE_PAGE_CSP } from './render'
-import { changeSubscription, getSubscription, recordPaymentEvent } from './service'
+import { changeSubscription, getSubscription, priceBookView, recordPaymentEvent } from './service'
 
 const HOUR = 3_600_000
 
@@ -67,6 +76,12 @@ export const billingRoutes = (deps: AppDeps, http: HttpConventions) => {
         },
       },
     )
+    .get('/price-book', ({ request }) => ok(request, priceBookView(deps.config)), {
+      auth: 'billing:read',
+      errors: ['T400'],
+      response: { 200: envelope(PriceBookDto) },
+      detail: { summary: "This deployment's price book: its currency and every plan's fee, included quantities and unit prices (what a plan change costs)" },
+    })
     .post(
       '/subscription/payment-events',
       async ({ request, ctx, body }) => {

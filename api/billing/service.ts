@@ -70,6 +70,22 @@ export async function getSubscription({ sql, config }: Pick<ServiceDeps, 'sql' |
   return { subscription: toSubscription(config, row), version: row.version }
 }
 
+/** The deployment's price book as a plan change is priced: what the console shows before a billing admin confirms.
+ *  The same for every tenant of the deployment; billing:read because only those who pay need it. */
+export function priceBookView(config: Pick<Config, 'BILLING_PRICE_BOOK_FILE'>) {
+  const book = priceBookOf(config)
+  return {
+    currency: book.currency,
+    defaultPlan: book.defaultPlan,
+    plans: Object.entries(book.plans).map(([id, plan]) => ({
+      id,
+      name: plan.name,
+      monthlyFee: String(plan.monthlyFee),
+      meters: Object.entries(plan.meters).map(([meter, m]) => ({ meter, included: String(m.included), unitPrice: m.unitPrice, per: String(m.per) })),
+    })),
+  }
+}
+
 const refused = (status: string, move: SubscriptionMove) =>
   new ApiError('BILLING_STATE_TRANSITION_INVALID', `A ${status} subscription cannot ${move.replaceAll('_', ' ')} (docs/api.md "Billing" has the table)`)
 

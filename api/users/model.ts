@@ -43,6 +43,12 @@ export const AuthMeResponseDto = z
     user: UserDto,
     currentMembership: MembershipSummaryDto.nullable(),
     memberships: z.array(MembershipSummaryDto),
+    billingBlock: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'GET /v1/users/me only: why the current tenant is billing-blocked (unpaid, canceled, paused, operator), read with the credential as the new-work gate reads it; empty when it is not, or without a current tenant',
+      ),
   })
   .meta({ id: 'AuthMeResponseDto' })
 

@@ -48,8 +48,12 @@ export async function describeMe({ sql }: Deps, userId: string, currentMembershi
   return { me: meOf(user, memberships, currentMembershipId), version: user.version }
 }
 
-/** GET /users/me: the caller, in the membership the credential sits in. */
-export const describeCurrentUser = (deps: Deps, ctx: RequestContext) => describeMe(deps, ctx.principal.userId, ctx.principal.membership?.id ?? null)
+/** GET /users/me: the caller, in the membership the credential sits in, and whether that tenant is billing-blocked
+ *  (the standing the gate reads, so a console can say what is refused before anyone tries it). */
+export async function describeCurrentUser(deps: Deps, ctx: RequestContext) {
+  const { me, version } = await describeMe(deps, ctx.principal.userId, ctx.principal.membership?.id ?? null)
+  return { me: { ...me, billingBlock: [...(ctx.principal.membership?.standing.billingBlock ?? [])] }, version }
+}
 
 /** The profile as an entry's changes name it (API names; none of it secret). */
 const profileOf = (u: UserRow) => ({ displayName: u.display_name })

@@ -157,7 +157,22 @@ describe('console: sign in and tenants', () => {
     const g = await guardedPage(env.browser, env.origin)
     try {
       await signInAs(g, env.origin, owner.email)
-      const titles = ['Tenants', 'Members', 'API keys', 'Models', 'Packages', 'Storage', 'Security', 'Webhooks', 'Audit log', 'My account', 'Notifications']
+      const titles = [
+        'Tenants',
+        'Members',
+        'API keys',
+        'Models',
+        'Packages',
+        'Storage',
+        'Security',
+        'Webhooks',
+        'Audit log',
+        'Usage',
+        'Subscription',
+        'Invoices',
+        'My account',
+        'Notifications',
+      ]
       expect(await g.page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(titles)
       for (const title of titles) await openPage(g, title)
       expectClean(g)

@@ -20,6 +20,10 @@ import { Account } from './account'
 import { Bell, Notifications } from './notifications'
 import { AcceptInvitation, invitationToken } from './invitation'
 import { mailedLink, MailedLinkPage } from './links'
+import { Usage } from './usage'
+import { SubscriptionPage } from './subscription'
+import { Invoices } from './invoices'
+import { BillingBanner } from './billing-banner'
 import type { Me, PageProps } from './page'
 
 interface PageDef {
@@ -39,6 +43,9 @@ const PAGES: PageDef[] = [
   { path: 'security', title: 'Security', needs: 'tenant:manage', view: Security },
   { path: 'webhooks', title: 'Webhooks', needs: 'tenant:manage', view: Webhooks },
   { path: 'audit', title: 'Audit log', needs: 'tenant:manage', view: Audit },
+  { path: 'usage', title: 'Usage', needs: 'billing:read', view: Usage },
+  { path: 'subscription', title: 'Subscription', needs: 'billing:read', view: SubscriptionPage },
+  { path: 'invoices', title: 'Invoices', needs: 'billing:read', view: Invoices },
   { path: 'account', title: 'My account', needs: null, view: Account },
   { path: 'notifications', title: 'Notifications', needs: null, view: Notifications },
 ]
@@ -164,6 +171,7 @@ function Console({ me, route, reloadMe }: { me: Me; route: string; reloadMe: () 
         </button>
       </header>
       <main>
+        <BillingBanner me={me} />
         <h1>{page.title}</h1>
         <Page me={me} can={can} reloadMe={reloadMe} />
       </main>
