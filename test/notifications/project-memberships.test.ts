@@ -74,6 +74,9 @@ describe('project membership notices', () => {
       { projectId: project.id, projectName: project.name, role: 'contributor', expiresAt: first },
     ])
     expect(await expiring(later.client)).toEqual([])
+    // The warning is mailed by default (the add is not): its hour's mail slot was taken.
+    const mailed = await api.sql<{ kind: string }[]>`select kind from notification_mail_throttle where user_id = ${m.userId} order by kind`
+    expect(mailed.map((r) => r.kind)).toEqual(['project.membership_expiring'])
 
     // The clock moves a day: the later one is due now, and the first is not warned twice.
     await expireIn(project.id, later.userId, '7 days')
