@@ -3,7 +3,7 @@ import { purgeAuditEntries } from '../api/audit/queries'
 import { purgeDispatchedEvents } from '../api/events/queries'
 import { deleteExpiredKeys } from '../api/idempotency/queries'
 import { heldCoverage } from '../api/legal-holds/queries'
-import { purgeExpiredProjectMembers } from '../api/project-members/queries'
+import { removeExpiredProjectMembers, warnExpiringProjectMembers } from './project-member-expiry'
 import { purgeIdleBudgets } from '../api/rate-budgets/queries'
 import { deleteDeadSessions } from '../api/sessions/queries'
 import { purgeOldMessages } from '../api/webhook-deliveries/queries'
@@ -41,7 +41,7 @@ const runOf = () => ({ workflowId: Context.current().info.workflowExecution?.wor
 const DAY_MS = 86_400_000
 const daysAgo = (days: number) => new Date(Date.now() - days * DAY_MS)
 
-export function housekeepingActivities({ sql, config, log }: Pick<ActivityDeps, 'sql' | 'config' | 'log'>) {
+export function housekeepingActivities({ sql, config, log, keys, mail }: Pick<ActivityDeps, 'sql' | 'config' | 'log' | 'keys' | 'mail'>) {
   async function purge(what: string, batchSize: number, deleteBatch: (limit: number) => Promise<number>): Promise<number> {
     const limit = checkBatchSize(batchSize)
     const purged = await purgeInBatches(() => deleteBatch(limit), limit)
@@ -57,9 +57,15 @@ export function housekeepingActivities({ sql, config, log }: Pick<ActivityDeps, 
     purgeIdleRateBudgets: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
       purge('idle rate budgets', batchSize, (limit) => purgeIdleBudgets(sql, limit)),
 
-    /** Project memberships past their expiresAt (they stopped granting at that instant; this only removes them). */
+    /** Project memberships past their expiresAt (they stopped granting at that instant; this only removes them),
+     *  each member told in the removal's transaction. */
     purgeExpiredProjectMembers: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
-      purge('expired project memberships', batchSize, (limit) => purgeExpiredProjectMembers(sql, limit)),
+      purge('expired project memberships', batchSize, (limit) => removeExpiredProjectMembers({ sql, keys, mail }, limit)),
+
+    /** The warning 7 days before a project membership expires, once for each expiry. Not a purge, but the same
+     *  bounded batches until one comes back short. */
+    warnExpiringProjectMembers: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
+      purge('expiry warnings of project memberships', batchSize, (limit) => warnExpiringProjectMembers({ sql, keys, mail }, limit)),
 
     purgeExpiredSessions: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
       purge('expired sessions', batchSize, (limit) => deleteDeadSessions(sql, limit, REVOKED_SESSION_RETENTION)),

@@ -71,6 +71,8 @@ export interface HousekeepingResult {
   rateBudgetsPurged?: number
   /** Absent from runs that started before the purge existed. */
   projectMembersPurged?: number
+  /** Project memberships warned of their expiry; absent from runs that started before the warning existed. */
+  projectMembersWarned?: number
 }
 
 export const HOUSEKEEPING_DEFAULT_BATCH_SIZE = 5000

@@ -12,6 +12,7 @@ const {
   purgeExpiredEvents,
   purgeIdleRateBudgets,
   purgeExpiredProjectMembers,
+  warnExpiringProjectMembers,
 } = proxyActivities<Activities>({
   // A purge of a large backlog is many short batches; heartbeats, not the overall timeout, detect a dead worker.
   startToCloseTimeout: '15 minutes',
@@ -26,7 +27,7 @@ const {
   },
 })
 
-/** Purges expired idempotency keys, dead sessions and expired project memberships, and what has outlived its retention period: audit entries,
+/** Purges expired idempotency keys, dead sessions and expired project memberships (warning members 7 days ahead), and what has outlived its retention period: audit entries,
  *  webhook messages with their attempts, dispatched events. Scheduled by the worker (worker/schedules.ts). The
  *  retention purges take their batch size from the worker's configuration unless the input names one. */
 export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promise<HousekeepingResult> {
@@ -42,7 +43,18 @@ export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promi
   const rateBudgetsPurged = patched('purge-idle-rate-budgets') ? await purgeIdleRateBudgets(batchSize) : undefined
   // Expired project memberships already grant nothing (every request compares expiresAt); this only tidies them.
   const projectMembersPurged = patched('purge-expired-project-members') ? await purgeExpiredProjectMembers(batchSize) : undefined
-  const result = { idempotencyKeysPurged, sessionsPurged, auditEntriesPurged, webhookMessagesPurged, eventsPurged, rateBudgetsPurged, projectMembersPurged }
+  // After the purge, so a membership that expired while the schedule was down is told it expired, not warned of it.
+  const projectMembersWarned = patched('warn-expiring-project-members') ? await warnExpiringProjectMembers(batchSize) : undefined
+  const result = {
+    idempotencyKeysPurged,
+    sessionsPurged,
+    auditEntriesPurged,
+    webhookMessagesPurged,
+    eventsPurged,
+    rateBudgetsPurged,
+    projectMembersPurged,
+    projectMembersWarned,
+  }
   log.info('housekeeping done', result)
   return result
 }

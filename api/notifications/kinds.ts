@@ -29,6 +29,24 @@ export const notificationKinds = {
     false,
     (f) => `The audit log export ${f.exportId} you asked for is ready (${f.entries} entries)`,
   ),
+  // The project memberships' three (api/project-members): the project by id and name, the project role, and when
+  // the membership ends. grantedBy is a user id (who added it), never how they could be reached.
+  'project.membership_added': kind(
+    z.strictObject({ projectId: z.uuid(), projectName: z.string(), role: z.string(), expiresAt: z.iso.datetime().nullable(), grantedBy: z.uuid() }),
+    false,
+    (f) => `You were added to the project ${f.projectName} as ${f.role}${f.expiresAt ? ` until ${f.expiresAt}` : ''}`,
+  ),
+  'project.membership_expiring': kind(
+    z.strictObject({ projectId: z.uuid(), projectName: z.string(), role: z.string(), expiresAt: z.iso.datetime() }),
+    // On: the one warning before access ends, while there is still time to ask for more.
+    true,
+    (f) => `Your ${f.role} membership of the project ${f.projectName} expires at ${f.expiresAt}`,
+  ),
+  'project.membership_expired': kind(
+    z.strictObject({ projectId: z.uuid(), projectName: z.string(), role: z.string(), expiredAt: z.iso.datetime() }),
+    false,
+    (f) => `Your ${f.role} membership of the project ${f.projectName} expired at ${f.expiredAt}`,
+  ),
   'account.passkey_added': kind(z.strictObject({ passkeyId: z.uuid() }), true, () => 'A passkey was added to your account'),
   'account.passkey_removed': kind(z.strictObject({ passkeyId: z.uuid() }), true, () => 'A passkey was removed from your account'),
   'account.totp_enrolled': kind(z.strictObject({}), true, () => 'An authenticator app (TOTP) was enrolled on your account'),

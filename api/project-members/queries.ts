@@ -87,11 +87,46 @@ export async function deleteProjectMember(db: Db, id: string): Promise<void> {
   await db`delete from project_members where id = ${id}`
 }
 
-/** Housekeeping: expired memberships, in bounded batches (they already grant nothing; this only tidies). */
-export async function purgeExpiredProjectMembers(db: Db, limit: number): Promise<number> {
-  const rows = await db`
-    delete from project_members where id in (
-      select id from project_members where expires_at <= now() order by expires_at limit ${limit} for update skip locked)
-    returning 1`
-  return rows.length
+/** A membership as its expiry notices name it: the member, the project by id and name, the role and the expiry. */
+export interface ExpiryNoticeRow {
+  id: string
+  tenant_id: string
+  project_id: string
+  project_name: string
+  user_id: string
+  role: ProjectRole
+  expires_at: Date
+  version: number
+}
+
+/** Housekeeping: memberships of active tenant members whose expiry is within `within` and not yet warned for, marked
+ *  warned for that expiry, in bounded batches; run in the transaction that writes the warnings. Rows another run
+ *  holds are skipped (it warns them). A membership deleted before this runs (the member left the project or the
+ *  tenant) is simply not there. */
+export async function takeExpiryWarnings(tx: Db, within: string, limit: number): Promise<ExpiryNoticeRow[]> {
+  return tx<ExpiryNoticeRow[]>`
+    with due as (
+      select pm.id from project_members pm join memberships m on m.id = pm.membership_id
+       where pm.expires_at > now() and pm.expires_at <= now() + ${within}::interval
+         and pm.expiry_warned_for is distinct from pm.expires_at
+         and m.status = 'active' and (m.expires_at is null or m.expires_at > now())
+       order by pm.expires_at
+       limit ${limit}
+         for update of pm skip locked),
+    w as (update project_members pm set expiry_warned_for = pm.expires_at from due where pm.id = due.id
+          returning pm.id, pm.tenant_id, pm.project_id, pm.user_id, pm.role, pm.expires_at, pm.version)
+    select w.*, p.name as project_name from w join projects p on p.id = w.project_id
+     order by w.user_id`
+}
+
+/** Housekeeping: expired memberships, deleted in bounded batches (they already grant nothing), with what the
+ *  expired notice names; run in the transaction that writes those notices. */
+export async function purgeExpiredProjectMembers(tx: Db, limit: number): Promise<ExpiryNoticeRow[]> {
+  return tx<ExpiryNoticeRow[]>`
+    with d as (
+      delete from project_members where id in (
+        select id from project_members where expires_at <= now() order by expires_at limit ${limit} for update skip locked)
+      returning id, tenant_id, project_id, user_id, role, expires_at, version)
+    select d.*, p.name as project_name from d join projects p on p.id = d.project_id
+     order by d.user_id`
 }

@@ -19,6 +19,7 @@ import {
 } from '../identity/permissions'
 import { findMember, findMembershipOf } from '../memberships/queries'
 import { findProject, type ProjectRow } from '../projects/queries'
+import { dispatchNoticeMail, notify } from '../notifications/service'
 import type { AddProjectMemberInput, ProjectMember, UpdateProjectMemberInput } from './model'
 import {
   deleteProjectMember,
@@ -144,7 +145,9 @@ export async function listMembersOfProject({ sql, keys }: Pick<ServiceDeps, 'sql
   return mapPage(p, toProjectMember)
 }
 
-export async function addProjectMember({ sql }: Deps, ctx: RequestContext, projectId: string, input: AddProjectMemberInput) {
+/** Adds the member and tells them, in the add's transaction (the mail, if they want it, after the commit). */
+export async function addProjectMember(deps: Pick<ServiceDeps, 'sql' | 'keys' | 'mail'>, ctx: RequestContext, projectId: string, input: AddProjectMemberInput) {
+  const { sql, keys } = deps
   const { project, held } = await actInProject(sql, ctx, projectId, 'project:manage')
   const tenantId = project.tenant_id
   const membership = await findMembershipOf(sql, tenantId, input.userId)
@@ -158,7 +161,7 @@ export async function addProjectMember({ sql }: Deps, ctx: RequestContext, proje
     grantedBy: ctx.principal.userId,
   }
   checkGrant(held, tenantMember.role, fields)
-  return sql.begin(async (tx) => {
+  const added = await sql.begin(async (tx) => {
     const id = await insertProjectMember(tx, { tenantId, projectId: project.id, membershipId: tenantMember.id, userId: input.userId, ...fields })
     if (!id) throw new ApiError('USER_ALREADY_MEMBER', 'The user is already a member of this project: change the membership with PATCH')
     const member = toProjectMember((await findProjectMember(tx, tenantId, project.id, input.userId))!)
@@ -169,8 +172,17 @@ export async function addProjectMember({ sql }: Deps, ctx: RequestContext, proje
       target: { type: 'project', id: project.id },
       details: auditView(member),
     })
-    return member
+    const note = await notify(tx, keys, {
+      userId: input.userId,
+      tenantId,
+      kind: 'project.membership_added',
+      fields: { projectId: project.id, projectName: project.name, role: member.role, expiresAt: member.expiresAt, grantedBy: fields.grantedBy },
+      dedupeKey: `project_member_added:${id}`,
+    })
+    return { member, note }
   })
+  await dispatchNoticeMail(deps, ctx, [added.note])
+  return added.member
 }
 
 export async function getProjectMember({ sql }: Deps, ctx: RequestContext, projectId: string, userId: string) {

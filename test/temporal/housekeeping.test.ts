@@ -184,6 +184,8 @@ describe('housekeeping', () => {
       eventsPurged: 1,
       rateBudgetsPurged: 1,
       projectMembersPurged: 1,
+      // The live membership ends in an hour: within the 7 days' warning.
+      projectMembersWarned: 1,
     })
 
     expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys, budgets: [`${s.run}-busy`], projects: [s.liveProject] })
@@ -221,6 +223,7 @@ describe('housekeeping', () => {
       eventsPurged: 0,
       rateBudgetsPurged: 7,
       projectMembersPurged: 7,
+      projectMembersWarned: 1,
     })
     expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys, budgets: [`${s.run}-busy`], projects: [s.liveProject] })
   })

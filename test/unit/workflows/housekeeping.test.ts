@@ -1,5 +1,6 @@
 // workflows/housekeeping.ts on the time-skipping server: a purge that keeps failing is retried 5 times (5 s doubling)
-// and then left to the next scheduled run; events are purged only once the messages that need them are.
+// and then left to the next scheduled run; events are purged only once the messages that need them are, and expiry
+// warnings are given only once expired project memberships are removed.
 import { describe, expect, test } from 'bun:test'
 import { WorkflowFailedError } from '@temporalio/client'
 import { backoffSeconds, useTimeSkipping } from '../support/time-skipping'
@@ -14,6 +15,7 @@ const PURGES = [
   'purgeExpiredEvents',
   'purgeIdleRateBudgets',
   'purgeExpiredProjectMembers',
+  'warnExpiringProjectMembers',
 ] as const
 
 /** Stand-ins that purge `n` rows each, except where `fail(name, call number)` says to throw. */
@@ -52,6 +54,7 @@ describe('housekeeping', () => {
       eventsPurged: 5,
       rateBudgetsPurged: 6,
       projectMembersPurged: 7,
+      projectMembersWarned: 8,
     })
     expect(PURGES.map((p) => ts.calls.of(p).map((c) => c.args[0]))).toEqual(PURGES.map(() => [50]))
   }, 60_000)
@@ -79,5 +82,18 @@ describe('housekeeping', () => {
     expect(ts.calls.of('purgeExpiredEvents').map((c) => c.at >= messagesDone)).toEqual([true])
     // The independent purges did not wait for it.
     expect(ts.calls.of('purgeExpiredSessions done')[0]!.at).toBeLessThan(ts.calls.of('purgeExpiredWebhookMessages')[1]!.at)
+  }, 60_000)
+
+  test('expiry warnings start only once expired memberships are removed, through its retries, and retry alike', async () => {
+    ts.calls.clear()
+    await ts.withWorker(
+      standIns((name, n) => (name === 'purgeExpiredProjectMembers' || name === 'warnExpiringProjectMembers') && n <= 2),
+      (q) => run(q),
+    )
+    expect(ts.calls.gapsOf('purgeExpiredProjectMembers', [5, 10])).toEqual([5, 10])
+    const purged = ts.calls.of('purgeExpiredProjectMembers done')[0]!.at
+    expect(ts.calls.of('warnExpiringProjectMembers').every((c) => c.at >= purged)).toBe(true)
+    expect(ts.calls.gapsOf('warnExpiringProjectMembers', [5, 10])).toEqual([5, 10])
+    expect(ts.calls.of('warnExpiringProjectMembers done').length).toBe(1)
   }, 60_000)
 })

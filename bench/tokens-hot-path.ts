@@ -1,0 +1,136 @@
+// The project token's hot path without the socket: `bun bench/tokens-hot-path.ts` (on the harness) serves the
+// production app in this process and answers `GET /v1/tokens/self` through `app.handle`, 32 requests in flight,
+// with a tenant-wide PAT and with a project-scoped one (bench/rows.ts's two setups), interleaved in blocks of 512
+// (below). No load generator, no HTTP parsing, no second process: what is left is exactly
+// the code a cached PAT runs (admission, budgets, the handler, the response's validation and envelope), so a
+// difference between the two rows is the project binding's own cost. Reads CPU time per request from this process.
+import { buildApp } from '../api/app'
+import { composeApi } from '../api/compose'
+import { loadConfig } from '../api/platform/config'
+import { createDb } from '../api/platform/db'
+import { createLogger } from '../api/platform/log'
+import { newSecretKey } from '../scripts/platform'
+import { benchmark, type BenchContext, type Measure, type Sample } from './harness'
+import { patIn, tokensSelfProject } from './rows'
+
+const IN_FLIGHT = 32
+const BLOCK = 512
+
+await benchmark('tokens-hot-path', {}, async (h) => {
+  const pg = await h.postgres()
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: pg.url,
+    SECRET_KEY: newSecretKey(),
+    LOG_LEVEL: 'silent',
+    METRICS: 'false',
+    RATE_LIMIT_PRINCIPAL_PER_MINUTE: '100000000',
+    RATE_LIMIT_TENANT_PER_MINUTE: '100000000',
+    RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000000',
+  })
+  const sql = createDb(config.DATABASE_URL, { max: 10 })
+  const deps = composeApi(config, sql, createLogger('silent'))
+  deps.lastUsed.start()
+  await deps.credentialFeed.start()
+  const app = buildApp(deps)
+  const base = 'http://127.0.0.1'
+  const ctx: BenchContext = {
+    url: base,
+    databaseUrl: pg.url,
+    pid: process.pid,
+    async call(method, path, o = {}) {
+      const headers: Record<string, string> = { ...o.headers }
+      if (o.body !== undefined) headers['content-type'] = 'application/json'
+      const res = await app.handle(new Request(`${base}${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) }))
+      return { status: res.status, headers: res.headers, json: await res.json().catch(() => null) }
+    },
+  }
+
+  // Both tokens are driven in one run, alternating blocks of BLOCK requests (each block 32 in flight), and each
+  // token's wall and CPU time is the sum of its own blocks: a neighbour's burst lands on both within milliseconds, where
+  // rows measured seconds apart (even in pairs) read the neighbours as much as the code. Each row's sample is its half
+  // of the same run; whichever row the harness measures first starts it.
+  const tokens: Record<'tenant' | 'project', Record<string, string>> = { tenant: {}, project: {} }
+  const one = (headers: Record<string, string>) => app.handle(new Request(`${base}/v1/tokens/self`, { headers })).then((r) => r.arrayBuffer())
+  async function block(headers: Record<string, string>) {
+    const cpu = process.cpuUsage()
+    const t0 = performance.now()
+    let left = BLOCK
+    const worker = async () => {
+      while (left-- > 0) await one(headers)
+    }
+    await Promise.all(Array.from({ length: IN_FLIGHT }, worker))
+    const used = process.cpuUsage(cpu)
+    return { ms: performance.now() - t0, cpuUs: used.user + used.system }
+  }
+  async function interleaved(): Promise<Record<'tenant' | 'project', Sample>> {
+    const sum = { tenant: { ms: 0, cpuUs: 0, n: 0, misses: 0 }, project: { ms: 0, cpuUs: 0, n: 0, misses: 0 } }
+    for (const [seconds, counted] of [
+      [h.settings.warmup, false],
+      [h.settings.duration, true],
+    ] as const) {
+      const until = performance.now() + seconds * 1000
+      for (let i = 0; performance.now() < until; i++) {
+        // ABBA: neither token always follows the other.
+        for (const k of i % 2 === 0 ? (['tenant', 'project'] as const) : (['project', 'tenant'] as const)) {
+          const misses = deps.pats.stats.misses
+          const b = await block(tokens[k])
+          if (counted) {
+            Object.assign(sum[k], {
+              ms: sum[k].ms + b.ms,
+              cpuUs: sum[k].cpuUs + b.cpuUs,
+              n: sum[k].n + BLOCK,
+              misses: sum[k].misses + deps.pats.stats.misses - misses,
+            })
+          }
+        }
+      }
+    }
+    const sample = (k: 'tenant' | 'project'): Sample => ({
+      rate: (sum[k].n * 1000) / sum[k].ms,
+      cpuUsPerRequest: sum[k].cpuUs / sum[k].n,
+      note: `${k}: ${sum[k].misses} of ${sum[k].n} requests missed the PAT cache`,
+    })
+    return { tenant: sample('tenant'), project: sample('project') }
+  }
+  let run: Promise<Record<'tenant' | 'project', Sample>> | null = null
+  const taken = new Set<string>()
+  const row = (k: 'tenant' | 'project', name: string, headersOf: () => Promise<Record<string, string>>, targetOf?: string): Measure => ({
+    name,
+    targetOf,
+    target: targetOf ? 0.95 : undefined,
+    async setup() {
+      if (tokens[k].authorization) return
+      tokens[k] = await headersOf()
+      const res = await app.handle(new Request(`${base}/v1/tokens/self`, { headers: tokens[k] }))
+      if (res.status !== 200) throw new Error(`${name}: expected 200, got ${res.status} ${await res.text()}`)
+    },
+    async run(): Promise<Sample> {
+      if (!run || taken.has(k)) {
+        taken.clear()
+        // Both tokens must be set up before the first run: the harness sets a measure up just before its first run.
+        if (!tokens.tenant.authorization) await tenant.setup!()
+        if (!tokens.project.authorization) await project.setup!()
+        run = interleaved()
+      }
+      taken.add(k)
+      return (await run)[k]
+    },
+  })
+  const tenant = row('tenant', 'GET /v1/tokens/self, tenant PAT, in process', async () => (await patIn(ctx, ['tenant:read'])).headers)
+  const project = row(
+    'project',
+    'GET /v1/tokens/self, project PAT, in process',
+    async () => (await tokensSelfProject.setup!(ctx)) as Record<string, string>,
+    tenant.name,
+  )
+  h.own({
+    async stop() {
+      await deps.lastUsed.stop()
+      await deps.credentialFeed.stop()
+      await deps.temporal.close()
+      await sql.end({ timeout: 5 })
+    },
+  })
+  return { baselines: [tenant], rows: [project], paired: true, rounds: 6 }
+})
