@@ -1,12 +1,14 @@
 // My data on the account page, in Chromium: the personal export downloaded as a JSON file; "delete my account" with
 // its refusals explained (the sole owner told which tenants, a held member told a hold keeps the data); and the
-// erasure itself, after signing in again when the session is old, which leaves the browser signed out.
+// erasure itself, after signing in again when the session is old (with the second factor when the account has one),
+// which leaves the browser signed out.
 import { describe, expect, test } from 'bun:test'
 import { readFile } from 'node:fs/promises'
 import { Client } from '../support/client'
 import { PASSWORD, tenantOwner } from '../support/fixtures'
 import { memberOf } from '../tenancy/members'
-import { auditPage, onConsolePage, SIGNED_OUT, useConsole } from './browser'
+import { enrolTotp } from '../mfa/helpers'
+import { auditPage, expectClean, guardedPage, onConsolePage, openPage, SIGNED_OUT, useConsole } from './browser'
 
 const env = useConsole()
 const ME = '/v1/users/me'
@@ -94,5 +96,43 @@ describe('console: my data and deleting my account', () => {
       [],
       [{ status: 403, method: 'DELETE', path: ME }],
     )
+  }, 60_000)
+
+  test('signing in again asks for the second factor of an account that has one', async () => {
+    const owner = await tenantOwner(env.api.url)
+    const member = await memberOf(env.api.url, env.api.sql, owner.tenantId, 'researcher')
+    const { recoveryCodes } = await enrolTotp(member.client)
+    const g = await guardedPage(env.browser, env.origin)
+    const { page } = g
+    try {
+      const signedOut = g.expect4xx(...SIGNED_OUT)
+      await page.goto(`${env.origin}/console#/account`)
+      await page.getByLabel('Email').fill(member.email)
+      await page.getByLabel('Password').fill(PASSWORD)
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+      await page.locator('#mfa-code').fill(recoveryCodes[0]!)
+      await page.getByRole('button', { name: 'Confirm' }).click()
+      await page.locator('#sign-out').waitFor()
+      signedOut()
+      await openPage(g, 'My account')
+
+      await env.api.sql`update sessions set authenticated_at = now() - interval '6 minutes' where user_id = ${member.userId}`
+      const fresh = g.expect4xx({ status: 403, method: 'DELETE', path: ME })
+      await page.getByRole('button', { name: 'Delete my account' }).click()
+      await page.getByRole('button', { name: 'Confirm: delete my account' }).click()
+      const prompt = page.getByRole('region', { name: 'Confirm it is you' })
+      await prompt.getByLabel('Your password').fill(PASSWORD)
+      await prompt.getByRole('button', { name: 'Sign in again and continue' }).click()
+      await prompt.getByLabel(/^Code from your authenticator app/).fill(recoveryCodes[1]!)
+      g.expect4xx(...SIGNED_OUT)
+      await prompt.getByRole('button', { name: 'Confirm' }).click()
+      await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor()
+      fresh()
+      const [user] = await env.api.sql<{ status: string }[]>`select status from users where id = ${member.userId}`
+      expect(user!.status).toBe('erased')
+      expectClean(g)
+    } finally {
+      await g.close()
+    }
   }, 60_000)
 })
