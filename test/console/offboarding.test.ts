@@ -7,7 +7,7 @@ import { makeProfile } from '../edge-packages/helpers'
 import { PASSWORD, patFor, tenantOwner } from '../support/fixtures'
 import { provisionedTenant } from '../storage/helpers'
 import { memberOf } from '../tenancy/members'
-import { auditPage, expectClean, guardedPage, onConsolePage, signInAs, useConsole } from './browser'
+import { auditPage, expectClean, guardedPage, onConsolePage, openPage, signInAs, useConsole } from './browser'
 
 const env = useConsole()
 const PATH = '/v1/tenants/current/offboarding'
@@ -39,12 +39,22 @@ describe('console: offboarding', () => {
     const owner = await provisionedTenant(env.api.url)
     const robot = owner.client.withBearer((await patFor(owner.client, ['model:read', 'model:write'])).token)
     const pkg = await packageOf(owner.tenantId)
+    // The owner is also an older viewer of another tenant, where a password sign-in lands first: signing in again
+    // must bring the console back to the tenant it showed, or the request would go to the wrong one.
+    const decoy = await tenantOwner(env.api.url)
+    await env.api.sql`update tenants set name = 'Decoy lab' where id = ${decoy.tenantId}`
+    await env.api.sql`
+      insert into memberships (tenant_id, user_id, role, created_at) values (${decoy.tenantId}, ${owner.userId}, 'viewer', now() - interval '1 day')`
     await onConsolePage(
       env,
       owner.email,
-      'Offboarding',
+      'Tenants',
       async (g) => {
         const { page } = g
+        expect(await page.locator('#current-tenant').textContent()).toBe('Decoy lab')
+        await page.getByRole('button', { name: 'Switch to Test tenant' }).click()
+        await page.locator('#current-tenant', { hasText: 'Test tenant' }).waitFor()
+        await openPage(g, 'Offboarding')
         await page.getByRole('heading', { name: 'Test tenant is active' }).waitFor()
         await auditPage(g, 'offboarding-active')
 
@@ -67,6 +77,7 @@ describe('console: offboarding', () => {
         // The old session is ended, the new one stands in the same tenant.
         const [old] = await env.api.sql<{ revoked_at: Date | null }[]>`select revoked_at from sessions where id = ${before!.id}`
         expect(old!.revoked_at).not.toBeNull()
+        expect(await env.api.sql`select 1 from tenant_offboarding_requests where tenant_id = ${decoy.tenantId}`).toHaveLength(0)
         const view = (await owner.client.get('/tenants/current/offboarding')).json.data
         expect([view.state, view.tenantId, view.requestedBy]).toEqual(['open', owner.tenantId, owner.userId])
         expect(await page.locator('#offboarding-window').textContent()).toContain(`(${view.retentionDays} days)`)
