@@ -1,8 +1,9 @@
 // The API keys page in Chromium: create with scopes and an expiry, the token shown once with a copy button and never
-// again, revoke; an administrator sees every member's keys and revokes one member's at once.
+// again, revoke; an administrator sees every member's keys and revokes one member's at once; a key for one project
+// (its scopes the project points, its project in the list), and the API's refusal of a scope beyond the project.
 import { describe, expect, test } from 'bun:test'
 import { Client } from '../support/client'
-import { patFor, tenantOwner } from '../support/fixtures'
+import { patFor, tenantOwner, uniqueSlug } from '../support/fixtures'
 import { memberOf } from '../tenancy/members'
 import { auditPage, HOSTILE, onConsolePage, useConsole } from './browser'
 
@@ -72,5 +73,57 @@ describe('console: API keys', () => {
       expect((await new Client(env.api.url).withBearer(pat.token).get('/tokens/self')).status).toBe(401)
       await auditPage(g, 'api-keys-tenant')
     })
+  }, 60_000)
+
+  test("a key for one project: project points offered, the project listed; a scope beyond the member's is refused", async () => {
+    const owner = await tenantOwner(env.api.url)
+    const project = (await owner.client.post('/projects', { name: 'Warehouse arm', slug: uniqueSlug('arm') })).json.data
+    const viewer = await memberOf(env.api.url, env.api.sql, owner.tenantId, 'viewer')
+    await onConsolePage(env, owner.email, 'API keys', async (g) => {
+      const { page } = g
+      await page.getByLabel('Name').fill('tenant key')
+      await page.getByLabel('tenant:read').check()
+      await page.getByRole('button', { name: 'Create key' }).click()
+      await page.getByRole('button', { name: 'Done' }).click()
+
+      await page.getByLabel('Name').fill('arm key')
+      await page.getByLabel('Acts in').selectOption({ label: 'Project Warehouse arm' })
+      const offered = await page.locator('input[name="scopes"]').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value))
+      expect(offered).toEqual(['model:read', 'model:write', 'project:manage'])
+      await page.getByLabel('model:read').check()
+      await page.getByRole('button', { name: 'Create key' }).click()
+      const shown = page.getByRole('region', { name: 'Your new token' }).locator('code')
+      await shown.waitFor()
+      const self = (await new Client(env.api.url).withBearer((await shown.textContent())!).get('/tokens/self')).json.data
+      expect([self.projectScope?.projectId, self.grantCeiling]).toEqual([project.id, ['model:read']])
+      await page.getByRole('button', { name: 'Done' }).click()
+      const row = (name: string) => page.locator('tbody tr', { hasText: name })
+      await row('arm key').waitFor()
+      expect(await row('arm key').locator('td').nth(2).textContent()).toBe('Warehouse arm')
+      expect(await row('tenant key').locator('td').nth(2).textContent()).toBe('tenant-wide')
+      await auditPage(g, 'api-keys-project')
+    })
+
+    // A viewer holds model:read in the project, not model:write: the API's refusal, shown as it says it.
+    await onConsolePage(
+      env,
+      viewer.email,
+      'API keys',
+      async (g) => {
+        const { page } = g
+        await page.getByLabel('Name').fill('too much')
+        await page.getByLabel('Acts in').selectOption({ label: 'Project Warehouse arm' })
+        await page.getByLabel('model:write').check()
+        await page.getByRole('button', { name: 'Create key' }).click()
+        const alert = page.getByRole('region', { name: 'Create a key' }).getByRole('alert')
+        await alert.waitFor()
+        const refused = await viewer.client.post('/api-keys', { name: 'too much', scopes: ['model:write'], projectId: project.id })
+        expect([refused.status, refused.json.code]).toEqual([400, 'INVALID_PERMISSION_OVERLAY'])
+        expect(await alert.textContent()).toContain(refused.json.message)
+        expect((await viewer.client.get('/api-keys')).json.data).toEqual([])
+      },
+      [],
+      [{ status: 400, method: 'POST', path: '/v1/api-keys' }],
+    )
   }, 60_000)
 })

@@ -12,6 +12,8 @@ const env = useConsole((origin) => ({ WEBAUTHN_RP_ID: 'localhost', WEBAUTHN_ORIG
 
 /** Signs out; the signed-out console's probes answer 401 until the returned function says the page signed in again. */
 async function signOut(g: GuardedPage): Promise<() => void> {
+  // The page's own loads finish first: one still on its way when the session ends would be answered 401.
+  await g.page.waitForFunction(() => document.querySelectorAll('.loading').length === 0)
   const signedIn = g.expect4xx(...SIGNED_OUT)
   await g.page.locator('#sign-out').click()
   await g.page.getByRole('heading', { level: 2, name: 'Sign in' }).waitFor()

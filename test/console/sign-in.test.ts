@@ -119,12 +119,18 @@ describe('console: sign in and tenants', () => {
       await g.page.getByText('You belong to no tenant yet').waitFor()
       await auditPage(g, 'tenants-empty')
       // Without a membership the profile, password and session routes would refuse: the page says so instead of
-      // offering them. Second factors need no membership, and are offered.
+      // offering them. Second factors and my data (its export, deleting the account) need no membership, and are offered.
       await openPage(g, 'My account')
       await g.page.getByText('Create or join a tenant to change your profile').waitFor()
       await g.page.locator('#totp-state').waitFor()
       await g.page.getByText('No passkey yet.').waitFor()
-      expect(await g.page.getByRole('button').allTextContents()).toEqual(['Sign out', 'Set up an authenticator app', 'Add a passkey'])
+      expect(await g.page.getByRole('button').allTextContents()).toEqual([
+        'Sign out',
+        'Set up an authenticator app',
+        'Add a passkey',
+        'Download my data',
+        'Delete my account',
+      ])
       await openPage(g, 'Tenants')
 
       await g.page.getByLabel('Name').fill(HOSTILE)
@@ -160,6 +166,7 @@ describe('console: sign in and tenants', () => {
       const titles = [
         'Tenants',
         'Members',
+        'Projects',
         'API keys',
         'Models',
         'Packages',
@@ -170,9 +177,12 @@ describe('console: sign in and tenants', () => {
         'Usage',
         'Subscription',
         'Invoices',
+        'Legal holds',
+        'Offboarding',
         'My account',
         'Notifications',
       ]
+      g.expect4xx({ status: 404, method: 'GET', path: '/v1/tenants/current/offboarding' }) // none open: the tenant is shown active
       expect(await g.page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(titles)
       for (const title of titles) await openPage(g, title)
       expectClean(g)

@@ -23,6 +23,9 @@ const REFUSED_ACTIONS = [
   /^Show every member's keys$/,
   /^Revoke all/,
   /^Revoke the invitation/,
+  /^Create project$/,
+  /^Archive /,
+  /^Add to project$/,
 ]
 
 describe('console: a viewer', () => {
@@ -38,10 +41,11 @@ describe('console: a viewer', () => {
     try {
       await signInAs(g, env.origin, viewer.email)
       const nav = page.getByRole('navigation', { name: 'Console' }).getByRole('link')
-      expect(await nav.allTextContents()).toEqual(['Tenants', 'API keys', 'Models', 'Packages', 'Storage', 'My account', 'Notifications'])
+      expect(await nav.allTextContents()).toEqual(['Tenants', 'Projects', 'API keys', 'Models', 'Packages', 'Storage', 'My account', 'Notifications'])
 
       for (const [title, shot] of [
         ['Tenants', 'viewer-tenants'],
+        ['Projects', 'viewer-projects'],
         ['API keys', 'viewer-api-keys'],
         ['Models', 'viewer-models'],
         ['Packages', 'viewer-packages'],

@@ -1,9 +1,11 @@
 // My account: the profile, the password, the sessions signed in as me (end one, or every other), the second
-// factors (authenticator app, recovery codes, passkeys) and the single sign-on identities linked to me. The profile,
+// factors (authenticator app, recovery codes, passkeys), the single sign-on identities linked to me, and my data (its
+// export, and deleting the account: erase-account.tsx). The profile,
 // password and session routes need a membership (tenant:read): without one the page says so instead of offering
 // them; second factors and linked identities need none.
 import { useState } from 'preact/hooks'
 import { api, must } from './api'
+import { MyData } from './erase-account'
 import type { PageProps } from './page'
 import { ProblemMessage } from './problem'
 import { SecondFactors } from './second-factors'
@@ -20,6 +22,7 @@ export function Account({ me, can, reloadMe }: PageProps) {
         </section>
         <SecondFactors />
         <LinkedIdentities />
+        <MyData me={me} reloadMe={reloadMe} />
       </>
     )
   }
@@ -30,6 +33,7 @@ export function Account({ me, can, reloadMe }: PageProps) {
       <SecondFactors />
       <LinkedIdentities />
       <Sessions />
+      <MyData me={me} reloadMe={reloadMe} />
     </>
   )
 }

@@ -1,8 +1,9 @@
 // API keys: mine (and, for apikey:manage, every member's, with revoke-by-member); create with scopes and expiry,
-// the token shown once with a copy button and gone when the panel closes; revoke.
+// tenant-wide or for one project, the token shown once with a copy button and gone when the panel closes; revoke.
 import { useState } from 'preact/hooks'
-import { PERMISSIONS, type Permission } from '../../identity/permissions'
+import { PERMISSIONS, PROJECT_PERMISSIONS, type Permission } from '../../identity/permissions'
 import { api, must } from './api'
+import type { components } from './api-types.gen'
 import type { PageProps } from './page'
 import { ProblemMessage } from './problem'
 import { Empty, OnceSecret, Show, useAction, useLoad, when } from './ui'
@@ -11,6 +12,9 @@ export function ApiKeys({ can }: PageProps) {
   const [scope, setScope] = useState<'self' | 'tenant'>('self')
   const [list, reload] = useLoad(() => must(api.GET('/v1/api-keys', { params: { query: { scope, pageSize: 100 } } })), [scope])
   const [action, run] = useAction()
+  const [projects] = useLoad(() => must(api.GET('/v1/projects', { params: { query: { pageSize: 100 } } })).then((p) => p.data), [])
+  const projectName = (id: string | null) =>
+    id === null ? 'tenant-wide' : ((projects.state === 'ready' ? projects.value.find((p) => p.id === id)?.name : undefined) ?? id)
 
   const revoke = (apiKeyId: string) =>
     run(async () => {
@@ -25,7 +29,13 @@ export function ApiKeys({ can }: PageProps) {
 
   return (
     <>
-      {can('apikey:write') && <CreateKey offered={PERMISSIONS.filter(can)} onCreated={reload} />}
+      {can('apikey:write') && (
+        <CreateKey
+          offered={PERMISSIONS.filter(can)}
+          projects={projects.state === 'ready' ? projects.value.filter((p) => !p.archived) : []}
+          onCreated={reload}
+        />
+      )}
       <section aria-labelledby="keys-title">
         <h2 id="keys-title">{scope === 'self' ? 'Your keys' : "Every member's keys"}</h2>
         {can('apikey:manage') && (
@@ -46,6 +56,7 @@ export function ApiKeys({ can }: PageProps) {
                   <tr>
                     <th scope="col">Name</th>
                     <th scope="col">Prefix</th>
+                    <th scope="col">Project</th>
                     <th scope="col">Scopes</th>
                     <th scope="col">Expires</th>
                     <th scope="col">Last used</th>
@@ -62,6 +73,7 @@ export function ApiKeys({ can }: PageProps) {
                       <td>
                         <code>{k.prefix}</code>
                       </td>
+                      <td>{projectName(k.projectId)}</td>
                       <td>{k.scopes.join(', ')}</td>
                       <td>{when(k.expiresAt)}</td>
                       <td>{when(k.lastUsedAt)}</td>
@@ -95,8 +107,14 @@ export function ApiKeys({ can }: PageProps) {
   )
 }
 
-function CreateKey({ offered, onCreated }: { offered: Permission[]; onCreated: () => void }) {
+type Project = components['schemas']['ProjectDto']
+
+/** A project key's scopes are project points only; what it may use of them is what its member holds in the project
+ *  (a project role may give more than the tenant role), which the server checks. */
+function CreateKey({ offered, projects, onCreated }: { offered: Permission[]; projects: Project[]; onCreated: () => void }) {
   const [action, run] = useAction()
+  const [projectId, setProjectId] = useState('')
+  const points = projectId ? PROJECT_PERMISSIONS : offered
   const [token, setToken] = useState<string | null>(null) // held by this panel only: never stored, gone on close
 
   const create = (e: Event) => {
@@ -111,10 +129,12 @@ function CreateKey({ offered, onCreated }: { offered: Permission[]; onCreated: (
             name: String(data.get('name')),
             scopes: data.getAll('scopes').map(String) as Permission[],
             ...(expiry ? { expiresAt: new Date(`${expiry}T23:59:59`).toISOString() } : {}),
+            ...(projectId ? { projectId } : {}),
           },
         }),
       )
       form.reset()
+      setProjectId('')
       setToken(created.token)
       onCreated()
     })
@@ -129,9 +149,18 @@ function CreateKey({ offered, onCreated }: { offered: Permission[]; onCreated: (
         <form onSubmit={create}>
           <label for="key-name">Name</label>
           <input id="key-name" name="name" required maxLength={100} />
+          <label for="key-project">Acts in</label>
+          <select id="key-project" value={projectId} onChange={(e) => setProjectId(e.currentTarget.value)}>
+            <option value="">The whole tenant</option>
+            {projects.map((p) => (
+              <option key={p.id} value={p.id}>
+                Project {p.name}
+              </option>
+            ))}
+          </select>
           <fieldset>
-            <legend>Scopes (within your own permissions)</legend>
-            {offered.map((p) => (
+            <legend>{projectId ? 'Scopes (project points, within what you hold in the project)' : 'Scopes (within your own permissions)'}</legend>
+            {points.map((p) => (
               <label key={p} class="check">
                 <input type="checkbox" name="scopes" value={p} /> {p}
               </label>

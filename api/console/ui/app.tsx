@@ -18,6 +18,9 @@ import { Models } from './models'
 import { Packages } from './packages'
 import { Account } from './account'
 import { Bell, Notifications } from './notifications'
+import { Projects } from './projects'
+import { Offboarding } from './offboarding'
+import { LegalHolds } from './legal-holds'
 import { AcceptInvitation, invitationToken } from './invitation'
 import { mailedLink, MailedLinkPage } from './links'
 import { Usage } from './usage'
@@ -29,13 +32,14 @@ import type { Me, PageProps } from './page'
 interface PageDef {
   path: string
   title: string
-  needs: Permission | 'tenant' | null
+  needs: Permission | 'tenant' | 'owner' | null
   view: ComponentType<PageProps>
 }
 
 const PAGES: PageDef[] = [
   { path: 'tenants', title: 'Tenants', needs: null, view: Tenants },
   { path: 'members', title: 'Members', needs: 'tenant:manage', view: Members },
+  { path: 'projects', title: 'Projects', needs: 'tenant:read', view: Projects },
   { path: 'api-keys', title: 'API keys', needs: 'tenant', view: ApiKeys },
   { path: 'models', title: 'Models', needs: 'model:read', view: Models },
   { path: 'packages', title: 'Packages', needs: 'model:read', view: Packages },
@@ -46,6 +50,9 @@ const PAGES: PageDef[] = [
   { path: 'usage', title: 'Usage', needs: 'billing:read', view: Usage },
   { path: 'subscription', title: 'Subscription', needs: 'billing:read', view: SubscriptionPage },
   { path: 'invoices', title: 'Invoices', needs: 'billing:read', view: Invoices },
+  { path: 'legal-holds', title: 'Legal holds', needs: 'legal_hold:manage', view: LegalHolds },
+  // The role, not a point: the API refuses offboarding to anyone but an owner, whatever their points.
+  { path: 'offboarding', title: 'Offboarding', needs: 'owner', view: Offboarding },
   { path: 'account', title: 'My account', needs: null, view: Account },
   { path: 'notifications', title: 'Notifications', needs: null, view: Notifications },
 ]
@@ -124,7 +131,8 @@ function Console({ me, route, reloadMe }: { me: Me; route: string; reloadMe: () 
   const role = me.currentMembership?.role
   const held = new Set<Permission>(role ? ROLE_PERMISSIONS[role] : [])
   const can = (p: Permission) => held.has(p)
-  const offered = PAGES.filter((p) => p.needs === null || (p.needs === 'tenant' ? role !== undefined : can(p.needs)))
+  const offers = (needs: PageDef['needs']) => needs === null || (needs === 'tenant' ? role !== undefined : needs === 'owner' ? role === 'owner' : can(needs))
+  const offered = PAGES.filter((p) => offers(p.needs))
   const page = offered.find((p) => p.path === route) ?? offered.find((p) => p.path === (role ? 'api-keys' : 'tenants'))!
   const Page = page.view
   useEffect(() => {
