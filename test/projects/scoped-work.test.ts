@@ -86,7 +86,7 @@ describe("the attacker's view", () => {
     expect(ids(await t.models.get(`/edge-inference-packages?projectId=${b}`))).toEqual([built.pkg.id])
   })
 
-  test('a tenant viewer reads every project (their role carries model:read) but writes in none; a deny or a project token hides it', async () => {
+  test('a tenant viewer reads every project (their role carries model:read) but writes in none; a deny hides it', async () => {
     const { t, a, b, va, vb, vt } = await setting()
     const viewer = await memberOf(env.api.url, env.api.sql, t.tenantId, 'viewer')
     expect(ids(await viewer.client.get('/model-versions'))).toEqual([va, vb, vt].sort())
