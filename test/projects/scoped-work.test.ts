@@ -7,6 +7,7 @@ import type { Client } from '../support/client'
 import { patFor, tenantOwner } from '../support/fixtures'
 import { FEATURES, makeProfile, makeVersion, modelTenant } from '../edge-packages/helpers'
 import { bearer, memberOf } from '../tenancy/members'
+import { settled, uploadThroughUrls } from '../models/support'
 
 const env = useApiAndTemporal()
 const checkpoint = { kind: 'imported_checkpoint', path: 'checkpoints/policy.onnx' }
@@ -191,6 +192,29 @@ describe('project-scoped work', () => {
     const [run] = await env.api.sql<{ data: any }[]>`
       select data from events where tenant_id = ${t.tenantId} and type = 'run.finished' and data->>'packageId' = ${built.pkg.id}`
     expect(run!.data.projectId).toBe(a)
+  })
+
+  test("a validation's event and usage carry its version's project", async () => {
+    const { t, a } = await setting()
+    const bytes = new TextEncoder().encode('onnx weights of project a')
+    const made = await t.models.post('/model-versions', {
+      name: 'validated',
+      format: 'onnx',
+      source: { kind: 'imported_checkpoint', path: 'models/a.onnx', sizeBytes: bytes.length },
+      projectId: a,
+    })
+    await uploadThroughUrls(t.models, made.json.data.id, { 'models/a.onnx': bytes })
+    expect((await t.models.post(`/model-versions/${made.json.data.id}/validations`)).status).toBe(202)
+    expect((await settled(t.models, made.json.data.id)).status).toBe('ready')
+    const [event] = await env.api.sql<{ data: any }[]>`
+      select data from events where tenant_id = ${t.tenantId} and type = 'model_version.ready' and data->>'modelVersionId' = ${made.json.data.id}`
+    expect(event!.data.projectId).toBe(a)
+    const usage = await env.api.sql<{ meter: string; project_id: string }[]>`
+      select meter, project_id from usage_events where tenant_id = ${t.tenantId} and meter like 'model_validation.%' order by meter`
+    expect(usage.map((u) => [u.meter, u.project_id])).toEqual([
+      ['model_validation.cpu', a],
+      ['model_validation.versions', a],
+    ])
   })
 
   test("the project filter is part of the page token's binding", async () => {
