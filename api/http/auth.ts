@@ -59,7 +59,7 @@ export function describeRequirement(req: AuthRequirement): string {
     return (
       `Requires ${req.project} in the project of the resource (from the tenant role, the project role or its overlay); a resource ` +
       `without a project needs ${req.project} from the tenant role, and a project-scoped token reaches only its own project's. ` +
-      `A resource out of reach is 404. ${DENIALS} PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.`
+      `A resource out of reach is 404 by id and left out of lists. ${DENIALS} PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.`
     )
   }
   if (inProject(req)) {
