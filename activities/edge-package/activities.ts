@@ -95,6 +95,7 @@ export function edgePackageActivities(deps: ActivityDeps) {
           mode: row.mode,
           sizeBytes: artifact.sizeBytes,
           sha256: artifact.sha256,
+          projectId: row.project_id,
         })
         await notifyWatchers(tx, deps.keys, `edge_package:${row.id}`, 'edge_package.build_finished', {
           packageId: row.id,
@@ -103,9 +104,8 @@ export function edgePackageActivities(deps: ActivityDeps) {
           status: 'ready',
         })
         // Metered in the transaction that makes the package ready: a build is counted exactly when it exists.
-        // Edge packages carry no project yet, so neither do their events.
         const occurredAt = new Date()
-        const base = { tenantId: plan.tenantId, projectId: null, occurredAt }
+        const base = { tenantId: plan.tenantId, projectId: row.project_id, occurredAt }
         await recordUsage(tx, { ...base, meter: 'edge_package.builds', quantity: 1, idempotencyKey: `edge_package.builds:${row.id}` })
         await recordUsage(tx, { ...base, meter: 'edge_package.bytes', quantity: artifact.sizeBytes, idempotencyKey: `edge_package.bytes:${row.id}` })
       })
@@ -122,6 +122,7 @@ export function edgePackageActivities(deps: ActivityDeps) {
           targetArch: row.target_arch,
           mode: row.mode,
           reason: reason.slice(0, 1000),
+          projectId: row.project_id,
         })
         await notifyWatchers(tx, deps.keys, `edge_package:${row.id}`, 'edge_package.build_finished', {
           packageId: row.id,

@@ -92,6 +92,7 @@ export const EdgeInferencePackageDto = z
       })
       .nullable()
       .describe('Present once status is ready'),
+    projectId: z.uuid().nullable().describe("Additive: the project the package belongs to, always its model version's (null: tenant-wide)"),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
@@ -103,6 +104,7 @@ export const ModelVersionParams = z.object({ modelVersionId: z.string() })
 export const ListPackagesQuery = PageQuery.extend({
   modelVersionId: z.uuid().optional(),
   status: z.enum(['queued', 'building', 'ready', 'failed']).optional(),
+  projectId: z.uuid().optional().describe("Additive: only this project's packages; a project you do not reach lists nothing"),
 })
 
 const iso = z.iso.datetime({ offset: true })

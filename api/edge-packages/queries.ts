@@ -3,6 +3,7 @@ import type { Db } from '../platform/db'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
 import type { RunReport, WireProtocol } from './manifest'
 import type { TargetArch } from './image-lines'
+import { projectReachClause, type Reach } from '../project-members/queries'
 
 export type PackageStatus = 'queued' | 'building' | 'ready' | 'failed'
 
@@ -39,6 +40,7 @@ export interface PackageRow {
   size_bytes: number | null
   sha256: string | null
   workflow_id: string
+  project_id: string | null
   created_at: Date
   updated_at: Date
   cursor_at: string
@@ -46,18 +48,27 @@ export interface PackageRow {
 
 const COLUMNS = `id, tenant_id, model_version_id, embodiment_profile_id, mode, strategy_key, remote_policy_host, remote_policy_port,
   steps, target_arch, wire_protocols, use_fake_transport, status, failure_reason, progress_bytes, total_bytes, artifact_bucket,
-  artifact_key, size_bytes, sha256, workflow_id, created_at, updated_at, ${CURSOR_AT}`
+  artifact_key, size_bytes, sha256, workflow_id, project_id, created_at, updated_at, ${CURSOR_AT}`
 
 export async function insertPackage(
   db: Db,
-  p: { id: string; tenantId: string; modelVersionId: string; embodimentProfileId: string; workflowId: string; request: PackageRequest },
+  p: {
+    id: string
+    tenantId: string
+    projectId: string | null
+    modelVersionId: string
+    embodimentProfileId: string
+    workflowId: string
+    request: PackageRequest
+  },
 ) {
   const r = p.request
   const [row] = await db<PackageRow[]>`
-    insert into edge_packages (id, tenant_id, model_version_id, embodiment_profile_id, mode, strategy_key, remote_policy_host,
+    insert into edge_packages (id, tenant_id, project_id, model_version_id, embodiment_profile_id, mode, strategy_key, remote_policy_host,
                                remote_policy_port, steps, target_arch, wire_protocols, use_fake_transport, workflow_id)
-    values (${p.id}, ${p.tenantId}, ${p.modelVersionId}, ${p.embodimentProfileId}, ${r.mode}, ${r.strategyKey}, ${r.remotePolicyHost},
-            ${r.remotePolicyPort}, ${r.steps}, ${r.targetArch}, ${r.wireProtocols}::text[], ${r.useFakeTransport}, ${p.workflowId})
+    values (${p.id}, ${p.tenantId}, ${p.projectId}, ${p.modelVersionId}, ${p.embodimentProfileId}, ${r.mode}, ${r.strategyKey},
+            ${r.remotePolicyHost}, ${r.remotePolicyPort}, ${r.steps}, ${r.targetArch}, ${r.wireProtocols}::text[], ${r.useFakeTransport},
+            ${p.workflowId})
     returning ${db.unsafe(COLUMNS)}`
   return row!
 }
@@ -67,10 +78,17 @@ export async function findPackage(db: Db, tenantId: string, id: string): Promise
   return row
 }
 
-export function listPackages(db: Db, tenantId: string, f: { modelVersionId?: string; status?: PackageStatus }, after: CreatedCursor | null, limit: number) {
+export function listPackages(
+  db: Db,
+  tenantId: string,
+  reach: Reach,
+  f: { modelVersionId?: string; status?: PackageStatus },
+  after: CreatedCursor | null,
+  limit: number,
+) {
   return db<PackageRow[]>`
     select ${db.unsafe(COLUMNS)} from edge_packages
-     where tenant_id = ${tenantId}
+     where tenant_id = ${tenantId} ${projectReachClause(db, reach)}
        and (${f.modelVersionId ?? null}::uuid is null or model_version_id = ${f.modelVersionId ?? null}::uuid)
        and (${f.status ?? null}::text is null or status = ${f.status ?? null}) ${newestFirstAfter(db, after)}
      order by created_at desc, id desc

@@ -26,7 +26,7 @@ export const edgePackagesRoutes = (deps: AppDeps, http: HttpConventions) =>
         return ok(request, await createPackage(deps, ctx, params.modelVersionId, body))
       },
       {
-        auth: 'model:write',
+        auth: { project: 'model:write', of: 'resource' },
         idempotent: true,
         errors: ['M400', 'M404', 'M409'],
         params: ModelVersionParams,
@@ -36,18 +36,22 @@ export const edgePackagesRoutes = (deps: AppDeps, http: HttpConventions) =>
           summary: 'Build a signed edge inference package of a ready model version for an embodiment profile',
           description:
             'Starts one build workflow and answers the queued package. 400 MODEL_VERSION_INVALID_STATUS: the version is not ready; ' +
-            '404 MODEL_VERSION_NOT_FOUND: no such version in this tenant; 404 NOT_FOUND: no such embodiment profile in this tenant; ' +
+            '404 MODEL_VERSION_NOT_FOUND: no such version in this tenant (or in none of your projects); 404 NOT_FOUND: no such embodiment ' +
+            "profile in your reach; 400 VALIDATION_ERROR: the profile belongs to another project than the version. The package belongs to the version's project; " +
             "the source codes (IMPORTED_CHECKPOINT_*, MODEL_BUNDLE_*, TRAINING_JOB_*) when the version's objects are gone since validation. " +
             'With an Idempotency-Key a repeat replays the same package; without one, every request builds a new package.',
         },
       },
     )
     .get('/edge-inference-packages', async ({ request, ctx, query }) => page(request, await listTenantPackages(deps, ctx, query)), {
-      auth: 'model:read',
+      auth: { project: 'model:read', of: 'resource' },
       errors: ['M400p'],
       query: ListPackagesQuery,
       response: { 200: listEnvelope(EdgeInferencePackageDto) },
-      detail: { summary: 'Edge inference packages of this tenant, newest first (filter by model version and status)' },
+      detail: {
+        summary:
+          'Edge inference packages of this tenant you reach, newest first (filter by model version, status and project; a project-scoped token: its project)',
+      },
     })
     .get('/edge-inference-packages/signing-keys', ({ request }) => ok(request, publicSigningKeys(deps.config)), {
       public: true,
@@ -56,7 +60,7 @@ export const edgePackagesRoutes = (deps: AppDeps, http: HttpConventions) =>
       detail: { summary: 'The Ed25519 public keys that sign package provenance (DSSE), current first; anyone may verify a package' },
     })
     .get('/edge-inference-packages/:packageId', async ({ request, ctx, params }) => ok(request, await getPackage(deps, ctx, params.packageId)), {
-      auth: 'model:read',
+      auth: { project: 'model:read', of: 'resource' },
       errors: ['M400', 'M404'],
       params: PackageParams,
       response: { 200: envelope(EdgeInferencePackageDto) },
@@ -69,7 +73,7 @@ export const edgePackagesRoutes = (deps: AppDeps, http: HttpConventions) =>
         return ok(request, await reportRun(deps, ctx, params.packageId, body))
       },
       {
-        auth: 'model:write',
+        auth: { project: 'model:write', of: 'resource' },
         idempotent: true,
         errors: ['M400', 'M404', 'M409'],
         params: PackageParams,
@@ -82,7 +86,7 @@ export const edgePackagesRoutes = (deps: AppDeps, http: HttpConventions) =>
       '/edge-inference-packages/:packageId/runs',
       async ({ request, ctx, params, query }) => page(request, await listPackageRuns(deps, ctx, params.packageId, query)),
       {
-        auth: 'model:read',
+        auth: { project: 'model:read', of: 'resource' },
         errors: ['M400p', 'M404'],
         params: PackageParams,
         query: ListRunsQuery,

@@ -6,7 +6,10 @@ import { recordAudit } from '../audit/service'
 import { watchFor } from '../notifications/service'
 import { tenantOf, type RequestContext } from '../identity/context'
 import { assertSourceStillPresent } from '../model-versions/objects'
-import { findModelVersion } from '../model-versions/queries'
+import { findEmbodimentProfile } from '../embodiment-profiles/queries'
+import { ownVersion } from '../model-versions/service'
+import type { Permission } from '../identity/permissions'
+import { listReach, reachResource, sameProjectOrTenantWide } from '../project-members/reach'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { isUuid } from '../platform/ids'
@@ -32,8 +35,10 @@ const packageTarget = (id: string) => ({ type: 'edge_package', id })
 /** Recorded with the package row (a replayed Idempotency-Key answers from the stored response and never gets here). */
 export async function createPackage(deps: Deps, ctx: RequestContext, modelVersionId: string, input: PackageRequestInput) {
   const { tenantId } = tenantOf(ctx)
-  const version = isUuid(modelVersionId) ? await findModelVersion(deps.sql, tenantId, modelVersionId) : undefined
-  if (!version) throw new ApiError('MODEL_VERSION_NOT_FOUND', `No model version ${modelVersionId} in this tenant`)
+  // A package belongs to its version's project: whoever may write there may build it, and it is seen there.
+  const version = await ownVersion(deps.sql, ctx, modelVersionId, 'model:write')
+  const projectId = version.project_id
+  await profileFor(deps, ctx, input.embodimentProfileId, projectId)
   if (version.status !== 'ready') {
     throw new ApiError('MODEL_VERSION_INVALID_STATUS', `Model version ${modelVersionId} is ${version.status}; only a ready version can be packaged`)
   }
@@ -51,6 +56,7 @@ export async function createPackage(deps: Deps, ctx: RequestContext, modelVersio
       const made = await insertPackage(tx, {
         id,
         tenantId,
+        projectId,
         modelVersionId,
         embodimentProfileId: input.embodimentProfileId,
         workflowId,
@@ -70,7 +76,7 @@ export async function createPackage(deps: Deps, ctx: RequestContext, modelVersio
         action: 'edge_package.created',
         tenantId,
         target: packageTarget(id),
-        details: { modelVersionId, embodimentProfileId: input.embodimentProfileId, mode: input.mode, targetArch: input.targetArch },
+        details: { modelVersionId, embodimentProfileId: input.embodimentProfileId, mode: input.mode, targetArch: input.targetArch, projectId },
       })
       await watchFor(tx, `edge_package:${id}`, ctx.principal.userId, tenantId)
       return made
@@ -101,25 +107,44 @@ export async function createPackage(deps: Deps, ctx: RequestContext, modelVersio
   return packageViews(deps, tenantId)(row)
 }
 
-async function ownPackage({ sql }: Pick<ServiceDeps, 'sql'>, tenantId: string, id: string) {
-  const row = isUuid(id) ? await findPackage(sql, tenantId, id) : undefined
+const profileNotFound = (id: string) => () => new ApiError('NOT_FOUND', `No embodiment profile ${id} in this tenant`)
+
+/** The profile a package is built for: one the caller reaches (else 404, as an absent one), tenant-wide or of the
+ *  package's own project (else 400: a package never draws on another project's work). */
+async function profileFor({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, profileId: string, projectId: string | null) {
+  const profile = isUuid(profileId) ? await findEmbodimentProfile(sql, tenantOf(ctx).tenantId, profileId) : undefined
+  if (!profile) throw profileNotFound(profileId)()
+  await reachResource(sql, ctx, profile.project_id, 'model:read', profileNotFound(profileId))
+  if (!sameProjectOrTenantWide(profile.project_id, projectId)) {
+    const message = `the embodiment profile belongs to project ${profile.project_id}; the model version to ${projectId ?? 'the whole tenant'}`
+    throw new ApiError('VALIDATION_ERROR', message, { errors: [{ path: 'body.embodimentProfileId', message }] })
+  }
+}
+
+/** A package of the caller's tenant that the caller reaches with `point`; another project's is as absent as another
+ *  tenant's (NOT_FOUND). */
+async function ownPackage({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string, point: Permission) {
+  const row = isUuid(id) ? await findPackage(sql, tenantOf(ctx).tenantId, id) : undefined
   if (!row) throw notFound(id)
+  await reachResource(sql, ctx, row.project_id, point, () => notFound(id))
   return row
 }
 
 export async function getPackage(deps: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, id: string) {
   const { tenantId } = tenantOf(ctx)
-  return packageViews(deps, tenantId)(await ownPackage(deps, tenantId, id))
+  return packageViews(deps, tenantId)(await ownPackage(deps, ctx, id, 'model:read'))
 }
 
 export async function listTenantPackages(
   deps: Pick<ServiceDeps, 'sql' | 'config' | 'keys'>,
   ctx: RequestContext,
-  q: PageParams & { modelVersionId?: string; status?: PackageStatus },
+  q: PageParams & { modelVersionId?: string; status?: PackageStatus; projectId?: string },
 ) {
   const { tenantId } = tenantOf(ctx)
-  const binding = { route: 'GET /edge-inference-packages', scope: `tenant:${tenantId}`, filters: { modelVersionId: q.modelVersionId, status: q.status } }
-  const p = await paginate(deps.keys, binding, q, (after, limit) => listPackages(deps.sql, tenantId, q, after, limit), createdCursorOf)
+  const reach = await listReach(deps.sql, ctx, 'model:read', q.projectId)
+  const filters = { modelVersionId: q.modelVersionId, status: q.status, projectId: q.projectId }
+  const binding = { route: 'GET /edge-inference-packages', scope: `tenant:${tenantId}`, filters }
+  const p = await paginate(deps.keys, binding, q, (after, limit) => listPackages(deps.sql, tenantId, reach, q, after, limit), createdCursorOf)
   const items = await Promise.all(p.items.map(packageViews(deps, tenantId)))
   return { ...p, items }
 }
@@ -128,7 +153,7 @@ export async function listTenantPackages(
  *  is announced and recorded once. */
 export async function reportRun(deps: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, packageId: string, report: RunReport) {
   const { tenantId } = tenantOf(ctx)
-  await ownPackage(deps, tenantId, packageId)
+  const pkg = await ownPackage(deps, ctx, packageId, 'model:write')
   const run = await deps.sql.begin(async (tx) => {
     const row = await insertRun(tx, tenantId, packageId, ctx.principal.userId, report)
     await publishEvent(tx, tenantId, 'run.finished', {
@@ -138,6 +163,7 @@ export async function reportRun(deps: Pick<ServiceDeps, 'sql'>, ctx: RequestCont
       exitReason: row.exit_reason,
       contractViolations: row.contract_violations,
       latencyMs: report.latencyMs,
+      projectId: pkg.project_id,
     })
     await recordAudit(tx, ctx, {
       action: 'edge_package.run_reported',
@@ -152,7 +178,7 @@ export async function reportRun(deps: Pick<ServiceDeps, 'sql'>, ctx: RequestCont
 
 export async function listPackageRuns({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, packageId: string, q: PageParams) {
   const { tenantId } = tenantOf(ctx)
-  await ownPackage({ sql }, tenantId, packageId)
+  await ownPackage({ sql }, ctx, packageId, 'model:read')
   const binding = { route: 'GET /edge-inference-packages/{id}/runs', scope: `tenant:${tenantId}`, filters: { packageId } }
   return mapPage(await paginate(keys, binding, q, (after, limit) => listRuns(sql, tenantId, packageId, after, limit), createdCursorOf), toRunDto)
 }

@@ -49,6 +49,7 @@ export function packageViews({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'
     workflowId: row.workflow_id,
     progress: { bytesDone: row.progress_bytes, bytesTotal: row.total_bytes },
     artifact: await artifactOf(config, bucketsOf, row),
+    projectId: row.project_id,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   })

@@ -54,10 +54,17 @@ export const CreateEmbodimentProfileBodyDto = z
     controlRateHz: ControlRate,
     observationFeatures: Features.describe('What the robot sends the policy each step (1 to 64, names unique)'),
     actionFeatures: Features.describe('What the policy returns per action (1 to 64, names unique)'),
+    projectId: z
+      .uuid()
+      .optional()
+      .describe(
+        'The project the profile belongs to (a project of this tenant, not archived, where you hold model:write; else 400 ' +
+          "VALIDATION_ERROR or 403). Omitted: tenant-wide, or a project-scoped token's own project. Fixed once created",
+      ),
   })
   .meta({ id: 'CreateEmbodimentProfileBodyDto' })
 
-export const UpdateEmbodimentProfileBodyDto = CreateEmbodimentProfileBodyDto.partial().meta({ id: 'UpdateEmbodimentProfileBodyDto' })
+export const UpdateEmbodimentProfileBodyDto = CreateEmbodimentProfileBodyDto.omit({ projectId: true }).partial().meta({ id: 'UpdateEmbodimentProfileBodyDto' })
 
 export const EmbodimentProfileDto = z
   .object({
@@ -69,13 +76,16 @@ export const EmbodimentProfileDto = z
     observationFeatures: z.array(FeatureDto),
     actionFeatures: z.array(FeatureDto),
     version: z.number().int().describe('The row version; the ETag is `"v<version>"`'),
+    projectId: z.uuid().nullable().describe('The project the profile belongs to; null: tenant-wide'),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
   .meta({ id: 'EmbodimentProfileDto' })
 
 export const ProfileParams = z.object({ profileId: z.string() })
-export const ListProfilesQuery = PageQuery
+export const ListProfilesQuery = PageQuery.extend({
+  projectId: z.uuid().optional().describe("Only this project's profiles; a project you do not reach lists nothing"),
+})
 
 export type CreateProfileInput = z.infer<typeof CreateEmbodimentProfileBodyDto>
 export type UpdateProfileInput = z.infer<typeof UpdateEmbodimentProfileBodyDto>

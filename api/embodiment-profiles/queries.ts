@@ -1,5 +1,6 @@
 import type { Db } from '../platform/db'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
+import { projectReachClause, type Reach } from '../project-members/queries'
 import type { Feature } from './model'
 
 export interface EmbodimentProfileRow {
@@ -11,6 +12,7 @@ export interface EmbodimentProfileRow {
   observation_features: Feature[]
   action_features: Feature[]
   version: number
+  project_id: string | null
   created_at: Date
   updated_at: Date
 }
@@ -23,12 +25,13 @@ export interface ProfileFields {
   actionFeatures: Feature[]
 }
 
-const COLUMNS = 'id, tenant_id, name, robot_type, control_rate_hz, observation_features, action_features, version, created_at, updated_at'
+const COLUMNS = 'id, tenant_id, name, robot_type, control_rate_hz, observation_features, action_features, version, project_id, created_at, updated_at'
 
-export async function insertEmbodimentProfile(db: Db, tenantId: string, p: ProfileFields): Promise<EmbodimentProfileRow> {
+export async function insertEmbodimentProfile(db: Db, tenantId: string, projectId: string | null, p: ProfileFields): Promise<EmbodimentProfileRow> {
   const [row] = await db<EmbodimentProfileRow[]>`
-    insert into embodiment_profiles (tenant_id, name, robot_type, control_rate_hz, observation_features, action_features)
-    values (${tenantId}, ${p.name}, ${p.robotType}, ${p.controlRateHz}, ${db.json(p.observationFeatures as never)}, ${db.json(p.actionFeatures as never)})
+    insert into embodiment_profiles (tenant_id, project_id, name, robot_type, control_rate_hz, observation_features, action_features)
+    values (${tenantId}, ${projectId}, ${p.name}, ${p.robotType}, ${p.controlRateHz}, ${db.json(p.observationFeatures as never)},
+            ${db.json(p.actionFeatures as never)})
     returning ${db.unsafe(COLUMNS)}`
   return row!
 }
@@ -45,11 +48,11 @@ export async function lockEmbodimentProfile(db: Db, tenantId: string, id: string
   return row
 }
 
-export function listEmbodimentProfiles(db: Db, tenantId: string, after: CreatedCursor | null, limit: number) {
+export function listEmbodimentProfiles(db: Db, tenantId: string, reach: Reach, after: CreatedCursor | null, limit: number) {
   return db<(EmbodimentProfileRow & { cursor_at: string })[]>`
     select ${db.unsafe(COLUMNS)}, ${db.unsafe(CURSOR_AT)}
       from embodiment_profiles
-     where tenant_id = ${tenantId} ${newestFirstAfter(db, after)}
+     where tenant_id = ${tenantId} ${projectReachClause(db, reach)} ${newestFirstAfter(db, after)}
      order by created_at desc, id desc
      limit ${limit}`
 }

@@ -10,11 +10,11 @@ export const embodimentProfilesRoutes = (deps: AppDeps, http: HttpConventions) =
   new Elysia({ prefix: '/embodiment-profiles', tags: ['Models'] })
     .use(http)
     .get('', async ({ request, ctx, query }) => page(request, await listProfiles(deps, ctx, query)), {
-      auth: 'model:read',
+      auth: { project: 'model:read', of: 'resource' },
       errors: ['M400p'],
       query: ListProfilesQuery,
       response: { 200: listEnvelope(EmbodimentProfileDto) },
-      detail: { summary: 'Embodiment profiles of this tenant, newest first' },
+      detail: { summary: 'Embodiment profiles of this tenant you reach, newest first, optionally of one project (a project-scoped token: its project)' },
     })
     .post(
       '',
@@ -24,7 +24,7 @@ export const embodimentProfilesRoutes = (deps: AppDeps, http: HttpConventions) =
         return okVersioned(request, set, version, profile)
       },
       {
-        auth: 'model:write',
+        auth: { project: 'model:write', of: 'resource' },
         idempotent: true,
         errors: ['M400', 'M409', 'E409'],
         body: CreateEmbodimentProfileBodyDto,
@@ -39,7 +39,7 @@ export const embodimentProfilesRoutes = (deps: AppDeps, http: HttpConventions) =
         return okVersioned(request, set, version, profile)
       },
       {
-        auth: 'model:read',
+        auth: { project: 'model:read', of: 'resource' },
         errors: ['M400', 'M404'],
         params: ProfileParams,
         response: { 200: envelope(EmbodimentProfileDto) },
@@ -53,7 +53,7 @@ export const embodimentProfilesRoutes = (deps: AppDeps, http: HttpConventions) =
         return okVersioned(request, set, version, profile)
       },
       {
-        auth: 'model:write',
+        auth: { project: 'model:write', of: 'resource' },
         errors: ['M400', 'M404', 'E409', 'P412'],
         params: ProfileParams,
         body: UpdateEmbodimentProfileBodyDto,
@@ -70,7 +70,7 @@ export const embodimentProfilesRoutes = (deps: AppDeps, http: HttpConventions) =
         set.status = 204
       },
       {
-        auth: 'model:write',
+        auth: { project: 'model:write', of: 'resource' },
         errors: ['M400', 'M404', 'E409'],
         params: ProfileParams,
         detail: {

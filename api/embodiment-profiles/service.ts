@@ -7,6 +7,8 @@ import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { changesBetween, recordAudit } from '../audit/service'
 import { tenantOf, type RequestContext } from '../identity/context'
+import type { Permission } from '../identity/permissions'
+import { listReach, projectForNew, reachResource } from '../project-members/reach'
 import type { CreateProfileInput, EmbodimentProfile, UpdateProfileInput } from './model'
 import {
   deleteEmbodimentProfile,
@@ -27,6 +29,7 @@ export const toEmbodimentProfile = (r: EmbodimentProfileRow): EmbodimentProfile 
   observationFeatures: r.observation_features,
   actionFeatures: r.action_features,
   version: r.version,
+  projectId: r.project_id,
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
 })
@@ -38,9 +41,12 @@ const IN_USE_STATES = ['23001', '23503']
 const FIELDS = ['name', 'robotType', 'controlRateHz', 'observationFeatures', 'actionFeatures'] as const
 const profileTarget = (r: EmbodimentProfileRow) => ({ type: 'embodiment_profile', id: r.id })
 
-async function own(db: Db, tenantId: string, id: string, find = findEmbodimentProfile): Promise<EmbodimentProfileRow> {
-  const row = isUuid(id) ? await find(db, tenantId, id) : undefined
+/** The profile of the caller's tenant that the caller reaches with `point` (api/project-members/reach.ts), else 404:
+ *  another project's profile is as absent as another tenant's. */
+async function own(db: Db, ctx: RequestContext, id: string, point: Permission, find = findEmbodimentProfile): Promise<EmbodimentProfileRow> {
+  const row = isUuid(id) ? await find(db, tenantOf(ctx).tenantId, id) : undefined
   if (!row) throw notFound()
+  await reachResource(db, ctx, row.project_id, point, notFound)
   return row
 }
 
@@ -57,14 +63,15 @@ async function nameChecked<T>(name: string, write: () => Promise<T>): Promise<T>
 
 export async function createProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, input: CreateProfileInput) {
   const { tenantId } = tenantOf(ctx)
+  const projectId = await projectForNew(sql, ctx, input.projectId, 'model:write')
   const row = await nameChecked(input.name, () =>
     sql.begin(async (tx) => {
-      const made = await insertEmbodimentProfile(tx, tenantId, input)
+      const made = await insertEmbodimentProfile(tx, tenantId, projectId, input)
       await recordAudit(tx, ctx, {
         action: 'embodiment_profile.created',
         tenantId,
         target: profileTarget(made),
-        details: { name: made.name, robotType: made.robot_type },
+        details: { name: made.name, robotType: made.robot_type, projectId },
       })
       return made
     }),
@@ -73,14 +80,15 @@ export async function createProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Requ
 }
 
 export async function getProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
-  const row = await own(sql, tenantOf(ctx).tenantId, id)
+  const row = await own(sql, ctx, id, 'model:read')
   return { profile: toEmbodimentProfile(row), version: row.version }
 }
 
-export async function listProfiles({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams) {
+export async function listProfiles({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { projectId?: string }) {
   const { tenantId } = tenantOf(ctx)
-  const binding = { route: 'GET /embodiment-profiles', scope: `tenant:${tenantId}`, filters: {} }
-  const p = await paginate(keys, binding, q, (after, limit) => listEmbodimentProfiles(sql, tenantId, after, limit), createdCursorOf)
+  const reach = await listReach(sql, ctx, 'model:read', q.projectId)
+  const binding = { route: 'GET /embodiment-profiles', scope: `tenant:${tenantId}`, filters: { projectId: q.projectId } }
+  const p = await paginate(keys, binding, q, (after, limit) => listEmbodimentProfiles(sql, tenantId, reach, after, limit), createdCursorOf)
   return mapPage(p, toEmbodimentProfile)
 }
 
@@ -95,7 +103,7 @@ export async function patchProfile(
 ) {
   const { tenantId } = tenantOf(ctx)
   return sql.begin(async (tx) => {
-    const current = await own(tx, tenantId, id, lockEmbodimentProfile)
+    const current = await own(tx, ctx, id, 'model:write', lockEmbodimentProfile)
     if (expectedVersion !== null && expectedVersion !== current.version) {
       throw staleVersion('profile')
     }
@@ -118,7 +126,7 @@ export async function patchProfile(
  *  NO ACTION 23503 (foreign_key_violation): both mean the same here. */
 export async function removeProfile({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string): Promise<void> {
   const { tenantId } = tenantOf(ctx)
-  const row = await own(sql, tenantId, id)
+  const row = await own(sql, ctx, id, 'model:write')
   try {
     await sql.begin(async (tx) => {
       if (!(await deleteEmbodimentProfile(tx, tenantId, id))) throw notFound()

@@ -9,31 +9,43 @@ const sourceKind = z.enum(['imported_checkpoint', 'model_bundle', 'training_job'
 const targetArch = z.enum(['x86-cuda', 'jetson-jp6', 'cpu'])
 const mode = z.enum(['local', 'remote_ws'])
 const reason = z.string().max(1000)
+// Additive (issue 36): the project the work belongs to, null for tenant-wide work. Always in the payload (the parse
+// fills null in); every producer of these types names it.
+const projectId = uuid.nullable().default(null)
 
 const entry = <S extends z.ZodType>(summary: string, data: S) => ({ summary, data })
 
 export const eventCatalogue = {
   'model_version.ready': entry(
     'A model version passed validation and can be packaged.',
-    z.object({ modelVersionId: uuid, name: z.string(), format: modelFormat, sourceKind, totalBytes: z.number().int().nonnegative() }),
+    z.object({ modelVersionId: uuid, name: z.string(), format: modelFormat, sourceKind, totalBytes: z.number().int().nonnegative(), projectId }),
   ),
   'model_version.failed': entry(
     'A model version failed validation; `reason` says which object and why.',
-    z.object({ modelVersionId: uuid, name: z.string(), format: modelFormat, sourceKind, reason }),
+    z.object({ modelVersionId: uuid, name: z.string(), format: modelFormat, sourceKind, reason, projectId }),
   ),
   'edge_package.ready': entry(
     'An edge inference package was built, signed and stored.',
-    z.object({ packageId: uuid, modelVersionId: uuid, embodimentProfileId: uuid, targetArch, mode, sizeBytes: z.number().int().nonnegative(), sha256 }),
+    z.object({
+      packageId: uuid,
+      modelVersionId: uuid,
+      embodimentProfileId: uuid,
+      targetArch,
+      mode,
+      sizeBytes: z.number().int().nonnegative(),
+      sha256,
+      projectId,
+    }),
   ),
   'edge_package.failed': entry(
     'An edge inference package build failed for good.',
-    z.object({ packageId: uuid, modelVersionId: uuid, embodimentProfileId: uuid, targetArch, mode, reason }),
+    z.object({ packageId: uuid, modelVersionId: uuid, embodimentProfileId: uuid, targetArch, mode, reason, projectId }),
   ),
   'training_job.completed': entry(
     'A training job finished; its output artifact can become a model version.',
-    z.object({ trainingJobId: uuid, name: z.string(), outputArtifactPath: z.string().nullable() }),
+    z.object({ trainingJobId: uuid, name: z.string(), outputArtifactPath: z.string().nullable(), projectId }),
   ),
-  'training_job.failed': entry('A training job failed.', z.object({ trainingJobId: uuid, name: z.string(), reason })),
+  'training_job.failed': entry('A training job failed.', z.object({ trainingJobId: uuid, name: z.string(), reason, projectId })),
   'run.finished': entry(
     "A package's robot-side client reported a finished run.",
     z.object({
@@ -43,6 +55,7 @@ export const eventCatalogue = {
       exitReason: z.string(),
       contractViolations: z.number().int().nonnegative(),
       latencyMs: z.object({ p50: z.number().nonnegative(), p99: z.number().nonnegative() }).nullable(),
+      projectId,
     }),
   ),
   'storage.provisioned': entry(

@@ -14,8 +14,16 @@ export const TENANT_HEADER = 'x-tenant-id'
  *  or a list: the current tenant membership must be usable and grant at least one of them. `{ project: point }`: a
  *  project-scope point in the project the path names; the macro admits a usable tenant membership and the service
  *  decides the point in that project (api/project-members/service.ts actInProject), where a project membership
- *  can grant what the tenant role does not. */
-export type AuthRequirement = 'user' | 'session' | 'session:enrolment' | Permission | readonly Permission[] | { readonly project: Permission }
+ *  can grant what the tenant role does not. `{ project: point, of: 'resource' }`: the same, in the project of the
+ *  resource the operation reads or writes (api/project-members/reach.ts; tenant-wide when it has none); a PAT whose
+ *  scopes lack the point is refused here, since it holds it nowhere. */
+export type AuthRequirement =
+  | 'user'
+  | 'session'
+  | 'session:enrolment'
+  | Permission
+  | readonly Permission[]
+  | { readonly project: Permission; readonly of?: 'resource' }
 
 const PRINCIPAL_ONLY: Record<string, string> = {
   user: 'Any signed-in principal.',
@@ -34,7 +42,7 @@ export function readCookie(header: string | null, name: string): string | undefi
   return undefined
 }
 
-const inProject = (req: AuthRequirement): req is { readonly project: Permission } => typeof req === 'object' && 'project' in req
+const inProject = (req: AuthRequirement): req is { readonly project: Permission; readonly of?: 'resource' } => typeof req === 'object' && 'project' in req
 
 export function permissionsOf(req: AuthRequirement): Permission[] {
   if (inProject(req)) return [req.project]
@@ -47,6 +55,13 @@ const DENIALS =
 
 export function describeRequirement(req: AuthRequirement): string {
   if (typeof req === 'string' && req in PRINCIPAL_ONLY) return PRINCIPAL_ONLY[req]!
+  if (inProject(req) && req.of === 'resource') {
+    return (
+      `Requires ${req.project} in the project of the resource (from the tenant role, the project role or its overlay); a resource ` +
+      `without a project needs ${req.project} from the tenant role, and a project-scoped token reaches only its own project's. ` +
+      `A resource out of reach is 404 by id and left out of lists. ${DENIALS} PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.`
+    )
+  }
   if (inProject(req)) {
     return `Requires ${req.project} in this project: from the tenant role, the project role or its overlay. ${DENIALS} PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.`
   }
@@ -69,6 +84,8 @@ export interface Admission {
   permissions: readonly Permission[]
   /** The points are decided in the path's project by the service, not here against the tenant-wide set. */
   inProject: boolean
+  /** In the resource's project: a PAT's scopes must still declare the point. */
+  ofResource: boolean
   sessionOnly: boolean
   enrolment: boolean
 }
@@ -76,6 +93,7 @@ export interface Admission {
 export const admissionFor = (req: AuthRequirement): Admission => ({
   permissions: Object.freeze(permissionsOf(req)),
   inProject: inProject(req),
+  ofResource: inProject(req) && req.of === 'resource',
   sessionOnly: req === 'session' || req === 'session:enrolment',
   enrolment: req === 'session:enrolment',
 })
@@ -107,6 +125,9 @@ function admit(deps: HttpDeps, request: Request, a: Admission, principal: Princi
   if (principal.passwordChangeRequired) requireOwnPassword(request)
   if (a.permissions.length > 0) {
     requireActiveMembership(principal, request.headers.get(TENANT_HEADER) ?? undefined)
+    if (a.ofResource && principal.grantCeiling !== null && !a.permissions.some((p) => principal.grantCeiling!.includes(p))) {
+      requirePermission(principal, a.permissions)
+    }
     if (!a.inProject) {
       if (principal.project) refuseOutsideProject(principal, a.permissions)
       requirePermission(principal, a.permissions)

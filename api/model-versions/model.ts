@@ -83,6 +83,15 @@ export const CreateModelVersionBodyDto = z
     name: singleLineText(200),
     format: z.enum(MODEL_FORMATS).describe(FORMAT_MEANING),
     source: ModelSourceDto,
+    projectId: z
+      .uuid()
+      .optional()
+      .describe(
+        'The project the version belongs to (a project of this tenant, not archived, where you hold model:write; else 400 ' +
+          "VALIDATION_ERROR or 403). Omitted: the source training job's project, else a project-scoped token's own, else " +
+          "tenant-wide. A training job of another project is 400 VALIDATION_ERROR: a version draws only on its own project's or " +
+          'tenant-wide work',
+      ),
   })
   .meta({ id: 'CreateModelVersionBodyDto' })
 
@@ -109,6 +118,7 @@ export const ModelVersionDto = z
     totalBytes: z.number().int().nullable(),
     validationWorkflowId: z.string().describe('The Temporal workflow id of its validation'),
     validatedAt: z.iso.datetime().nullable(),
+    projectId: z.uuid().nullable().describe('The project the version belongs to; null: tenant-wide'),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
@@ -126,7 +136,11 @@ export const UploadUrlsDto = z
   .meta({ id: 'ModelVersionUploadUrlsDto' })
 
 export const ModelVersionParams = z.object({ modelVersionId: z.string() })
-export const ListModelVersionsQuery = PageQuery.extend({ status: z.enum(MODEL_VERSION_STATUSES).optional(), format: z.enum(MODEL_FORMATS).optional() })
+export const ListModelVersionsQuery = PageQuery.extend({
+  status: z.enum(MODEL_VERSION_STATUSES).optional(),
+  format: z.enum(MODEL_FORMATS).optional(),
+  projectId: z.uuid().optional().describe("Only this project's versions; a project you do not reach lists nothing"),
+})
 export type CreateModelVersionInput = z.infer<typeof CreateModelVersionBodyDto>
 
 export const ObjectUploadQuery = z.object({ key: Key.min(1).describe("The full key of one of the version's objects (as in `objects[].key`)") })

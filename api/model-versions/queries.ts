@@ -1,5 +1,6 @@
 import type { Db } from '../platform/db'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
+import { projectReachClause, type Reach } from '../project-members/queries'
 import type { ModelFormat, ModelSourceInput, ModelVersionStatus, VersionObject } from './model'
 
 export interface ModelVersionRow {
@@ -19,12 +20,13 @@ export interface ModelVersionRow {
   bucket: string | null
   total_bytes: number | null
   validated_at: Date | null
+  project_id: string | null
   created_at: Date
   updated_at: Date
 }
 
 const COLUMNS = `id, tenant_id, name, format, status, failure_reason, source_kind, source, training_job_id, objects, region_id, bucket,
-  total_bytes, validated_at, created_at, updated_at`
+  total_bytes, validated_at, project_id, created_at, updated_at`
 
 export async function insertModelVersion(
   db: Db,
@@ -35,11 +37,13 @@ export async function insertModelVersion(
     source: ModelSourceInput
     trainingJobId: string | null
     objects: VersionObject[]
+    projectId: string | null
   },
 ): Promise<ModelVersionRow> {
   const [row] = await db<ModelVersionRow[]>`
-    insert into model_versions (tenant_id, name, format, source_kind, source, training_job_id, objects)
-    values (${v.tenantId}, ${v.name}, ${v.format}, ${v.source.kind}, ${db.json(v.source as never)}, ${v.trainingJobId}, ${db.json(v.objects as never)})
+    insert into model_versions (tenant_id, project_id, name, format, source_kind, source, training_job_id, objects)
+    values (${v.tenantId}, ${v.projectId}, ${v.name}, ${v.format}, ${v.source.kind}, ${db.json(v.source as never)}, ${v.trainingJobId},
+            ${db.json(v.objects as never)})
     returning ${db.unsafe(COLUMNS)}`
   return row!
 }
@@ -54,6 +58,7 @@ export async function findModelVersion(db: Db, tenantId: string, id: string): Pr
 export function listModelVersions(
   db: Db,
   tenantId: string,
+  reach: Reach,
   f: { status?: ModelVersionStatus; format?: ModelFormat },
   after: CreatedCursor | null,
   limit: number,
@@ -61,7 +66,7 @@ export function listModelVersions(
   return db<(ModelVersionRow & { cursor_at: string })[]>`
     select ${db.unsafe(COLUMNS)}, ${db.unsafe(CURSOR_AT)}
       from model_versions
-     where tenant_id = ${tenantId}
+     where tenant_id = ${tenantId} ${projectReachClause(db, reach)}
        and (${f.status ?? null}::text is null or status = ${f.status ?? null})
        and (${f.format ?? null}::text is null or format = ${f.format ?? null}) ${newestFirstAfter(db, after)}
      order by created_at desc, id desc

@@ -27,7 +27,7 @@ export const modelVersionsRoutes = (deps: AppDeps, http: HttpConventions) =>
         return ok(request, await createModelVersion(deps, ctx, body))
       },
       {
-        auth: 'model:write',
+        auth: { project: 'model:write', of: 'resource' },
         idempotent: true,
         errors: ['M400', 'M404', 'M409'],
         body: CreateModelVersionBodyDto,
@@ -43,21 +43,23 @@ export const modelVersionsRoutes = (deps: AppDeps, http: HttpConventions) =>
       },
     )
     .get('', async ({ request, ctx, query }) => page(request, await listVersions(deps, ctx, query)), {
-      auth: 'model:read',
+      auth: { project: 'model:read', of: 'resource' },
       errors: ['M400p'],
       query: ListModelVersionsQuery,
       response: { 200: listEnvelope(ModelVersionDto) },
-      detail: { summary: 'Model versions of this tenant, newest first, optionally of one status and format' },
+      detail: {
+        summary: 'Model versions of this tenant you reach, newest first, optionally of one status, format and project (a project-scoped token: its project)',
+      },
     })
     .get('/:modelVersionId', async ({ request, ctx, params }) => ok(request, await getModelVersion(deps, ctx, params.modelVersionId)), {
-      auth: 'model:read',
+      auth: { project: 'model:read', of: 'resource' },
       errors: ['M400', 'M404'],
       params: ModelVersionParams,
       response: { 200: envelope(ModelVersionDto) },
       detail: { summary: 'One model version: status, failure reason, objects (measured sizes and SHA-256 once ready)' },
     })
     .post('/:modelVersionId/upload-urls', async ({ request, ctx, params }) => ok(request, await uploadUrls(deps, ctx, params.modelVersionId)), {
-      auth: 'model:write',
+      auth: { project: 'model:write', of: 'resource' },
       errors: ['M400', 'S400', 'M404'],
       params: ModelVersionParams,
       response: { 200: envelope(UploadUrlsDto) },
@@ -73,7 +75,7 @@ export const modelVersionsRoutes = (deps: AppDeps, http: HttpConventions) =>
       async ({ request, ctx, params, query }) =>
         ok(request, await uploadObject(deps, ctx, params.modelVersionId, query.key, request.body, request.headers.get('content-length'))),
       {
-        auth: 'model:write',
+        auth: { project: 'model:write', of: 'resource' },
         errors: ['M400', 'S400', 'M404'],
         params: ModelVersionParams,
         query: ObjectUploadQuery,
@@ -98,7 +100,7 @@ export const modelVersionsRoutes = (deps: AppDeps, http: HttpConventions) =>
         return ok(request, await startValidation(deps, ctx, params.modelVersionId))
       },
       {
-        auth: 'model:write',
+        auth: { project: 'model:write', of: 'resource' },
         errors: ['M400', 'S400', 'M404'],
         params: ModelVersionParams,
         response: { 202: envelope(ModelVersionDto) },

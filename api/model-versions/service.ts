@@ -15,6 +15,8 @@ import { generalBucketOf, presignedPuts, putObjectStream } from './objects'
 import { findModelVersion, insertModelVersion, listModelVersions, markFailed, markReady, type ModelVersionRow } from './queries'
 import { objectsOfSource } from './sources'
 import { recordUsage } from '../usage/record'
+import type { Permission } from '../identity/permissions'
+import { listReach, projectForNew, reachResource, sameProjectOrTenantWide } from '../project-members/reach'
 
 export const toModelVersion = (r: ModelVersionRow): ModelVersion => ({
   id: r.id,
@@ -29,16 +31,19 @@ export const toModelVersion = (r: ModelVersionRow): ModelVersion => ({
   totalBytes: r.total_bytes,
   validationWorkflowId: modelsWorkflowIds.validation(r.tenant_id, r.id),
   validatedAt: r.validated_at?.toISOString() ?? null,
+  projectId: r.project_id,
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
 })
 
 const notFound = () => new ApiError('MODEL_VERSION_NOT_FOUND', 'No model version with this id in the current tenant')
 
-/** The version of the caller's tenant, or MODEL_VERSION_NOT_FOUND (a malformed id included). */
-export async function ownVersion(db: Db, tenantId: string, id: string): Promise<ModelVersionRow> {
-  const row = isUuid(id) ? await findModelVersion(db, tenantId, id) : undefined
+/** The version of the caller's tenant that the caller reaches with `point` (api/project-members/reach.ts), or
+ *  MODEL_VERSION_NOT_FOUND (a malformed id included): another project's version is as absent as another tenant's. */
+export async function ownVersion(db: Db, ctx: RequestContext, id: string, point: Permission): Promise<ModelVersionRow> {
+  const row = isUuid(id) ? await findModelVersion(db, tenantOf(ctx).tenantId, id) : undefined
   if (!row) throw notFound()
+  await reachResource(db, ctx, row.project_id, point, notFound)
   return row
 }
 
@@ -50,32 +55,40 @@ export const invalidStatus = (row: ModelVersionRow, wanted: string) =>
 /** A new version starts as a draft: its objects may not exist yet (they are uploaded through upload-urls). */
 export async function createModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, input: CreateModelVersionInput) {
   const { tenantId } = tenantOf(ctx)
-  const { source, objects, trainingJobId } = await objectsOfSource(sql, tenantId, input.source)
+  // The project is decided first when the body names one, so a caller who may not write there learns nothing of the source.
+  const named = input.projectId === undefined ? undefined : await projectForNew(sql, ctx, input.projectId, 'model:write')
+  const { source, objects, trainingJobId, trainingJobProjectId } = await objectsOfSource(sql, ctx, input.source)
+  const projectId = named !== undefined ? named : await projectForNew(sql, ctx, trainingJobProjectId ?? undefined, 'model:write')
+  if (!sameProjectOrTenantWide(trainingJobProjectId, projectId)) {
+    const message = `the training job belongs to project ${trainingJobProjectId}: a version of ${projectId ?? 'the whole tenant'} cannot be made from it`
+    throw new ApiError('VALIDATION_ERROR', message, { errors: [{ path: 'body.source.trainingJobId', message }] })
+  }
   return sql.begin(async (tx) => {
-    const row = await insertModelVersion(tx, { tenantId, name: input.name, format: input.format, source, trainingJobId, objects })
+    const row = await insertModelVersion(tx, { tenantId, projectId, name: input.name, format: input.format, source, trainingJobId, objects })
     await recordAudit(tx, ctx, {
       action: 'model_version.created',
       tenantId,
       target: versionTarget(row),
-      details: { name: row.name, format: row.format, sourceKind: row.source_kind, trainingJobId },
+      details: { name: row.name, format: row.format, sourceKind: row.source_kind, trainingJobId, projectId },
     })
     return toModelVersion(row)
   })
 }
 
 export async function getModelVersion({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
-  return toModelVersion(await ownVersion(sql, tenantOf(ctx).tenantId, id))
+  return toModelVersion(await ownVersion(sql, ctx, id, 'model:read'))
 }
 
 export async function listVersions(
   { sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>,
   ctx: RequestContext,
-  q: PageParams & { status?: ModelVersionStatus; format?: ModelFormat },
+  q: PageParams & { status?: ModelVersionStatus; format?: ModelFormat; projectId?: string },
 ) {
   const { tenantId } = tenantOf(ctx)
+  const reach = await listReach(sql, ctx, 'model:read', q.projectId)
   const filters = { status: q.status, format: q.format }
-  const binding = { route: 'GET /model-versions', scope: `tenant:${tenantId}`, filters }
-  const p = await paginate(keys, binding, q, (after, limit) => listModelVersions(sql, tenantId, filters, after, limit), createdCursorOf)
+  const binding = { route: 'GET /model-versions', scope: `tenant:${tenantId}`, filters: { ...filters, projectId: q.projectId } }
+  const p = await paginate(keys, binding, q, (after, limit) => listModelVersions(sql, tenantId, reach, filters, after, limit), createdCursorOf)
   return mapPage(p, toModelVersion)
 }
 
@@ -84,7 +97,7 @@ export async function listVersions(
  *  credentials). */
 export async function uploadUrls({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, id: string) {
   const { tenantId } = tenantOf(ctx)
-  const row = await ownVersion(sql, tenantId, id)
+  const row = await ownVersion(sql, ctx, id, 'model:write')
   if (row.status !== 'draft') throw invalidStatus(row, 'draft (uploads end when validation starts)')
   const { bucket, s3 } = await generalBucketOf(sql, config, tenantId)
   const ttl = config.MODEL_UPLOAD_URL_TTL_SECONDS
@@ -114,7 +127,7 @@ export async function uploadObject(
   contentLength: string | null,
 ) {
   const { tenantId } = tenantOf(ctx)
-  const row = await ownVersion(sql, tenantId, id)
+  const row = await ownVersion(sql, ctx, id, 'model:write')
   if (row.status !== 'draft') throw invalidStatus(row, 'draft (uploads end when validation starts)')
   const object = row.objects.find((o) => o.key === key)
   if (!object) {
@@ -180,10 +193,10 @@ export async function recordValidationOutcome(
     })
   return sql.begin(async (tx) => {
     // Metered with the outcome, once: only the transaction that moves the version out of validating writes it.
-    const meter = async () => {
+    const meter = async (row: ModelVersionRow) => {
       await recordUsage(tx, {
         tenantId,
-        projectId: null,
+        projectId: row.project_id,
         meter: 'model_validation.versions',
         quantity: 1,
         subject: id,
@@ -192,7 +205,7 @@ export async function recordValidationOutcome(
       if (outcome.cpuMs !== undefined)
         await recordUsage(tx, {
           tenantId,
-          projectId: null,
+          projectId: row.project_id,
           meter: 'model_validation.cpu',
           quantity: outcome.cpuMs,
           idempotencyKey: `model_validation.cpu:${run}`,
@@ -201,7 +214,7 @@ export async function recordValidationOutcome(
     if (outcome.status === 'ready') {
       const totalBytes = outcome.objects.reduce((n, o) => n + o.sizeBytes, 0)
       const row = await markReady(tx, tenantId, id, outcome.objects, totalBytes)
-      if (row) await meter()
+      if (row) await meter(row)
       if (row)
         await publishEvent(tx, tenantId, 'model_version.ready', {
           modelVersionId: id,
@@ -209,12 +222,13 @@ export async function recordValidationOutcome(
           format: row.format,
           sourceKind: row.source_kind,
           totalBytes,
+          projectId: row.project_id,
         })
       if (row) await told(tx, row)
       return row?.status
     }
     const row = await markFailed(tx, tenantId, id, outcome.reason.slice(0, 1000))
-    if (row) await meter()
+    if (row) await meter(row)
     if (row)
       await publishEvent(tx, tenantId, 'model_version.failed', {
         modelVersionId: id,
@@ -222,6 +236,7 @@ export async function recordValidationOutcome(
         format: row.format,
         sourceKind: row.source_kind,
         reason: row.failure_reason!,
+        projectId: row.project_id,
       })
     if (row) await told(tx, row)
     return row?.status

@@ -3,8 +3,8 @@
 import type { Db } from '../platform/db'
 import { ApiError, type ErrorCode } from '../platform/errors'
 import { asPrefix, objectKeyProblem } from '../storage/object-keys'
-import { findTrainingJob } from '../training-jobs/queries'
-import { trainingJobNotFound } from '../training-jobs/service'
+import type { RequestContext } from '../identity/context'
+import { reachableJob } from '../training-jobs/service'
 import type { ModelSourceInput, VersionObject } from './model'
 
 const refuse = (code: ErrorCode, path: string, message: string) =>
@@ -36,26 +36,28 @@ interface ResolvedSource {
   source: ModelSourceInput
   objects: VersionObject[]
   trainingJobId: string | null
+  /** The training job's project (null: tenant-wide, or no job). */
+  trainingJobProjectId: string | null
 }
 
-/** The objects of a new version, with whatever sizes and digests the caller declared, and its training job if any.
+/** The objects of a new version, with whatever sizes and digests the caller declared, and its training job if any
+ *  (one the caller reaches: another project's job is MODEL_BUNDLE_JOB_NOT_FOUND, as another tenant's is).
  *  A bundle's prefix is kept with its one trailing slash, so a key relative to it is `objects[i].key` minus it. */
-export async function objectsOfSource(db: Db, tenantId: string, source: ModelSourceInput): Promise<ResolvedSource> {
+export async function objectsOfSource(db: Db, ctx: RequestContext, source: ModelSourceInput): Promise<ResolvedSource> {
   switch (source.kind) {
     case 'imported_checkpoint':
-      return { source, objects: [declared(checkedKey(source.path, 'body.source.path'), source)], trainingJobId: null }
+      return { source, objects: [declared(checkedKey(source.path, 'body.source.path'), source)], trainingJobId: null, trainingJobProjectId: null }
     case 'model_bundle': {
       const { prefix, objects } = bundleObjects(source)
-      return { source: { ...source, prefix }, objects, trainingJobId: null }
+      return { source: { ...source, prefix }, objects, trainingJobId: null, trainingJobProjectId: null }
     }
     case 'training_job': {
-      const job = await findTrainingJob(db, tenantId, source.trainingJobId)
-      if (!job) throw trainingJobNotFound()
+      const job = await reachableJob(db, ctx, source.trainingJobId, 'model:read')
       if (job.status !== 'completed')
         throw refuse('TRAINING_JOB_NOT_COMPLETED', 'body.source.trainingJobId', `names a job that is ${job.status}, not completed`)
       if (!job.output_artifact_path)
         throw refuse('TRAINING_JOB_HAS_NO_OUTPUT_ARTIFACT', 'body.source.trainingJobId', 'names a job that completed without an output artifact')
-      return { source, objects: [declared(job.output_artifact_path, {})], trainingJobId: job.id }
+      return { source, objects: [declared(job.output_artifact_path, {})], trainingJobId: job.id, trainingJobProjectId: job.project_id }
     }
   }
 }

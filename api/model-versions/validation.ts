@@ -17,7 +17,7 @@ import { invalidStatus, ownVersion, toModelVersion, versionTarget } from './serv
 export async function startValidation(deps: Pick<ServiceDeps, 'sql' | 'config' | 'temporal'>, ctx: RequestContext, id: string) {
   const { tenantId } = tenantOf(ctx)
   const { sql, config } = deps
-  const row = await ownVersion(sql, tenantId, id)
+  const row = await ownVersion(sql, ctx, id, 'model:write')
   if (row.status !== 'draft' && row.status !== 'failed') throw invalidStatus(row, 'draft or failed')
   const { regionId, bucket, s3 } = await generalBucketOf(sql, config, tenantId)
   await assertObjectsPresent(s3, bucket, row.source_kind, row.objects)
@@ -34,7 +34,7 @@ export async function startValidation(deps: Pick<ServiceDeps, 'sql' | 'config' |
     }
     return marked
   })
-  if (!validating) throw invalidStatus(await ownVersion(sql, tenantId, id), 'draft or failed') // another request started it
+  if (!validating) throw invalidStatus(await ownVersion(sql, ctx, id, 'model:read'), 'draft or failed') // another request started it
   const input: ValidateModelVersionInput = { tenantId, modelVersionId: id }
   try {
     await (await deps.temporal.get()).workflow.start(ModelsWorkflowType.validateModelVersion, {

@@ -130,3 +130,30 @@ export async function purgeExpiredProjectMembers(tx: Db, limit: number): Promise
     select d.*, p.name as project_name from d join projects p on p.id = d.project_id
      order by d.user_id`
 }
+
+/** The user's project memberships in one tenant that have not expired: what they hold beyond the tenant role in each
+ *  project (api/project-members/reach.ts works out which projects' work they see). */
+export function liveMembershipsOf(db: Db, tenantId: string, userId: string) {
+  return db<Pick<ProjectMemberRow, 'project_id' | 'role' | 'grant_points' | 'deny_points'>[]>`
+    select project_id, role, grant_points, deny_points from project_members
+     where tenant_id = ${tenantId} and user_id = ${userId} and (expires_at is null or expires_at > now())`
+}
+
+/** Which rows of project-scoped work a list may show (api/project-members/reach.ts listReach decides it): one project's,
+ *  none, or tenant-wide ones or not with all projects' but some, or only some. */
+export type Reach =
+  | { kind: 'project'; projectId: string }
+  | { kind: 'spread'; tenantWide: boolean; projects: { all: true; except: string[] } | { all: false; only: string[] } }
+  | { kind: 'none' }
+
+/** The list predicate for a table with a `project_id` column (null: tenant-wide), to follow its tenant condition. One
+ *  project's list is a plain equality, which the tables' (tenant_id, project_id, created_at, id) indexes serve. */
+export function projectReachClause(db: Db, r: Reach) {
+  if (r.kind === 'project') return db`and project_id = ${r.projectId}::uuid`
+  if (r.kind === 'none') return db`and false`
+  const wide = r.tenantWide ? db`project_id is null` : db`false`
+  const projects = r.projects.all
+    ? db`(project_id is not null and project_id <> all(${r.projects.except}::uuid[]))`
+    : db`project_id = any(${r.projects.only}::uuid[])`
+  return db`and (${wide} or ${projects})`
+}

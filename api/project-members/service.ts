@@ -84,9 +84,10 @@ export async function actInProject(db: Db, ctx: RequestContext, projectId: strin
  *  its project membership expired, if it has. Read fresh, never from a cache. */
 export async function standingIn(db: Db, ctx: RequestContext, projectId: string) {
   const { tenantId, role } = tenantOf(ctx)
-  const project = isUuid(projectId) ? await findProject(db, tenantId, projectId) : undefined
+  if (!isUuid(projectId)) return undefined
+  // Both reads at once: a project route, and every list of project work, waits for them.
+  const [project, mine] = await Promise.all([findProject(db, tenantId, projectId), findProjectMember(db, tenantId, projectId, ctx.principal.userId)])
   if (!project) return undefined
-  const mine = await findProjectMember(db, tenantId, projectId, ctx.principal.userId)
   const expired = mine !== undefined && !live(mine) ? mine.expires_at : null
   const byRole = projectPermissions(role, mine && !expired ? grantOf(mine) : null)
   const scopes = ctx.principal.grantCeiling

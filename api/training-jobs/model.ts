@@ -4,9 +4,18 @@ import { PageQuery } from '../platform/pagination'
 export const TRAINING_JOB_STATUSES = ['running', 'completed', 'failed'] as const
 export type TrainingJobStatus = (typeof TRAINING_JOB_STATUSES)[number]
 
+const ProjectIdField = z
+  .uuid()
+  .optional()
+  .describe(
+    'The project the job belongs to (a project of this tenant, not archived, where you hold model:write; else 400 VALIDATION_ERROR ' +
+      "or 403). Omitted: tenant-wide, or a project-scoped token's own project",
+  )
+
 export const CreateTrainingJobBodyDto = z
   .strictObject({
     name: z.string().trim().min(1).max(200),
+    projectId: ProjectIdField,
   })
   .meta({ id: 'CreateTrainingJobBodyDto' })
 
@@ -36,11 +45,15 @@ export const TrainingJobDto = z
     failureReason: z.string().nullable(),
     createdAt: z.iso.datetime(),
     completedAt: z.iso.datetime().nullable(),
+    projectId: z.uuid().nullable().describe('The project the job belongs to; null: tenant-wide'),
   })
   .meta({ id: 'TrainingJobDto' })
 
 export const TrainingJobParams = z.object({ trainingJobId: z.string() })
-export const ListTrainingJobsQuery = PageQuery.extend({ status: z.enum(TRAINING_JOB_STATUSES).optional() })
+export const ListTrainingJobsQuery = PageQuery.extend({
+  status: z.enum(TRAINING_JOB_STATUSES).optional(),
+  projectId: z.uuid().optional().describe("Only this project's jobs; a project you do not reach lists nothing"),
+})
 
 export type CompleteTrainingJobInput = z.infer<typeof CompleteTrainingJobBodyDto>
 export type TrainingJob = z.infer<typeof TrainingJobDto>

@@ -1,5 +1,6 @@
 import type { Db } from '../platform/db'
 import { CURSOR_AT, newestFirstAfter, type CreatedCursor } from '../platform/keyset'
+import { projectReachClause, type Reach } from '../project-members/queries'
 import type { TrainingJobStatus } from './model'
 
 export interface TrainingJobRow {
@@ -11,13 +12,14 @@ export interface TrainingJobRow {
   failure_reason: string | null
   created_at: Date
   completed_at: Date | null
+  project_id: string | null
 }
 
-const COLUMNS = 'id, tenant_id, name, status, output_artifact_path, failure_reason, created_at, completed_at'
+const COLUMNS = 'id, tenant_id, name, status, output_artifact_path, failure_reason, created_at, completed_at, project_id'
 
-export async function insertTrainingJob(db: Db, tenantId: string, name: string): Promise<TrainingJobRow> {
+export async function insertTrainingJob(db: Db, tenantId: string, name: string, projectId: string | null): Promise<TrainingJobRow> {
   const [row] = await db<TrainingJobRow[]>`
-    insert into training_jobs (tenant_id, name) values (${tenantId}, ${name}) returning ${db.unsafe(COLUMNS)}`
+    insert into training_jobs (tenant_id, name, project_id) values (${tenantId}, ${name}, ${projectId}) returning ${db.unsafe(COLUMNS)}`
   return row!
 }
 
@@ -27,11 +29,12 @@ export async function findTrainingJob(db: Db, tenantId: string, id: string): Pro
   return row
 }
 
-export function listTrainingJobs(db: Db, tenantId: string, status: TrainingJobStatus | undefined, after: CreatedCursor | null, limit: number) {
+export function listTrainingJobs(db: Db, tenantId: string, reach: Reach, status: TrainingJobStatus | undefined, after: CreatedCursor | null, limit: number) {
   return db<(TrainingJobRow & { cursor_at: string })[]>`
     select ${db.unsafe(COLUMNS)}, ${db.unsafe(CURSOR_AT)}
       from training_jobs
-     where tenant_id = ${tenantId} and (${status ?? null}::text is null or status = ${status ?? null}) ${newestFirstAfter(db, after)}
+     where tenant_id = ${tenantId} ${projectReachClause(db, reach)}
+       and (${status ?? null}::text is null or status = ${status ?? null}) ${newestFirstAfter(db, after)}
      order by created_at desc, id desc
      limit ${limit}`
 }

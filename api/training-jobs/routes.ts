@@ -13,10 +13,10 @@ export const trainingJobsRoutes = (deps: AppDeps, http: HttpConventions) =>
       '',
       async ({ request, ctx, body, set }) => {
         set.status = 201
-        return ok(request, await createTrainingJob(deps, ctx, body.name))
+        return ok(request, await createTrainingJob(deps, ctx, body))
       },
       {
-        auth: 'model:write',
+        auth: { project: 'model:write', of: 'resource' },
         idempotent: true,
         errors: ['M400', 'M409'],
         body: CreateTrainingJobBodyDto,
@@ -25,14 +25,16 @@ export const trainingJobsRoutes = (deps: AppDeps, http: HttpConventions) =>
       },
     )
     .get('', async ({ request, ctx, query }) => page(request, await listJobs(deps, ctx, query)), {
-      auth: 'model:read',
+      auth: { project: 'model:read', of: 'resource' },
       errors: ['M400p'],
       query: ListTrainingJobsQuery,
       response: { 200: listEnvelope(TrainingJobDto) },
-      detail: { summary: 'Training jobs of this tenant, newest first, optionally of one status' },
+      detail: {
+        summary: 'Training jobs of this tenant you reach, newest first, optionally of one status and one project (a project-scoped token: its project)',
+      },
     })
     .get('/:trainingJobId', async ({ request, ctx, params }) => ok(request, await getTrainingJob(deps, ctx, params.trainingJobId)), {
-      auth: 'model:read',
+      auth: { project: 'model:read', of: 'resource' },
       errors: ['M400', 'M404'],
       params: TrainingJobParams,
       response: { 200: envelope(TrainingJobDto) },
@@ -42,7 +44,7 @@ export const trainingJobsRoutes = (deps: AppDeps, http: HttpConventions) =>
       '/:trainingJobId/completion',
       async ({ request, ctx, params, body }) => ok(request, await completeTrainingJob(deps, ctx, params.trainingJobId, body)),
       {
-        auth: 'model:write',
+        auth: { project: 'model:write', of: 'resource' },
         errors: ['M400', 'M404', 'M409'],
         params: TrainingJobParams,
         body: CompleteTrainingJobBodyDto,

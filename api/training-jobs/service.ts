@@ -1,4 +1,5 @@
 import { publishEvent } from '../events/service'
+import type { Db } from '../platform/db'
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { isUuid } from '../platform/ids'
@@ -6,7 +7,9 @@ import { createdCursorOf } from '../platform/keyset'
 import { mapPage, paginate, type PageParams } from '../platform/pagination'
 import { recordAudit } from '../audit/service'
 import { tenantOf, type RequestContext } from '../identity/context'
+import type { Permission } from '../identity/permissions'
 import { objectKeyProblem } from '../storage/object-keys'
+import { listReach, projectForNew, reachResource } from '../project-members/reach'
 import type { CompleteTrainingJobInput, TrainingJob, TrainingJobStatus } from './model'
 import { findTrainingJob, finishTrainingJob, insertTrainingJob, listTrainingJobs, type TrainingJobRow } from './queries'
 
@@ -19,6 +22,7 @@ export const toTrainingJob = (r: TrainingJobRow): TrainingJob => ({
   failureReason: r.failure_reason,
   createdAt: r.created_at.toISOString(),
   completedAt: r.completed_at?.toISOString() ?? null,
+  projectId: r.project_id,
 })
 
 // A training job is the job that produces a model bundle: its codes are the MODEL_BUNDLE_JOB_* ones.
@@ -26,25 +30,38 @@ export const trainingJobNotFound = () => new ApiError('MODEL_BUNDLE_JOB_NOT_FOUN
 
 const jobTarget = (r: TrainingJobRow) => ({ type: 'training_job', id: r.id })
 
-export async function createTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, name: string) {
+export async function createTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, input: { name: string; projectId?: string }) {
   const { tenantId } = tenantOf(ctx)
+  const projectId = await projectForNew(sql, ctx, input.projectId, 'model:write')
   return sql.begin(async (tx) => {
-    const row = await insertTrainingJob(tx, tenantId, name)
-    await recordAudit(tx, ctx, { action: 'training_job.created', tenantId, target: jobTarget(row), details: { name: row.name } })
+    const row = await insertTrainingJob(tx, tenantId, input.name, projectId)
+    await recordAudit(tx, ctx, { action: 'training_job.created', tenantId, target: jobTarget(row), details: { name: row.name, projectId } })
     return toTrainingJob(row)
   })
 }
 
-export async function getTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
-  const row = isUuid(id) ? await findTrainingJob(sql, tenantOf(ctx).tenantId, id) : undefined
+/** The job of the caller's tenant that the caller reaches with `point` (api/project-members/reach.ts), else
+ *  MODEL_BUNDLE_JOB_NOT_FOUND: another project's job is as absent as another tenant's. */
+export async function reachableJob(db: Db, ctx: RequestContext, id: string, point: Permission): Promise<TrainingJobRow> {
+  const row = isUuid(id) ? await findTrainingJob(db, tenantOf(ctx).tenantId, id) : undefined
   if (!row) throw trainingJobNotFound()
-  return toTrainingJob(row)
+  await reachResource(db, ctx, row.project_id, point, trainingJobNotFound)
+  return row
 }
 
-export async function listJobs({ sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>, ctx: RequestContext, q: PageParams & { status?: TrainingJobStatus }) {
+export async function getTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string) {
+  return toTrainingJob(await reachableJob(sql, ctx, id, 'model:read'))
+}
+
+export async function listJobs(
+  { sql, keys }: Pick<ServiceDeps, 'sql' | 'keys'>,
+  ctx: RequestContext,
+  q: PageParams & { status?: TrainingJobStatus; projectId?: string },
+) {
   const { tenantId } = tenantOf(ctx)
-  const binding = { route: 'GET /training-jobs', scope: `tenant:${tenantId}`, filters: { status: q.status } }
-  const p = await paginate(keys, binding, q, (after, limit) => listTrainingJobs(sql, tenantId, q.status, after, limit), createdCursorOf)
+  const reach = await listReach(sql, ctx, 'model:read', q.projectId)
+  const binding = { route: 'GET /training-jobs', scope: `tenant:${tenantId}`, filters: { status: q.status, projectId: q.projectId } }
+  const p = await paginate(keys, binding, q, (after, limit) => listTrainingJobs(sql, tenantId, reach, q.status, after, limit), createdCursorOf)
   return mapPage(p, toTrainingJob)
 }
 
@@ -69,8 +86,7 @@ function checkedCompletion(input: CompleteTrainingJobInput) {
 export async function completeTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx: RequestContext, id: string, input: CompleteTrainingJobInput) {
   const { tenantId } = tenantOf(ctx)
   const completion = checkedCompletion(input)
-  const job = isUuid(id) ? await findTrainingJob(sql, tenantId, id) : undefined
-  if (!job) throw trainingJobNotFound()
+  const job = await reachableJob(sql, ctx, id, 'model:write')
   return sql.begin(async (tx) => {
     const row = await finishTrainingJob(tx, tenantId, id, completion)
     if (!row)
@@ -79,9 +95,14 @@ export async function completeTrainingJob({ sql }: Pick<ServiceDeps, 'sql'>, ctx
         `The training job is ${job.status === 'running' ? 'no longer running' : job.status}; only a running job can complete`,
       )
     if (row.status === 'completed') {
-      await publishEvent(tx, tenantId, 'training_job.completed', { trainingJobId: row.id, name: row.name, outputArtifactPath: row.output_artifact_path })
+      await publishEvent(tx, tenantId, 'training_job.completed', {
+        trainingJobId: row.id,
+        name: row.name,
+        outputArtifactPath: row.output_artifact_path,
+        projectId: row.project_id,
+      })
     } else {
-      await publishEvent(tx, tenantId, 'training_job.failed', { trainingJobId: row.id, name: row.name, reason: row.failure_reason! })
+      await publishEvent(tx, tenantId, 'training_job.failed', { trainingJobId: row.id, name: row.name, reason: row.failure_reason!, projectId: row.project_id })
     }
     await recordAudit(tx, ctx, {
       action: 'training_job.completed',

@@ -2,7 +2,7 @@
 // text), edited with its ETag (a concurrent change shows the 412 and reloads), and the model versions' empty state.
 import { describe, expect, test } from 'bun:test'
 import { tenantOwner } from '../support/fixtures'
-import { auditPage, HOSTILE, onConsolePage, useConsole } from './browser'
+import { auditPage, HOSTILE, onConsolePage, openPage, useConsole } from './browser'
 
 const env = useConsole()
 
@@ -56,6 +56,37 @@ describe('console: models', () => {
       const saved = (await owner.client.get(`/embodiment-profiles/${created.id}`)).json.data
       expect(saved).toMatchObject({ robotType: 'aloha', controlRateHz: 50, actionFeatures: [{ name: 'target', dtype: 'float32', shape: [7] }] })
       await auditPage(g, 'models')
+    })
+  }, 60_000)
+
+  test("the project filter lists one project's model versions, and the packages page has one too", async () => {
+    const owner = await tenantOwner(env.api.url)
+    const project = async (name: string) => (await owner.client.post('/projects', { name, slug: `${name}-${crypto.randomUUID()}` })).json.data.id as string
+    const [arm, humanoid] = [await project('arm'), await project('humanoid')]
+    const source = { kind: 'imported_checkpoint', path: 'models/x.onnx' }
+    for (const [name, projectId] of [
+      ['arm policy', arm],
+      ['humanoid policy', humanoid],
+      ['shared policy', undefined],
+    ] as const) {
+      expect((await owner.client.post('/model-versions', { name, format: 'onnx', source, projectId })).status).toBe(201)
+    }
+    await onConsolePage(env, owner.email, 'Models', async (g) => {
+      const { page } = g
+      const rows = page.locator('#versions tbody tr')
+      await page.getByRole('cell', { name: 'shared policy', exact: true }).waitFor()
+      expect(await rows.count()).toBe(3)
+      await page.locator('#version-project').selectOption({ label: 'arm' })
+      await page.getByRole('cell', { name: 'humanoid policy', exact: true }).waitFor({ state: 'detached' })
+      expect(await rows.allInnerTexts()).toEqual([expect.stringContaining('arm policy')])
+      await auditPage(g, 'models-project-filter')
+      await page.locator('#version-project').selectOption('')
+      await page.getByRole('cell', { name: 'humanoid policy', exact: true }).waitFor()
+
+      await openPage(g, 'Packages')
+      await page.locator('#package-project').selectOption({ label: 'humanoid' })
+      await page.getByText('No package yet.').waitFor()
+      await auditPage(g, 'packages-project-filter')
     })
   }, 60_000)
 })

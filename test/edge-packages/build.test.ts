@@ -238,6 +238,7 @@ describe('a built package', () => {
       exitReason: 'completed',
       contractViolations: 0,
       latencyMs: { p50: 12.5, p99: 40 },
+      projectId: null,
     })
     expect((await t.models.post(`/edge-inference-packages/${pkg.id}/runs`, { ...report, stepsDone: -1 })).status).toBe(400)
     expect((await t.models.post(`/edge-inference-packages/${pkg.id}/runs`, { ...report, exitReason: 'bored' })).status).toBe(400)

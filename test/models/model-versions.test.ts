@@ -49,7 +49,7 @@ describe('model versions: register, upload, validate', () => {
     expect(await eventsOf(t.tenantId)).toEqual([
       {
         type: 'model_version.ready',
-        data: { modelVersionId: v.id, name: 'pick v1', format: 'onnx', sourceKind: 'imported_checkpoint', totalBytes: onnxBytes.length },
+        data: { modelVersionId: v.id, name: 'pick v1', format: 'onnx', sourceKind: 'imported_checkpoint', totalBytes: onnxBytes.length, projectId: null },
       },
     ])
 
@@ -80,7 +80,7 @@ describe('model versions: register, upload, validate', () => {
     expect(await eventsOf(t.tenantId)).toEqual([
       {
         type: 'model_version.failed',
-        data: { modelVersionId: v.id, name: 'pick v2', format: 'lerobot', sourceKind: 'model_bundle', reason: failed.failureReason },
+        data: { modelVersionId: v.id, name: 'pick v2', format: 'lerobot', sourceKind: 'model_bundle', reason: failed.failureReason, projectId: null },
       },
     ])
     // A failed version may be validated again (after the objects were fixed); it fails the same way here.

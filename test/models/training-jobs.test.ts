@@ -22,7 +22,7 @@ describe('training jobs', () => {
     expect(done.json.data).toMatchObject({ status: 'completed', outputArtifactPath: 'runs/pi0/model.onnx', failureReason: null })
     expect(done.json.data.completedAt).not.toBeNull()
     expect(await eventsOf(tenantId)).toEqual([
-      { type: 'training_job.completed', data: { trainingJobId: job.id, name: 'pi0 finetune', outputArtifactPath: 'runs/pi0/model.onnx' } },
+      { type: 'training_job.completed', data: { trainingJobId: job.id, name: 'pi0 finetune', outputArtifactPath: 'runs/pi0/model.onnx', projectId: null } },
     ])
 
     const again = await pat.post(`/training-jobs/${job.id}/completion`, { status: 'failed', reason: 'late' })
@@ -37,7 +37,7 @@ describe('training jobs', () => {
     const failed = await pat.post(`/training-jobs/${job.id}/completion`, { status: 'failed', reason: 'loss became NaN at step 1200' })
     expect(failed.json.data).toMatchObject({ status: 'failed', failureReason: 'loss became NaN at step 1200', outputArtifactPath: null })
     expect(await eventsOf(tenantId)).toEqual([
-      { type: 'training_job.failed', data: { trainingJobId: job.id, name: 'diverged', reason: 'loss became NaN at step 1200' } },
+      { type: 'training_job.failed', data: { trainingJobId: job.id, name: 'diverged', reason: 'loss became NaN at step 1200', projectId: null } },
     ])
   })
 

@@ -73,10 +73,21 @@ describe('project-scoped tokens', () => {
     expect((await bearer(api.url, (await patFor(owner.client, ['tenant:read'])).token).get('/tokens/self')).json.data.projectScope).toBeNull()
   })
 
-  test('a project token acts only in its project: another project, a new API key or webhook endpoint, a tenant-wide list are 403', async () => {
+  test('a project token acts only in its project: another project, a new API key or webhook endpoint, tenant-wide work are 403', async () => {
     const { owner, p, q, member } = await setting()
     const mine = bearer(api.url, (await patFor(member.client, ['model:read', 'model:write'], { projectId: p.id })).token)
     const boss = bearer(api.url, (await patFor(owner.client, ['model:read', 'model:write', 'project:manage'], { projectId: p.id })).token)
+    // A tenant-wide profile keeps the tenant's rules: a project token is refused it (a list answers its own project's work).
+    const FEATURE = [{ name: 'state', dtype: 'float32', shape: [7] }]
+    const tenantWide = (
+      await owner.client.post('/embodiment-profiles', {
+        name: 'arm',
+        robotType: 'so100',
+        controlRateHz: 30,
+        observationFeatures: FEATURE,
+        actionFeatures: FEATURE,
+      })
+    ).json.data
     expect((await mine.get(`/projects/${p.id}/members`)).status).toBe(200)
     expect((await boss.get(`/projects/${p.id}/members`)).status).toBe(200)
     const outside = async (c: typeof mine) =>
@@ -85,7 +96,7 @@ describe('project-scoped tokens', () => {
         await c.post('/api-keys', { name: 'escape', scopes: ['model:read'] }),
         await c.post('/api-keys', { name: 'escape', scopes: ['model:read'], projectId: p.id }),
         await c.post('/webhook-endpoints', { url: 'https://hooks.example.test/x', events: ['training_job.completed'] }),
-        await c.get('/embodiment-profiles'),
+        await c.get(`/embodiment-profiles/${tenantWide.id}`),
       ].map((r) => `${r.status} ${r.json.code}`)
     // The owner's role would allow each of them: the token does not declare them.
     expect(await outside(boss)).toEqual(Array(5).fill('403 PERMISSION_NOT_DECLARED'))

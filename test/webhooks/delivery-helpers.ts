@@ -69,7 +69,7 @@ export async function registerEndpoint(client: Client, body: { url: string; even
   return { id: res.json.data.endpoint.id as string, secret: res.json.data.secret as string }
 }
 
-export const trainingDone = () => ({ trainingJobId: crypto.randomUUID(), name: 'pick-and-place', outputArtifactPath: 'runs/1/model.onnx' })
+export const trainingDone = () => ({ trainingJobId: crypto.randomUUID(), name: 'pick-and-place', outputArtifactPath: 'runs/1/model.onnx', projectId: null })
 
 /** Publishes `count` events in one committed transaction (as a producer would). */
 export async function publish<T extends EventType>(api: TestApi, tenantId: string, type: T, data: () => EventData<T>, count = 1) {

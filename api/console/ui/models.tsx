@@ -1,5 +1,5 @@
 // Models: embodiment profiles (create, and edit their features with the profile's ETag) and the model versions
-// with their validation status, a status filter, and new versions uploaded from the browser with their progress
+// with their validation status, a status and a project filter, and new versions uploaded from the browser with their progress
 // (through our own origin: upload.ts) and validated.
 import { Fragment } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
@@ -7,6 +7,7 @@ import { api, must, withEtag } from './api'
 import type { PageProps } from './page'
 import type { components } from './api-types.gen'
 import { ProblemMessage } from './problem'
+import { ProjectFilter } from './project-filter'
 import { Empty, Show, StaleNotice, useAction, useLoad, usePoll, useVersionedAction, when } from './ui'
 import { type Progress, uploadObject } from './upload'
 
@@ -195,7 +196,11 @@ function ProfileForm({ idPrefix, profile, submit, busy, onSubmit }: ProfileFormP
 
 function Versions({ mayWrite }: { mayWrite: boolean }) {
   const [status, setStatus] = useState<VersionStatus | ''>('')
-  const [list, reload] = useLoad(() => must(api.GET('/v1/model-versions', { params: { query: { pageSize: 100, status: status || undefined } } })), [status])
+  const [project, setProject] = useState('')
+  const [list, reload] = useLoad(
+    () => must(api.GET('/v1/model-versions', { params: { query: { pageSize: 100, status: status || undefined, projectId: project || undefined } } })),
+    [status, project],
+  )
   const [uploading, setUploading] = useState<Version | null>(null)
   usePoll(list.state === 'ready' && list.value.data.some((v) => v.status === 'validating'), reload)
   return (
@@ -211,6 +216,7 @@ function Versions({ mayWrite }: { mayWrite: boolean }) {
             </option>
           ))}
         </select>
+        <ProjectFilter id="version-project" value={project} onChange={setProject} />
       </div>
       <Show loaded={list}>
         {(page) =>

@@ -6,6 +6,7 @@ import { api, must } from './api'
 import type { PageProps } from './page'
 import type { components } from './api-types.gen'
 import { ProblemMessage } from './problem'
+import { ProjectFilter } from './project-filter'
 import { Empty, Show, useAction, useLoad, when } from './ui'
 
 type Request = components['schemas']['EdgeInferencePackageRequestDto']
@@ -16,7 +17,11 @@ const PROTOCOLS: NonNullable<Request['wireProtocols']>[number][] = ['openpi-ws',
 const building = (p: Package) => p.status !== 'ready' && p.status !== 'failed'
 
 export function Packages({ can }: PageProps) {
-  const [list, reload] = useLoad(() => must(api.GET('/v1/edge-inference-packages', { params: { query: { pageSize: 50 } } })), [])
+  const [project, setProject] = useState('')
+  const [list, reload] = useLoad(
+    () => must(api.GET('/v1/edge-inference-packages', { params: { query: { pageSize: 50, projectId: project || undefined } } })),
+    [project],
+  )
   const [open, setOpen] = useState<string | null>(null)
   useEffect(() => {
     if (list.state !== 'ready' || !list.value.data.some(building)) return
@@ -35,6 +40,9 @@ export function Packages({ can }: PageProps) {
       )}
       <section aria-labelledby="packages-title">
         <h2 id="packages-title">Packages</h2>
+        <div class="filters">
+          <ProjectFilter id="package-project" value={project} onChange={setProject} />
+        </div>
         <Show loaded={list}>
           {(page) =>
             page.data.length === 0 ? (
