@@ -104,6 +104,31 @@ export async function tablesToBackUp(sql: Db): Promise<string[]> {
   return rows.map((r) => r.name).filter((t) => !NOT_BACKED_UP.has(t))
 }
 
+/** The tables to back up, largest first (pages at the last vacuum or analyze: pg_class's estimate takes no lock,
+ *  where pg_relation_size would wait behind any ACCESS EXCLUSIVE lock before the COPY could name its table). Several
+ *  connections take them in this order, so the longest starts first and the short ones fill in around it. */
+export async function tablesLargestFirst(sql: Db): Promise<string[]> {
+  const rows = await sql<{ name: string }[]>`
+    select t.tablename as name from pg_tables t
+      join pg_namespace n on n.nspname = t.schemaname
+      join pg_class c on c.relnamespace = n.oid and c.relname = t.tablename
+     where t.schemaname = 'public'
+     order by c.relpages desc, t.tablename`
+  return rows.map((r) => r.name).filter((t) => !NOT_BACKED_UP.has(t))
+}
+
+/** The snapshot of the caller's transaction, for other connections to share (valid while that transaction is open). */
+export async function exportSnapshot(tx: Db): Promise<string> {
+  return (await tx<{ id: string }[]>`select pg_export_snapshot() as id`)[0]!.id
+}
+
+/** Makes `tx` (repeatable read, nothing run in it yet) see exactly the exported snapshot `id`. SET takes no
+ *  parameters, so the id is checked to be one (hex groups and dashes) before it is written into the statement. */
+export async function importSnapshot(tx: Db, id: string): Promise<void> {
+  if (!/^[0-9A-F]+(-[0-9A-F]+)+$/i.test(id)) throw new Error(`not a snapshot id: ${id}`)
+  await tx.unsafe(`set transaction snapshot '${id}'`)
+}
+
 export async function appliedMigrations(sql: Db): Promise<string[]> {
   return (await sql<{ name: string }[]>`select name from schema_migrations order by name`).map((r) => r.name)
 }
