@@ -100,6 +100,12 @@ async function upload(deps: ActivityDeps, plan: TenantExportPlan, key: string, t
   return { key, bytes: counter.bytes, sha256: counter.hash.digest('hex') }
 }
 
+/** The rows half of an export: every row of the tenant into `<prefix>rows.ndjson.gz`, the tables' counts into
+ *  `tables`. On its own for bench/offboarding-export.ts. */
+export function writeTenantRows(deps: ActivityDeps, plan: TenantExportPlan, tables: TenantExportManifest['tables'], beat: Heartbeat, signal: AbortSignal) {
+  return upload(deps, plan, exportObjectKeys(plan.prefix).rows, rowsText(deps, plan.tenantId, tables, beat), signal)
+}
+
 export function offboardingActivities(deps: ActivityDeps) {
   return {
     async planTenantExport(input: TenantOffboardingInput): Promise<TenantExportPlan> {
@@ -135,7 +141,7 @@ export function offboardingActivities(deps: ActivityDeps) {
       const beat: Heartbeat = (d) => ctx.heartbeat(d)
       const keys = exportObjectKeys(plan.prefix)
       const tables: TenantExportManifest['tables'] = []
-      const rows = await upload(deps, plan, keys.rows, rowsText(deps, plan.tenantId, tables, beat), signal)
+      const rows = await writeTenantRows(deps, plan, tables, beat, signal)
       const count = { n: 0 }
       const objects = await upload(deps, plan, keys.objects, objectsText(deps, plan, count, beat), signal)
       const rowCount = tables.reduce((n, t) => n + t.rows, 0)
