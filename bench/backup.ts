@@ -3,7 +3,8 @@
 // payload of about 1 KB each) and expected objects (short rows), the two kinds of table a used platform grows;
 // then its database half is backed up by `backupDatabase` (scripts/backup.ts, in a process of its own,
 // bench/backup-run.ts) and by `psql` issuing the same binary `\copy` of every table in one repeatable-read
-// transaction, alternating, in the same run: MB/s of each and their ratio (target: ≥ 70% of psql). Peak RSS of the
+// transaction, alternating, in the same run: MB/s of each and their ratio (target: ≥ 70% of psql), with the default
+// number of connections and with one (the backup before it copied tables at once). Peak RSS of the
 // backup process from a database of --size and from one of a tenth of it (target: flat, under 50 MB apart).
 // Results in bench/results/backup.json and backup-rss.json.
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -11,6 +12,7 @@ import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { join } from 'node:path'
 import { createDb, type Sql } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
+import { defaultJobs } from '../scripts/backup'
 import { tablesToBackUp } from '../scripts/backup-queries'
 import { benchmark, RESULTS, ROOT } from './harness'
 
@@ -76,14 +78,16 @@ await benchmark('backup', { size: { type: 'string' } }, async (h) => {
     }
   }
 
-  const ours = (url: string, dir: string) => {
+  const ours = (url: string, dir: string, jobs?: number) => {
     rmSync(dir, { recursive: true, force: true })
     const out = execFileSync(process.execPath, [join(ROOT, 'bench/backup-run.ts')], {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { ...process.env, RCP_BENCH_DB: url, RCP_BENCH_DIR: dir },
+      env: { ...process.env, RCP_BENCH_DB: url, RCP_BENCH_DIR: dir, RCP_BENCH_JOBS: jobs ? String(jobs) : '' },
     })
-    return JSON.parse(out.trim().split('\n').at(-1)!) as { ms: number; bytes: number; peakRssMb: number }
+    const r = JSON.parse(out.trim().split('\n').at(-1)!) as { ms: number; cpuMs: number; bytes: number; jobs: number; peakRssMb: number }
+    say(`backupDatabase on ${r.jobs} connection(s): ${(r.ms / 1000).toFixed(1)} s, ${(r.cpuMs / 1000).toFixed(1)} s of CPU in its process`)
+    return r
   }
   /** The same COPYs by psql: one session, one repeatable-read read-only transaction, `\copy … with (format binary)`
    *  of every table the backup takes, into files. */
@@ -125,7 +129,15 @@ await benchmark('backup', { size: { type: 'string' } }, async (h) => {
   }
   return {
     baselines: [{ name: PSQL, run: async () => rate(psql(large.url, large.tables, join(h.scratch, 'psql'))) }],
-    rows: [{ name: `backupDatabase, MB/s (${mb} MB)`, run: async () => rate(ours(large.url, join(h.scratch, 'ours'))), target: 0.7, targetOf: PSQL }],
+    rows: [
+      {
+        name: `backupDatabase, ${defaultJobs()} connections (the default), MB/s (${mb} MB)`,
+        run: async () => rate(ours(large.url, join(h.scratch, 'ours'))),
+        target: 0.7,
+        targetOf: PSQL,
+      },
+      { name: `backupDatabase, 1 connection (--jobs=1), MB/s (${mb} MB)`, run: async () => rate(ours(large.url, join(h.scratch, 'ours'), 1)) },
+    ],
     rounds: h.settings.rounds || 3,
     paired: true,
   }
