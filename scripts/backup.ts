@@ -4,7 +4,7 @@
 // empty storage. Run with the platform's environment (DATABASE_URL, S3_*, STORAGE_REGIONS). The API and worker are
 // stopped for a restore; a backup can be taken while they run. `--stall-timeout=<seconds>` (default 60): a step
 // with no progress for that long fails, naming its table, bucket or object, and the command exits 1. `--jobs=<n>`
-// (default: the cores, 2 to 4): connections copying tables at once, all in one exported snapshot.
+// (default: half the cores, 1 to 4): connections copying tables at once, all in one exported snapshot.
 import { createReadStream, createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -68,10 +68,11 @@ const streamToFile = (step: string, limits: StepLimits, open: () => Promise<Read
   )
 }
 
-/** Connections copying at once by default: the machine's cores, at least 2 (one connection's client parses rows
- *  while the server reads the next table's, even on one core) and at most 4 (each is a connection and a backend
- *  taken from a database that keeps serving the platform). */
-export const defaultJobs = () => Math.max(2, Math.min(4, availableParallelism()))
+/** Connections copying at once by default: half the machine's cores, 1 to 4. Each COPY keeps a server backend and its
+ *  client busy at once, so beyond that they only take turns on the same cores (on 2 shared cores, one connection ran at
+ *  84% of psql and two at 70%: bench/README.md "Backups"); on a larger machine they overlap. At most 4: each is a
+ *  connection and a backend taken from a database that keeps serving the platform. */
+export const defaultJobs = () => Math.max(1, Math.min(4, Math.floor(availableParallelism() / 2)))
 
 const SNAPSHOT_MODE = 'isolation level repeatable read read only'
 
