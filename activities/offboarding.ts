@@ -4,7 +4,7 @@
 // signs the manifest; finishTenantExport records it and mails every owner; offboardingWindowElapsed is the end of
 // the window, where the deletion job takes over.
 import { createHash } from 'node:crypto'
-import { Readable } from 'node:stream'
+import { PassThrough, Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createGzip } from 'node:zlib'
 import { ApplicationFailure, Context } from '@temporalio/activity'
@@ -14,8 +14,8 @@ import { dsseSign, signingPrivateKey } from '../api/edge-packages/signing'
 import { activityContext } from '../api/identity/context'
 import { enqueueMail } from '../api/mail/service'
 import { ownerEmails } from '../api/memberships/queries'
-import { exportedColumns, exportObjectKeys, exportPrefix, rowLine, TENANT_EXPORT_PAYLOAD_TYPE, type TenantExportManifest } from '../api/offboarding/export'
-import { tenantRowBatches, tenantTables } from './tenant-export-queries'
+import { exportedColumns, exportObjectKeys, exportPrefix, TENANT_EXPORT_PAYLOAD_TYPE, type TenantExportManifest } from '../api/offboarding/export'
+import { tenantRowsCopy, tenantTables } from './tenant-export-queries'
 import { findOffboarding, markExportFailed, markExportPlanned, markExportReady, markWindowElapsed } from '../api/offboarding/queries'
 import { pages } from '../api/storage/s3'
 import { startDeletionAfterWindow } from '../api/tenant-deletion/service'
@@ -32,13 +32,11 @@ import { Counter } from './edge-package/archive'
 import { abortIncompleteUploads, MultipartSink } from './edge-package/multipart'
 import type { ActivityDeps } from './deps'
 import { s3ForRegion } from './storage-provision'
-import { collectStreamedGarbage } from './streamed-garbage'
+import { garbageCollector } from './streamed-garbage'
 
-/** Rows per cursor batch: one batch is all the export holds of a table. */
-export const TENANT_EXPORT_BATCH = 2000
-/** Bun returns the memory of dropped rows only when it collects: a full collection every this many rows kept the
- *  worker's peak within about 90 MB of its resting size exporting 400,000 rows (every 50,000: 160 MB). */
-const COLLECT_EVERY_ROWS = 20_000
+/** Bytes of export lines gathered before one write into gzip: a COPY arrives as one message per row, and a gzip job
+ *  per row costs more than the row. */
+const LINE_BATCH = 256 * 1024
 /** How long the mailed links stay valid: S3 presigned links live at most 7 days; the request's view has fresh ones. */
 export const OFFBOARDING_MAIL_URL_SECONDS = 7 * 24 * 3600
 
@@ -46,24 +44,79 @@ const permanent = (type: string, message: string) => ApplicationFailure.create({
 
 type Heartbeat = (details: Record<string, number>) => void
 
-async function* rowsText(deps: ActivityDeps, tenantId: string, tables: TenantExportManifest['tables'], beat: Heartbeat): AsyncGenerator<Buffer> {
+/** Every row of the tenant as NDJSON lines, table by table, in one repeatable-read snapshot: Postgres writes the lines
+ *  (tenantRowsCopy) and this only gathers them into batches and counts them, so reading overlaps gzip and the upload
+ *  downstream. Memory holds one batch and the stream's buffer; the reading waits while the stream is full. */
+function tenantRowsStream(deps: ActivityDeps, tenantId: string, tables: TenantExportManifest['tables'], beat: Heartbeat): Readable {
+  const out = new PassThrough({ highWaterMark: 4 * LINE_BATCH })
+  let query: { cancel(): void } | undefined
+  let reading: Readable | undefined
+  // The upload failed or was cancelled: the COPY under way is cancelled and its stream read on (a paused socket would
+  // never read the cancellation's error), so the transaction ends at once.
+  out.on('close', () => {
+    query?.cancel()
+    reading?.resume()
+  })
+  const collect = garbageCollector()
   let total = 0
-  let collectedAt = 0
-  for (const t of await tenantTables(deps.sql)) {
-    const columns = exportedColumns(t.columns)
-    const entry = { table: t.table, rows: 0, columnsLeftOut: t.columns.filter((c) => !columns.includes(c)) }
-    tables.push(entry)
-    for await (const batch of tenantRowBatches(deps.sql, { ...t, columns }, tenantId, TENANT_EXPORT_BATCH)) {
-      entry.rows += batch.length
-      total += batch.length
-      yield Buffer.from(batch.map((row) => rowLine(t.table, row)).join(''))
-      beat({ rows: total })
-      if (total - collectedAt >= COLLECT_EVERY_ROWS) {
-        collectedAt = total
-        collectStreamedGarbage()
+  const copyTable = (stream: Readable, entry: { rows: number }) =>
+    new Promise<void>((resolve, reject) => {
+      let batch = Buffer.allocUnsafe(LINE_BATCH)
+      let used = 0
+      const flush = () => {
+        if (used === 0) return
+        const full = batch.subarray(0, used)
+        batch = Buffer.allocUnsafe(LINE_BATCH)
+        used = 0
+        collect(full.length)
+        beat({ rows: total + entry.rows })
+        if (!out.write(full) && !out.destroyed) {
+          stream.pause()
+          out.once('drain', () => stream.resume())
+        }
       }
-    }
-  }
+      stream.on('data', (chunk: Buffer) => {
+        if (out.destroyed) return
+        for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) entry.rows++
+        if (used + chunk.length > LINE_BATCH) flush()
+        if (chunk.length > LINE_BATCH) {
+          out.write(chunk)
+          return
+        }
+        used += chunk.copy(batch, used)
+      })
+      stream.on('end', () => {
+        flush()
+        resolve()
+      })
+      stream.on('error', reject)
+    })
+  deps.sql
+    .begin('isolation level repeatable read read only', async (tx) => {
+      await tx`set local timezone = 'UTC'`
+      for (const t of await tenantTables(tx)) {
+        const columns = exportedColumns(t.columns)
+        const entry = { table: t.table, rows: 0, columnsLeftOut: t.columns.filter((c) => !columns.includes(c)) }
+        tables.push(entry)
+        if (out.destroyed) throw new Error('the export stream was closed')
+        const q = tx.unsafe(tenantRowsCopy(t, columns, tenantId))
+        query = q
+        const stream = (await q.readable()) as unknown as Readable
+        reading = stream
+        await copyTable(stream, entry)
+        total += entry.rows
+        // postgres@3.4.9 can end a COPY stream with its socket paused (porsager/postgres#499, see
+        // scripts/backup-queries.ts): the stream's read hook is the socket's resume, so the next COPY gets its answer.
+        ;(stream as unknown as { _read(size: number): void })._read(0)
+        query = undefined
+        reading = undefined
+      }
+    })
+    .then(
+      () => out.end(),
+      (err) => out.destroy(err),
+    )
+  return out
 }
 
 async function* objectsText(deps: ActivityDeps, plan: TenantExportPlan, count: { n: number }, beat: Heartbeat): AsyncGenerator<Buffer> {
@@ -85,19 +138,28 @@ async function* objectsText(deps: ActivityDeps, plan: TenantExportPlan, count: {
   }
 }
 
-/** Streams `text` through gzip and a SHA-256 tee into one object, replacing an interrupted attempt's upload. */
-async function upload(deps: ActivityDeps, plan: TenantExportPlan, key: string, text: AsyncIterable<Buffer>, signal: AbortSignal) {
+/** Streams the text `open` answers through gzip and a SHA-256 tee into one object, replacing an interrupted attempt's
+ *  upload. The text is opened only once the upload can start, and destroyed when it fails (its reading ends with it). */
+async function upload(deps: ActivityDeps, plan: TenantExportPlan, key: string, open: () => Readable, signal: AbortSignal) {
   const s3 = s3ForRegion(deps, plan.regionId)
   await abortIncompleteUploads(s3, plan.bucket, key)
   const counter = new Counter()
   const sink = new MultipartSink(s3, plan.bucket, key)
+  const text = open()
   try {
-    await pipeline(Readable.from(text, { highWaterMark: 1 }), createGzip(), counter, sink, { signal })
+    await pipeline(text, createGzip(), counter, sink, { signal })
   } catch (err) {
+    text.destroy()
     await sink.abort()
     throw err
   }
   return { key, bytes: counter.bytes, sha256: counter.hash.digest('hex') }
+}
+
+/** The rows half of an export: every row of the tenant into `<prefix>rows.ndjson.gz`, the tables' counts into
+ *  `tables`. On its own for bench/offboarding-export.ts. */
+export function writeTenantRows(deps: ActivityDeps, plan: TenantExportPlan, tables: TenantExportManifest['tables'], beat: Heartbeat, signal: AbortSignal) {
+  return upload(deps, plan, exportObjectKeys(plan.prefix).rows, () => tenantRowsStream(deps, plan.tenantId, tables, beat), signal)
 }
 
 export function offboardingActivities(deps: ActivityDeps) {
@@ -135,9 +197,9 @@ export function offboardingActivities(deps: ActivityDeps) {
       const beat: Heartbeat = (d) => ctx.heartbeat(d)
       const keys = exportObjectKeys(plan.prefix)
       const tables: TenantExportManifest['tables'] = []
-      const rows = await upload(deps, plan, keys.rows, rowsText(deps, plan.tenantId, tables, beat), signal)
+      const rows = await writeTenantRows(deps, plan, tables, beat, signal)
       const count = { n: 0 }
-      const objects = await upload(deps, plan, keys.objects, objectsText(deps, plan, count, beat), signal)
+      const objects = await upload(deps, plan, keys.objects, () => Readable.from(objectsText(deps, plan, count, beat), { highWaterMark: 1 }), signal)
       const rowCount = tables.reduce((n, t) => n + t.rows, 0)
       const manifest: TenantExportManifest = {
         type: 'rcp.tenant-export/v1',

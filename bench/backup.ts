@@ -3,7 +3,8 @@
 // payload of about 1 KB each) and expected objects (short rows), the two kinds of table a used platform grows;
 // then its database half is backed up by `backupDatabase` (scripts/backup.ts, in a process of its own,
 // bench/backup-run.ts) and by `psql` issuing the same binary `\copy` of every table in one repeatable-read
-// transaction, alternating, in the same run: MB/s of each and their ratio (target: ≥ 70% of psql). Peak RSS of the
+// transaction, alternating, in the same run: MB/s of each and their ratio (target: ≥ 70% of psql), with the default
+// number of connections (--jobs) and with the other choice (2 when the default is 1, else 1). Peak RSS of the
 // backup process from a database of --size and from one of a tenth of it (target: flat, under 50 MB apart).
 // Results in bench/results/backup.json and backup-rss.json.
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -11,6 +12,7 @@ import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { join } from 'node:path'
 import { createDb, type Sql } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
+import { defaultJobs } from '../scripts/backup'
 import { tablesToBackUp } from '../scripts/backup-queries'
 import { benchmark, RESULTS, ROOT } from './harness'
 
@@ -76,14 +78,16 @@ await benchmark('backup', { size: { type: 'string' } }, async (h) => {
     }
   }
 
-  const ours = (url: string, dir: string) => {
+  const ours = (url: string, dir: string, jobs?: number) => {
     rmSync(dir, { recursive: true, force: true })
     const out = execFileSync(process.execPath, [join(ROOT, 'bench/backup-run.ts')], {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { ...process.env, RCP_BENCH_DB: url, RCP_BENCH_DIR: dir },
+      env: { ...process.env, RCP_BENCH_DB: url, RCP_BENCH_DIR: dir, RCP_BENCH_JOBS: jobs ? String(jobs) : '' },
     })
-    return JSON.parse(out.trim().split('\n').at(-1)!) as { ms: number; bytes: number; peakRssMb: number }
+    const r = JSON.parse(out.trim().split('\n').at(-1)!) as { ms: number; cpuMs: number; bytes: number; jobs: number; peakRssMb: number }
+    say(`backupDatabase on ${r.jobs} connection(s): ${(r.ms / 1000).toFixed(1)} s, ${(r.cpuMs / 1000).toFixed(1)} s of CPU in its process`)
+    return r
   }
   /** The same COPYs by psql: one session, one repeatable-read read-only transaction, `\copy … with (format binary)`
    *  of every table the backup takes, into files. */
@@ -119,13 +123,23 @@ await benchmark('backup', { size: { type: 'string' } }, async (h) => {
   writeFileSync(join(RESULTS, 'backup-rss.json'), `${JSON.stringify({ peakRssMb: rss, differenceMb: flat, target: '< 50 MB' }, null, 2)}\n`)
 
   const expected = psql(large.url, large.tables, join(h.scratch, 'psql')).bytes
+  const other = defaultJobs() === 1 ? 2 : 1
   const rate = (r: { ms: number; bytes: number }) => {
     if (r.bytes !== expected) throw new Error(`wrote ${r.bytes} bytes, psql ${expected}`)
     return { rate: r.bytes / MB / (r.ms / 1000) }
   }
   return {
     baselines: [{ name: PSQL, run: async () => rate(psql(large.url, large.tables, join(h.scratch, 'psql'))) }],
-    rows: [{ name: `backupDatabase, MB/s (${mb} MB)`, run: async () => rate(ours(large.url, join(h.scratch, 'ours'))), target: 0.7, targetOf: PSQL }],
+    rows: [
+      {
+        name: `backupDatabase, ${defaultJobs()} connection(s) (the default), MB/s (${mb} MB)`,
+        run: async () => rate(ours(large.url, join(h.scratch, 'ours'))),
+        target: 0.7,
+        targetOf: PSQL,
+      },
+      // The other way of this machine: two connections in one snapshot when the default is one, one when it is more.
+      { name: `backupDatabase, --jobs=${other}, MB/s (${mb} MB)`, run: async () => rate(ours(large.url, join(h.scratch, 'ours'), other)) },
+    ],
     rounds: h.settings.rounds || 3,
     paired: true,
   }

@@ -3,13 +3,15 @@
 // storage region (objects, tags, versioning, lifecycle), written to <dir>; and back into an empty database and
 // empty storage. Run with the platform's environment (DATABASE_URL, S3_*, STORAGE_REGIONS). The API and worker are
 // stopped for a restore; a backup can be taken while they run. `--stall-timeout=<seconds>` (default 60): a step
-// with no progress for that long fails, naming its table, bucket or object, and the command exits 1.
+// with no progress for that long fails, naming its table, bucket or object, and the command exits 1. `--jobs=<n>`
+// (default: half the cores, 1 to 4): connections copying tables at once, all in one exported snapshot.
 import { createReadStream, createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { loadConfig, type Config } from '../api/platform/config'
-import { createDb } from '../api/platform/db'
+import { createDb, type Db } from '../api/platform/db'
 import { migrate } from '../api/platform/migrate'
 import { regionsFromConfig } from '../api/storage/regions'
 import { s3For } from '../api/storage/s3'
@@ -20,9 +22,12 @@ import {
   copyIn,
   copyOut,
   DEFAULT_STALL_MS,
+  exportSnapshot,
+  importSnapshot,
   progressTap,
   type StepLimits,
   StalledStep,
+  tablesLargestFirst,
   tablesToBackUp,
 } from './backup-queries'
 
@@ -63,21 +68,60 @@ const streamToFile = (step: string, limits: StepLimits, open: () => Promise<Read
   )
 }
 
-/** The database half: every table's rows, in one repeatable-read snapshot, into <dir>/db/<table>.bin. */
+/** Connections copying at once by default: half the machine's cores, 1 to 4. Each COPY keeps a server backend and its
+ *  client busy at once, so beyond that they only take turns on the same cores (on 2 shared cores, one connection ran at
+ *  84% of psql and two at 70%: bench/README.md "Backups"); on a larger machine they overlap. At most 4: each is a
+ *  connection and a backend taken from a database that keeps serving the platform. */
+export const defaultJobs = () => Math.max(1, Math.min(4, Math.floor(availableParallelism() / 2)))
+
+const SNAPSHOT_MODE = 'isolation level repeatable read read only'
+
+/** The database half: every table's rows into <dir>/db/<table>.bin, by `jobs` connections at once that all read one
+ *  snapshot: the first connection's transaction exports it (pg_export_snapshot) and stays open until every table is
+ *  written; the others import it (SET TRANSACTION SNAPSHOT) before their first read. Tables are taken largest first
+ *  from one queue; each COPY is its own bounded step, as with one connection. */
 export async function backupDatabase(
   url: string,
   dir: string,
   limits: StepLimits = { stallMs: DEFAULT_STALL_MS },
+  jobs = defaultJobs(),
 ): Promise<{ migrations: string[]; tables: string[]; bytes: number }> {
   mkdirSync(join(dir, 'db'), { recursive: true })
-  const sql = createDb(url, { max: 1, name: 'rcp-backup' })
+  const sql = createDb(url, { max: jobs, name: 'rcp-backup' })
   try {
-    return await boundedTransaction(sql, 'isolation level repeatable read read only', limits, async (tx) => {
+    return await boundedTransaction(sql, SNAPSHOT_MODE, limits, async (tx) => {
       const migrations = await answer('the list of applied migrations', limits, () => appliedMigrations(tx))
-      const tables = await answer('the list of tables', limits, () => tablesToBackUp(tx))
-      let bytes = 0
-      for (const table of tables) bytes += await copyOut(tx, table, join(dir, 'db', `${table}.bin`), limits)
-      return { migrations, tables, bytes }
+      const tables = await answer('the list of tables', limits, () => tablesLargestFirst(tx))
+      const queue = [...tables]
+      let failed = false
+      const copyFromQueue = async (db: Db) => {
+        let bytes = 0
+        for (let table = queue.shift(); table !== undefined && !failed; table = queue.shift()) {
+          bytes += await copyOut(db, table, join(dir, 'db', `${table}.bin`), limits)
+        }
+        return bytes
+      }
+      const helpers = Math.min(jobs, tables.length) - 1
+      const snapshot = helpers > 0 ? await answer('the export of the snapshot', limits, () => exportSnapshot(tx)) : ''
+      const copies = [
+        copyFromQueue(tx),
+        ...Array.from({ length: helpers }, () =>
+          boundedTransaction(sql, SNAPSHOT_MODE, limits, async (other) => {
+            await answer('the import of the snapshot', limits, () => importSnapshot(other, snapshot))
+            return copyFromQueue(other)
+          }),
+        ),
+      ]
+      // The first failure fails the backup; the other connections take no further table (the caller ends them).
+      const written = await Promise.all(
+        copies.map((c) =>
+          c.catch((err) => {
+            failed = true
+            throw err
+          }),
+        ),
+      )
+      return { migrations, tables: [...tables].sort(), bytes: written.reduce((a, b) => a + b, 0) }
     })
   } finally {
     // A stalled step leaves its connection waiting: ended within a second, whatever it waits for.
@@ -85,8 +129,13 @@ export async function backupDatabase(
   }
 }
 
-export async function backupPlatform(config: Config, dir: string, limits: StepLimits = { stallMs: DEFAULT_STALL_MS }): Promise<BackupManifest> {
-  const { migrations, tables } = await backupDatabase(config.DATABASE_URL, dir, limits)
+export async function backupPlatform(
+  config: Config,
+  dir: string,
+  limits: StepLimits = { stallMs: DEFAULT_STALL_MS },
+  jobs = defaultJobs(),
+): Promise<BackupManifest> {
+  const { migrations, tables } = await backupDatabase(config.DATABASE_URL, dir, limits, jobs)
   const regions = []
   for (const region of usableRegions(config)) {
     const s3 = s3For(region)
@@ -173,31 +222,36 @@ export async function restorePlatform(config: Config, dir: string, limits: StepL
   }
 }
 
-/** `[--stall-timeout=<seconds>] backup|restore <dir>`; undefined when the arguments say something else. */
-export function parseArguments(args: string[]): { verb: 'backup' | 'restore'; dir: string; limits: StepLimits } | undefined {
+/** `[--stall-timeout=<seconds>] [--jobs=<n>] backup|restore <dir>`; undefined when the arguments say something else. */
+export function parseArguments(args: string[]): { verb: 'backup' | 'restore'; dir: string; limits: StepLimits; jobs: number } | undefined {
   let stallMs = DEFAULT_STALL_MS
+  let jobs = defaultJobs()
   const rest: string[] = []
   for (const arg of args) {
-    const m = /^--stall-timeout=(\d+(?:\.\d+)?)$/.exec(arg)
-    if (m) stallMs = Number(m[1]) * 1000
+    const stall = /^--stall-timeout=(\d+(?:\.\d+)?)$/.exec(arg)
+    const many = /^--jobs=(\d+)$/.exec(arg)
+    if (stall) stallMs = Number(stall[1]) * 1000
+    else if (many) jobs = Number(many[1])
     else rest.push(arg)
   }
   const [verb, dir, ...more] = rest
-  if ((verb !== 'backup' && verb !== 'restore') || !dir || more.length > 0 || !(stallMs > 0)) return undefined
-  return { verb, dir, limits: { stallMs } }
+  if ((verb !== 'backup' && verb !== 'restore') || !dir || more.length > 0 || !(stallMs > 0) || !(jobs >= 1 && jobs <= 64)) return undefined
+  return { verb, dir, limits: { stallMs }, jobs }
 }
 
 if (import.meta.main) {
   const parsed = parseArguments(process.argv.slice(2))
   if (!parsed) {
-    console.error(`usage: bun scripts/backup.ts [--stall-timeout=<seconds>, default ${DEFAULT_STALL_MS / 1000}] backup|restore <dir>`)
+    console.error(
+      `usage: bun scripts/backup.ts [--stall-timeout=<seconds>, default ${DEFAULT_STALL_MS / 1000}] [--jobs=<connections>, default ${defaultJobs()}] backup|restore <dir>`,
+    )
     process.exit(2)
   }
-  const { verb, dir, limits } = parsed
+  const { verb, dir, limits, jobs } = parsed
   const config = loadConfig()
   try {
     if (verb === 'backup') {
-      const m = await backupPlatform(config, dir, limits)
+      const m = await backupPlatform(config, dir, limits, jobs)
       console.log(`backed up ${m.tables.length} tables and ${m.regions.reduce((n, r) => n + r.buckets.length, 0)} buckets to ${dir}`)
     } else {
       await restorePlatform(config, dir, limits)

@@ -1,5 +1,7 @@
 // What an offboarding export is, in the tenant's export bucket under `offboarding/<requestId>/`:
-//   rows.ndjson.gz     every row of the tenant, one `{"table": …, "row": {…}}` a line, table by table
+//   rows.ndjson.gz     every row of the tenant, one `{"table": …, "row": {…}}` a line, table by table, all in one
+//                      snapshot; a row as Postgres writes it in JSON (row_to_json: timestamps in UTC with microseconds,
+//                      numbers as numbers, json columns as JSON), bytes as hex (activities/tenant-export-queries.ts)
 //   objects.ndjson.gz  every object of its buckets, one `{"bucket", "key", "size", "sha256"}` a line
 //   manifest.dsse.json a DSSE envelope (signed with the edge-package key, api/edge-packages/signing.ts) of the manifest:
 //                      the two files' SHA-256, sizes and counts, the rows per table, and the audit chain's head.
@@ -19,15 +21,6 @@ export const exportObjectKeys = (prefix: string) => ({
 const SECRET_COLUMN = /sealed|secret|token|password|verifier|^code_hash$|^state_hash$/
 
 export const exportedColumns = (columns: readonly string[]): string[] => columns.filter((c) => !SECRET_COLUMN.test(c))
-
-/** A cell as JSON keeps it: bytes as hex (JSON has no bytes), the rest as the driver reads it. */
-const cell = (v: unknown): unknown => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v)
-
-export function rowLine(table: string, row: Record<string, unknown>): string {
-  const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(row)) out[k] = cell(v)
-  return `${JSON.stringify({ table, row: out })}\n`
-}
 
 export interface ExportFileSummary {
   key: string

@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createDb, type Sql } from '../../api/platform/db'
+import { backupDatabase, defaultJobs, parseArguments } from '../../scripts/backup'
 import { boundedTransaction, copyIn, copyOut, copyOutTo, StalledStep } from '../../scripts/backup-queries'
 
 const dir = mkdtempSync(join(process.env.RCP_TEST_DATA_DIR ?? tmpdir(), 'backup-copy-'))
@@ -115,6 +116,57 @@ describe('COPY TO STDOUT, one table after another in one snapshot', () => {
     expect(await within(40_000, 'six COPYs into a slow sink', copies)).toBe(8000)
     expect(written).toBeGreaterThan(3 * 2_500_000)
   }, 60_000)
+})
+
+describe('several connections, one snapshot', () => {
+  test('a writer committing one row into each of three tables throughout: a backup by three connections holds as many of each', async () => {
+    // The three largest tables, so each connection starts on one of them.
+    for (const t of ['w1', 'w2', 'w3']) {
+      await sql`create table ${sql(t)} (id int primary key, body text not null)`
+      await sql`insert into ${sql(t)} select i, repeat(md5(i::text), 10) from generate_series(1, 20000) i`
+      await sql`analyze ${sql(t)}`
+    }
+    let stop = false
+    let committed = 0
+    const writer = (async () => {
+      for (let id = 20001; !stop; id++) {
+        await sql`with a as (insert into w1 values (${id}, 'w')), b as (insert into w2 values (${id}, 'w')) insert into w3 values (${id}, 'w')`
+        committed++
+      }
+    })()
+    await within(
+      10_000,
+      'the first writes',
+      (async () => {
+        while (committed < 20) await Bun.sleep(5)
+      })(),
+    )
+    const before = committed
+    let result: Awaited<ReturnType<typeof backupDatabase>>
+    try {
+      result = await within(40_000, 'the backup by three connections', backupDatabase(url, join(dir, 'jobs'), { stallMs: 30_000 }, 3))
+    } finally {
+      stop = true
+      await writer
+    }
+    expect(committed - before).toBeGreaterThan(0)
+    expect(result.tables).toEqual(expect.arrayContaining(['big', 'small', 'w1', 'w2', 'w3']))
+    expect(result.tables).not.toContain('schema_migrations')
+    const counts: number[] = []
+    for (const t of ['w1', 'w2', 'w3']) {
+      await sql`create table ${sql(`${t}_again`)} (like ${sql(t)})`
+      await copyIn(sql, [{ table: `${t}_again`, file: join(dir, 'jobs', 'db', `${t}.bin`) }], { stallMs: 30_000 })
+      counts.push((await sql`select count(*)::int as n from ${sql(`${t}_again`)}`)[0]!.n)
+    }
+    expect(counts[0]).toBeGreaterThanOrEqual(20_000)
+    expect(counts).toEqual([counts[0]!, counts[0]!, counts[0]!])
+  }, 60_000)
+
+  test('--jobs sets how many connections copy at once; nonsense is refused', () => {
+    expect(parseArguments(['--jobs=3', 'backup', 'dir'])).toMatchObject({ verb: 'backup', dir: 'dir', jobs: 3 })
+    expect(parseArguments(['backup', 'dir'])!.jobs).toBe(defaultJobs())
+    expect(parseArguments(['--jobs=0', 'backup', 'dir'])).toBeUndefined()
+  })
 })
 
 describe('a step that stalls', () => {
