@@ -85,7 +85,7 @@ export function treeCpuSeconds(root: number): number {
   return total / TICKS_PER_SECOND
 }
 
-/** Waits until a process tree is idle: a 100 ms stretch in which it used under a tenth of a core (an idle API's
+/** Waits until a process tree is idle: a 100 ms stretch in which it used at most a tenth of a core (an idle API's
  *  timers use about 3%), or `maxMs` at most. A load generator stops with requests in flight and the server finishes
  *  them anyway; a sign-in's argon2id keeps the cores busy for up to a second after (32 verifications on two
  *  cores), and not in the order they arrived (Bun's thread pool is not first-come), so no single request queued
@@ -96,7 +96,8 @@ export async function settle(root: number, maxMs = 10_000): Promise<void> {
   while (performance.now() < until) {
     await Bun.sleep(100)
     const now = treeCpuSeconds(root)
-    if (now - last < 0.01) return
+    // /proc counts in clock ticks of 10 ms: at most one tick in the stretch is idle.
+    if (Math.round((now - last) * TICKS_PER_SECOND) <= 1) return
     last = now
   }
 }
