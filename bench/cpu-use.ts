@@ -61,3 +61,43 @@ export function cpuBetween(before: Ticks, after: Ticks): { label: string; cpuSec
   }
   return [...byLabel].map(([label, cpuSeconds]) => ({ label, cpuSeconds })).sort((a, b) => b.cpuSeconds - a.cpuSeconds)
 }
+
+/** CPU seconds a process and every process descended from it have used so far (the API and its hashing child). */
+export function treeCpuSeconds(root: number): number {
+  const parent = new Map<number, number>()
+  const ticks = new Map<number, number>()
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      parent.set(Number(pid), Number(fields[1]))
+      ticks.set(Number(pid), Number(fields[11]) + Number(fields[12]))
+    } catch {
+      // ended while listed
+    }
+  }
+  const inTree = (pid: number): boolean => {
+    for (let p: number | undefined = pid, depth = 0; p !== undefined && p > 1 && depth < 64; p = parent.get(p), depth++) if (p === root) return true
+    return false
+  }
+  let total = 0
+  for (const [pid, t] of ticks) if (inTree(pid)) total += t
+  return total / TICKS_PER_SECOND
+}
+
+/** Waits until a process tree is idle: a 100 ms stretch in which it used at most a tenth of a core (an idle API's
+ *  timers use about 3%), or `maxMs` at most. A load generator stops with requests in flight and the server finishes
+ *  them anyway; a sign-in's argon2id keeps the cores busy for up to a second after (32 verifications on two
+ *  cores), and not in the order they arrived (Bun's thread pool is not first-come), so no single request queued
+ *  behind them can wait them out. */
+export async function settle(root: number, maxMs = 10_000): Promise<void> {
+  const until = performance.now() + maxMs
+  let last = treeCpuSeconds(root)
+  while (performance.now() < until) {
+    await Bun.sleep(100)
+    const now = treeCpuSeconds(root)
+    // /proc counts in clock ticks of 10 ms: at most one tick in the stretch is idle.
+    if (Math.round((now - last) * TICKS_PER_SECOND) <= 1) return
+    last = now
+  }
+}

@@ -24,7 +24,7 @@ import {
   type PostgresServer,
   type Stoppable,
 } from '../scripts/platform'
-import { cpuSecondsOf } from './cpu-use'
+import { cpuSecondsOf, settle } from './cpu-use'
 import { loadGenerator, type Generator, type Target } from './load'
 import type { Measure, Sample } from './measure'
 import { printTable, writeReport, type Result } from './report'
@@ -169,7 +169,10 @@ export async function benchmark(name: string, options: ParseArgsConfig['options'
   }
   const drive = (t: Target, server?: number) => async (): Promise<Sample> => {
     if (tornDown) throw new Error('interrupted')
+    // The warm-up's requests still in flight when it stops are finished by the server all the same: measured, they
+    // would cost the run CPU that its own requests then lack.
     if (settings.warmup > 0) await generator.drive(t, settings.warmup)
+    if (server !== undefined) await settle(server)
     const before = server === undefined ? undefined : cpuSecondsOf(server)
     const m = await generator.drive(t, settings.duration)
     const after = server === undefined ? undefined : cpuSecondsOf(server)
@@ -252,11 +255,10 @@ export async function benchmark(name: string, options: ParseArgsConfig['options'
           if (probe.status !== (row.expect ?? 200)) throw new Error(`expected ${row.expect ?? 200}, got ${probe.status}`)
         },
         // The generator stops with requests in flight, and the server finishes them anyway: a sign-in's argon2id
-        // would keep the cores busy well into the next measurement. One more request, queued behind them (argon2id
-        // runs on a first-come thread pool), waits that work out.
+        // would keep the cores busy well into the next measurement (the baseline paired with it). Waited out.
         async run() {
           const sample = await drive(target!, ctx.pid)()
-          await (await fetch(target!.url, target!)).arrayBuffer()
+          await settle(ctx.pid)
           return sample
         },
       }
