@@ -69,6 +69,10 @@ describe('the TypeScript SDK against the platform', () => {
     const signedIn = await rcp.POST('/v1/sessions', { body: { email, password: PASSWORD } })
     expect(signedIn.data.data.session.state).toBe('active')
     expect(session.signedIn).toBe(true)
+    // The same session's token as a bearer (rcp_ses_…): no cookie, no CSRF token.
+    expect(session.cookie).toStartWith('rcp_ses_')
+    const me = await createRcpClient({ baseUrl, auth: { token: session.cookie! } }).GET('/v1/users/me')
+    expect(me.data.data.user.email).toBe(email)
 
     // A tenant (its Idempotency-Key added by the SDK), its storage provisioned, then a token for the rest.
     const tenant = await rcp.POST('/v1/tenants', { body: { name: 'SDK tenant', slug: uniqueSlug('sdk') } })
