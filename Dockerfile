@@ -15,7 +15,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json tsconfig.json ./
 COPY api ./api
 COPY workflows ./workflows
-COPY scripts/build-console.ts ./scripts/build-console.ts
+COPY scripts/build-console.ts scripts/api-types.ts ./scripts/
 RUN bun scripts/build-console.ts
 
 FROM oven/bun:1.4.5-slim

@@ -30,9 +30,10 @@ const withImports = (list: string[]): Promise<Source[]> =>
 // The console's browser program: bundled for the browser by scripts/build-console.ts, never run by the server.
 const CONSOLE_UI = 'api/console/ui/'
 
-// Every folder of code: the two processes, the console's browser program, the scripts, the benchmarks and the tests
-// (with their support). The cycle check reads all of it; the rules on the server's layers read the server's part.
-const TREE = ['api', 'activities', 'workflows', 'worker', 'scripts', 'bench', 'test']
+// Every folder of code: the two processes, the console's browser program, the client SDKs, the scripts, the benchmarks
+// and the tests (with their support). The cycle check reads all of it; the rules on the server's layers read the
+// server's part.
+const TREE = ['api', 'activities', 'workflows', 'worker', 'clients', 'scripts', 'bench', 'test']
 const everything = await withImports(await files(`{${TREE.join(',')}}/**/*.{ts,tsx}`))
 
 /** Files of the server, with what each imports, read once. */
@@ -103,6 +104,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   workflows: ['activities', 'workflows-contract'], // the activities as a type only (checked below)
   worker: ['api', 'activities', 'workflows', 'workflows-contract'],
   scripts: ['api', 'workflows-contract'],
+  clients: [], // a client of the API: what it knows of the server is the generated document, never its code
 }
 
 /** Imports against MAY_IMPORT, as 'file → target'. */
@@ -183,6 +185,19 @@ describe('import direction', () => {
     for (const { file, targets } of ui) for (const { target } of targets) expect({ file, target, ok: allowed(target) }).toMatchObject({ ok: true })
     for (const { file, targets } of sources)
       for (const { target } of targets) expect({ file, target, ok: !`${target}/`.startsWith(CONSOLE_UI) }).toMatchObject({ ok: true })
+  })
+
+  test('the SDK is a client: clients/ imports only itself and its HTTP packages, and nothing of the server imports it', () => {
+    const sdk = everything.filter((s) => s.file.startsWith('clients/'))
+    expect(sdk.length).toBeGreaterThan(5)
+    const allowed = (spec: string, target: string) =>
+      spec.startsWith('.') ? target.startsWith('clients/') : ['openapi-fetch', 'openapi-typescript-helpers'].includes(spec)
+    for (const { file, targets } of sdk) for (const { spec, target } of targets) expect({ file, target, ok: allowed(spec, target) }).toMatchObject({ ok: true })
+    for (const { file, targets } of sources)
+      for (const { target } of targets) expect({ file, target, ok: !target.startsWith('clients/') }).toMatchObject({ ok: true })
+    expect(layerViolations([{ file: 'clients/ts/x.ts', targets: [{ spec: '../../api/platform/errors', target: 'api/platform/errors' }] }])).toEqual([
+      'clients/ts/x.ts → api/platform/errors',
+    ])
   })
 
   test('the layers point one way: worker → activities → api, never back; nothing of the server imports the scripts, benchmarks or tests', () => {
