@@ -1,5 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity'
 import { purgeAuditEntries } from '../api/audit/queries'
+import { purgeExpiredRetired } from '../api/credentials/queries'
 import { purgeDispatchedEvents } from '../api/events/queries'
 import { deleteExpiredKeys } from '../api/idempotency/queries'
 import { heldCoverage } from '../api/legal-holds/queries'
@@ -60,6 +61,10 @@ export function housekeepingActivities({ sql, config, log }: Pick<ActivityDeps, 
     /** Project memberships past their expiresAt (they stopped granting at that instant; this only removes them). */
     purgeExpiredProjectMembers: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
       purge('expired project memberships', batchSize, (limit) => purgeExpiredProjectMembers(sql, limit)),
+
+    /** Digests of destroyed credentials (migrations/0090) past the time the credential would have expired by itself. */
+    purgeRetiredCredentials: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
+      purge('retired credentials', batchSize, (limit) => purgeExpiredRetired(sql, limit)),
 
     purgeExpiredSessions: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
       purge('expired sessions', batchSize, (limit) => deleteDeadSessions(sql, limit, REVOKED_SESSION_RETENTION)),

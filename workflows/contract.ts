@@ -71,6 +71,8 @@ export interface HousekeepingResult {
   rateBudgetsPurged?: number
   /** Absent from runs that started before the purge existed. */
   projectMembersPurged?: number
+  /** Absent from runs that started before the purge existed. */
+  retiredCredentialsPurged?: number
 }
 
 export const HOUSEKEEPING_DEFAULT_BATCH_SIZE = 5000

@@ -12,6 +12,7 @@ const {
   purgeExpiredEvents,
   purgeIdleRateBudgets,
   purgeExpiredProjectMembers,
+  purgeRetiredCredentials,
 } = proxyActivities<Activities>({
   // A purge of a large backlog is many short batches; heartbeats, not the overall timeout, detect a dead worker.
   startToCloseTimeout: '15 minutes',
@@ -26,7 +27,7 @@ const {
   },
 })
 
-/** Purges expired idempotency keys, dead sessions and expired project memberships, and what has outlived its retention period: audit entries,
+/** Purges expired idempotency keys, dead sessions, expired project memberships and retired credential digests, and what has outlived its retention period: audit entries,
  *  webhook messages with their attempts, dispatched events. Scheduled by the worker (worker/schedules.ts). The
  *  retention purges take their batch size from the worker's configuration unless the input names one. */
 export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promise<HousekeepingResult> {
@@ -42,7 +43,18 @@ export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promi
   const rateBudgetsPurged = patched('purge-idle-rate-budgets') ? await purgeIdleRateBudgets(batchSize) : undefined
   // Expired project memberships already grant nothing (every request compares expiresAt); this only tidies them.
   const projectMembersPurged = patched('purge-expired-project-members') ? await purgeExpiredProjectMembers(batchSize) : undefined
-  const result = { idempotencyKeysPurged, sessionsPurged, auditEntriesPurged, webhookMessagesPurged, eventsPurged, rateBudgetsPurged, projectMembersPurged }
+  // A retired credential's digest is kept only until the credential would have expired by itself.
+  const retiredCredentialsPurged = patched('purge-retired-credentials') ? await purgeRetiredCredentials(batchSize) : undefined
+  const result = {
+    idempotencyKeysPurged,
+    sessionsPurged,
+    auditEntriesPurged,
+    webhookMessagesPurged,
+    eventsPurged,
+    rateBudgetsPurged,
+    projectMembersPurged,
+    retiredCredentialsPurged,
+  }
   log.info('housekeeping done', result)
   return result
 }

@@ -14,6 +14,7 @@ const PURGES = [
   'purgeExpiredEvents',
   'purgeIdleRateBudgets',
   'purgeExpiredProjectMembers',
+  'purgeRetiredCredentials',
 ] as const
 
 /** Stand-ins that purge `n` rows each, except where `fail(name, call number)` says to throw. */
@@ -52,6 +53,7 @@ describe('housekeeping', () => {
       eventsPurged: 5,
       rateBudgetsPurged: 6,
       projectMembersPurged: 7,
+      retiredCredentialsPurged: 8,
     })
     expect(PURGES.map((p) => ts.calls.of(p).map((c) => c.args[0]))).toEqual(PURGES.map(() => [50]))
   }, 60_000)
