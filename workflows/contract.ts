@@ -72,7 +72,7 @@ export interface HousekeepingResult {
   /** Absent from runs that started before the purge existed. */
   projectMembersPurged?: number
   /** Absent from runs that started before the purge existed. */
-  retiredCredentialsPurged?: number
+  retiredDigestsPurged?: number
 }
 
 export const HOUSEKEEPING_DEFAULT_BATCH_SIZE = 5000

@@ -43,8 +43,9 @@ export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promi
   const rateBudgetsPurged = patched('purge-idle-rate-budgets') ? await purgeIdleRateBudgets(batchSize) : undefined
   // Expired project memberships already grant nothing (every request compares expiresAt); this only tidies them.
   const projectMembersPurged = patched('purge-expired-project-members') ? await purgeExpiredProjectMembers(batchSize) : undefined
-  // A retired credential's digest is kept only until the credential would have expired by itself.
-  const retiredCredentialsPurged = patched('purge-retired-credentials') ? await purgeRetiredCredentials(batchSize) : undefined
+  // A retired credential's digest is kept only until the credential would have expired by itself. (Not named
+  // …Credentials…: the log redacts such keys, and this is a count.)
+  const retiredDigestsPurged = patched('purge-retired-credentials') ? await purgeRetiredCredentials(batchSize) : undefined
   const result = {
     idempotencyKeysPurged,
     sessionsPurged,
@@ -53,7 +54,7 @@ export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promi
     eventsPurged,
     rateBudgetsPurged,
     projectMembersPurged,
-    retiredCredentialsPurged,
+    retiredDigestsPurged,
   }
   log.info('housekeeping done', result)
   return result

@@ -5,6 +5,7 @@
 // delete are written down first (pending_keys) and counted after, so a delete interrupted between the two is sent again
 // (a no-op for S3) and counted once.
 import { ApplicationFailure, Context } from '@temporalio/activity'
+import { erasePersonalParts } from '../../api/audit/queries'
 import { recordAudit } from '../../api/audit/service'
 import { publishEvent } from '../../api/events/service'
 import { revokeTenantApiKeys, tenantApiKeyDigests } from '../../api/api-keys/queries'
@@ -270,6 +271,8 @@ export function tenantDeletionActivities(deps: ActivityDeps) {
           },
         }
         const signed = signReceipt(config, receipt)
+        // The entries outlive the tenant (AUDIT_RETENTION_DAYS) without their personal part; the chain still verifies.
+        await erasePersonalParts(tx, { tenantId: input.tenantId })
         await recordAudit(tx, workflowActor(), {
           action: 'tenant.deleted',
           tenantId: input.tenantId,

@@ -34,6 +34,11 @@ export interface ExportLine {
   hash: string
   /** The hash of the entry numbered seq - 1 (hex); null at the chain's start (seq 1), or when that entry is gone. */
   prevHash: string | null
+  /** The second form (entries sealed since migrations/0091): the personal part's nonce (hex, null once an erasure or a
+   *  tenant deletion blanked the part) and its SHA-256 (hex), which the link covers in place of the label, ip and
+   *  user agent. Both null for the first form. */
+  personalNonce?: string | null
+  personalDigest?: string | null
 }
 
 export interface ExportTrailer {
@@ -78,8 +83,48 @@ export function jsonbText(v: unknown): string {
     .join(', ')}}`
 }
 
-/** audit_canonical(entry): the columns in table order, the hash left out. */
+/** audit_personal_digest(entry): sha256 of [nonce, label, ip, user agent] as jsonb text, hex. */
+export function personalDigestOf(line: ExportLine): string {
+  return createHash('sha256')
+    .update(utf8(jsonbText([line.personalNonce ?? null, line.actor.label, line.ip, line.userAgent])))
+    .digest('hex')
+}
+
+/** audit_personal_ok(entry): a second-form entry's personal part is blanked whole or matches its digest. */
+export function personalPartOk(line: ExportLine): boolean {
+  if (!line.personalDigest) return true
+  if (!line.personalNonce) return line.actor.label === null && line.ip === null && line.userAgent === null
+  return personalDigestOf(line) === line.personalDigest
+}
+
+/** audit_canonical(entry): the columns in table order, the hash left out; in the second form the personal fields are
+ *  null and the personal part's digest comes last. */
 export function canonicalOf(line: ExportLine): string {
+  if (line.personalDigest) {
+    return jsonbText([
+      line.id,
+      line.chain,
+      line.seq,
+      line.occurredAtMicros,
+      line.tenantId,
+      line.subjectUserId,
+      line.actor.type,
+      line.actor.id,
+      null,
+      line.actor.credentialId,
+      line.action,
+      line.target?.type ?? null,
+      line.target?.id ?? null,
+      line.outcome,
+      line.reason,
+      null,
+      null,
+      line.requestId,
+      line.changes,
+      line.details,
+      line.personalDigest,
+    ])
+  }
   return jsonbText([
     line.id,
     line.chain,

@@ -1,6 +1,7 @@
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { logIds, type RequestContext } from '../identity/context'
+import { erasePersonalParts } from '../audit/queries'
 import { recordAudit } from '../audit/service'
 import { deleteUserApiKeys, revokeUserApiKeys } from '../api-keys/queries'
 import { retireCredentials } from '../credentials/queries'
@@ -80,6 +81,9 @@ export async function eraseAccount(deps: Pick<ServiceDeps, 'sql' | 'keys' | 'mai
     await holdErasedAddress(tx, user.email, ERASED_ADDRESS_HOLD_DAYS)
     const erased = await pseudonymiseUser(tx, userId, pseudonym)
 
+    // The entries they acted in or are the subject of lose their personal part (label, address, user agent); the chain
+    // keeps its digest and still verifies (migrations/0091). Entries sealed before that form keep theirs.
+    await erasePersonalParts(tx, { userId })
     // From here on the account's entries carry the pseudonym, never the address the session's label holds.
     const asPseudonym: RequestContext = { ...ctx, principal: { ...ctx.principal, label: pseudonym } }
     for (const m of removed) {

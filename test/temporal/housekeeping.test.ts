@@ -194,7 +194,7 @@ describe('housekeeping', () => {
       eventsPurged: 1,
       rateBudgetsPurged: 1,
       projectMembersPurged: 1,
-      retiredCredentialsPurged: 1,
+      retiredDigestsPurged: 1,
     })
 
     expect(await remaining(s)).toEqual({
@@ -238,7 +238,7 @@ describe('housekeeping', () => {
       eventsPurged: 0,
       rateBudgetsPurged: 7,
       projectMembersPurged: 7,
-      retiredCredentialsPurged: 7,
+      retiredDigestsPurged: 7,
     })
     expect(await remaining(s)).toEqual({
       liveRetiredKept: true,

@@ -53,7 +53,7 @@ describe('housekeeping', () => {
       eventsPurged: 5,
       rateBudgetsPurged: 6,
       projectMembersPurged: 7,
-      retiredCredentialsPurged: 8,
+      retiredDigestsPurged: 8,
     })
     expect(PURGES.map((p) => ts.calls.of(p).map((c) => c.args[0]))).toEqual(PURGES.map(() => [50]))
   }, 60_000)
