@@ -83,17 +83,41 @@ export function jsonbText(v: unknown): string {
     .join(', ')}}`
 }
 
-/** audit_personal_digest(entry): sha256 of [nonce, label, ip, user agent] as jsonb text, hex. */
+/** The personal keys of details and changes (migrations/0091). */
+const DETAILS_PERSONAL = 'email'
+const CHANGES_PERSONAL = 'displayName'
+const has = (o: Record<string, unknown> | null, k: string) => o !== null && Object.hasOwn(o, k)
+/** jsonb's `o - k`. */
+const without = (o: Record<string, unknown> | null, k: string) => {
+  if (o === null) return null
+  const { [k]: _, ...rest } = o
+  return rest
+}
+
+/** audit_personal_digest(entry): sha256 of [nonce, label, ip, user agent, details.email, changes.displayName] as jsonb
+ *  text, hex. */
 export function personalDigestOf(line: ExportLine): string {
+  const part = [
+    line.personalNonce ?? null,
+    line.actor.label,
+    line.ip,
+    line.userAgent,
+    line.details?.[DETAILS_PERSONAL] ?? null,
+    line.changes?.[CHANGES_PERSONAL] ?? null,
+  ]
   return createHash('sha256')
-    .update(utf8(jsonbText([line.personalNonce ?? null, line.actor.label, line.ip, line.userAgent])))
+    .update(utf8(jsonbText(part)))
     .digest('hex')
 }
 
 /** audit_personal_ok(entry): a second-form entry's personal part is blanked whole or matches its digest. */
 export function personalPartOk(line: ExportLine): boolean {
   if (!line.personalDigest) return true
-  if (!line.personalNonce) return line.actor.label === null && line.ip === null && line.userAgent === null
+  if (!line.personalNonce) {
+    return (
+      line.actor.label === null && line.ip === null && line.userAgent === null && !has(line.details, DETAILS_PERSONAL) && !has(line.changes, CHANGES_PERSONAL)
+    )
+  }
   return personalDigestOf(line) === line.personalDigest
 }
 
@@ -120,8 +144,8 @@ export function canonicalOf(line: ExportLine): string {
       null,
       null,
       line.requestId,
-      line.changes,
-      line.details,
+      without(line.changes, CHANGES_PERSONAL),
+      without(line.details, DETAILS_PERSONAL),
       line.personalDigest,
     ])
   }

@@ -254,10 +254,11 @@ export async function purgeAuditEntries(sql: Sql, before: Date, batch: number, h
   })
 }
 
-/** Blanks the personal part (label, address, user agent, nonce) of the second-form entries a person acted in or is the
- *  subject of, or of one tenant's entries; the chain keeps each part's digest and still verifies (migrations/0091).
+/** Blanks the personal part (label, address, user agent, details.email, changes.displayName, nonce) of the second-form
+ *  entries a person acted in, is the subject of or is named in by address, or of one tenant's entries; the chain keeps each part's digest and still verifies (migrations/0091).
  *  Answers how many entries it blanked. */
-export async function erasePersonalParts(tx: Db, of: { userId?: string; tenantId?: string }): Promise<number> {
-  const [row] = await tx<{ n: number }[]>`select audit_erase_personal(${of.userId ?? null}::uuid, ${of.tenantId ?? null}::uuid) as n`
+export async function erasePersonalParts(tx: Db, of: { userId?: string; email?: string; tenantId?: string }): Promise<number> {
+  const [row] = await tx<{ n: number }[]>`
+    select audit_erase_personal(${of.userId ?? null}::uuid, ${of.email ?? null}::text, ${of.tenantId ?? null}::uuid) as n`
   return row!.n
 }

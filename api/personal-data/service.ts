@@ -81,9 +81,10 @@ export async function eraseAccount(deps: Pick<ServiceDeps, 'sql' | 'keys' | 'mai
     await holdErasedAddress(tx, user.email, ERASED_ADDRESS_HOLD_DAYS)
     const erased = await pseudonymiseUser(tx, userId, pseudonym)
 
-    // The entries they acted in or are the subject of lose their personal part (label, address, user agent); the chain
+    // The entries they acted in, are the subject of or are named in lose their personal part (label, address, user
+    // agent, an address in details, a display name in changes); the chain
     // keeps its digest and still verifies (migrations/0091). Entries sealed before that form keep theirs.
-    await erasePersonalParts(tx, { userId })
+    await erasePersonalParts(tx, { userId, email: user.email })
     // From here on the account's entries carry the pseudonym, never the address the session's label holds.
     const asPseudonym: RequestContext = { ...ctx, principal: { ...ctx.principal, label: pseudonym } }
     for (const m of removed) {

@@ -18,20 +18,32 @@ describe('audit entries after an erasure', () => {
   test("the erased person's address is nowhere in the trail, every chain still verifies, and the export's links recompute", async () => {
     const owner = await tenantOwner(api.url)
     const member = await memberOf(api.url, api.sql, owner.tenantId, 'admin')
-    // Entries the member acts in, in the tenant's chain and their own: a token made and revoked, an invitation.
+    // Entries the member acts in, in the tenant's chain and their own: a token made and revoked, a verification, a
+    // display name (in changes); and one that names them by address: another tenant's invitation (in details).
+    const name = `Ada ${crypto.randomUUID().slice(0, 8)}`
+    expect((await member.client.patch('/users/me', { displayName: name })).status).toBe(200)
+    const inviter = await tenantOwner(api.url)
+    expect((await inviter.client.post('/tenant-invitations', { email: member.email, role: 'viewer' })).status).toBe(201)
     const pat = await patFor(member.client, ['tenant:read'])
     expect((await member.client.delete(`/api-keys/${pat.id}`)).status).toBe(200)
     expect((await member.client.post('/tenants/current/audit-log/verifications', { from: around()[0], to: around()[1] })).status).toBe(200)
     await sealAudit(api.sql)
     const acted = await api.sql<{ n: number }[]>`select count(*)::int as n from audit_log where actor_label = ${member.email}`
     expect(acted[0]!.n).toBeGreaterThan(2)
+    const named = await api.sql<{ n: number }[]>`
+      select count(*)::int as n from audit_log a where position(${name} in a::text) > 0 or details ->> 'email' = ${member.email}`
+    expect(named[0]!.n).toBe(2)
 
     expect((await member.client.delete('/users/me')).status).toBe(200)
     await sealAudit(api.sql)
 
-    const mentions = await api.sql<{ n: number }[]>`
-      select count(*)::int as n from audit_log a where position(lower(${member.email}) in lower(a::text)) > 0`
-    expect(mentions[0]!.n).toBe(0)
+    const mentions = await api.sql<{ email: number; name: number }[]>`
+      select count(*) filter (where position(lower(${member.email}) in lower(a::text)) > 0)::int as email,
+             count(*) filter (where position(${name} in a::text) > 0)::int as name
+        from audit_log a`
+    expect(mentions[0]).toEqual({ email: 0, name: 0 })
+    const invited = await verifyChain(api.sql, inviter.tenantId, ...around())
+    expect(invited.first_broken_seq).toBeNull()
     const blanked = await api.sql<{ n: number }[]>`
       select count(*)::int as n from audit_log
        where actor_id = ${member.userId} and personal_nonce is null and actor_label is null and ip is null and user_agent is null`
