@@ -6,7 +6,7 @@ import { exportBatch, verifyChain } from '../../api/audit/queries'
 import { toExportLine } from '../../api/audit-exports/service'
 import { linkHash, personalPartOk } from '../../api/audit/canonical'
 import { useApi } from '../support/api'
-import { sealAudit } from '../support/audit'
+import { auditWindow, sealAudit } from '../support/audit'
 import { patFor, tenantOwner } from '../support/fixtures'
 import { memberOf } from '../tenancy/members'
 
@@ -48,6 +48,16 @@ describe('audit entries after an erasure', () => {
       select count(*)::int as n from audit_log
        where actor_id = ${member.userId} and personal_nonce is null and actor_label is null and ip is null and user_agent is null`
     expect(blanked[0]!.n).toBeGreaterThanOrEqual(acted[0]!.n)
+    // The API shows a blanked entry as it is stored: the actor's id, no label, no address. The erasure's own entry
+    // (membership.removed) comes after the blanking, under the pseudonym.
+    const listed = await owner.client.get(`/tenants/current/audit-log?${auditWindow()}&actorId=${member.userId}`)
+    expect(listed.status).toBe(200)
+    const labels = listed.json.data.map((e: { action: string; actor: { label: string | null }; ip: string | null }) => [e.action, e.actor.label, e.ip])
+    const pseudonym = `erased-${member.userId.replaceAll('-', '')}@erased.invalid`
+    expect(labels.filter(([, label]: unknown[]) => label !== null).map(([action, label]: unknown[]) => [action, label])).toEqual([
+      ['membership.removed', pseudonym],
+    ])
+    expect(labels.filter(([, label, ip]: unknown[]) => label === null && ip === null).length).toBe(2) // the token made and revoked
     const check = await verifyChain(api.sql, owner.tenantId, ...around())
     expect({ broken: check.first_broken_seq, verified: check.verified > 3 }).toEqual({ broken: null, verified: true })
 
