@@ -1,5 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity'
 import { purgeAuditEntries } from '../api/audit/queries'
+import { purgeExpiredRetired } from '../api/credentials/queries'
 import { purgeDispatchedEvents } from '../api/events/queries'
 import { deleteExpiredKeys } from '../api/idempotency/queries'
 import { heldCoverage } from '../api/legal-holds/queries'
@@ -66,6 +67,10 @@ export function housekeepingActivities({ sql, config, log, keys, mail }: Pick<Ac
      *  bounded batches until one comes back short. */
     warnExpiringProjectMembers: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
       purge('expiry warnings of project memberships', batchSize, (limit) => warnExpiringProjectMembers({ sql, keys, mail }, limit)),
+
+    /** Digests of destroyed credentials (migrations/0090) past the time the credential would have expired by itself. */
+    purgeRetiredCredentials: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
+      purge('retired credentials', batchSize, (limit) => purgeExpiredRetired(sql, limit)),
 
     purgeExpiredSessions: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
       purge('expired sessions', batchSize, (limit) => deleteDeadSessions(sql, limit, REVOKED_SESSION_RETENTION)),

@@ -73,6 +73,8 @@ export interface HousekeepingResult {
   projectMembersPurged?: number
   /** Project memberships warned of their expiry; absent from runs that started before the warning existed. */
   projectMembersWarned?: number
+  /** Absent from runs that started before the purge existed. */
+  retiredDigestsPurged?: number
 }
 
 export const HOUSEKEEPING_DEFAULT_BATCH_SIZE = 5000

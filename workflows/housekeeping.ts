@@ -13,6 +13,7 @@ const {
   purgeIdleRateBudgets,
   purgeExpiredProjectMembers,
   warnExpiringProjectMembers,
+  purgeRetiredCredentials,
 } = proxyActivities<Activities>({
   // A purge of a large backlog is many short batches; heartbeats, not the overall timeout, detect a dead worker.
   startToCloseTimeout: '15 minutes',
@@ -27,7 +28,8 @@ const {
   },
 })
 
-/** Purges expired idempotency keys, dead sessions and expired project memberships (warning members 7 days ahead), and what has outlived its retention period: audit entries,
+/** Purges expired idempotency keys, dead sessions, expired project memberships (warning members 7 days ahead) and retired
+ *  credential digests, and what has outlived its retention period: audit entries,
  *  webhook messages with their attempts, dispatched events. Scheduled by the worker (worker/schedules.ts). The
  *  retention purges take their batch size from the worker's configuration unless the input names one. */
 export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promise<HousekeepingResult> {
@@ -45,6 +47,9 @@ export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promi
   const projectMembersPurged = patched('purge-expired-project-members') ? await purgeExpiredProjectMembers(batchSize) : undefined
   // After the purge, so a membership that expired while the schedule was down is told it expired, not warned of it.
   const projectMembersWarned = patched('warn-expiring-project-members') ? await warnExpiringProjectMembers(batchSize) : undefined
+  // A retired credential's digest is kept only until the credential would have expired by itself. (Not named
+  // …Credentials…: the log redacts such keys, and this is a count.)
+  const retiredDigestsPurged = patched('purge-retired-credentials') ? await purgeRetiredCredentials(batchSize) : undefined
   const result = {
     idempotencyKeysPurged,
     sessionsPurged,
@@ -54,6 +59,7 @@ export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promi
     rateBudgetsPurged,
     projectMembersPurged,
     projectMembersWarned,
+    retiredDigestsPurged,
   }
   log.info('housekeeping done', result)
   return result

@@ -5,13 +5,15 @@
 // delete are written down first (pending_keys) and counted after, so a delete interrupted between the two is sent again
 // (a no-op for S3) and counted once.
 import { ApplicationFailure, Context } from '@temporalio/activity'
+import { erasePersonalParts } from '../../api/audit/queries'
 import { recordAudit } from '../../api/audit/service'
 import { publishEvent } from '../../api/events/service'
-import { revokeTenantApiKeys } from '../../api/api-keys/queries'
+import { revokeTenantApiKeys, tenantApiKeyDigests } from '../../api/api-keys/queries'
+import { retireCredentials } from '../../api/credentials/queries'
 import { revokeTenantSessions } from '../../api/sessions/queries'
 import { disableTenantSsoConnections } from '../../api/sso/queries'
 import { listBuckets } from '../../api/storage/queries'
-import { deleteTenantRow } from '../../api/tenants/queries'
+import { deleteTenantRow, insertTenantTombstone } from '../../api/tenants/queries'
 import { disableTenantEndpoints, endpointsForEvent } from '../../api/webhook-endpoints/queries'
 import { eventDeliveriesSettled } from '../../api/webhook-deliveries/queries'
 import { deletionBlocker } from '../../api/tenant-deletion/blockers'
@@ -113,6 +115,8 @@ export function deletionBatches(deps: ActivityDeps) {
         await moveCursor(tx, job.id, 'receipt', 0)
         return { progress: { phase: 'receipt', stepIndex: 0, blocked: null } }
       }
+      // The tokens' digests are retired in the credentials phase; again here for any key made since (idempotent).
+      if (table === 'api_keys') await retireCredentials(tx, 'tenant_deleted', await tenantApiKeyDigests(tx, input.tenantId))
       const n = await deleteTenantRowsBatch(tx, table, input.tenantId, config.TENANT_DELETION_BATCH_ROWS)
       await addCount(tx, job.id, rowsKey(table), n)
       // A short batch may still leave rows of a concurrent insert: the step ends on a batch that found none.
@@ -171,6 +175,8 @@ export function tenantDeletionActivities(deps: ActivityDeps) {
       const r = await underClaim(input, claim, async (tx, job) => {
         const sessions = await revokeTenantSessions(tx, input.tenantId)
         const apiKeys = await revokeTenantApiKeys(tx, input.tenantId)
+        // Their rows go in the rows phase; their digests stay, so a token presented after answers TOKEN_NOT_FOUND.
+        await retireCredentials(tx, 'tenant_deleted', await tenantApiKeyDigests(tx, input.tenantId))
         const sso = await disableTenantSsoConnections(tx, input.tenantId)
         await addCount(tx, job.id, 'credential:sessions', sessions)
         await addCount(tx, job.id, 'credential:api_keys', apiKeys)
@@ -265,12 +271,15 @@ export function tenantDeletionActivities(deps: ActivityDeps) {
           },
         }
         const signed = signReceipt(config, receipt)
+        // The entries outlive the tenant (AUDIT_RETENTION_DAYS) without their personal part; the chain still verifies.
+        await erasePersonalParts(tx, { tenantId: input.tenantId })
         await recordAudit(tx, workflowActor(), {
           action: 'tenant.deleted',
           tenantId: input.tenantId,
           target: { type: 'tenant', id: input.tenantId },
           details: { jobId: locked.id, receiptSha256: signed.sha256, receipt: signed.envelope },
         })
+        await insertTenantTombstone(tx, { tenantId: input.tenantId, jobId: locked.id, receiptSha256: signed.sha256 })
         await deleteTenantRow(tx, input.tenantId)
         await markJobSucceeded(tx, locked.id, { ...signed, receipt })
         log.info('tenant deleted', { tenantId: input.tenantId, jobId: locked.id, receiptSha256: signed.sha256 })

@@ -80,10 +80,21 @@ export async function listUserApiKeys(db: Db, userId: string): Promise<ApiKeyRow
   return db<ApiKeyRow[]>`select ${db.unsafe(SUMMARY)} from api_keys where user_id = ${userId} order by created_at desc, id desc`
 }
 
+/** The digests of every key of one tenant with its expiry: what a tenant deletion retires (api/credentials/queries.ts)
+ *  before its rows go. */
+export async function tenantApiKeyDigests(db: Db, tenantId: string): Promise<{ digest: Buffer; expires_at: Date }[]> {
+  return db<{ digest: Buffer; expires_at: Date }[]>`select token_hash as digest, expires_at from api_keys where tenant_id = ${tenantId}`
+}
+
 /** Every live key of one user, in every tenant (account erasure); returns how many were revoked now. */
 export async function revokeUserApiKeys(db: Db, userId: string): Promise<number> {
   const rows = await db`update api_keys set revoked_at = now() where user_id = ${userId} and revoked_at is null returning 1`
   return rows.length
+}
+
+/** Account erasure: every key row of one user goes; answers their digests and expiries for retired_credentials. */
+export async function deleteUserApiKeys(db: Db, userId: string): Promise<{ digest: Buffer; expires_at: Date }[]> {
+  return db<{ digest: Buffer; expires_at: Date }[]>`delete from api_keys where user_id = ${userId} returning token_hash as digest, expires_at`
 }
 
 // ── Resolving a presented token (api/credentials) ──────────────────────────────────────────────────────────

@@ -108,6 +108,8 @@ export const toExportLine = (r: ExportRow): ExportLine => ({
   subjectUserId: r.subject_user_id,
   occurredAtMicros: r.occurred_at_micros,
   prevHash: r.prev_hash?.toString('hex') ?? null,
+  personalNonce: r.personal_nonce?.toString('hex') ?? null,
+  personalDigest: r.personal_digest?.toString('hex') ?? null,
 })
 
 export const exportTrailer = (entries: number, chainHead: ExportTrailer['chainHead']): ExportTrailer => ({ type: 'trailer', entries, chainHead })

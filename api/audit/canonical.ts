@@ -34,6 +34,11 @@ export interface ExportLine {
   hash: string
   /** The hash of the entry numbered seq - 1 (hex); null at the chain's start (seq 1), or when that entry is gone. */
   prevHash: string | null
+  /** The second form (entries sealed since migrations/0091): the personal part's nonce (hex, null once an erasure or a
+   *  tenant deletion blanked the part) and its SHA-256 (hex), which the link covers in place of the label, ip and
+   *  user agent. Both null for the first form. */
+  personalNonce?: string | null
+  personalDigest?: string | null
 }
 
 export interface ExportTrailer {
@@ -78,8 +83,72 @@ export function jsonbText(v: unknown): string {
     .join(', ')}}`
 }
 
-/** audit_canonical(entry): the columns in table order, the hash left out. */
+/** The personal keys of details and changes (migrations/0091). */
+const DETAILS_PERSONAL = 'email'
+const CHANGES_PERSONAL = 'displayName'
+const has = (o: Record<string, unknown> | null, k: string) => o !== null && Object.hasOwn(o, k)
+/** jsonb's `o - k`. */
+const without = (o: Record<string, unknown> | null, k: string) => {
+  if (o === null) return null
+  const { [k]: _, ...rest } = o
+  return rest
+}
+
+/** audit_personal_digest(entry): sha256 of [nonce, label, ip, user agent, details.email, changes.displayName] as jsonb
+ *  text, hex. */
+export function personalDigestOf(line: ExportLine): string {
+  const part = [
+    line.personalNonce ?? null,
+    line.actor.label,
+    line.ip,
+    line.userAgent,
+    line.details?.[DETAILS_PERSONAL] ?? null,
+    line.changes?.[CHANGES_PERSONAL] ?? null,
+  ]
+  return createHash('sha256')
+    .update(utf8(jsonbText(part)))
+    .digest('hex')
+}
+
+/** audit_personal_ok(entry): a second-form entry's personal part is blanked whole or matches its digest. */
+export function personalPartOk(line: ExportLine): boolean {
+  if (!line.personalDigest) return true
+  if (!line.personalNonce) {
+    return (
+      line.actor.label === null && line.ip === null && line.userAgent === null && !has(line.details, DETAILS_PERSONAL) && !has(line.changes, CHANGES_PERSONAL)
+    )
+  }
+  return personalDigestOf(line) === line.personalDigest
+}
+
+/** audit_canonical(entry): the columns in table order, the hash left out; in the second form the personal fields are
+ *  null and the personal part's digest comes last. */
 export function canonicalOf(line: ExportLine): string {
+  if (line.personalDigest) {
+    return jsonbText([
+      line.id,
+      line.chain,
+      line.seq,
+      line.occurredAtMicros,
+      line.tenantId,
+      line.subjectUserId,
+      line.actor.type,
+      line.actor.id,
+      null,
+      line.actor.credentialId,
+      line.action,
+      line.target?.type ?? null,
+      line.target?.id ?? null,
+      line.outcome,
+      line.reason,
+      null,
+      null,
+      line.requestId,
+      without(line.changes, CHANGES_PERSONAL),
+      without(line.details, DETAILS_PERSONAL),
+      line.personalDigest,
+    ])
+  }
   return jsonbText([
     line.id,
     line.chain,

@@ -28,9 +28,13 @@ export interface AuditRow {
   /** The request's trace (migrations/0027): kept to find the entry's request in the traces, never shown by the API,
    *  the export or the audit.entry event, and outside the hash (toAuditEntry, audit_canonical). */
   trace_id: string | null
+  /** The second canonical form (migrations/0091): the personal part's nonce (null once blanked) and its digest, which
+   *  the hash covers in place of actor_label, ip and user_agent. Both null for entries sealed before it. */
+  personal_nonce?: Buffer | null
+  personal_digest?: Buffer | null
 }
 
-export type NewAuditRow = Omit<AuditRow, 'seq' | 'hash' | 'occurred_at'>
+export type NewAuditRow = Omit<AuditRow, 'seq' | 'hash' | 'occurred_at' | 'personal_nonce' | 'personal_digest'>
 
 /** Appends in the caller's transaction, unsealed (audit_inbox, migrations/0024): a rollback takes the entry with it,
  *  a commit keeps it, and the sealer or the next reader of its chain numbers and hashes it afterwards. */
@@ -147,7 +151,7 @@ export async function verifyChain(db: Db, tenantId: string, from: Date, to: Date
         from (select 1) one left join audit_chain_heads h on h.chain = ${tenantId}::text
     ), links as (
       select a.seq,
-             a.hash = audit_link(lag(a.hash) over w, a) and a.seq = coalesce(lag(a.seq) over w, a.seq - 1) + 1 as ok,
+             a.hash = audit_link(lag(a.hash) over w, a) and audit_personal_ok(a) and a.seq = coalesce(lag(a.seq) over w, a.seq - 1) + 1 as ok,
              row_number() over w as n
         from audit_log a, span, edge
        where a.chain = ${tenantId}::text and a.seq between coalesce(edge.prev_seq, span.lo) and span.hi
@@ -248,4 +252,13 @@ export async function purgeAuditEntries(sql: Sql, before: Date, batch: number, h
       select count(*)::int as n from gone`
     return row!.n
   })
+}
+
+/** Blanks the personal part (label, address, user agent, details.email, changes.displayName, nonce) of the second-form
+ *  entries a person acted in, is the subject of or is named in by address, or of one tenant's entries; the chain keeps each part's digest and still verifies (migrations/0091).
+ *  Answers how many entries it blanked. */
+export async function erasePersonalParts(tx: Db, of: { userId?: string; email?: string; tenantId?: string }): Promise<number> {
+  const [row] = await tx<{ n: number }[]>`
+    select audit_erase_personal(${of.userId ?? null}::uuid, ${of.email ?? null}::text, ${of.tenantId ?? null}::uuid) as n`
+  return row!.n
 }

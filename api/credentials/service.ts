@@ -7,8 +7,10 @@ import { effectivePermissions, projectPermissions, type Permission } from '../id
 import type { Membership, Principal, ProjectBinding } from '../identity/service'
 import { PAT_PREFIX, SESSION_PREFIX } from '../identity/tokens'
 import { findSessionByHash, touchSession } from '../sessions/queries'
+import { isTenantDeleted } from '../tenants/queries'
 import type { CredentialCache } from './cache'
 import type { LastUsedRecorder } from './last-used'
+import { isRetired } from './queries'
 
 const unauthorized = () => new ApiError('UNAUTHORIZED', 'Authentication is required: present a valid bearer token or session cookie')
 
@@ -32,19 +34,38 @@ export interface ResolveDeps {
 export function resolvePrincipal(deps: ResolveDeps, cred: { bearer?: string; cookie?: string }): Principal | Promise<Principal> {
   const token = cred.bearer ?? cred.cookie
   if (!token) throw unauthorized()
-  if (token.startsWith(PAT_PREFIX) && cred.bearer) {
+  if (token.startsWith(PAT_PREFIX)) {
+    if (!cred.bearer) return patAsCookie(deps, token)
     const key = Bun.SHA256.hash(token, 'base64')
     const hit = deps.pats.get(key)
-    return hit ? usePat(deps, hit) : lookupPat(deps, key).then((entry) => usePat(deps, entry))
+    // Only a miss that found no live row asks whether the token was retired: a valid token never pays for it.
+    return hit ? usePat(deps, hit) : lookupPat(deps, key).then((entry) => (entry ? usePat(deps, entry) : refuseUnknown(deps, Buffer.from(key, 'base64'))))
   }
   if (token.startsWith(SESSION_PREFIX)) return resolveSession(deps, token, cred.bearer === undefined)
   throw unauthorized()
 }
 
 // Interface rule: a TOKEN_* code only when the digest matched a stored record; anything else is UNAUTHORIZED,
-// so the answers cannot be used to probe which tokens exist.
-function usePat(deps: ResolveDeps, entry: PatEntry | undefined): Principal {
-  if (!entry) throw unauthorized()
+// so the answers cannot be used to probe which tokens exist. TOKEN_NOT_FOUND: the digest is one we stored and whose
+// record was since destroyed (retired_credentials, migrations/0090). TOKEN_MALFORMED: the digest is a live record's,
+// but the token came in a form we never accept for it (a PAT as the session cookie).
+
+async function refuseUnknown(deps: ResolveDeps, digest: Buffer): Promise<never> {
+  if (await isRetired(deps.sql, digest)) {
+    throw new ApiError('TOKEN_NOT_FOUND', "This token's record no longer exists (its tenant or account was deleted); create or sign in for a new one")
+  }
+  throw unauthorized()
+}
+
+async function patAsCookie(deps: ResolveDeps, token: string): Promise<never> {
+  const digest = sha256(token)
+  if (await findPatByHash(deps.sql, digest)) {
+    throw new ApiError('TOKEN_MALFORMED', 'A personal access token is sent as "Authorization: Bearer <token>", never as the session cookie')
+  }
+  return refuseUnknown(deps, digest)
+}
+
+function usePat(deps: ResolveDeps, entry: PatEntry): Principal {
   const { row } = entry
   const now = Date.now()
   if (row.revoked_at) throw new ApiError('TOKEN_REVOKED', 'This personal access token has been revoked')
@@ -107,8 +128,9 @@ const projectBinding = (row: PatRow): ProjectBinding =>
   })
 
 async function resolveSession(deps: ResolveDeps, token: string, viaCookie: boolean): Promise<Principal> {
-  const row = await findSessionByHash(deps.sql, sha256(token))
-  if (!row) throw unauthorized()
+  const digest = sha256(token)
+  const row = await findSessionByHash(deps.sql, digest)
+  if (!row) return refuseUnknown(deps, digest)
   const now = Date.now()
   if (row.revoked_at) throw new ApiError('TOKEN_REVOKED', 'This session has been signed out')
   const idleDeadline = row.last_seen_at.getTime() + row.idle_timeout_seconds * 1000
@@ -147,3 +169,6 @@ async function resolveSession(deps: ResolveDeps, token: string, viaCookie: boole
     },
   }
 }
+
+/** Whether a tenant id a request names (the tenant header) is a deleted tenant's: its tombstone (migrations/0090). */
+export const namedTenantDeleted = (deps: Pick<ResolveDeps, 'sql'>, tenantId: string): Promise<boolean> => isTenantDeleted(deps.sql, tenantId)

@@ -3,6 +3,7 @@ import type { Principal } from '../identity/service'
 import { admissionFor, authenticate, describeRequirement, permissionsOf, readCookie, SESSION_COOKIE, type AuthRequirement } from './auth'
 import type { RequestBudgets } from './budgets'
 import type { HttpDeps } from './deps'
+import type { RouteTable } from './method-index'
 import { gateNewWork } from './new-work'
 import { requestContext, stateOf, type RequestState } from './request-state'
 
@@ -43,7 +44,7 @@ function anonymousView({ request }: Hooked): { ctx: RequestContext<null> } {
 const presented = (request: Request): boolean => request.headers.has('authorization') || readCookie(request.headers.get('cookie'), SESSION_COOKIE) !== undefined
 
 /** The `auth`, `optionalAuth` and `public` macros: who the caller is, and which request budget they spend. */
-export function authMacros(deps: HttpDeps, budgets: RequestBudgets) {
+export function authMacros(deps: HttpDeps, budgets: RequestBudgets, routes?: RouteTable) {
   // The transforms below wait only when they must: for a credential that has to be looked up (a PAT not in this
   // replica's cache, a session), and while a budget lease is renewed.
   function admit(st: RequestState, principal: Principal): void | Promise<void> {
@@ -67,11 +68,11 @@ export function authMacros(deps: HttpDeps, budgets: RequestBudgets) {
       const admission = admissionFor(requirement)
       return {
         detail: { security: SECURITY, 'x-permissions': permissionsOf(requirement), description: describeRequirement(requirement) },
-        async transform({ request }: Hooked) {
+        async transform({ request, route }: Hooked) {
           const st = stateOf(request)
           let principal: Principal
           try {
-            const resolved = authenticate(deps, request, admission)
+            const resolved = authenticate(deps, request, admission, routes?.declares(request.method, route!, 'TENANT_NOT_FOUND') ?? false)
             principal = resolved instanceof Promise ? await resolved : resolved
           } catch (err) {
             throw budgets.refused(st, err)
@@ -91,12 +92,12 @@ export function authMacros(deps: HttpDeps, budgets: RequestBudgets) {
           'x-permissions': permissionsOf(requirement),
           description: `Credential optional. ${describeRequirement(requirement)}`,
         },
-        async transform({ request, body }: Hooked) {
+        async transform({ request, body, route }: Hooked) {
           const st = stateOf(request)
           if (!(when ? when(body) : presented(request))) return budgets.anonymous(st)
           let principal: Principal
           try {
-            const resolved = authenticate(deps, request, admission)
+            const resolved = authenticate(deps, request, admission, routes?.declares(request.method, route!, 'TENANT_NOT_FOUND') ?? false)
             principal = resolved instanceof Promise ? await resolved : resolved
           } catch (err) {
             if (onFailure === 'anonymous') return budgets.anonymous(st)

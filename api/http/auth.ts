@@ -1,7 +1,8 @@
 import { ApiError } from '../platform/errors'
+import { isUuid } from '../platform/ids'
 import type { Permission } from '../identity/permissions'
 import { csrfTokenMatches } from '../identity/tokens'
-import { resolvePrincipal } from '../credentials/service'
+import { namedTenantDeleted, resolvePrincipal } from '../credentials/service'
 import { refuseOutsideProject, requireActiveMembership, requirePermission, requireSecondFactor, type Principal } from '../identity/service'
 import type { HttpDeps } from './deps'
 
@@ -98,8 +99,9 @@ export const admissionFor = (req: AuthRequirement): Admission => ({
   enrolment: req === 'session:enrolment',
 })
 
-/** Resolves and admits the caller; a PAT in this replica's cache answers synchronously. */
-export function authenticate(deps: HttpDeps, request: Request, a: Admission): Principal | Promise<Principal> {
+/** Resolves and admits the caller; a PAT in this replica's cache answers synchronously. `tenantNotFound`: the route
+ *  declares TENANT_NOT_FOUND (its T404 set), so a tenant header naming a deleted tenant may say so. */
+export function authenticate(deps: HttpDeps, request: Request, a: Admission, tenantNotFound = false): Principal | Promise<Principal> {
   const authz = request.headers.get('authorization')
   let bearer: string | undefined
   if (authz !== null) {
@@ -109,10 +111,21 @@ export function authenticate(deps: HttpDeps, request: Request, a: Admission): Pr
   }
   const cookie = bearer ? undefined : readCookie(request.headers.get('cookie'), SESSION_COOKIE)
   const resolved = resolvePrincipal(deps, { bearer, cookie })
-  return resolved instanceof Promise ? resolved.then((p) => admit(deps, request, a, p)) : admit(deps, request, a, resolved)
+  return resolved instanceof Promise ? resolved.then((p) => admit(deps, request, a, p, tenantNotFound)) : admit(deps, request, a, resolved, tenantNotFound)
 }
 
-function admit(deps: HttpDeps, request: Request, a: Admission, principal: Principal): Principal {
+/** The tenant header names a tenant other than the credential's (or the credential has none): 404 TENANT_NOT_FOUND
+ *  when that tenant was deleted (its tombstone, migrations/0090) and the route declares the code; otherwise what
+ *  requireActiveMembership answers (TENANT_CONTEXT_MISMATCH, or TENANT_REQUIRED), as for an id that never was one. */
+async function refuseNamedTenant(deps: HttpDeps, principal: Principal, named: string): Promise<never> {
+  if (isUuid(named) && (await namedTenantDeleted(deps, named))) {
+    throw new ApiError('TENANT_NOT_FOUND', 'The tenant the X-Tenant-Id header names has been deleted')
+  }
+  requireActiveMembership(principal, named)
+  throw new ApiError('TENANT_CONTEXT_MISMATCH', 'The X-Tenant-Id header names a different tenant than the credential')
+}
+
+function admit(deps: HttpDeps, request: Request, a: Admission, principal: Principal, tenantNotFound: boolean): Principal | Promise<Principal> {
   if (principal.viaCookie && !SAFE_METHODS.has(request.method)) {
     if (!csrfTokenMatches(deps.keys, principal.credentialId, request.headers.get(CSRF_HEADER) ?? '')) {
       throw new ApiError('CSRF_INVALID', `Cookie-authenticated ${request.method} requests need the ${CSRF_HEADER} header of this session`)
@@ -124,7 +137,9 @@ function admit(deps: HttpDeps, request: Request, a: Admission, principal: Princi
   }
   if (principal.passwordChangeRequired) requireOwnPassword(request)
   if (a.permissions.length > 0) {
-    requireActiveMembership(principal, request.headers.get(TENANT_HEADER) ?? undefined)
+    const named = request.headers.get(TENANT_HEADER) ?? undefined
+    if (tenantNotFound && named !== undefined && named !== principal.membership?.tenantId) return refuseNamedTenant(deps, principal, named)
+    requireActiveMembership(principal, named)
     if (a.ofResource && principal.grantCeiling !== null && !a.permissions.some((p) => principal.grantCeiling!.includes(p))) {
       requirePermission(principal, a.permissions)
     }

@@ -1,3 +1,5 @@
+import { codesOf, type ErrorSetName } from '../platform/errors'
+
 /** Which methods the app serves on a path, for the 405 answer's Allow header (RFC 9110 §15.5.6). Built once from
  *  the app's route table after every domain has registered; a path parameter matches one segment. */
 export interface MethodIndex {
@@ -39,9 +41,21 @@ export function methodIndex(routes: readonly { method: string; path: string }[])
  *  app that never publishes) no path has methods, so an unknown route is a 404. */
 export class RouteTable {
   private index: MethodIndex | undefined
+  /** `METHOD path` → the codes of the route's declared error sets (the errors macro's `x-error-sets`). */
+  private declared = new Map<string, ReadonlySet<string>>()
 
-  publish(routes: readonly { method: string; path: string }[]): void {
+  publish(routes: readonly { method: string; path: string; hooks?: unknown }[]): void {
     this.index = methodIndex(routes)
+    for (const r of routes) {
+      const sets = (r.hooks as { detail?: Record<string, unknown> } | undefined)?.detail?.['x-error-sets']
+      if (Array.isArray(sets)) this.declared.set(`${r.method.toUpperCase()} ${r.path}`, codesOf(sets as ErrorSetName[]))
+    }
+  }
+
+  /** Whether the route (its pattern, as Elysia names it) declares `code`: for a refusal decided before the route's own
+   *  errors macro has run (the auth macro's transform comes first). False until the app publishes its routes. */
+  declares(method: string, route: string, code: string): boolean {
+    return this.declared.get(`${method.toUpperCase()} ${route}`)?.has(code) ?? false
   }
 
   allowed(pathname: string): string[] {

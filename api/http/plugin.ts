@@ -46,7 +46,7 @@ export function httpConventions(deps: HttpDeps, routes: RouteTable = new RouteTa
         metrics,
       ),
     )
-    .macro({ errors: errorsMacro(config), ...authMacros(deps, budgets), idempotent: idempotentMacro(deps) })
+    .macro({ errors: errorsMacro(config), ...authMacros(deps, budgets, routes), idempotent: idempotentMacro(deps) })
     .as('global')
   // Traces, like the log and the metrics, cost a request nothing unless on: no span, no hook. The span's hook comes
   // after the arrival hook, which makes the request's state.

@@ -1,14 +1,16 @@
 import type { ServiceDeps } from '../platform/deps'
 import { ApiError } from '../platform/errors'
 import { logIds, type RequestContext } from '../identity/context'
+import { erasePersonalParts } from '../audit/queries'
 import { recordAudit } from '../audit/service'
-import { revokeUserApiKeys } from '../api-keys/queries'
+import { deleteUserApiKeys, revokeUserApiKeys } from '../api-keys/queries'
+import { retireCredentials } from '../credentials/queries'
 import { activeHoldsOnUser } from '../legal-holds/queries'
 import { enqueueMail } from '../mail/service'
 import { countOtherActiveOwners, listUserMemberships, lockTenantMemberships, removeUserMemberships } from '../memberships/queries'
 import { eraseSecondFactors } from '../mfa/queries'
 import { deleteUserResets } from '../password-resets/queries'
-import { revokeOtherSessions } from '../sessions/queries'
+import { deleteUserSessions, revokeOtherSessions } from '../sessions/queries'
 import { deleteUserIdentities } from '../sso/queries'
 import { deletePasswordHistory, holdErasedAddress, lockUser, pseudonymiseUser } from '../users/queries'
 import { ERASED_ADDRESS_HOLD_DAYS, ERASURE_REAUTHENTICATION_SECONDS } from './model'
@@ -68,6 +70,9 @@ export async function eraseAccount(deps: Pick<ServiceDeps, 'sql' | 'keys' | 'mai
 
     const sessionsEnded = await revokeOtherSessions(tx, userId, null)
     const tokensRevoked = await revokeUserApiKeys(tx, userId)
+    // Then the rows go (a session's address and user agent, a token's name are the person's); only their digests stay,
+    // linked to no one, so a token presented later answers TOKEN_NOT_FOUND until it would have expired.
+    await retireCredentials(tx, 'account_erased', [...(await deleteUserSessions(tx, userId)), ...(await deleteUserApiKeys(tx, userId))])
     const removed = await removeUserMemberships(tx, userId)
     const factors = await eraseSecondFactors(tx, userId)
     const identities = await deleteUserIdentities(tx, userId)
@@ -76,6 +81,10 @@ export async function eraseAccount(deps: Pick<ServiceDeps, 'sql' | 'keys' | 'mai
     await holdErasedAddress(tx, user.email, ERASED_ADDRESS_HOLD_DAYS)
     const erased = await pseudonymiseUser(tx, userId, pseudonym)
 
+    // The entries they acted in, are the subject of or are named in lose their personal part (label, address, user
+    // agent, an address in details, a display name in changes); the chain
+    // keeps its digest and still verifies (migrations/0091). Entries sealed before that form keep theirs.
+    await erasePersonalParts(tx, { userId, email: user.email })
     // From here on the account's entries carry the pseudonym, never the address the session's label holds.
     const asPseudonym: RequestContext = { ...ctx, principal: { ...ctx.principal, label: pseudonym } }
     for (const m of removed) {

@@ -70,6 +70,12 @@ export async function revokeOtherSessions(db: Db, userId: string, keepId: string
   return rows.length
 }
 
+/** Account erasure: every session row of one user goes (with its address and user agent); answers their digests and
+ *  absolute deadlines for retired_credentials. */
+export async function deleteUserSessions(db: Db, userId: string): Promise<{ digest: Buffer; expires_at: Date }[]> {
+  return db<{ digest: Buffer; expires_at: Date }[]>`delete from sessions where user_id = ${userId} returning token_hash as digest, expires_at`
+}
+
 /** Moves a session to another membership under that tenant's lifetimes: the absolute deadline can only shrink. */
 export async function switchSessionMembership(
   db: Db,

@@ -48,6 +48,7 @@ export const RETAINED_TABLES: Record<string, string> = {
   audit_log: 'Audit entries outlive the tenant for their own retention period (AUDIT_RETENTION_DAYS); the chain must still verify.',
   audit_inbox: 'Entries on their way into audit_log: the sealer moves them there, where they are retained.',
   tenant_deletion_jobs: 'The job and its signed receipt are the evidence of the deletion.',
+  tenant_tombstones: 'Written as the tenant row goes: its id answers TENANT_NOT_FOUND from then on (nothing personal is kept).',
 }
 
 /** Buckets are emptied and removed before the rows: storage_buckets names them. */

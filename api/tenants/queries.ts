@@ -26,6 +26,20 @@ export async function deleteTenantRow(db: Db, tenantId: string): Promise<boolean
   return rows.length === 1
 }
 
+/** The tombstone of a deleted tenant, written in the deletion's last commit beside deleteTenantRow: nothing personal,
+ *  only the id, when, and the job and receipt that prove it (migrations/0090). */
+export async function insertTenantTombstone(db: Db, t: { tenantId: string; jobId: string; receiptSha256: string }): Promise<void> {
+  await db`
+    insert into tenant_tombstones (tenant_id, deletion_job_id, receipt_sha256) values (${t.tenantId}, ${t.jobId}, ${t.receiptSha256})
+    on conflict (tenant_id) do nothing`
+}
+
+/** True when the id is a tenant that a deletion removed (never for one that does not exist or never did). */
+export async function isTenantDeleted(db: Db, tenantId: string): Promise<boolean> {
+  const [row] = await db`select 1 from tenant_tombstones where tenant_id = ${tenantId}`
+  return row !== undefined
+}
+
 export async function tenantExists(db: Db, tenantId: string): Promise<boolean> {
   const [row] = await db`select 1 from tenants where id = ${tenantId}`
   return row !== undefined

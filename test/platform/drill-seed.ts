@@ -136,6 +136,11 @@ export async function seedBySql(databaseUrl: string, tenantId: string, userId: s
         insert into tenant_deletion_jobs (tenant_id, status, trigger, phase, finished_at)
         values (gen_random_uuid(), 'succeeded', 'request', 'done', now())`
       await tx`insert into erased_addresses (address_hash, reusable_at) values (${randomBytes(32)}, now() + interval '30 days')`
+      // A deleted tenant's tombstone and a destroyed credential's digest (migrations/0090).
+      await tx`
+        insert into tenant_tombstones (tenant_id, deletion_job_id, receipt_sha256)
+        values (gen_random_uuid(), gen_random_uuid(), ${randomBytes(32).toString('hex')})`
+      await tx`insert into retired_credentials (digest, reason, expires_at) values (${randomBytes(32)}, 'account_erased', now() + interval '30 days')`
       await tx`
         insert into project_members (tenant_id, project_id, membership_id, user_id, role)
         values (${tenantId}, ${project!.id}, ${membership!.id}, ${userId}, 'maintainer')`

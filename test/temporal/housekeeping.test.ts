@@ -93,8 +93,15 @@ async function seed(sql: Sql, expiredPerKind = 1) {
       values (${tenant!.id}, ${p!.id}, ${membership!.id}, ${user!.id}, 'reader', now() + ${expiresIn}::interval)`
     return p!.id
   }
+  // Digests of destroyed credentials: purged once the credential would have expired by itself, kept until then.
+  const retired = (expiresIn: string) =>
+    sql<{ digest: Buffer }[]>`
+    insert into retired_credentials (digest, reason, expires_at)
+    values (${Buffer.from(crypto.getRandomValues(new Uint8Array(32)))}, 'account_erased', now() + ${expiresIn}::interval)
+    returning digest`.then((r) => r[0]!.digest.toString('hex'))
   const expired = { sessions: [] as string[], keys: [] as string[] }
   for (let i = 0; i < expiredPerKind; i++) {
+    await retired('-1 minute')
     await projectMember('-1 second')
     expired.sessions.push(await session('-1 hour', null), await session('1 day', '-8 days'))
     await key(`expired-${i}`, '-1 minute')
@@ -108,7 +115,8 @@ async function seed(sql: Sql, expiredPerKind = 1) {
   await key('live', '1 hour')
   await budget('busy', '-5 seconds')
   const liveProject = await projectMember('1 hour')
-  return { sql, run, userId: user!.id, expired, live, liveProject }
+  const liveRetired = await retired('1 day')
+  return { sql, run, userId: user!.id, expired, live, liveProject, liveRetired }
 }
 
 async function remaining(s: Awaited<ReturnType<typeof seed>>) {
@@ -117,7 +125,9 @@ async function remaining(s: Awaited<ReturnType<typeof seed>>) {
   const keys = await sql<{ key: string }[]>`select key from idempotency_keys where scope = ${`housekeeping-test:${s.run}`}`
   const budgets = await sql<{ id: string }[]>`select id from rate_budgets where id like ${`${s.run}-%`}`
   const projects = await sql<{ project_id: string }[]>`select project_id from project_members where user_id = ${s.userId}`
+  const [retired] = await sql<{ live: boolean }[]>`select exists (select 1 from retired_credentials where digest = decode(${s.liveRetired}, 'hex')) as live`
   return {
+    liveRetiredKept: retired!.live,
     sessions: sessions.map((r) => r.id).sort(),
     keys: keys.map((r) => r.key).sort(),
     budgets: budgets.map((r) => r.id),
@@ -186,9 +196,16 @@ describe('housekeeping', () => {
       projectMembersPurged: 1,
       // The live membership ends in an hour: within the 7 days' warning.
       projectMembersWarned: 1,
+      retiredDigestsPurged: 1,
     })
 
-    expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys, budgets: [`${s.run}-busy`], projects: [s.liveProject] })
+    expect(await remaining(s)).toEqual({
+      liveRetiredKept: true,
+      sessions: [...s.live.sessions].sort(),
+      keys: s.live.keys,
+      budgets: [`${s.run}-busy`],
+      projects: [s.liveProject],
+    })
 
     expect(started.workflowId.startsWith(workflowIds.housekeeping(own.config))).toBe(true)
     const execution = await run.describe()
@@ -224,8 +241,15 @@ describe('housekeeping', () => {
       rateBudgetsPurged: 7,
       projectMembersPurged: 7,
       projectMembersWarned: 1,
+      retiredDigestsPurged: 7,
     })
-    expect(await remaining(s)).toEqual({ sessions: [...s.live.sessions].sort(), keys: s.live.keys, budgets: [`${s.run}-busy`], projects: [s.liveProject] })
+    expect(await remaining(s)).toEqual({
+      liveRetiredKept: true,
+      sessions: [...s.live.sessions].sort(),
+      keys: s.live.keys,
+      budgets: [`${s.run}-busy`],
+      projects: [s.liveProject],
+    })
   })
 
   test('an invalid argument fails at once instead of being retried', async () => {

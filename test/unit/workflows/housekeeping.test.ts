@@ -16,6 +16,7 @@ const PURGES = [
   'purgeIdleRateBudgets',
   'purgeExpiredProjectMembers',
   'warnExpiringProjectMembers',
+  'purgeRetiredCredentials',
 ] as const
 
 /** Stand-ins that purge `n` rows each, except where `fail(name, call number)` says to throw. */
@@ -55,6 +56,7 @@ describe('housekeeping', () => {
       rateBudgetsPurged: 6,
       projectMembersPurged: 7,
       projectMembersWarned: 8,
+      retiredDigestsPurged: 9,
     })
     expect(PURGES.map((p) => ts.calls.of(p).map((c) => c.args[0]))).toEqual(PURGES.map(() => [50]))
   }, 60_000)
