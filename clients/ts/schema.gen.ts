@@ -1418,6 +1418,26 @@ export interface paths {
         patch: operations["patchV1TenantsCurrentSubscription"];
         trace?: never;
     };
+    "/v1/tenants/current/price-book": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This deployment's price book: its currency and every plan's fee, included quantities and unit prices (what a plan change costs)
+         * @description Requires billing:read. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         */
+        get: operations["getV1TenantsCurrentPrice-book"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tenants/current/subscription/payment-events": {
         parameters: {
             query?: never;
@@ -1558,14 +1578,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Embodiment profiles of this tenant, newest first
-         * @description Requires model:read. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * Embodiment profiles of this tenant you reach, newest first, optionally of one project (a project-scoped token: its project)
+         * @description Requires model:read in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:read from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          */
         get: operations["getV1Embodiment-profiles"];
         put?: never;
         /**
          * Create an embodiment profile. EMBODIMENT_PROFILE_NAME_CONFLICT (409): the name is taken in this tenant
-         * @description Requires model:write. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:write in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:write from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          *
          *     Starts new work (a new embodiment profile): refused with 409 TENANT_OFFBOARDING while the tenant is offboarding or being deleted, and with 400 BILLING_BLOCKED while it is billing-blocked.
          */
@@ -1585,21 +1605,21 @@ export interface paths {
         };
         /**
          * One embodiment profile, with its ETag for If-Match (NOT_FOUND outside this tenant)
-         * @description Requires model:read. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:read in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:read from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          */
         get: operations["getV1Embodiment-profilesByProfileId"];
         put?: never;
         post?: never;
         /**
          * Delete an embodiment profile. EMBODIMENT_PROFILE_IN_USE (409) while an edge inference package was built for it
-         * @description Requires model:write. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:write in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:write from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          */
         delete: operations["deleteV1Embodiment-profilesByProfileId"];
         options?: never;
         head?: never;
         /**
          * Change an embodiment profile (If-Match optional: a stale ETag is 412). Packages already built keep the profile they were built with
-         * @description Requires model:write. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:write in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:write from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          */
         patch: operations["patchV1Embodiment-profilesByProfileId"];
         trace?: never;
@@ -1612,14 +1632,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Training jobs of this tenant, newest first, optionally of one status
-         * @description Requires model:read. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * Training jobs of this tenant you reach, newest first, optionally of one status and one project (a project-scoped token: its project)
+         * @description Requires model:read in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:read from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          */
         get: operations["getV1Training-jobs"];
         put?: never;
         /**
          * Record a training job; it starts running
-         * @description Requires model:write. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:write in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:write from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          *
          *     Starts new work (a training job): refused with 409 TENANT_OFFBOARDING while the tenant is offboarding or being deleted, and with 400 BILLING_BLOCKED while it is billing-blocked.
          */
@@ -1639,7 +1659,7 @@ export interface paths {
         };
         /**
          * One training job (MODEL_BUNDLE_JOB_NOT_FOUND outside this tenant)
-         * @description Requires model:read. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:read in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:read from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          */
         get: operations["getV1Training-jobsByTrainingJobId"];
         put?: never;
@@ -1661,7 +1681,7 @@ export interface paths {
         put?: never;
         /**
          * Record that a running job completed (with its output artifact) or failed; publishes training_job.completed / training_job.failed. MODEL_BUNDLE_JOB_NOT_RUNNING (409): the job already finished. IMPORTED_CHECKPOINT_INVALID_PATH (400): outputArtifactPath is not a key in the tenant's general bucket
-         * @description Requires model:write. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:write in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:write from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          */
         post: operations["postV1Training-jobsByTrainingJobIdCompletion"];
         delete?: never;
@@ -1678,14 +1698,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Model versions of this tenant, newest first, optionally of one status and format
-         * @description Requires model:read. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * Model versions of this tenant you reach, newest first, optionally of one status, format and project (a project-scoped token: its project)
+         * @description Requires model:read in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:read from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          */
         get: operations["getV1Model-versions"];
         put?: never;
         /**
          * Register a model version (status draft) from exactly one source. The source is checked here, nothing is read from storage yet: IMPORTED_CHECKPOINT_INVALID_PATH (a path or bundle key that is empty, absolute, has . or .. segments, //, a backslash, a scheme or a bucket name: anything but a key in the tenant's general bucket), MODEL_BUNDLE_PREFIX_REQUIRED, MODEL_BUNDLE_PREFIX_INVALID, MODEL_BUNDLE_OBJECTS_REQUIRED, MODEL_BUNDLE_JOB_NOT_FOUND (404: no such training job in this tenant), TRAINING_JOB_NOT_COMPLETED, TRAINING_JOB_HAS_NO_OUTPUT_ARTIFACT
-         * @description Requires model:write. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:write in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:write from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          *
          *     Starts new work (a model version registration): refused with 409 TENANT_OFFBOARDING while the tenant is offboarding or being deleted, and with 400 BILLING_BLOCKED while it is billing-blocked.
          */
@@ -1705,7 +1725,7 @@ export interface paths {
         };
         /**
          * One model version: status, failure reason, objects (measured sizes and SHA-256 once ready)
-         * @description Requires model:read. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:read in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:read from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          */
         get: operations["getV1Model-versionsByModelVersionId"];
         put?: never;
@@ -1727,7 +1747,7 @@ export interface paths {
         put?: never;
         /**
          * Presigned PUT URLs, one per object of a draft version, in the tenant's general bucket; each is valid for MODEL_UPLOAD_URL_TTL_SECONDS (default 900 s = 15 minutes; expiresAt says when). PUT the bytes with no credentials. MODEL_VERSION_INVALID_STATUS once the version left draft; STORAGE_NOT_READY before the tenant's storage is provisioned
-         * @description Requires model:write. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:write in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:write from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          *
          *     Starts new work (uploads): refused with 409 TENANT_OFFBOARDING while the tenant is offboarding or being deleted, and with 400 BILLING_BLOCKED while it is billing-blocked.
          */
@@ -1748,7 +1768,7 @@ export interface paths {
         get?: never;
         /**
          * Upload one object of a draft version through the API (the console does): the body is its bytes, streamed to the tenant's general bucket, Content-Length required, at most MODEL_UPLOAD_MAX_BYTES (default 5 GiB) and equal to the object's declared sizeBytes when it has one (else IMPORTED_CHECKPOINT_INCOMPLETE). A key that is not one of the version's objects is VALIDATION_ERROR; MODEL_VERSION_INVALID_STATUS once the version left draft; STORAGE_NOT_READY before the tenant's storage is provisioned. The presigned URLs (upload-urls) stay the way for clients that reach the storage endpoint
-         * @description Requires model:write. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:write in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:write from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          *
          *     Starts new work (an upload): refused with 409 TENANT_OFFBOARDING while the tenant is offboarding or being deleted, and with 400 BILLING_BLOCKED while it is billing-blocked.
          */
@@ -1771,7 +1791,7 @@ export interface paths {
         put?: never;
         /**
          * Validate a draft (or failed) version: every object is stat'ed first (IMPORTED_CHECKPOINT_NOT_FOUND, 404: the checkpoint or training output is missing; IMPORTED_CHECKPOINT_INCOMPLETE, 400: a bundle object is missing or an object has another size than declared), then the version is validating and a workflow (id model-version-validation/<tenantId>/<id>) streams every object to measure its size and SHA-256, compares them with what was declared and turns the version ready or failed (failureReason names the object), publishing model_version.ready / model_version.failed. MODEL_VERSION_INVALID_STATUS while validating or ready
-         * @description Requires model:write. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:write in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:write from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          *
          *     Starts new work (a validation workflow): refused with 409 TENANT_OFFBOARDING while the tenant is offboarding or being deleted, and with 400 BILLING_BLOCKED while it is billing-blocked.
          */
@@ -1884,7 +1904,7 @@ export interface paths {
         put?: never;
         /**
          * Build a signed edge inference package of a ready model version for an embodiment profile
-         * @description Requires model:write. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:write in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:write from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          *
          *     Starts new work (an edge-package build): refused with 409 TENANT_OFFBOARDING while the tenant is offboarding or being deleted, and with 400 BILLING_BLOCKED while it is billing-blocked.
          */
@@ -1903,8 +1923,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Edge inference packages of this tenant, newest first (filter by model version and status)
-         * @description Requires model:read. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * Edge inference packages of this tenant you reach, newest first (filter by model version, status and project; a project-scoped token: its project)
+         * @description Requires model:read in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:read from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          */
         get: operations["getV1Edge-inference-packages"];
         put?: never;
@@ -1941,7 +1961,7 @@ export interface paths {
         };
         /**
          * One package: status, progress in bytes, and when ready its artifact with a short-lived download URL
-         * @description Requires model:read. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:read in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:read from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          */
         get: operations["getV1Edge-inference-packagesByPackageId"];
         put?: never;
@@ -1961,13 +1981,13 @@ export interface paths {
         };
         /**
          * Runs the package's robot-side client reported, newest first
-         * @description Requires model:read. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:read in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:read from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          */
         get: operations["getV1Edge-inference-packagesByPackageIdRuns"];
         put?: never;
         /**
          * Report a finished run (the robot-side client, with the token given at launch); publishes run.finished
-         * @description Requires model:write. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it.
+         * @description Requires model:write in the project of the resource (from the tenant role, the project role or its overlay); a resource without a project needs model:write from the tenant role, and a project-scoped token reaches only its own project's. A resource out of reach is 404 by id and left out of lists. Without it: 403 PERMISSION_DENIED when your role does not give it; PERMISSION_NOT_DECLARED when your role would but your token's scopes do not declare it. PROJECT_MEMBERSHIP_EXPIRED once your project membership has expired.
          */
         post: operations["postV1Edge-inference-packagesByPackageIdRuns"];
         delete?: never;
@@ -2611,6 +2631,8 @@ export interface components {
             user: components["schemas"]["UserDto"];
             currentMembership: components["schemas"]["MembershipSummaryDto"] | null;
             memberships: components["schemas"]["MembershipSummaryDto"][];
+            /** @description GET /v1/users/me only: why the current tenant is billing-blocked (unpaid, canceled, paused, operator), read with the credential as the new-work gate reads it; empty when it is not, or without a current tenant */
+            billingBlock?: string[];
         };
         UserDto: {
             /** Format: uuid */
@@ -2805,6 +2827,92 @@ export interface components {
             /** Format: date-time */
             archivedAt: string | null;
             /** @constant */
+            kind: "project.membership_added";
+            fields: {
+                /** Format: uuid */
+                projectId: string;
+                projectName: string;
+                role: string;
+                /** Format: date-time */
+                expiresAt: string | null;
+                /** Format: uuid */
+                grantedBy: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The tenant it is about; null for your account itself
+             */
+            tenantId: string | null;
+            /** @description One line saying what happened */
+            text: string;
+            /** @enum {string} */
+            state: "unread" | "read" | "archived";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            readAt: string | null;
+            /** Format: date-time */
+            archivedAt: string | null;
+            /** @constant */
+            kind: "project.membership_expiring";
+            fields: {
+                /** Format: uuid */
+                projectId: string;
+                projectName: string;
+                role: string;
+                /** Format: date-time */
+                expiresAt: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The tenant it is about; null for your account itself
+             */
+            tenantId: string | null;
+            /** @description One line saying what happened */
+            text: string;
+            /** @enum {string} */
+            state: "unread" | "read" | "archived";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            readAt: string | null;
+            /** Format: date-time */
+            archivedAt: string | null;
+            /** @constant */
+            kind: "project.membership_expired";
+            fields: {
+                /** Format: uuid */
+                projectId: string;
+                projectName: string;
+                role: string;
+                /** Format: date-time */
+                expiredAt: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The tenant it is about; null for your account itself
+             */
+            tenantId: string | null;
+            /** @description One line saying what happened */
+            text: string;
+            /** @enum {string} */
+            state: "unread" | "read" | "archived";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            readAt: string | null;
+            /** Format: date-time */
+            archivedAt: string | null;
+            /** @constant */
             kind: "account.passkey_added";
             fields: {
                 /** Format: uuid */
@@ -2929,6 +3037,9 @@ export interface components {
                 "edge_package.build_finished": boolean;
                 "model_version.validation_finished": boolean;
                 "audit_export.ready": boolean;
+                "project.membership_added": boolean;
+                "project.membership_expiring": boolean;
+                "project.membership_expired": boolean;
                 "account.passkey_added": boolean;
                 "account.passkey_removed": boolean;
                 "account.totp_enrolled": boolean;
@@ -2943,6 +3054,9 @@ export interface components {
                 "edge_package.build_finished"?: boolean;
                 "model_version.validation_finished"?: boolean;
                 "audit_export.ready"?: boolean;
+                "project.membership_added"?: boolean;
+                "project.membership_expiring"?: boolean;
+                "project.membership_expired"?: boolean;
                 "account.passkey_added"?: boolean;
                 "account.passkey_removed"?: boolean;
                 "account.totp_enrolled"?: boolean;
@@ -3017,6 +3131,8 @@ export interface components {
             user: components["schemas"]["UserDto"];
             currentMembership: components["schemas"]["MembershipSummaryDto"] | null;
             memberships: components["schemas"]["MembershipSummaryDto"][];
+            /** @description GET /v1/users/me only: why the current tenant is billing-blocked (unpaid, canceled, paused, operator), read with the credential as the new-work gate reads it; empty when it is not, or without a current tenant */
+            billingBlock?: string[];
             session: components["schemas"]["SessionInfoDto"];
         };
         SessionInfoDto: {
@@ -3589,6 +3705,8 @@ export interface components {
             user: components["schemas"]["UserDto"];
             currentMembership: components["schemas"]["MembershipSummaryDto"] | null;
             memberships: components["schemas"]["MembershipSummaryDto"][];
+            /** @description GET /v1/users/me only: why the current tenant is billing-blocked (unpaid, canceled, paused, operator), read with the credential as the new-work gate reads it; empty when it is not, or without a current tenant */
+            billingBlock?: string[];
             session?: components["schemas"]["SessionInfoDto"];
         };
         RegistrationInvitationBodyDto: {
@@ -3934,6 +4052,26 @@ export interface components {
              */
             status?: "active" | "paused";
         };
+        PriceBookDto: {
+            /** @description ISO 4217: every fee and price of the book is in it */
+            currency: string;
+            /** @description The plan new tenants start on; null: this deployment bills no one */
+            defaultPlan: string | null;
+            plans: {
+                id: string;
+                name: string;
+                /** @description Minor units of currency, a decimal string */
+                monthlyFee: string;
+                meters: {
+                    meter: string;
+                    /** @description Quantity included in the fee each period */
+                    included: string;
+                    /** @description Minor units per `per` units, a decimal with up to 6 fraction digits */
+                    unitPrice: string;
+                    per: string;
+                }[];
+            }[];
+        };
         PaymentEventBodyDto: {
             /** @enum {string} */
             type: "paid" | "payment_failed";
@@ -4130,6 +4268,11 @@ export interface components {
             actionFeatures: components["schemas"]["EmbodimentFeatureDto"][];
             /** @description The row version; the ETag is `"v<version>"` */
             version: number;
+            /**
+             * Format: uuid
+             * @description The project the profile belongs to; null: tenant-wide
+             */
+            projectId: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -4159,6 +4302,11 @@ export interface components {
             observationFeatures: components["schemas"]["EmbodimentFeatureDto"][];
             /** @description What the policy returns per action (1 to 64, names unique) */
             actionFeatures: components["schemas"]["EmbodimentFeatureDto"][];
+            /**
+             * Format: uuid
+             * @description The project the profile belongs to (a project of this tenant, not archived, where you hold model:write; else 400 VALIDATION_ERROR or 403). Omitted: tenant-wide, or a project-scoped token's own project. Fixed once created
+             */
+            projectId?: string;
         };
         UpdateEmbodimentProfileBodyDto: {
             /** @description Unique within the tenant */
@@ -4174,6 +4322,11 @@ export interface components {
         };
         CreateTrainingJobBodyDto: {
             name: string;
+            /**
+             * Format: uuid
+             * @description The project the job belongs to (a project of this tenant, not archived, where you hold model:write; else 400 VALIDATION_ERROR or 403). Omitted: tenant-wide, or a project-scoped token's own project
+             */
+            projectId?: string;
         };
         TrainingJobDto: {
             /** Format: uuid */
@@ -4189,6 +4342,11 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             completedAt: string | null;
+            /**
+             * Format: uuid
+             * @description The project the job belongs to; null: tenant-wide
+             */
+            projectId: string | null;
         };
         CompleteTrainingJobBodyDto: {
             /** @enum {string} */
@@ -4206,6 +4364,11 @@ export interface components {
              */
             format: "openpi" | "lerobot" | "onnx";
             source: components["schemas"]["ModelSourceDto"];
+            /**
+             * Format: uuid
+             * @description The project the version belongs to (a project of this tenant, not archived, where you hold model:write; else 400 VALIDATION_ERROR or 403). Omitted: the source training job's project, else a project-scoped token's own, else tenant-wide. A training job of another project is 400 VALIDATION_ERROR: a version draws only on its own project's or tenant-wide work
+             */
+            projectId?: string;
         };
         /** @description Exactly one source */
         ModelSourceDto: components["schemas"]["ImportedCheckpointSourceDto"] | components["schemas"]["ModelBundleSourceDto"] | components["schemas"]["TrainingJobSourceDto"];
@@ -4271,6 +4434,11 @@ export interface components {
             validationWorkflowId: string;
             /** Format: date-time */
             validatedAt: string | null;
+            /**
+             * Format: uuid
+             * @description The project the version belongs to; null: tenant-wide
+             */
+            projectId: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -4462,6 +4630,11 @@ export interface components {
                 /** Format: date-time */
                 downloadUrlExpiresAt: string;
             } | null;
+            /**
+             * Format: uuid
+             * @description Additive: the project the package belongs to, always its model version's (null: tenant-wide)
+             */
+            projectId: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -13020,6 +13193,87 @@ export interface operations {
             };
         };
     };
+    "getV1TenantsCurrentPrice-book": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PriceBookDto"];
+                        meta: {
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description code is one of: AUDIT_LOG_EXPORT_TOO_LARGE, AUDIT_LOG_INVALID_TIME_RANGE, AUDIT_LOG_TIME_RANGE_REQUIRED, AUDIT_LOG_WINDOW_TOO_LARGE, BAD_REQUEST, BILLING_BLOCKED, IDEMPOTENCY_KEY_INVALID, IF_MATCH_INVALID, INVALID_PERMISSION_OVERLAY, INVALID_ROLE_TRANSITION, LEGAL_HOLD_SCOPE_INVALID, RETENTION_WINDOW_NOT_ELAPSED, TENANT_CONTEXT_MISMATCH, TENANT_NOT_OFFBOARDING, TENANT_REQUIRED, USAGE_SUMMARY_SCOPE_INVALID, VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is one of: TOKEN_MALFORMED, TOKEN_NOT_FOUND, TOKEN_EXPIRED, TOKEN_REVOKED, UNAUTHORIZED, SESSION_EXPIRED, ACTIVATION_REQUIRED, MFA_REQUIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: PERMISSION_DENIED, PERMISSION_NOT_DECLARED, FORBIDDEN, MEMBERSHIP_NOT_FOUND, MEMBERSHIP_DISABLED, MEMBERSHIP_EXPIRED, PROJECT_MEMBERSHIP_EXPIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: REQUEST_HEADER_FIELDS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is SERVICE_UNAVAILABLE: the database or the workflow service cannot be reached now (down, restarting or overloaded); the same request may be retried after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+        };
+    };
     "postV1TenantsCurrentSubscriptionPayment-events": {
         parameters: {
             query?: never;
@@ -13856,6 +14110,7 @@ export interface operations {
             query?: {
                 pageSize?: number;
                 pageToken?: string;
+                projectId?: string;
             };
             header?: never;
             path?: never;
@@ -14340,6 +14595,7 @@ export interface operations {
                 pageSize?: number;
                 pageToken?: string;
                 status?: "running" | "completed" | "failed";
+                projectId?: string;
             };
             header?: never;
             path?: never;
@@ -14722,6 +14978,7 @@ export interface operations {
                 pageToken?: string;
                 status?: "draft" | "validating" | "ready" | "failed";
                 format?: "openpi" | "lerobot" | "onnx";
+                projectId?: string;
             };
             header?: never;
             path?: never;
@@ -16086,6 +16343,7 @@ export interface operations {
                 pageToken?: string;
                 modelVersionId?: string;
                 status?: "queued" | "building" | "ready" | "failed";
+                projectId?: string;
             };
             header?: never;
             path?: never;
@@ -17906,6 +18164,8 @@ export interface operations {
                         /** @enum {string} */
                         sourceKind: "imported_checkpoint" | "model_bundle" | "training_job";
                         totalBytes: number;
+                        /** @default null */
+                        projectId: string | null;
                     };
                 };
             };
@@ -17966,6 +18226,8 @@ export interface operations {
                         /** @enum {string} */
                         sourceKind: "imported_checkpoint" | "model_bundle" | "training_job";
                         reason: string;
+                        /** @default null */
+                        projectId: string | null;
                     };
                 };
             };
@@ -18030,6 +18292,8 @@ export interface operations {
                         mode: "local" | "remote_ws";
                         sizeBytes: number;
                         sha256: string;
+                        /** @default null */
+                        projectId: string | null;
                     };
                 };
             };
@@ -18093,6 +18357,8 @@ export interface operations {
                         /** @enum {string} */
                         mode: "local" | "remote_ws";
                         reason: string;
+                        /** @default null */
+                        projectId: string | null;
                     };
                 };
             };
@@ -18149,6 +18415,8 @@ export interface operations {
                         trainingJobId: string;
                         name: string;
                         outputArtifactPath: string | null;
+                        /** @default null */
+                        projectId: string | null;
                     };
                 };
             };
@@ -18205,6 +18473,8 @@ export interface operations {
                         trainingJobId: string;
                         name: string;
                         reason: string;
+                        /** @default null */
+                        projectId: string | null;
                     };
                 };
             };
@@ -18268,6 +18538,8 @@ export interface operations {
                             p50: number;
                             p99: number;
                         } | null;
+                        /** @default null */
+                        projectId: string | null;
                     };
                 };
             };
