@@ -84,22 +84,41 @@ async function preconditions(deps: Deps, tenantId: string) {
   if (work) throw new ApiError('DELETION_BLOCKED_BY_ACTIVE_WORK', `Work of the tenant is still running (${work}); delete once it has finished`)
 }
 
+/** How long a start waits for the tenant's previous deletion run to close. A run marks its job failed in its last
+ *  activity and closes a moment later, so a retry sent at once can meet it still running. */
+const CLOSING_WAIT_MS = 10_000
+
 async function startWorkflow(deps: Deps, job: DeletionJobRow) {
   const args: [TenantDeletionInput] = [{ tenantId: job.tenant_id, jobId: job.id }]
-  try {
-    await (await deps.temporal.get()).workflow.start(TenantDeletionWorkflowType.run, {
-      workflowId: tenantDeletionWorkflowId(job.tenant_id),
+  const client = await deps.temporal.get()
+  const workflowId = tenantDeletionWorkflowId(job.tenant_id)
+  const start = () =>
+    client.workflow.start(TenantDeletionWorkflowType.run, {
+      workflowId,
       taskQueue: taskQueues(deps.config).deletion,
       args,
       typedSearchAttributes: [{ key: TENANT_ID, value: job.tenant_id }],
     })
+  try {
+    try {
+      await start()
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err
+      const closed = client.workflow
+        .getHandle(workflowId)
+        .result()
+        .then(
+          () => true,
+          () => true,
+        )
+      if (!(await Promise.race([closed, Bun.sleep(CLOSING_WAIT_MS).then(() => false)]))) throw err
+      await start()
+    }
   } catch (err) {
     // A job no workflow will ever run must not stay open (a retry can start it again).
-    await markJobFailed(
-      deps.sql,
-      job.id,
-      err instanceof WorkflowExecutionAlreadyStartedError ? 'A deletion workflow of the tenant is still closing' : 'The job could not be started',
-    )
+    const closing = err instanceof WorkflowExecutionAlreadyStartedError
+    await markJobFailed(deps.sql, job.id, closing ? 'A deletion workflow of the tenant is still closing' : 'The job could not be started')
+    if (closing) throw new ApiError('TENANT_DELETION_JOB_CONFLICT', 'The previous deletion run of the tenant is still closing; retry in a few seconds')
     throw err
   }
 }

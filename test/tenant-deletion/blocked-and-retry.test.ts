@@ -5,10 +5,25 @@ import { describe, expect, test } from 'bun:test'
 import { signIn } from '../accounts/helpers'
 import { useApiAndWorker } from '../support/api-and-worker'
 import { PASSWORD, tenantOwner } from '../support/fixtures'
-import { eventually } from '../support/temporal'
+import { connectTemporal, eventually } from '../support/temporal'
+import { TENANT_ID } from '../../workflows/contract'
+import { tenantDeletionWorkflowId, TenantDeletionWorkflowType } from '../../workflows/contract-tenant-deletion'
 import { jobEnds, jobRow, leftovers, offboarded } from './helpers'
 
 const env = useApiAndWorker('delblock', () => ({ TENANT_DELETION_BATCH_ROWS: '10', TENANT_DELETION_CALL_MS: '300' }))
+
+/** An offboarding tenant whose deletion job failed for good at its bucket step (a region this deployment lacks). */
+async function failedDeletion(rows: number) {
+  const owner = await offboardingTenantWithRows(rows)
+  await env.api.sql`
+    insert into storage_buckets (tenant_id, kind, name, region_id, status, versioning)
+    values (${owner.tenantId}, 'general', ${`rcp-nowhere-${crypto.randomUUID().slice(0, 8)}`}, 'atlantis', 'ready', false)`
+  const started = await owner.client.post('/tenants/current/deletion-jobs', {})
+  expect(started.status).toBe(201)
+  const jobId: string = started.json.data.id
+  const failed = await jobEnds(env.api.sql, jobId)
+  return { owner, jobId, failed }
+}
 
 async function offboardingTenantWithRows(rows: number) {
   const owner = await tenantOwner(env.api.url)
@@ -58,15 +73,7 @@ describe('a deletion job meets a blocker or a failure', () => {
   }, 240_000)
 
   test('a failed job is retried where it stopped and finishes', async () => {
-    const owner = await offboardingTenantWithRows(50)
-    // A bucket in a region this deployment does not have: the bucket step fails for good.
-    await env.api.sql`
-      insert into storage_buckets (tenant_id, kind, name, region_id, status, versioning)
-      values (${owner.tenantId}, 'general', ${`rcp-nowhere-${crypto.randomUUID().slice(0, 8)}`}, 'atlantis', 'ready', false)`
-    const started = await owner.client.post('/tenants/current/deletion-jobs', {})
-    expect(started.status).toBe(201)
-    const jobId: string = started.json.data.id
-    const failed = await jobEnds(env.api.sql, jobId)
+    const { owner, jobId, failed } = await failedDeletion(50)
     expect(failed.status).toBe('failed')
     expect(failed.error).toContain('atlantis')
     expect(failed.phase).toBe('buckets')
@@ -80,5 +87,36 @@ describe('a deletion job meets a blocker or a failure', () => {
     expect({ status: done.status, attempts: done.attempts }).toEqual({ status: 'succeeded', attempts: 2 })
     expect(done.counts['credential:sessions']).toBeGreaterThanOrEqual(1)
     expect(await leftovers(env.api.sql, owner.tenantId)).toEqual({})
+  }, 240_000)
+
+  test('a retry that meets the failed run still closing waits for it to close, and answers 409 while it does not', async () => {
+    const { owner, jobId, failed } = await failedDeletion(10)
+    expect(failed.status).toBe('failed')
+    const again = await signIn(env.api.url, owner.email, PASSWORD)
+    await env.api.sql`update storage_buckets set region_id = 'local' where tenant_id = ${owner.tenantId}`
+    const t = await connectTemporal()
+    try {
+      // The failed run, still closing: a run under the tenant's deletion workflow id, on a queue no worker polls.
+      const closing = await t.client.workflow.start(TenantDeletionWorkflowType.run, {
+        workflowId: tenantDeletionWorkflowId(owner.tenantId),
+        taskQueue: `nobody-${crypto.randomUUID()}`,
+        args: [{ tenantId: owner.tenantId, jobId }],
+        typedSearchAttributes: [{ key: TENANT_ID, value: owner.tenantId }],
+      })
+      const stuck = await again.post(`/tenants/current/deletion-jobs/${jobId}/retry`, {})
+      expect({ status: stuck.status, code: stuck.json.code }).toEqual({ status: 409, code: 'TENANT_DELETION_JOB_CONFLICT' })
+      expect((await jobRow(env.api.sql, jobId)).status).toBe('failed')
+
+      // It closes while the next retry waits: the retry starts the job once it has.
+      const retrying = again.post(`/tenants/current/deletion-jobs/${jobId}/retry`, {})
+      await eventually('the retry waiting for the closing run', async () => ((await jobRow(env.api.sql, jobId)).status === 'queued' ? true : undefined))
+      await closing.terminate('the failed run closed')
+      const retried = await retrying
+      expect(retried.status).toBe(202)
+      expect((await jobEnds(env.api.sql, jobId)).status).toBe('succeeded')
+      expect(await leftovers(env.api.sql, owner.tenantId)).toEqual({})
+    } finally {
+      await t.close()
+    }
   }, 240_000)
 })
