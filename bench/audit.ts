@@ -49,11 +49,11 @@ import { createDb, type Sql } from '../api/platform/db'
 import { ARGON2, argon2Baseline } from './argon2-baseline'
 import { benchmark, type BenchContext, type Harness, type Measure, type Sample } from './harness'
 import { must, ownerIn, patIn, signIn, unique } from './rows'
+import { quantile } from './one-at-a-time'
 
 const DAY_MS = 86_400_000
 const SPAN_DAYS = 400
 const TENANTS = 10
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
 const say = (msg: string) => console.error(`[bench] ${msg}`)
 
 /** One connection to the bench database for `fn`, closed after it. */

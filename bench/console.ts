@@ -21,8 +21,7 @@ import { launchChromium } from '../test/support/chromium'
 import { PAGES, signedContext, untilInteractive, type Signed } from './console-pages'
 import { benchmark, type Measure, type Sample } from './harness'
 import { ownerIn, seedMembers } from './rows'
-
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
+import { quantile } from './one-at-a-time'
 
 /** Timings (ms) of `once` repeated for the harness's duration: their rate, p50 and p99. */
 async function timed(seconds: number, once: (i: number) => Promise<number>): Promise<Sample> {

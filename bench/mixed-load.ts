@@ -38,6 +38,7 @@ import { cpuBetween, cpuSnapshot } from './cpu-use'
 import { benchmark, RESULTS, ROOT, type BenchContext, type Measure, type Sample } from './harness'
 import { consolePages, memberPages, packageBuilds, patReads, signIns, webhookFanOut, type Outcome, type Workload } from './mixed-workloads'
 import { must, ownerIn, seedMembers, unique } from './rows'
+import { quantile } from './one-at-a-time'
 
 const say = (msg: string) => console.error(`[bench] ${msg}`)
 const PASSWORD = 'correct horse battery staple'
@@ -56,7 +57,6 @@ const describeErrors = (o: Outcome) =>
   `${Object.entries(o.errors)
     .map(([k, v]) => `${v} ${k}`)
     .join(', ')}; first: ${o.example}`
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
 
 function sampleOf(o: Outcome): Sample {
   return {

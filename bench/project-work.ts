@@ -9,33 +9,13 @@
 // Target p50 < 10 ms for the two rows. Results in bench/results/project-work.json.
 import { listModelVersions } from '../api/model-versions/queries'
 import { createDb } from '../api/platform/db'
-import { benchmark, type Harness, type Sample } from './harness'
+import { benchmark } from './harness'
+import { oneAtATime } from './one-at-a-time'
 import { must, ownerIn } from './rows'
 
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
 const BARE = "bare SQL of one project's first page, same driver"
 const PROJECTS = 10
 const PAGE = 26 // a page of 25 and the one that says another page exists
-
-/** `fn` awaited back to back for the warm-up, then for the measured duration. */
-function oneAtATime(h: Harness, fn: () => Promise<unknown>): () => Promise<Sample> {
-  const burst = async (seconds: number) => {
-    const latencies: number[] = []
-    const deadline = performance.now() + seconds * 1000
-    while (performance.now() < deadline) {
-      const t0 = performance.now()
-      await fn()
-      latencies.push(performance.now() - t0)
-    }
-    return { latencies, seconds: seconds + (performance.now() - deadline) / 1000 }
-  }
-  return async () => {
-    if (h.settings.warmup > 0) await burst(h.settings.warmup)
-    const m = await burst(h.settings.duration)
-    const sorted = m.latencies.sort((a, b) => a - b)
-    return { rate: m.latencies.length / m.seconds, p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99) }
-  }
-}
 
 await benchmark('project-work', { versions: { type: 'string' } }, async (h) => {
   const total = Number(h.flags.versions ?? 100_000)
