@@ -3,7 +3,7 @@
 // tenant, the old one ended), then shows the state, the window's end, the export to its links and a blocker; cancel
 // makes the tenant active again. An administrator is offered neither this page nor legal holds.
 import { describe, expect, test } from 'bun:test'
-import { makeProfile } from '../edge-packages/helpers'
+import { completedRunReport, seededPackage } from '../edge-packages/helpers'
 import { PASSWORD, patFor, tenantOwner } from '../support/fixtures'
 import { provisionedTenant } from '../storage/helpers'
 import { memberOf } from '../tenancy/members'
@@ -12,33 +12,11 @@ import { auditPage, expectClean, guardedPage, onConsolePage, openPage, signInAs,
 const env = useConsole()
 const PATH = '/v1/tenants/current/offboarding'
 
-/** A package of the tenant's own, seeded (building one takes minutes), whose runs a robot then reports. */
-async function packageOf(tenantId: string): Promise<string> {
-  const profile = await makeProfile(env.api.sql, tenantId)
-  const [version] = await env.api.sql<{ id: string }[]>`
-    insert into model_versions (tenant_id, name, format, status, source_kind, source, objects)
-    values (${tenantId}, 'deployed', 'onnx', 'ready', 'imported_checkpoint', '{"path":"m.onnx"}', '[]') returning id`
-  const [pkg] = await env.api.sql<{ id: string }[]>`
-    insert into edge_packages (tenant_id, model_version_id, embodiment_profile_id, mode, steps, target_arch, wire_protocols, use_fake_transport, workflow_id)
-    values (${tenantId}, ${version!.id}, ${profile}, 'local', 1, 'cpu', '{openpi-ws}', true, ${`wf-${crypto.randomUUID()}`}) returning id`
-  return pkg!.id
-}
-
-const runReport = () => ({
-  stepsDone: 10,
-  latencyMs: { p50: 1, p99: 2 },
-  contractViolations: 0,
-  exitReason: 'completed',
-  violations: [],
-  startedAt: new Date(Date.now() - 60_000).toISOString(),
-  finishedAt: new Date().toISOString(),
-})
-
 describe('console: offboarding', () => {
   test('start after signing in again, the window, the export links, a blocker, cancel', async () => {
     const owner = await provisionedTenant(env.api.url)
     const robot = owner.client.withBearer((await patFor(owner.client, ['model:read', 'model:write'])).token)
-    const pkg = await packageOf(owner.tenantId)
+    const pkg = await seededPackage(env.api.sql, owner.tenantId)
     // The owner is also an older viewer of another tenant, where a password sign-in lands first: signing in again
     // must bring the console back to the tenant it showed, or the request would go to the wrong one.
     const decoy = await tenantOwner(env.api.url)
@@ -92,7 +70,7 @@ describe('console: offboarding', () => {
         expect(await page.getByText('Nothing would block a new request today.').count()).toBe(1)
 
         // A robot reports a run: lineage, listed as a blocker.
-        expect((await robot.post(`/edge-inference-packages/${pkg}/runs`, runReport())).status).toBe(201)
+        expect((await robot.post(`/edge-inference-packages/${pkg}/runs`, completedRunReport())).status).toBe(201)
         await page.reload()
         const blocker = page.locator('#offboarding-blockers li')
         await blocker.waitFor()

@@ -86,3 +86,26 @@ export async function packageIn(client: Client, id: string, statuses: string[], 
     timeoutMs,
   )
 }
+
+/** A ready package of the tenant's own, seeded by SQL (building one takes minutes), whose runs a robot then reports. */
+export async function seededPackage(sql: Sql, tenantId: string): Promise<string> {
+  const profile = await makeProfile(sql, tenantId)
+  const [version] = await sql<{ id: string }[]>`
+    insert into model_versions (tenant_id, name, format, status, source_kind, source, objects)
+    values (${tenantId}, 'deployed', 'onnx', 'ready', 'imported_checkpoint', '{"path":"m.onnx"}', '[]') returning id`
+  const [pkg] = await sql<{ id: string }[]>`
+    insert into edge_packages (tenant_id, model_version_id, embodiment_profile_id, mode, steps, target_arch, wire_protocols, use_fake_transport, workflow_id)
+    values (${tenantId}, ${version!.id}, ${profile}, 'local', 1, 'cpu', '{openpi-ws}', true, ${`wf-${crypto.randomUUID()}`}) returning id`
+  return pkg!.id
+}
+
+/** A robot's report of a completed run that finished just now. */
+export const completedRunReport = () => ({
+  stepsDone: 10,
+  latencyMs: { p50: 1, p99: 2 },
+  contractViolations: 0,
+  exitReason: 'completed',
+  violations: [],
+  startedAt: new Date(Date.now() - 60_000).toISOString(),
+  finishedAt: new Date().toISOString(),
+})

@@ -14,7 +14,7 @@ import { patFor } from '../support/fixtures'
 import { waitForMail } from '../support/mailbox'
 import { connectTemporal, eventually } from '../support/temporal'
 import { localS3, provisionedTenant } from '../storage/helpers'
-import { makeProfile } from '../edge-packages/helpers'
+import { completedRunReport, seededPackage } from '../edge-packages/helpers'
 import { memberOf } from './members'
 
 // Provisioning and the export each wait on the worker.
@@ -35,28 +35,6 @@ async function exportReady(client: Client) {
     60_000,
   )
 }
-
-/** A package of the tenant's own (seeded: building one takes minutes), whose run a robot then reports through the API. */
-async function packageOf(tenantId: string): Promise<string> {
-  const profile = await makeProfile(api.sql, tenantId)
-  const [version] = await api.sql<{ id: string }[]>`
-    insert into model_versions (tenant_id, name, format, status, source_kind, source, objects)
-    values (${tenantId}, 'deployed', 'onnx', 'ready', 'imported_checkpoint', '{"path":"m.onnx"}', '[]') returning id`
-  const [pkg] = await api.sql<{ id: string }[]>`
-    insert into edge_packages (tenant_id, model_version_id, embodiment_profile_id, mode, steps, target_arch, wire_protocols, use_fake_transport, workflow_id)
-    values (${tenantId}, ${version!.id}, ${profile}, 'local', 1, 'cpu', '{openpi-ws}', true, ${`wf-${crypto.randomUUID()}`}) returning id`
-  return pkg!.id
-}
-
-const runReport = () => ({
-  stepsDone: 10,
-  latencyMs: { p50: 1, p99: 2 },
-  contractViolations: 0,
-  exitReason: 'completed',
-  violations: [],
-  startedAt: new Date(Date.now() - 60_000).toISOString(),
-  finishedAt: new Date().toISOString(),
-})
 
 describe('offboarding: who may', () => {
   test("an admin is refused, a PAT or a session older than 5 minutes is refused, another tenant's owner sees nothing", async () => {
@@ -105,8 +83,8 @@ describe('offboarding: who may', () => {
   test('lineage: a model version a robot reported a run of this week blocks offboarding', async () => {
     const owner = await provisionedTenant(api.url)
     const robot = owner.client.withBearer((await patFor(owner.client, ['model:read', 'model:write'])).token)
-    const pkg = await packageOf(owner.tenantId)
-    expect((await robot.post(`/edge-inference-packages/${pkg}/runs`, runReport())).status).toBe(201)
+    const pkg = await seededPackage(api.sql, owner.tenantId)
+    expect((await robot.post(`/edge-inference-packages/${pkg}/runs`, completedRunReport())).status).toBe(201)
     const refused = await owner.client.post(PATH)
     expect(codeOf(refused)).toEqual([409, 'OFFBOARDING_BLOCKED_BY_LINEAGE'])
     expect(refused.json.message).toContain('1 of this tenant')
@@ -126,7 +104,7 @@ describe('offboarding: the request, end to end', () => {
     for (const [key, body] of Object.entries(objects)) await s3.putObject(owner.buckets.bucket!.name, key, Buffer.from(body))
     const pat = owner.client.withBearer((await patFor(owner.client, ['tenant:read', 'tenant:manage', 'apikey:write', 'model:read', 'model:write'])).token)
     const project = (await pat.post('/projects', { name: 'Kept', slug: 'kept' })).json.data
-    const pkg = await packageOf(owner.tenantId)
+    const pkg = await seededPackage(api.sql, owner.tenantId)
     const [version] = await api.sql<{ model_version_id: string }[]>`select model_version_id from edge_packages where id = ${pkg}`
 
     const opened = await owner.client.post(PATH)
@@ -146,7 +124,7 @@ describe('offboarding: the request, end to end', () => {
     expect(codeOf(await pat.post('/projects', { name: 'New', slug: 'new' }))).toEqual([409, 'TENANT_OFFBOARDING'])
     expect(codeOf(await pat.post('/api-keys', { name: 'more', scopes: ['tenant:read'] }))).toEqual([409, 'TENANT_OFFBOARDING'])
     expect((await pat.get(`/projects/${project.id}`)).status).toBe(200)
-    expect((await pat.post(`/edge-inference-packages/${pkg}/runs`, runReport())).status).toBe(201)
+    expect((await pat.post(`/edge-inference-packages/${pkg}/runs`, completedRunReport())).status).toBe(201)
     const auditExport = await owner.client.post('/tenants/current/audit-log/exports', {
       from: new Date(Date.now() - 3_600_000).toISOString(),
       to: new Date(Date.now() + 60_000).toISOString(),
