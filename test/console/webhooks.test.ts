@@ -90,9 +90,13 @@ describe('console: webhooks', () => {
             .fill('5')
           await page.getByRole('button', { name: 'Save rate limit' }).click()
           await page.getByRole('status').filter({ hasText: 'Rate limit saved.' }).waitFor()
+          // The panel reloads the endpoint after each change; the next change goes with the ETag it read, so it waits
+          // for the reloaded endpoint (clicked earlier, it sends the previous ETag and meets a 412, as a person would).
+          await page.getByText('Rate limit: 5 per second.').waitFor()
 
           await page.getByRole('button', { name: 'Disable' }).click()
           await page.getByRole('status').filter({ hasText: 'Endpoint disabled.' }).waitFor()
+          await page.getByText(/Disabled \(manual\) since/).waitFor()
           const [endpoint] = (await owner.client.get('/webhook-endpoints')).json.data
           expect(endpoint).toMatchObject({ enabled: false, disabledReason: 'manual', description: HOSTILE, rateLimitPerSecond: 5 })
 
