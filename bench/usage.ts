@@ -6,7 +6,10 @@
 //     edge_package.ready event published: an UPDATE and an outbox INSERT) with the two usage events recordUsage
 //     writes in it, against the same transaction without them. Transactions per second over one connection; the
 //     added time per build is 1/with - 1/without, read against a build's duration (bench/README.md).
-//  2. The usage summary of one tenant's month, as the service runs it (its totals and its rows by project and day:
+//  2. What metering adds to a webhook delivery: the attempt's record transaction (an attempt INSERT and the message's
+//     UPDATE, on tables of the bench's own) with the one usage event recordUsage writes in it, against the same
+//     transaction without it; the added time per delivery is read against a delivery's share of the fan-out's time.
+//  3. The usage summary of one tenant's month, as the service runs it (its totals and its rows by project and day:
 //     two grouped reads of usage_events), in a table of --events events of --tenants tenants over twelve months,
 //     seeded by SQL. p50 over one connection; target < 50 ms.
 import { publishEvent } from '../api/events/service'
@@ -70,6 +73,30 @@ await benchmark('usage', { events: { type: 'string' }, tenants: { type: 'string'
       }),
     )
   }
+  // A message and its attempts, shaped as recordAttempt writes them: the attempt row and the message's status.
+  await sql`create table bench_message (id uuid primary key, tenant_id uuid, status text, attempt_count int)`
+  await sql`create table bench_attempt (id uuid primary key, message_id uuid, attempted_at timestamptz, succeeded bool, duration_ms int, response_status int)`
+  const attempt = (metered: boolean) => async () => {
+    const messageId = crypto.randomUUID()
+    await sql`insert into bench_message (id, tenant_id, status, attempt_count) values (${messageId}, ${tenantId}, 'pending', 0)`
+    return timed(() =>
+      sql.begin(async (tx) => {
+        const attemptId = crypto.randomUUID()
+        const at = new Date()
+        await tx`insert into bench_attempt (id, message_id, attempted_at, succeeded, duration_ms, response_status) values (${attemptId}, ${messageId}, ${at}, true, 12, 204)`
+        await tx`update bench_message set status = 'succeeded', attempt_count = attempt_count + 1 where id = ${messageId}`
+        if (!metered) return
+        await recordUsage(tx, {
+          tenantId,
+          projectId: null,
+          meter: 'webhook.deliveries',
+          quantity: 1,
+          occurredAt: at,
+          idempotencyKey: `webhook.deliveries:${attemptId}`,
+        })
+      }),
+    )
+  }
   const seconds = h.settings.duration
 
   let subject = ''
@@ -112,12 +139,20 @@ await benchmark('usage', { events: { type: 'string' }, tenants: { type: 'string'
   return {
     paired: true,
     rounds: h.settings.rounds,
-    baselines: [{ name: 'finish transaction without metering (UPDATE + outbox INSERT)', run: () => loop(seconds, finish(false)) }],
+    baselines: [
+      { name: 'finish transaction without metering (UPDATE + outbox INSERT)', run: () => loop(seconds, finish(false)) },
+      { name: 'attempt record without metering (INSERT + UPDATE)', run: () => loop(seconds, attempt(false)) },
+    ],
     rows: [
       {
         name: 'finish transaction with metering (+ two usage events)',
         targetOf: 'finish transaction without metering (UPDATE + outbox INSERT)',
         run: () => loop(seconds, finish(true)),
+      },
+      {
+        name: 'attempt record with metering (+ one usage event)',
+        targetOf: 'attempt record without metering (INSERT + UPDATE)',
+        run: () => loop(seconds, attempt(true)),
       },
       summary,
     ],
