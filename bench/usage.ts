@@ -17,9 +17,9 @@ import { createDb, type Sql } from '../api/platform/db'
 import { groupUsage } from '../api/usage/queries'
 import { recordUsage } from '../api/usage/record'
 import { benchmark, type Measure, type Sample } from './harness'
+import { quantile } from './one-at-a-time'
 
 const say = (msg: string) => console.error(`[bench] ${msg}`)
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
 const MONTHS = 12
 
 /** Runs `once` back to back for `seconds`; `once` answers the milliseconds of its measured part (what it prepares

@@ -8,7 +8,7 @@ import { projectPermissions, tenantProjectPermissions, type Permission } from '.
 import { refuseOutsideProject, requirePermission } from '../identity/service'
 import { tenantOf, type RequestContext } from '../identity/context'
 import { liveMembershipsOf, type Reach } from './queries'
-import { actInProject, standingIn } from './service'
+import { actInProject, requirePointIn, standingIn } from './service'
 
 /** Reading or writing one resource whose project is `projectId` (null: tenant-wide). Out of reach is `notFound`, never
  *  a 403 that confirms it exists; a caller who may read it but not write it is told why (actInProject's 403 codes). */
@@ -17,10 +17,7 @@ export async function reachResource(db: Db, ctx: RequestContext, projectId: stri
   const standing = await standingIn(db, ctx, projectId)
   if (!standing) throw notFound()
   if (standing.held.includes(point)) return
-  if (point !== 'model:read' && standing.held.includes('model:read')) {
-    await actInProject(db, ctx, projectId, point)
-    return
-  }
+  if (point !== 'model:read' && standing.held.includes('model:read')) return requirePointIn(ctx, standing, point)
   throw notFound()
 }
 
@@ -42,7 +39,7 @@ export async function listReach(db: Db, ctx: RequestContext, point: Permission, 
     if (bound && bound.id !== filter) return { kind: 'none' }
     const standing = await standingIn(db, ctx, filter)
     if (!standing) return { kind: 'none' }
-    if (bound && !standing.held.includes(point)) await actInProject(db, ctx, filter, point)
+    if (bound && !standing.held.includes(point)) requirePointIn(ctx, standing, point)
     return standing.held.includes(point) ? { kind: 'project', projectId: filter } : { kind: 'none' }
   }
   if (bound) {
@@ -75,7 +72,7 @@ export async function projectForNew(db: Db, ctx: RequestContext, projectId: stri
   }
   const standing = await standingIn(db, ctx, chosen)
   if (!standing) throw badProject('is not a project of this tenant')
-  await actInProject(db, ctx, chosen, point)
+  requirePointIn(ctx, standing, point)
   if (standing.project.archived) throw badProject('names an archived project: it takes no new work')
   return chosen
 }

@@ -68,8 +68,14 @@ const memberNotFound = () => new ApiError('NOT_FOUND', 'This user is not a membe
 export async function actInProject(db: Db, ctx: RequestContext, projectId: string, point: Permission): Promise<{ project: ProjectRow; held: Permission[] }> {
   const standing = await standingIn(db, ctx, projectId)
   if (!standing) throw projectNotFound()
+  requirePointIn(ctx, standing, point)
+  return { project: standing.project, held: standing.held }
+}
+
+/** actInProject's refusal, for a caller that has already read its standing in the project (no second read). */
+export function requirePointIn(ctx: RequestContext, standing: ProjectStanding, point: Permission): void {
   const { project, held, byRole, expired } = standing
-  if (held.includes(point)) return { project, held }
+  if (held.includes(point)) return
   if (!byRole.includes(point)) {
     if (expired) throw new ApiError('PROJECT_MEMBERSHIP_EXPIRED', `Your membership in this project expired at ${expired.toISOString()}`)
     throw new ApiError('PERMISSION_DENIED', `This operation requires ${point} in this project`)
@@ -78,6 +84,8 @@ export async function actInProject(db: Db, ctx: RequestContext, projectId: strin
   if (bound && bound.id !== project.id) throw new ApiError('PERMISSION_NOT_DECLARED', `This token acts only inside project ${bound.id}`)
   throw new ApiError('PERMISSION_NOT_DECLARED', `This token's scopes do not declare ${point}, which this operation needs`)
 }
+
+export type ProjectStanding = NonNullable<Awaited<ReturnType<typeof standingIn>>>
 
 /** The caller's standing in one project of its tenant (undefined: no such project): what its roles give there
  *  (`byRole`), what it holds (`held`: cut to a PAT's scopes, empty for a token bound to another project), and when
