@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { ApiKeySummaryDto, CreateApiKeyBodyDto, CreateApiKeyResponseDto, ListApiKeysQuery, TokenSelfDto } from './model'
 import { standingIn } from '../project-members/service'
@@ -24,7 +25,10 @@ export const apiKeysRoutes = (deps: AppDeps, http: HttpConventions) =>
         errors: ['A400', 'A409'],
         body: CreateApiKeyBodyDto,
         response: { 201: envelope(CreateApiKeyResponseDto) },
-        detail: { summary: 'Create a personal access token; the token is in this response only' },
+        detail: {
+          ...links({ apiKeyId: '$response.body#/data/apiKey/id' }, ['DELETE /v1/api-keys/{apiKeyId}']),
+          summary: 'Create a personal access token; the token is in this response only',
+        },
       },
     )
     .get('/api-keys', async ({ request, ctx, query }) => page(request, await listKeys(deps, ctx, query)), {

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { getAuditExport, startAuditExport } from '../audit-exports/service'
 import {
@@ -50,6 +51,7 @@ export const auditRoutes = (deps: AppDeps, http: HttpConventions) =>
         body: AuditTimeRangeBodyDto,
         response: { 201: envelope(AuditExportDto) },
         detail: {
+          ...links({ exportId: '$response.body#/data/id' }, ['GET /v1/tenants/current/audit-log/exports/{exportId}']),
           summary: "Export the tenant's trail over a window (up to the retention period) as gzip NDJSON into its export bucket; follow the job with GET",
         },
       },

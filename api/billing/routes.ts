@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client'
 import type { AppDeps } from '../compose'
 import { envelope, ifMatchVersion, listEnvelope, ok, okVersioned, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { logIds } from '../identity/context'
 import { TENANT_ID, taskQueues } from '../../workflows/contract'
@@ -122,6 +123,10 @@ export const billingRoutes = (deps: AppDeps, http: HttpConventions) => {
         body: CloseInvoiceBodyDto,
         response: { 201: envelope(InvoiceDto) },
         detail: {
+          ...links({ invoiceId: '$response.body#/data/id' }, [
+            'GET /v1/tenants/current/invoices/{invoiceId}',
+            'GET /v1/tenants/current/invoices/{invoiceId}/document',
+          ]),
           summary: 'Close the current period now that it has ended, as the schedule would; INVOICE_SNAPSHOT_ALREADY_EXISTS when it is closed already',
         },
       },

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { CreateTenantDomainRequestDto, ListTenantDomainsQuery, TenantDomainDto } from './model'
 import { addDomain, listDomains, removeDomain, toTenantDomainDto, verifyDomain } from './service'
@@ -28,7 +29,13 @@ export const domainsRoutes = (deps: AppDeps, http: HttpConventions) =>
         errors: ['T400', 'T409'],
         body: CreateTenantDomainRequestDto,
         response: { 201: envelope(TenantDomainDto) },
-        detail: { summary: 'Claim an email domain: answers the TXT record to publish (adding it again answers the same claim)' },
+        detail: {
+          ...links({ domainId: '$response.body#/data/id' }, [
+            'POST /v1/tenants/current/domains/{domainId}/verifications',
+            'DELETE /v1/tenants/current/domains/{domainId}',
+          ]),
+          summary: 'Claim an email domain: answers the TXT record to publish (adding it again answers the same claim)',
+        },
       },
     )
     .post(

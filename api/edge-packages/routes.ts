@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import {
   EdgeInferencePackageDto,
@@ -33,6 +34,11 @@ export const edgePackagesRoutes = (deps: AppDeps, http: HttpConventions) =>
         body: EdgeInferencePackageRequestDto,
         response: { 201: envelope(EdgeInferencePackageDto) },
         detail: {
+          ...links({ packageId: '$response.body#/data/id' }, [
+            'GET /v1/edge-inference-packages/{packageId}',
+            'GET /v1/edge-inference-packages/{packageId}/runs',
+            'POST /v1/edge-inference-packages/{packageId}/runs',
+          ]),
           summary: 'Build a signed edge inference package of a ready model version for an embodiment profile',
           description:
             'Starts one build workflow and answers the queued package. 400 MODEL_VERSION_INVALID_STATUS: the version is not ready; ' +

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../compose'
 import { envelope, ifMatchVersion, listEnvelope, okVersioned, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { CreateEmbodimentProfileBodyDto, EmbodimentProfileDto, ListProfilesQuery, ProfileParams, UpdateEmbodimentProfileBodyDto } from './model'
 import { createProfile, getProfile, listProfiles, patchProfile, removeProfile } from './service'
@@ -29,7 +30,14 @@ export const embodimentProfilesRoutes = (deps: AppDeps, http: HttpConventions) =
         errors: ['M400', 'M409', 'E409'],
         body: CreateEmbodimentProfileBodyDto,
         response: { 201: envelope(EmbodimentProfileDto) },
-        detail: { summary: 'Create an embodiment profile. EMBODIMENT_PROFILE_NAME_CONFLICT (409): the name is taken in this tenant' },
+        detail: {
+          ...links({ profileId: '$response.body#/data/id' }, [
+            'GET /v1/embodiment-profiles/{profileId}',
+            'PATCH /v1/embodiment-profiles/{profileId}',
+            'DELETE /v1/embodiment-profiles/{profileId}',
+          ]),
+          summary: 'Create an embodiment profile. EMBODIMENT_PROFILE_NAME_CONFLICT (409): the name is taken in this tenant',
+        },
       },
     )
     .get(

@@ -4,6 +4,7 @@ import { z } from 'zod'
 import { ErrorSets, STATUS_OF, type ErrorSetName } from '../platform/errors'
 import { permissionCatalogueMarkdown, permissionTableMarkdown } from '../identity/permissions'
 import { CSRF_HEADER, SESSION_COOKIE } from './auth'
+import { resolveLinks } from './links'
 import { GATE_SETS, NEW_WORK, NEW_WORK_EXEMPT, gateDescription } from './new-work'
 
 const RAW_SPEC_PATH = '/v1/openapi-raw.json'
@@ -142,6 +143,7 @@ export function hoistSchemas(doc: Json): Json {
   }
   const paths = walk(doc.paths) as Json
   addProblemResponses(paths)
+  resolveLinks(paths)
   const components = (doc.components ?? {}) as Json
   return {
     ...doc,

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { CreateLegalHoldBodyDto, LegalHoldDto, LegalHoldParams, ListLegalHoldsQuery } from './model'
 import { getLegalHold, listTenantLegalHolds, placeLegalHold, releaseTenantLegalHold } from './service'
@@ -23,6 +24,10 @@ export const legalHoldsRoutes = (deps: AppDeps, http: HttpConventions) =>
         body: CreateLegalHoldBodyDto,
         response: { 201: envelope(LegalHoldDto) },
         detail: {
+          ...links({ holdId: '$response.body#/data/id' }, [
+            'GET /v1/tenants/current/legal-holds/{holdId}',
+            'POST /v1/tenants/current/legal-holds/{holdId}/release',
+          ]),
           summary:
             'Place a legal hold on the whole tenant, one member or one project. LEGAL_HOLD_SCOPE_INVALID: not exactly one scope; SUBJECT_NOT_IN_TENANT: the user is not a member; LEGAL_HOLD_SCOPE_NOT_FOUND: no such project here',
         },

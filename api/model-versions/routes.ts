@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import {
   CreateModelVersionBodyDto,
@@ -33,6 +34,13 @@ export const modelVersionsRoutes = (deps: AppDeps, http: HttpConventions) =>
         body: CreateModelVersionBodyDto,
         response: { 201: envelope(ModelVersionDto) },
         detail: {
+          ...links({ modelVersionId: '$response.body#/data/id' }, [
+            'GET /v1/model-versions/{modelVersionId}',
+            'POST /v1/model-versions/{modelVersionId}/upload-urls',
+            'PUT /v1/model-versions/{modelVersionId}/object-content',
+            'POST /v1/model-versions/{modelVersionId}/validations',
+            'POST /v1/model-versions/{modelVersionId}/edge-inference-package',
+          ]),
           summary:
             'Register a model version (status draft) from exactly one source. The source is checked here, nothing is read from ' +
             'storage yet: IMPORTED_CHECKPOINT_INVALID_PATH (a path or bundle key that is empty, absolute, has . or .. segments, //, a ' +

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { z } from 'zod'
 import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { sessionCookie } from '../http/session-cookie'
 import { sessionEnvelope } from '../sign-in/respond'
@@ -55,6 +56,7 @@ export const onboardingRoutes = (deps: AppDeps, http: HttpConventions) =>
         body: CreateUserBody,
         response: { 201: z.union([AuthSessionEnvelopeSwaggerDto, envelope(ProvisionedUserDto)]) },
         detail: {
+          ...links({ userId: '$response.body#/data/user/id' }, ['POST /v1/users/{userId}/password-reset-requests']),
           summary: 'Register an account and start a session (public), or provision a member of your tenant (tenant:manage)',
           'x-permissions': ['tenant:manage'],
           tags: ['Accounts'],
@@ -73,7 +75,10 @@ export const onboardingRoutes = (deps: AppDeps, http: HttpConventions) =>
         errors: ['T400', 'A409'],
         body: CreateTenantInvitationBodyDto,
         response: { 201: envelope(TenantInvitationDto) },
-        detail: { summary: `Invite an address to the current tenant with a role; mails a single-use link (7 days)` },
+        detail: {
+          ...links({ invitationId: '$response.body#/data/id' }, ['DELETE /v1/tenant-invitations/{invitationId}']),
+          summary: `Invite an address to the current tenant with a role; mails a single-use link (7 days)`,
+        },
       },
     )
     .get('/tenant-invitations', async ({ request, ctx, query }) => page(request, await listInvitations(deps, ctx, query)), {

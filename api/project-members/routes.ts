@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../compose'
 import { envelope, ifMatchVersion, listEnvelope, ok, okVersioned, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { AddProjectMemberBodyDto, ListProjectMembersQuery, ProjectMemberDto, ProjectMemberParams, UpdateProjectMemberBodyDto } from './model'
 import { addProjectMember, getProjectMember, listMembersOfProject, patchProjectMember, removeProjectMember } from './service'
@@ -35,6 +36,11 @@ export const projectMembersRoutes = (deps: AppDeps, http: HttpConventions) =>
         body: AddProjectMemberBodyDto,
         response: { 201: envelope(ProjectMemberDto) },
         detail: {
+          ...links({ projectId: '$request.path.projectId', userId: '$response.body#/data/userId' }, [
+            'GET /v1/projects/{projectId}/members/{userId}',
+            'PATCH /v1/projects/{projectId}/members/{userId}',
+            'DELETE /v1/projects/{projectId}/members/{userId}',
+          ]),
           summary:
             'Add a tenant member to the project with a role, an optional overlay and expiry. SUBJECT_NOT_IN_TENANT (404): not a member of this tenant; USER_ALREADY_MEMBER (409): already in the project',
         },

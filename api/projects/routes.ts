@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../compose'
 import { envelope, ifMatchVersion, listEnvelope, okVersioned, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { CreateProjectBodyDto, ListProjectsQuery, ProjectDto, ProjectParams, UpdateProjectBodyDto } from './model'
 import { archiveTenantProject, createProject, getProject, listTenantProjects, patchProject } from './service'
@@ -29,7 +30,16 @@ export const projectsRoutes = (deps: AppDeps, http: HttpConventions) =>
         errors: ['T400', 'T409', 'PR409'],
         body: CreateProjectBodyDto,
         response: { 201: envelope(ProjectDto) },
-        detail: { summary: 'Create a project. PROJECT_SLUG_CONFLICT (409): the slug is taken in this tenant' },
+        detail: {
+          ...links({ projectId: '$response.body#/data/id' }, [
+            'GET /v1/projects/{projectId}',
+            'PATCH /v1/projects/{projectId}',
+            'DELETE /v1/projects/{projectId}',
+            'GET /v1/projects/{projectId}/members',
+            'POST /v1/projects/{projectId}/members',
+          ]),
+          summary: 'Create a project. PROJECT_SLUG_CONFLICT (409): the slug is taken in this tenant',
+        },
       },
     )
     .get(

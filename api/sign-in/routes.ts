@@ -3,6 +3,7 @@ import { z } from 'zod'
 import type { AppDeps } from '../compose'
 import { readCookie } from '../http/auth'
 import { envelope, ok } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { secure, sessionCookie } from '../http/session-cookie'
 import { MfaChallengeConfirmRequestDto, PasskeySignInOptionsDto } from '../mfa/model'
@@ -43,7 +44,10 @@ export const signInRoutes = (deps: AppDeps, http: HttpConventions) => {
         errors: ['A400s', 'A409s', 'U401'],
         body: CreateSessionBodyDto,
         response: { 201: AuthSessionEnvelopeSwaggerDto },
-        detail: { summary: 'Sign in with email and password, or with a passkey assertion (see POST /sessions/passkey-challenges)' },
+        detail: {
+          ...links({ sessionId: '$response.body#/data/session/id' }, ['DELETE /v1/sessions/{sessionId}']),
+          summary: 'Sign in with email and password, or with a passkey assertion (see POST /sessions/passkey-challenges)',
+        },
       },
     )
     .post(

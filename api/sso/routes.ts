@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../compose'
 import { envelope, ifMatchVersion, listEnvelope, ok, okVersioned, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { PageQuery } from '../platform/pagination'
 import {
@@ -46,7 +47,13 @@ export const ssoRoutes = (deps: AppDeps, http: HttpConventions) => {
           errors: ['T400', 'T409'],
           body: CreateTenantSsoConnectionRequestDto,
           response: { 201: envelope(TenantSsoConnectionDto) },
-          detail: { summary: 'Add an OIDC connection; the client secret is stored encrypted and is write-only' },
+          detail: {
+            ...links({ connectionId: '$response.body#/data/id' }, [
+              'GET /v1/tenants/current/sso-connections/{connectionId}',
+              'PATCH /v1/tenants/current/sso-connections/{connectionId}',
+            ]),
+            summary: 'Add an OIDC connection; the client secret is stored encrypted and is write-only',
+          },
         },
       )
       .get(

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import {
   CreateStorageReconciliationJobBodyDto,
@@ -64,7 +65,10 @@ export const storageRoutes = (deps: AppDeps, http: HttpConventions) => {
         errors: ['T400', 'S400', 'T409'],
         body: CreateStorageReconciliationJobBodyDto,
         response: { 201: envelope(CreateStorageReconciliationJobResponseDto) },
-        detail: { summary: 'Start reconciling storage with the platform records, or return the job already queued or running' },
+        detail: {
+          ...links({ jobId: '$response.body#/data/job/id' }, ['GET /v1/tenants/current/storage-reconciliation-jobs/{jobId}']),
+          summary: 'Start reconciling storage with the platform records, or return the job already queued or running',
+        },
       },
     )
     .get('/tenants/current/storage-reconciliation-jobs', async ({ request, ctx, query }) => page(request, await listReconciliationJobs(deps, ctx, query)), {

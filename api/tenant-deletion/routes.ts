@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../compose'
 import { envelope, ok } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { StartTenantDeletionBodyDto, TenantDeletionJobDto, TenantDeletionJobParams } from './model'
 import { getTenantDeletionJob, requestTenantDeletion, retryTenantDeletionJob } from './service'
@@ -21,6 +22,10 @@ export const tenantDeletionRoutes = (deps: AppDeps, http: HttpConventions) =>
         body: StartTenantDeletionBodyDto,
         response: { 201: envelope(TenantDeletionJobDto) },
         detail: {
+          ...links({ jobId: '$response.body#/data/id' }, [
+            'GET /v1/tenants/current/deletion-jobs/{jobId}',
+            'POST /v1/tenants/current/deletion-jobs/{jobId}/retry',
+          ]),
           summary: 'Start deleting the tenant (owners): revokes every credential, empties its buckets, deletes its rows, signs a receipt',
         },
       },

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { CompleteTrainingJobBodyDto, CreateTrainingJobBodyDto, ListTrainingJobsQuery, TrainingJobDto, TrainingJobParams } from './model'
 import { completeTrainingJob, createTrainingJob, getTrainingJob, listJobs } from './service'
@@ -21,7 +22,13 @@ export const trainingJobsRoutes = (deps: AppDeps, http: HttpConventions) =>
         errors: ['M400', 'M409'],
         body: CreateTrainingJobBodyDto,
         response: { 201: envelope(TrainingJobDto) },
-        detail: { summary: 'Record a training job; it starts running' },
+        detail: {
+          ...links({ trainingJobId: '$response.body#/data/id' }, [
+            'GET /v1/training-jobs/{trainingJobId}',
+            'POST /v1/training-jobs/{trainingJobId}/completion',
+          ]),
+          summary: 'Record a training job; it starts running',
+        },
       },
     )
     .get('', async ({ request, ctx, query }) => page(request, await listJobs(deps, ctx, query)), {

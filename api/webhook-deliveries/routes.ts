@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../compose'
 import { envelope, listEnvelope, ok, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import {
   EndpointParams,
@@ -82,6 +83,12 @@ export const webhookDeliveriesRoutes = (deps: AppDeps, http: HttpConventions) =>
         errors: ['T400', 'T404', 'T409', 'WD409'],
         params: EndpointParams,
         response: { 202: envelope(WebhookMessageDto) },
-        detail: { summary: 'Send a webhook_endpoint.test event to this endpoint only; answers its message' },
+        detail: {
+          ...links({ endpointId: '$request.path.endpointId', messageId: '$response.body#/data/id' }, [
+            'GET /v1/webhook-endpoints/{endpointId}/messages/{messageId}',
+            'POST /v1/webhook-endpoints/{endpointId}/messages/{messageId}/redeliveries',
+          ]),
+          summary: 'Send a webhook_endpoint.test event to this endpoint only; answers its message',
+        },
       },
     )

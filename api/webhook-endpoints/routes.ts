@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { z } from 'zod'
 import type { AppDeps } from '../compose'
 import { envelope, ifMatchVersion, listEnvelope, ok, okVersioned, page } from '../http/envelope'
+import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { RemovalResultDto } from '../memberships/model'
 import { eventTypeDocs } from './event-types'
@@ -33,7 +34,18 @@ export const webhookEndpointsRoutes = (deps: AppDeps, http: HttpConventions) =>
         errors: ['T400', 'T409'],
         body: CreateWebhookEndpointBodyDto,
         response: { 201: envelope(CreateWebhookEndpointResponseDto) },
-        detail: { summary: 'Register an HTTPS endpoint for a subset of the event catalogue; the signing secret is in this response only' },
+        detail: {
+          ...links({ endpointId: '$response.body#/data/endpoint/id' }, [
+            'GET /v1/webhook-endpoints/{endpointId}',
+            'PATCH /v1/webhook-endpoints/{endpointId}',
+            'DELETE /v1/webhook-endpoints/{endpointId}',
+            'POST /v1/webhook-endpoints/{endpointId}/secret-rotations',
+            'GET /v1/webhook-endpoints/{endpointId}/messages',
+            'POST /v1/webhook-endpoints/{endpointId}/recoveries',
+            'POST /v1/webhook-endpoints/{endpointId}/test-events',
+          ]),
+          summary: 'Register an HTTPS endpoint for a subset of the event catalogue; the signing secret is in this response only',
+        },
       },
     )
     .get('/webhook-endpoints', async ({ request, ctx, query }) => page(request, await listWebhookEndpoints(deps, ctx, query)), {
