@@ -7,7 +7,10 @@ export const AuditEntryDto = eventCatalogue['audit.entry'].data.meta({ id: 'Audi
 
 // from and to are plain strings in the schema so a missing or unparsable one answers the audit log's own codes
 // (AUDIT_LOG_TIME_RANGE_REQUIRED, AUDIT_LOG_INVALID_TIME_RANGE) rather than a generic VALIDATION_ERROR.
-const instant = (what: string) => z.string().max(64).optional().describe(`${what} (RFC 3339). Required.`)
+// The document states what the service checks (both named, RFC 3339), through zod's metadata, which reaches the
+// JSON Schema only: validation stays the service's.
+const instant = (what: string) => z.string().max(64).optional().describe(`${what} (RFC 3339). Required.`).meta({ format: 'date-time' })
+const WINDOW_REQUIRED = { required: ['from', 'to'] }
 const TimeRange = { from: instant('Start of the window, inclusive'), to: instant('End of the window, exclusive') }
 
 export const ListAuditLogQuery = PageQuery.extend({
@@ -24,9 +27,9 @@ export const ListAuditLogQuery = PageQuery.extend({
     .optional(),
   targetId: z.string().min(1).max(200).optional(),
   outcome: z.enum(['success', 'failure']).optional(),
-})
+}).meta(WINDOW_REQUIRED)
 
-export const AuditTimeRangeBodyDto = z.strictObject(TimeRange).meta({ id: 'AuditTimeRangeBodyDto' })
+export const AuditTimeRangeBodyDto = z.strictObject(TimeRange).meta({ id: 'AuditTimeRangeBodyDto', ...WINDOW_REQUIRED })
 
 export const AuditVerificationDto = z
   .object({

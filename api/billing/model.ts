@@ -40,7 +40,7 @@ export const UpdateSubscriptionBodyDto = z
     status: z.enum(['active', 'paused']).optional().describe('paused pauses an active subscription; active resumes a paused one'),
   })
   .refine((b) => Object.keys(b).length > 0, 'name at least one of planId, cancelAtPeriodEnd, status')
-  .meta({ id: 'UpdateSubscriptionBodyDto' })
+  .meta({ id: 'UpdateSubscriptionBodyDto', minProperties: 1 })
 
 export const PaymentEventBodyDto = z
   .strictObject({

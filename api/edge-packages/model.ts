@@ -33,6 +33,7 @@ export const EdgeInferencePackageRequestDto = z
     wireProtocols: z
       .array(z.enum(WIRE_PROTOCOLS))
       .min(1)
+      .meta({ uniqueItems: true })
       .default(['openpi-ws'])
       .describe(
         'Default ["openpi-ws"]; lerobot-grpc only on image lines that ship LeRobot (x86-cuda, jetson-jp6). In local mode the list must ' +

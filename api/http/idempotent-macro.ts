@@ -27,7 +27,7 @@ const keyParameter = (scope: string) =>
     in: 'header',
     name: 'Idempotency-Key',
     required: false,
-    schema: { type: 'string', minLength: 1, maxLength: 255 },
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
     description: `Unique per ${scope} for 24 hours; a repeat with the same body replays the first response.`,
   }) as const
 const KEY_PARAMETERS = { tenant: [keyParameter('tenant (per user without a tenant; per operation when public)')], user: [keyParameter('calling user')] }

@@ -13,6 +13,15 @@ const HoldScopeInput = z
     projectId: z.uuid().optional().describe('The held project (kind project only)'),
   })
   .describe('Exactly one scope: the whole tenant, one member or one project')
+  // The variants the service enforces, stated in the document only (zod metadata), so an unknown kind stays
+  // LEGAL_HOLD_SCOPE_INVALID rather than a schema error.
+  .meta({
+    oneOf: [
+      { properties: { kind: { const: 'tenant' }, userId: false, projectId: false }, required: ['kind'] },
+      { properties: { kind: { const: 'member' }, projectId: false }, required: ['kind', 'userId'] },
+      { properties: { kind: { const: 'project' }, userId: false }, required: ['kind', 'projectId'] },
+    ],
+  })
 
 export const CreateLegalHoldBodyDto = z
   .strictObject({
@@ -20,7 +29,8 @@ export const CreateLegalHoldBodyDto = z
     reason: z.string().trim().min(1).max(2000).describe('Why the hold is placed'),
     scope: HoldScopeInput.optional(),
   })
-  .meta({ id: 'CreateLegalHoldBodyDto' })
+  // scope is optional to zod so that a missing one is LEGAL_HOLD_SCOPE_INVALID; the document says it is needed.
+  .meta({ id: 'CreateLegalHoldBodyDto', required: ['matter', 'reason', 'scope'] })
 
 export const LegalHoldDto = z
   .object({

@@ -42,7 +42,7 @@ export const UpdateCurrentTenantMembershipBodyDto = z
     expiresAt: z.iso.datetime({ offset: true }).nullable().optional().describe('null: never expires'),
   })
   .refine((b) => Object.keys(b).length > 0, 'give at least one of role, status, expiresAt')
-  .meta({ id: 'UpdateCurrentTenantMembershipBodyDto' })
+  .meta({ id: 'UpdateCurrentTenantMembershipBodyDto', minProperties: 1 })
 export type UpdateMembershipBody = z.infer<typeof UpdateCurrentTenantMembershipBodyDto>
 
 export const RemovalResultDto = z.object({ removed: z.literal(true) }).meta({ id: 'RemovalResultDto' })

@@ -34,7 +34,7 @@ export const UpdateProjectMemberBodyDto = z
     expiresAt: ExpiresAt.nullable().optional().describe('null: never expires'),
   })
   .refine((b) => Object.keys(b).length > 0, 'give at least one of role, overlay, expiresAt')
-  .meta({ id: 'UpdateProjectMemberBodyDto' })
+  .meta({ id: 'UpdateProjectMemberBodyDto', minProperties: 1 })
 
 export const ProjectMemberDto = z
   .object({

@@ -2,8 +2,11 @@ import { z } from 'zod'
 import type { Config } from '../platform/config'
 import { ApiError } from '../platform/errors'
 
+/** What a region id looks like (the local region's `local` too). */
+export const REGION_ID_PATTERN = '^[a-z0-9-]{2,32}$'
+
 const RegionConfig = z.object({
-  id: z.string().regex(/^[a-z0-9-]{2,32}$/),
+  id: z.string().regex(new RegExp(REGION_ID_PATTERN)),
   name: z.string(),
   endpoint: z.string().url(),
   // Empty keys: the region is announced but nobody gave us credentials for it yet.

@@ -33,7 +33,11 @@ export const CompleteTrainingJobBodyDto = z
       ),
     reason: z.string().trim().min(1).max(1000).optional().describe('failed only: why; published in training_job.failed'),
   })
-  .meta({ id: 'CompleteTrainingJobBodyDto' })
+  // The pairing the service checks (its field errors stay), stated for the document.
+  .meta({
+    id: 'CompleteTrainingJobBodyDto',
+    oneOf: [{ properties: { status: { const: 'completed' }, reason: false } }, { properties: { status: { const: 'failed' }, outputArtifactPath: false } }],
+  })
 
 export const TrainingJobDto = z
   .object({

@@ -6,17 +6,29 @@ export const USAGE_SUMMARY_MAX_DAYS = 367
 
 // scope and groupBy are plain strings in the schema so an unknown one answers USAGE_SUMMARY_SCOPE_INVALID (scope) or
 // a field error naming it, rather than a schema error without the code.
-export const UsageSummaryQuery = z.object({
-  scope: z.string().max(40).default('tenant').describe('tenant: every meter of the tenant; project: one project (projectId); meter: one meter (meter)'),
-  from: z.string().max(64).optional().describe('Start of the window, inclusive (RFC 3339). Required.'),
-  to: z.string().max(64).optional().describe(`End of the window, exclusive (RFC 3339). Required; at most ${USAGE_SUMMARY_MAX_DAYS} days after from.`),
-  projectId: z.string().max(64).optional().describe("The project, for scope=project (another tenant's project is NOT_FOUND)"),
-  meter: z.string().max(80).optional().describe('The meter, for scope=meter'),
-  groupBy: z
-    .union([z.string().max(40), z.array(z.string().max(20)).max(4)])
-    .optional()
-    .describe('project, day (UTC), or both (comma-separated or repeated). Rows are always per meter'),
-})
+export const UsageSummaryQuery = z
+  .object({
+    scope: z
+      .string()
+      .max(40)
+      .default('tenant')
+      .meta({ enum: ['tenant', 'project', 'meter'] })
+      .describe('tenant: every meter of the tenant; project: one project (projectId); meter: one meter (meter)'),
+    from: z.string().max(64).optional().meta({ format: 'date-time' }).describe('Start of the window, inclusive (RFC 3339). Required.'),
+    to: z
+      .string()
+      .max(64)
+      .optional()
+      .meta({ format: 'date-time' })
+      .describe(`End of the window, exclusive (RFC 3339). Required; at most ${USAGE_SUMMARY_MAX_DAYS} days after from.`),
+    projectId: z.string().max(64).optional().describe("The project, for scope=project (another tenant's project is NOT_FOUND)"),
+    meter: z.string().max(80).optional().describe('The meter, for scope=meter'),
+    groupBy: z
+      .union([z.string().max(40), z.array(z.string().max(20)).max(4)])
+      .optional()
+      .describe('project, day (UTC), or both (comma-separated or repeated). Rows are always per meter'),
+  })
+  .meta({ required: ['from', 'to'] }) // the service names a missing one; the document says both are needed
 
 const Quantity = z.string().regex(/^\d+$/).describe("A whole number of the meter's unit, as decimal digits (exact beyond 2^53)")
 

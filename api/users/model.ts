@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { PASSWORD_MIN_LENGTH } from '../identity/passwords'
 import { ROLES } from '../identity/permissions'
 
 // RFC 5321 caps the local part at 64 octets; a JSON Schema "email" validator refuses longer ones, so do we.
@@ -78,7 +79,8 @@ export const AdminUserProvisioningBodyDto = z
 export const CreateUserBody = z
   .strictObject({
     email: Email,
-    password: Password.optional().describe('Self-registration only'),
+    // The password policy's length (checkPasswordPolicy answers PASSWORD_POLICY_VIOLATION), for the document.
+    password: Password.optional().meta({ minLength: PASSWORD_MIN_LENGTH }).describe('Self-registration only'),
     mode: AdminUserProvisioningBodyDto.shape.mode.optional().describe('Provisioning only'),
     role: z.enum(ROLES).optional().describe('Provisioning only'),
     displayName: AdminUserProvisioningBodyDto.shape.displayName.describe('Provisioning only'),
@@ -93,7 +95,15 @@ export const CreateUserBody = z
       ctx.addIssue({ code: 'custom', path: ['role'], message: 'required with mode' })
     }
   })
-  .meta({ id: 'CreateUserBodyDto', description: 'Self-registration {email, password} or administrator provisioning {mode, role, email, displayName?}' })
+  .meta({
+    id: 'CreateUserBodyDto',
+    description: 'Self-registration {email, password} or administrator provisioning {mode, role, email, displayName?}',
+    // The two variants superRefine checks, for the document (its field errors stay as they are).
+    oneOf: [
+      { required: ['email', 'password'], properties: { mode: false, role: false, displayName: false } },
+      { required: ['email', 'mode', 'role'], properties: { password: false } },
+    ],
+  })
 export const isProvisioning = (body: unknown): boolean => typeof body === 'object' && body !== null && 'mode' in body && !('password' in body)
 
 export const ProvisionedUserDto = z

@@ -3347,6 +3347,7 @@ export interface components {
             updatedAt: string;
         };
         ProvisionStorageBucketBodyDto: {
+            /** @description One of GET /v1/storage-regions */
             regionId: string;
         };
         TenantStorageSummaryDto: {
@@ -3650,7 +3651,13 @@ export interface components {
             role?: "owner" | "admin" | "researcher" | "billing_admin" | "viewer";
             /** @description Provisioning only */
             displayName?: string | null;
-        };
+        } & ({
+            mode?: never;
+            role?: never;
+            displayName?: never;
+        } | {
+            password?: never;
+        });
         ProvisionedUserDto: {
             user: components["schemas"]["UserDto"];
             membership: {
@@ -3878,7 +3885,7 @@ export interface components {
             /** @description Why the hold is placed */
             reason: string;
             /** @description Exactly one scope: the whole tenant, one member or one project */
-            scope?: {
+            scope: {
                 /** @description tenant (everything of this tenant), member (one user, with userId) or project (one project, with projectId) */
                 kind: string;
                 /**
@@ -3891,7 +3898,20 @@ export interface components {
                  * @description The held project (kind project only)
                  */
                 projectId?: string;
-            };
+            } & ({
+                /** @constant */
+                kind: "tenant";
+                userId?: never;
+                projectId?: never;
+            } | {
+                /** @constant */
+                kind: "member";
+                projectId?: never;
+            } | {
+                /** @constant */
+                kind: "project";
+                userId?: never;
+            });
         };
         LegalHoldDto: {
             /** Format: uuid */
@@ -4355,7 +4375,15 @@ export interface components {
             outputArtifactPath?: string;
             /** @description failed only: why; published in training_job.failed */
             reason?: string;
-        };
+        } & ({
+            /** @constant */
+            status?: "completed";
+            reason?: never;
+        } | {
+            /** @constant */
+            status?: "failed";
+            outputArtifactPath?: never;
+        });
         CreateModelVersionBodyDto: {
             name: string;
             /**
@@ -4794,10 +4822,16 @@ export interface components {
             redelivered: number;
         };
         AuditTimeRangeBodyDto: {
-            /** @description Start of the window, inclusive (RFC 3339). Required. */
-            from?: string;
-            /** @description End of the window, exclusive (RFC 3339). Required. */
-            to?: string;
+            /**
+             * Format: date-time
+             * @description Start of the window, inclusive (RFC 3339). Required.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the window, exclusive (RFC 3339). Required.
+             */
+            to: string;
         };
         AuditVerificationDto: {
             /** Format: date-time */
@@ -17283,11 +17317,11 @@ export interface operations {
     };
     "getV1TenantsCurrentAudit-log": {
         parameters: {
-            query?: {
+            query: {
                 pageSize?: number;
                 pageToken?: string;
-                from?: string;
-                to?: string;
+                from: string;
+                to: string;
                 actorId?: string;
                 action?: string;
                 targetType?: string;
@@ -18023,10 +18057,10 @@ export interface operations {
     };
     "getV1TenantsCurrentUsage-summary": {
         parameters: {
-            query?: {
-                scope?: string;
-                from?: string;
-                to?: string;
+            query: {
+                scope?: "tenant" | "project" | "meter";
+                from: string;
+                to: string;
                 projectId?: string;
                 meter?: string;
                 groupBy?: string | string[];

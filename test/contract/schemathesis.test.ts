@@ -32,6 +32,9 @@ const ENDS_OWN_CREDENTIAL = [
   'POST /v1/sessions/bulk-invalidation-requests', // ends every session, this one included
   'DELETE /v1/api-keys/{apiKeyId}', // may revoke the fuzzer's own token (its id is in the list responses)
   'POST /v1/api-keys/memberships/{membershipId}/revocations', // revokes every token of the fuzzer's membership
+  // The document says a change names at least one field, so the fuzzer sends one: an expiresAt or status disabled on
+  // its own membership (its id is in the list responses) ends every credential of it.
+  'PATCH /v1/tenants/current/memberships/{membershipId}',
 ]
 /** Left out of the cookie pass only: an auth policy that requires MFA or SSO would hold the session at the gate. */
 const GATES_OWN_SESSION = ['PATCH /v1/tenants/current/auth-policy', 'POST /v1/sessions/current-membership-switches']
