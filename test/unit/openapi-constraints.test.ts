@@ -1,0 +1,95 @@
+// The document states checks the server makes outside zod's validation (api/*/model.ts `.meta`), so a generated
+// client refuses what the server would. Each statement is read from the served document and held against the
+// server's own check on the same samples, so the two cannot drift apart.
+import { expect, test } from 'bun:test'
+import { parseIdempotencyKey } from '../../api/http/idempotency'
+import { PASSWORD_MIN_LENGTH } from '../../api/identity/passwords'
+import { HOLD_SCOPE_KINDS } from '../../api/legal-holds/model'
+import { UpdateCurrentTenantMembershipBodyDto } from '../../api/memberships/model'
+import { UpdateProjectMemberBodyDto } from '../../api/project-members/model'
+import { UpdateSubscriptionBodyDto } from '../../api/billing/model'
+import { CreateUserBody } from '../../api/users/model'
+import { openapiDocument } from '../../scripts/api-types'
+
+type Json = Record<string, any>
+const doc = (await openapiDocument()) as unknown as Json
+const schemas = doc.components.schemas as Record<string, Json>
+const op = (method: string, path: string) => doc.paths[path][method] as Json
+const param = (o: Json, name: string) => (o.parameters as Json[]).find((p) => p.name === name) as Json
+
+/** Whether an object matches a oneOf branch of the shapes used here: its required names present, its false ones absent,
+ *  its consts equal. */
+const matches = (branch: Json, body: Json) =>
+  (branch.required ?? []).every((k: string) => k in body) &&
+  Object.entries(branch.properties ?? {}).every(([k, s]) => (s === false ? !(k in body) : (s as Json).const === undefined || body[k] === (s as Json).const))
+
+test('Idempotency-Key: the pattern and length the document states are the ones the server enforces', () => {
+  const schema = param(op('post', '/v1/projects'), 'Idempotency-Key').schema as Json
+  const pattern = new RegExp(schema.pattern)
+  const accepts = (key: string) => {
+    try {
+      return parseIdempotencyKey(key) === key
+    } catch {
+      return false
+    }
+  }
+  for (const key of ['4f1c6c1e-8b7e-4c1a-9a57-0a7c4e0f5f1b', 'a', '~!#', 'a b', 'é', '\t', 'x'.repeat(255), 'x'.repeat(256)]) {
+    const stated = pattern.test(key) && key.length >= schema.minLength && key.length <= schema.maxLength
+    expect({ key, stated }).toEqual({ key, stated: accepts(key) })
+  }
+})
+
+test('POST /v1/users: exactly one stated variant fits each body the server takes, and none fits one it refuses', () => {
+  const body = schemas.CreateUserBodyDto as Json
+  expect(body.properties.password.minLength).toBe(PASSWORD_MIN_LENGTH)
+  const email = 'someone@example.com'
+  const samples: Json[] = [
+    { email, password: 'correct horse battery' },
+    { email, mode: 'invite', role: 'viewer' },
+    { email, mode: 'create', role: 'admin', displayName: 'Ada' },
+    { email, password: 'correct horse battery', mode: 'invite' },
+    { email, password: 'correct horse battery', role: 'viewer' },
+    { email },
+    { email, mode: 'invite' },
+    { email, displayName: 'Ada' },
+  ]
+  for (const sample of samples) {
+    const fitting = (body.oneOf as Json[]).filter((b) => matches(b, sample)).length
+    expect({ sample, fitting }).toEqual({ sample, fitting: CreateUserBody.safeParse(sample).success ? 1 : 0 })
+  }
+})
+
+test('a legal hold names its scope, one of the kinds the service knows, each with the id it needs', () => {
+  const body = schemas.CreateLegalHoldBodyDto as Json
+  expect(body.required).toContain('scope')
+  const variants = body.properties.scope.oneOf as Json[]
+  expect(variants.map((v) => v.properties.kind.const)).toEqual([...HOLD_SCOPE_KINDS])
+  expect(variants.map((v) => v.required)).toEqual([['kind'], ['kind', 'userId'], ['kind', 'projectId']])
+})
+
+test('the audit and usage windows are stated: from and to, RFC 3339, both required', () => {
+  for (const o of [op('get', '/v1/tenants/current/audit-log'), op('get', '/v1/tenants/current/usage-summary')])
+    for (const name of ['from', 'to'])
+      expect({ name, required: param(o, name).required, format: param(o, name).schema.format }).toEqual({ name, required: true, format: 'date-time' })
+  expect(schemas.AuditTimeRangeBodyDto?.required).toEqual(['from', 'to'])
+  expect(param(op('get', '/v1/tenants/current/usage-summary'), 'scope').schema.enum).toEqual(['tenant', 'project', 'meter'])
+})
+
+test('a change that names no field is refused by the server and by the document alike', () => {
+  for (const [name, model] of [
+    ['UpdateCurrentTenantMembershipBodyDto', UpdateCurrentTenantMembershipBodyDto],
+    ['UpdateProjectMemberBodyDto', UpdateProjectMemberBodyDto],
+    ['UpdateSubscriptionBodyDto', UpdateSubscriptionBodyDto],
+  ] as const) {
+    expect({ name, minProperties: schemas[name]?.minProperties }).toEqual({ name, minProperties: 1 })
+    expect(model.safeParse({}).success).toBe(false)
+  }
+})
+
+test('a completion pairs reason with failed and the artifact with completed', () => {
+  const variants = schemas.CompleteTrainingJobBodyDto?.oneOf as Json[]
+  expect(variants.filter((v) => matches(v, { status: 'completed', outputArtifactPath: 'runs/1/model.onnx' }))).toHaveLength(1)
+  expect(variants.filter((v) => matches(v, { status: 'failed', reason: 'diverged' }))).toHaveLength(1)
+  expect(variants.filter((v) => matches(v, { status: 'failed', outputArtifactPath: 'runs/1/model.onnx' }))).toHaveLength(0)
+  expect(variants.filter((v) => matches(v, { status: 'completed', reason: 'done' }))).toHaveLength(0)
+})
