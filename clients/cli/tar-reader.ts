@@ -45,7 +45,7 @@ export class TarReader {
   /** Bytes of the current entry still to come, and the padding after them. */
   private remaining = 0
   private padding = 0
-  private mode: 'header' | 'file' | 'pax' | 'skip' = 'header'
+  private mode: 'header' | 'file' | 'pax' | 'longname' | 'skip' = 'header'
   private pax: Uint8Array[] = []
   private paxPath: string | null = null
   private ended = false
@@ -55,17 +55,18 @@ export class TarReader {
   write(chunk: Uint8Array): void {
     let data = chunk
     while (data.length > 0) {
-      if (this.mode === 'file' || this.mode === 'pax' || this.mode === 'skip') {
+      if (this.mode !== 'header') {
         if (this.remaining > 0) {
           const take = Math.min(this.remaining, data.length)
           const part = data.subarray(0, take)
           if (this.mode === 'file') this.sink.data(part)
-          else if (this.mode === 'pax') this.pax.push(part.slice())
+          else if (this.mode === 'pax' || this.mode === 'longname') this.pax.push(part.slice())
           this.remaining -= take
           data = data.subarray(take)
           if (this.remaining > 0) return
           if (this.mode === 'file') this.sink.end()
           if (this.mode === 'pax') this.readPax()
+          if (this.mode === 'longname') this.readLongName()
         }
         const skip = Math.min(this.padding, data.length)
         this.padding -= skip
@@ -108,8 +109,9 @@ export class TarReader {
     this.paxPath = null
     this.remaining = size
     this.padding = (BLOCK - (size % BLOCK)) % BLOCK
-    if (type === 'x') {
-      this.mode = 'pax'
+    if (type === 'x' || type === 'L') {
+      // pax extended header, or GNU tar's long name
+      this.mode = type === 'x' ? 'pax' : 'longname'
       this.pax = []
     } else if (type === 'g') {
       this.mode = 'skip'
@@ -125,6 +127,14 @@ export class TarReader {
       throw new TarFormatError(`entry ${JSON.stringify(raw)} is not a regular file or folder (type ${JSON.stringify(type)})`)
     }
     if (this.remaining === 0 && this.mode === 'pax') this.readPax()
+    if (this.remaining === 0 && this.mode === 'longname') this.readLongName()
+  }
+
+  private readLongName(): void {
+    const name = Buffer.concat(this.pax).toString('utf8')
+    this.pax = []
+    const nul = name.indexOf('\0')
+    this.paxPath = nul === -1 ? name : name.slice(0, nul)
   }
 
   private readPax(): void {
