@@ -15,6 +15,7 @@ import { sealAuditBatch } from '../api/audit/queries'
 import { findSignInAccount } from '../api/sign-in/queries'
 import { findSigner } from '../api/sign-in/policy'
 import { openAuditedSession } from '../api/sign-in/service'
+import { baselineEnv } from './argon2-baseline'
 import { settle } from './cpu-use'
 import { benchmark } from './harness'
 import { signIn } from './rows'
@@ -147,7 +148,7 @@ await benchmark(
               `    argon2id ${argon2.toFixed(0)} µs, everything else ${(total - argon2).toFixed(0)} µs a sign-in: at most ${((100 * argon2) / total).toFixed(1)}% of bare argon2id`,
             )
             // Bare argon2id's own CPU a verification (bench/argon2-baseline.ts, its own process, the same concurrency).
-            const bare = Bun.spawn([process.execPath, join(import.meta.dir, 'argon2-baseline.ts'), '10', String(c)], { stdout: 'pipe' })
+            const bare = Bun.spawn([process.execPath, join(import.meta.dir, 'argon2-baseline.ts'), '10', String(c)], { stdout: 'pipe', env: baselineEnv() })
             const { verifies } = JSON.parse((await new Response(bare.stdout).text()).trim().split('\n').at(-1)!) as { verifies: number }
             await bare.exited
             console.log(`    bare argon2id: ${(Number(bare.resourceUsage()!.cpuTime.total) / verifies).toFixed(0)} µs of CPU a verification`)

@@ -24,6 +24,14 @@ export const ARGON2 = { algorithm: 'argon2id', memoryCost: 19_456, timeCost: 2 }
  *  core the two contend for. */
 export const HASHER_NICE = 10
 
+/** The child's allocator keeps the memory a verification freed for the next one instead of handing it back to the
+ *  system. By default Bun's allocator (mimalloc) returns a hash's 19 MiB about 100 ms after it is freed, and the next
+ *  hash faults all 4,870 pages in again and zeroes them: between sign-ins that arrive with gaps, 2-3 ms of CPU a
+ *  verification (10%) that bare argon2id, hashing back to back, never pays (bench/README.md "Password sign-in"). The
+ *  cost: the child holds one hash's memory per thread that has hashed (19 MiB each, at most its pool's size), which
+ *  a burst of sign-ins would take anyway; it goes with the child. */
+export const HASHER_ALLOCATOR = { MIMALLOC_PURGE_DELAY: '-1' } as const
+
 export type HashJob = { op: 'hash'; password: string } | { op: 'verify'; password: string; hash: string }
 export type HashAnswer = { id: number; ok: true; result: string | boolean } | { id: number; ok: false; error: string }
 
@@ -95,7 +103,7 @@ export class PasswordHasher {
       stderr: 'inherit',
       detached: true,
       // It needs none of the API's settings, and its environment is no place for the API's secrets.
-      env: { PATH: process.env.PATH ?? '' },
+      env: { PATH: process.env.PATH ?? '', ...HASHER_ALLOCATOR },
     })
     try {
       setPriority(child.pid, HASHER_NICE)

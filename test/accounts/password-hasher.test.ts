@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { getPriority } from 'node:os'
-import { HASHER_NICE, PasswordHasher } from '../../api/identity/password-hasher'
+import { ARGON2, HASHER_ALLOCATOR, HASHER_NICE, PasswordHasher } from '../../api/identity/password-hasher'
 import { hashPassword, verifyPassword } from '../../api/identity/passwords'
 
 const statOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
@@ -44,8 +44,46 @@ describe('password hashing', () => {
     const environ = readFileSync(`/proc/${children[0]}/environ`, 'utf8')
       .split('\0')
       .map((kv) => kv.split('=')[0])
-    expect(environ.filter((k) => k && k !== 'PATH')).toEqual([])
+    expect(environ.filter((k) => k && k !== 'PATH' && !(k in HASHER_ALLOCATOR))).toEqual([])
   })
+
+  test('after an idle second, a verification reuses the memory of the one before: it faults in none of its 19 MiB', async () => {
+    // Page faults of one verification after `idleMs` without hashing, in a process whose allocator has its settings.
+    const faultsAfterIdle = async (verify: () => Promise<unknown>, pid: number, idleMs: number) => {
+      await verify()
+      await Bun.sleep(idleMs)
+      const before = Number(statOf(pid)[7]) // minflt
+      await verify()
+      return Number(statOf(pid)[7]) - before
+    }
+    const pages = (ARGON2.memoryCost * 1024) / 4096 // 4,864
+    const idleMs = 1000 // ten times the allocator's default delay before it hands freed memory back
+
+    // The control: Bun's defaults, as bare argon2id runs. The idle second is long enough to lose the memory here.
+    const script = `
+      const hash = await Bun.password.hash('pw', ${JSON.stringify(ARGON2)})
+      const minflt = () => Number(require('node:fs').readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[7])
+      await Bun.password.verify('pw', hash)
+      await Bun.sleep(${idleMs})
+      const before = minflt()
+      await Bun.password.verify('pw', hash)
+      console.log(minflt() - before)`
+    const control = Bun.spawn([process.execPath, '-e', script], { stdout: 'pipe', env: { PATH: process.env.PATH ?? '' } })
+    const controlFaults = Number((await new Response(control.stdout).text()).trim())
+    expect(await control.exited).toBe(0)
+    expect(controlFaults).toBeGreaterThan(pages * 0.9)
+
+    const before = hasherChildren()
+    const hasher = new PasswordHasher()
+    try {
+      const hash = await hasher.hash('correct horse battery staple')
+      const [child] = hasherChildren().filter((pid) => !before.includes(pid))
+      const faults = await faultsAfterIdle(() => hasher.verify('correct horse battery staple', hash), child!, idleMs)
+      expect(faults).toBeLessThan(pages * 0.1)
+    } finally {
+      hasher.stop()
+    }
+  }, 60_000)
 
   test('while a hash is out the event loop sleeps, and an idle child does not keep its process alive', async () => {
     const hasher = new PasswordHasher()
