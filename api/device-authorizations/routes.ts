@@ -67,7 +67,9 @@ export const deviceAuthorizationsRoutes = (deps: AppDeps, http: HttpConventions)
         errors: ['A400s', 'A404'],
         query: DeviceAuthorizationLookupQuery,
         response: { 200: envelope(DeviceAuthorizationLookupDto) },
-        detail: { summary: 'What the device with this user code asks for (wrong codes spend a small budget: 429 once it is spent)' },
+        detail: {
+          summary: 'What the device with this user code asks for (each code entered, here or to approve or deny, spends a small budget: 429 once it is spent)',
+        },
       },
     )
     .post('/authorizations/approve', async ({ request, ctx, body }) => ok(request, await approveDeviceAuthorization(deps, ctx, body)), {

@@ -175,34 +175,30 @@ async function mintApproved(
 
 // ── The person's side: a signed-in session enters the user code ──────────────────────────────────────────
 
-/** Wrong user codes a user may enter before guessing is refused: a bucket per user in Postgres (api/rate-budgets),
- *  so it holds across replicas. A miss takes a token; once none is left, every entry is refused, right or wrong,
- *  until the bucket refills. */
-async function refuseWhenGuessing({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, userId: string): Promise<void> {
-  const perMinute = config.RATE_LIMIT_DEVICE_CODE_MISSES_PER_MINUTE
+/** User codes a user may enter (right or wrong) before more are refused: a bucket per user in Postgres
+ *  (api/rate-budgets), so it holds across replicas. Each entry takes its token before the code is compared, in one
+ *  statement under the bucket's row lock, so guesses fired in parallel get no more comparisons than guesses in turn
+ *  (a check that read the bucket and then charged a miss would let them all through at once). */
+async function spendEntry({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, userId: string): Promise<void> {
+  const perMinute = config.RATE_LIMIT_DEVICE_CODE_ENTRIES_PER_MINUTE
   if (perMinute <= 0) return
-  // Taking none answers what is left (≥ 0) or minus the seconds until a token is back.
-  const left = await leaseTokens(sql, 'device_code_miss', userId, perMinute, 0)
-  if (left < 0) {
-    const retryAfter = Math.max(1, Math.ceil(-left))
-    throw rateLimited('Too many wrong user codes', { budget: 'device_code_miss', limit: perMinute, windowSeconds: 60, retryAfter })
+  const taken = await leaseTokens(sql, 'device_code_entry', userId, perMinute, 1)
+  if (taken < 1) {
+    const retryAfter = Math.max(1, Math.ceil(-taken))
+    throw rateLimited('Too many user codes entered', { budget: 'device_code_entry', limit: perMinute, windowSeconds: 60, retryAfter })
   }
 }
 
-async function miss({ sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, userId: string): Promise<never> {
-  const perMinute = config.RATE_LIMIT_DEVICE_CODE_MISSES_PER_MINUTE
-  if (perMinute > 0) await leaseTokens(sql, 'device_code_miss', userId, perMinute, 1)
-  throw new ApiError('NOT_FOUND', 'No pending device authorization has this code: check it on the device, or start again there')
-}
+const notFound = () => new ApiError('NOT_FOUND', 'No pending device authorization has this code: check it on the device, or start again there')
 
-/** The pending authorization a typed user code names; a wrong code is a miss. The row is read by the code's digest,
- *  then the digests are compared in constant time. */
-async function pendingFor(deps: Pick<ServiceDeps, 'sql' | 'config'>, db: Db, ctx: RequestContext, typed: string, lock = false) {
-  await refuseWhenGuessing(deps, ctx.principal.userId)
+/** The pending authorization a typed user code names. The row is read by the code's digest, then the digests are
+ *  compared in constant time. `spend`: this request's entry of a code (once per request). */
+async function pendingFor(deps: Pick<ServiceDeps, 'sql' | 'config'>, db: Db, ctx: RequestContext, typed: string, o: { lock?: boolean; spend: boolean }) {
+  if (o.spend) await spendEntry(deps, ctx.principal.userId)
   const code = normaliseUserCode(typed)
   const digest = code === null ? null : userCodeHash(code)
-  const row = digest && (await findPendingByUserCode(db, digest, lock))
-  if (!row || !digest || !safeEqual(row.user_code_hash, digest)) return miss(deps, ctx.principal.userId)
+  const row = digest && (await findPendingByUserCode(db, digest, o.lock))
+  if (!row || !digest || !safeEqual(row.user_code_hash, digest)) throw notFound()
   return row
 }
 
@@ -216,7 +212,7 @@ const summaryOf = (r: DeviceAuthorizationRow) => ({
 
 /** GET /device/authorizations/lookup: what the device asks for, before the person decides. */
 export async function lookUpDeviceAuthorization(deps: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, userCode: string) {
-  return summaryOf(await pendingFor(deps, deps.sql, ctx, userCode))
+  return summaryOf(await pendingFor(deps, deps.sql, ctx, userCode, { spend: true }))
 }
 
 /** The approver's membership in the tenant they approve for: 404 TENANT_NOT_FOUND for a tenant they are not a member
@@ -237,7 +233,7 @@ export async function approveDeviceAuthorization(
   input: { userCode: string; tenantId: string },
 ) {
   const { principal } = ctx
-  const first = await pendingFor(deps, deps.sql, ctx, input.userCode)
+  const first = await pendingFor(deps, deps.sql, ctx, input.userCode, { spend: true })
   const m = await membershipFor(deps, principal.userId, input.tenantId)
   const facts = await sessionFacts(deps.sql, principal)
   const verdict = facts ? await tenantVerdict(deps.sql, deps, m.tenant_id, facts) : 'method_not_allowed'
@@ -248,12 +244,12 @@ export async function approveDeviceAuthorization(
     throw new ApiError('INVALID_PERMISSION_OVERLAY', `The device asks for scopes your role in that tenant does not give: ${beyond.join(', ')}`)
   }
   return deps.sql.begin(async (tx) => {
-    const row = await pendingFor(deps, tx, ctx, input.userCode, true)
+    const row = await pendingFor(deps, tx, ctx, input.userCode, { lock: true, spend: false })
     // The new-work gate, for the tenant approved for (a token is new work there, as POST /api-keys is); the tenant's
     // row lock orders this against an offboarding that starts meanwhile.
     const lifecycle = (await lockTenantLifecycle(tx, m.tenant_id)) ?? 'deleted'
     requireGoodStanding({ lifecycle, billingBlock: await billingBlockReasons(tx, m.tenant_id) })
-    if (!(await decide(tx, row.id, { status: 'approved', userId: principal.userId, membershipId: m.id }))) return miss(deps, principal.userId)
+    if (!(await decide(tx, row.id, { status: 'approved', userId: principal.userId, membershipId: m.id }))) throw notFound()
     await recordAudit(tx, ctx, {
       action: 'device_authorization.approved',
       tenantId: m.tenant_id,
@@ -268,8 +264,8 @@ export async function approveDeviceAuthorization(
 export async function denyDeviceAuthorization(deps: Pick<ServiceDeps, 'sql' | 'config'>, ctx: RequestContext, input: { userCode: string }) {
   const { principal } = ctx
   return deps.sql.begin(async (tx) => {
-    const row = await pendingFor(deps, tx, ctx, input.userCode, true)
-    if (!(await decide(tx, row.id, { status: 'denied', userId: principal.userId, membershipId: null }))) return miss(deps, principal.userId)
+    const row = await pendingFor(deps, tx, ctx, input.userCode, { lock: true, spend: true })
+    if (!(await decide(tx, row.id, { status: 'denied', userId: principal.userId, membershipId: null }))) throw notFound()
     await recordAudit(tx, ctx, {
       action: 'device_authorization.denied',
       target: { type: 'device_authorization', id: row.id },

@@ -276,7 +276,7 @@ export class ApiError extends Error {
 }
 
 /** Which budget ran out: named on the refusal so the rate-limit metric can say so. */
-export type RateBudget = 'ip' | 'user' | 'tenant' | 'sign_in' | 'second_factor' | 'device_authorization' | 'device_code_miss'
+export type RateBudget = 'ip' | 'user' | 'tenant' | 'sign_in' | 'second_factor' | 'device_authorization' | 'device_code_entry'
 
 /** 429 RATE_LIMITED with Retry-After and the RateLimit headers of the budget that ran out (one shape for the
  *  request budgets, sign-in throttling and second-factor attempts). */

@@ -549,7 +549,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * What the device with this user code asks for (wrong codes spend a small budget: 429 once it is spent)
+         * What the device with this user code asks for (each code entered, here or to approve or deny, spends a small budget: 429 once it is spent)
          * @description A signed-in session (not a personal access token).
          */
         get: operations["getV1DeviceAuthorizationsLookup"];

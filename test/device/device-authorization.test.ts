@@ -8,8 +8,8 @@ import { patFor, signedUpUser, tenantOwner } from '../support/fixtures'
 import { sealAudit } from '../support/audit'
 import { memberOf } from '../tenancy/members'
 
-const MISSES = 4
-const api = useApi({ RATE_LIMIT_DEVICE_CODE_MISSES_PER_MINUTE: String(MISSES), RATE_LIMIT_DEVICE_AUTHORIZATIONS_PER_MINUTE: '1000' })
+const ENTRIES = 4
+const api = useApi({ RATE_LIMIT_DEVICE_CODE_ENTRIES_PER_MINUTE: String(ENTRIES), RATE_LIMIT_DEVICE_AUTHORIZATIONS_PER_MINUTE: '1000' })
 
 const device = () => new Client(api.url)
 
@@ -41,7 +41,7 @@ describe('device authorization: hostile cases', () => {
   test('guessing user codes is refused after a few misses, even when the right code follows', async () => {
     const owner = await tenantOwner(api.url)
     const { userCode, deviceCode } = await start()
-    for (let i = 0; i < MISSES; i++) {
+    for (let i = 0; i < ENTRIES; i++) {
       const res = await owner.client.get(`/device/authorizations/lookup?userCode=BCDF-GHJ${'LMNP'[i]}`)
       expect(res.status).toBe(404)
       expect(res.json.code).toBe('NOT_FOUND')
@@ -50,13 +50,25 @@ describe('device authorization: hostile cases', () => {
     expect(refused.status).toBe(429)
     expect(refused.json.code).toBe('RATE_LIMITED')
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
-    expect(refused.headers.get('ratelimit-limit')).toBe(String(MISSES))
+    expect(refused.headers.get('ratelimit-limit')).toBe(String(ENTRIES))
     // Approving is the same guess: refused too, and nothing was approved.
     expect((await approve(owner.client, userCode, owner.tenantId)).status).toBe(429)
     expect((await poll(deviceCode)).json.error).toBe('authorization_pending')
     // Another user's budget is their own.
     const other = await tenantOwner(api.url)
     expect((await other.client.get(`/device/authorizations/lookup?userCode=${userCode}`)).status).toBe(200)
+  })
+
+  test('guesses fired in parallel get no more comparisons than the budget (each takes its token before the comparison)', async () => {
+    const user = await signedUpUser(api.url)
+    const guesses = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => user.client.get(`/device/authorizations/lookup?userCode=BCDF-GH${'JKLMNPQRSTVWXZ'[i % 14]}${'BCDF'[i % 4]}`)),
+    )
+    const compared = guesses.filter((r) => r.status === 404).length
+    expect(guesses.filter((r) => r.status === 429).length + compared).toBe(24)
+    // The bucket refills at ENTRIES a minute: while the burst runs at most one more token can come back.
+    expect(compared).toBeGreaterThanOrEqual(ENTRIES)
+    expect(compared).toBeLessThanOrEqual(ENTRIES + 1)
   })
 
   test('a user code is single use: after approval it answers nothing, and the token is answered once', async () => {
