@@ -86,6 +86,18 @@ describe('device authorization: hostile cases', () => {
     expect(again.text).not.toContain(first.json.data.token)
   })
 
+  test('polls racing after approval: exactly one receives the token', async () => {
+    const owner = await tenantOwner(api.url)
+    const { userCode, deviceCode } = await start(['tenant:read'])
+    expect((await approve(owner.client, userCode, owner.tenantId)).status).toBe(200)
+    const polls = await Promise.all(Array.from({ length: 10 }, () => poll(deviceCode)))
+    expect(polls.filter((r) => r.status === 200).length).toBe(1)
+    for (const r of polls.filter((r) => r.status !== 200)) expect(r.json.code).toBe('DEVICE_CODE_EXPIRED')
+    const [row] = await api.sql<{ n: number }[]>`
+      select count(*)::int as n from api_keys where user_id = ${owner.userId} and name = 'rcp on build-host-3 (device sign-in)'`
+    expect(row!.n).toBe(1)
+  })
+
   test('an expired authorization can be neither looked up, approved nor collected', async () => {
     const owner = await tenantOwner(api.url)
     const { userCode, deviceCode } = await start()
