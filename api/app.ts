@@ -8,6 +8,7 @@ import { httpConventions } from './http/plugin'
 import { docsRoutes } from './docs/routes'
 import { consoleRoutes } from './console/routes'
 import { apiKeysRoutes } from './api-keys/routes'
+import { deviceAuthorizationsRoutes } from './device-authorizations/routes'
 import { onboardingRoutes } from './onboarding/routes'
 import { membershipsRoutes } from './memberships/routes'
 import { ssoRoutes } from './sso/routes'
@@ -65,6 +66,7 @@ export function buildApp(deps: AppDeps) {
         .use(signInRoutes(deps, http))
         .use(tenantsRoutes(deps, http))
         .use(apiKeysRoutes(deps, http))
+        .use(deviceAuthorizationsRoutes(deps, http))
         .use(storageRoutes(deps, http))
         .use(mfaRoutes(deps, http))
         .use(authPolicyRoutes(deps, http))

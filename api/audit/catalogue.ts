@@ -34,6 +34,11 @@ export const auditCatalogue = {
   'session.ended': a('account', 'session', 'A session was signed out or revoked.'),
   'session.others_ended': a('account', 'user', 'Every other session of the user was ended; details.count says how many.'),
   'session.all_ended': a('account', 'user', 'Every session of a user was ended (by the user or an administrator).'),
+  'device_authorization.denied': a(
+    'account',
+    'device_authorization',
+    'A person denied a device sign-in (RFC 8628); details has the client name, its scopes and address.',
+  ),
   'session.tenant_switched': a('account', 'membership', 'A session moved to another membership (tenant).'),
   'user.erased': a(
     'account',
@@ -61,6 +66,11 @@ export const auditCatalogue = {
   'api_key.created': a('tenant', 'api_key', 'A personal access token was created; details.scopes lists its scopes.'),
   'api_key.revoked': a('tenant', 'api_key', 'A personal access token was revoked by its owner.'),
   'api_key.revoked_by_admin': a('tenant', 'api_key', "An administrator revoked another member's token."),
+  'device_authorization.approved': a(
+    'tenant',
+    'device_authorization',
+    'A person approved a device sign-in (RFC 8628) for this tenant; details has the client name, its scopes and address. The token is minted when the device collects it (api_key.created).',
+  ),
   'api_key.member_keys_revoked': a('tenant', 'membership', 'An administrator revoked every live token of one member; details.count.'),
   'auth_policy.updated': a('tenant', 'auth_policy', "The tenant's authentication policy changed; changes has before and after."),
   'sso_connection.created': a('tenant', 'sso_connection', 'An SSO connection was created.'),

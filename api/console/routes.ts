@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { join } from 'node:path'
 import { CSS, HTML, JS, staticAsset } from '../http/static-asset'
+import { DEVICE_PAGE_PATH } from '../device-authorizations/model'
 
 export const INVITATION_PATH = '/invitations/accept'
 
@@ -75,5 +76,7 @@ function consolePage(page: () => Promise<Response>) {
   })
   // The mailed links' pages (ui/links.tsx reads the path and the token).
   for (const path of Object.values(LINK_PAGES)) app.get(path.slice('/console'.length), page)
+  // The device sign-in page (ui/device.tsx reads user_code), which POST /v1/device/authorizations names.
+  app.get(DEVICE_PAGE_PATH.slice('/console'.length), page)
   return app
 }

@@ -28,6 +28,8 @@ export const NEW_WORK: Readonly<Record<string, string>> = {
   'POST /v1/webhook-endpoints/{endpointId}/test-events': 'a webhook delivery',
   // Routes of the branches merged beside this one (issue 37's parts, project members), classified ahead.
   'POST /v1/projects/{projectId}/members': 'a new project member',
+  // Issue 39: judged by its service for the tenant approved for, which need not be the session's current one.
+  'POST /v1/device/authorizations/approve': 'a new personal access token, for a device (collected by its next poll)',
 }
 
 /** Every other mutating operation, with why it is not new work: a test walks /v1/openapi.json and fails on a mutating
@@ -94,11 +96,15 @@ export const NEW_WORK_EXEMPT: Readonly<Record<string, string>> = {
   'PATCH /v1/tenants/current/subscription': 'billing itself: resuming or changing the plan is how a block is lifted',
   'POST /v1/tenants/current/subscription/payment-events': 'billing itself: a payment is how an unpaid block is lifted',
   'POST /v1/tenants/current/invoices': 'billing itself: closing an ended period bills work already done',
+  // Issue 39: the device authorization grant; its approval is on the list above.
+  'POST /v1/device/authorizations': 'a device asking to be signed in: it names no tenant until a person approves it, which is gated',
+  'POST /v1/device/tokens': 'collects what a gated approval already decided',
+  'POST /v1/device/authorizations/deny': 'refuses a device: narrows access',
 }
 
 /** The operations the gate cannot judge from the caller's own membership: their service calls requireGoodStanding
  *  with the tenant the work would land in. */
-const CHECKED_BY_SERVICE = new Set(['POST /v1/tenant-invitations/acceptance-records'])
+const CHECKED_BY_SERVICE = new Set(['POST /v1/tenant-invitations/acceptance-records', 'POST /v1/device/authorizations/approve'])
 
 // Elysia names a route by its registered path (`:param`); the lists use the document's (`{param}`).
 const routeKey = (key: string) => key.replace(/\{(\w+)\}/g, ':$1')

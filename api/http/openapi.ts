@@ -20,6 +20,11 @@ const ProblemJson = {
     message: { type: 'string' },
     requestId: { type: 'string' },
     errors: { type: 'array', items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } } },
+    error: {
+      type: 'string',
+      enum: ['authorization_pending', 'slow_down', 'expired_token', 'access_denied'],
+      description: "The device token endpoint only: the RFC 8628 name of the answer's code",
+    },
   },
 }
 

@@ -108,7 +108,15 @@ export function problemMapping(
     }
     // biome-ignore lint/style/useConst: a const would be folded into `return problemResponse(` by the transpiler, which Elysia reads as async (arrival.ts)
     let problem: Response | undefined
-    problem = problemResponse({ status, code: errCode, message, requestId: st.requestId, errors: extra.errors, headers: extra.headers })
+    problem = problemResponse({
+      status,
+      code: errCode,
+      message,
+      requestId: st.requestId,
+      errors: extra.errors,
+      oauthError: extra.oauthError,
+      headers: extra.headers,
+    })
     return problem
   }
 }

@@ -8,6 +8,8 @@ export interface ProblemInput {
   message: string
   requestId: string
   errors?: FieldError[]
+  /** The OAuth error name of a device token answer (api/device-authorizations). */
+  oauthError?: string
   headers?: Record<string, string>
 }
 
@@ -24,6 +26,7 @@ export function problemResponse(p: ProblemInput): Response {
     message: p.message,
     requestId: p.requestId,
     ...(p.errors ? { errors: p.errors } : {}),
+    ...(p.oauthError ? { error: p.oauthError } : {}),
   }
   return new Response(JSON.stringify(body), {
     status: p.status,

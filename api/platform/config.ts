@@ -64,6 +64,10 @@ export const ConfigSchema = z.object({
   // The user and tenant budgets hold across replicas through Postgres (api/rate-budgets); false: per replica.
   RATE_BUDGETS_SHARED: z.stringbool().default(true),
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: int(120),
+  // The device authorization grant (api/device-authorizations): new authorizations per client address (per replica),
+  // and user codes entered per signed-in user (across replicas), which bounds guessing.
+  RATE_LIMIT_DEVICE_AUTHORIZATIONS_PER_MINUTE: int(10),
+  RATE_LIMIT_DEVICE_CODE_ENTRIES_PER_MINUTE: int(10),
   IDEMPOTENCY_TTL_HOURS: int(24),
   // Defaults for tenants whose auth policy does not set them.
   SESSION_ABSOLUTE_HOURS: int(24 * 7),

@@ -152,12 +152,17 @@ const NEW_WORK_SETS = {
   // published set (T400) most gated operations do not declare.
   G400: ['BILLING_BLOCKED'],
 } as const
+// Additive (issue 39): the device token endpoint's answers (RFC 8628 section 3.5), each carrying the RFC's name in `error`.
+const DEVICE_SETS = {
+  D400: ['DEVICE_ACCESS_DENIED', 'DEVICE_AUTHORIZATION_PENDING', 'DEVICE_CODE_EXPIRED', 'DEVICE_SLOW_DOWN'],
+} as const
 /** Sets of additive endpoints: declared here, documented in the OpenAPI, absent from the published table. */
 export const ADDITIVE_SETS: readonly string[] = [
   ...Object.keys(MODELS_SETS),
   ...Object.keys(WEBHOOK_DELIVERY_SETS),
   ...Object.keys(PROJECT_SETS),
   ...Object.keys(NEW_WORK_SETS),
+  ...Object.keys(DEVICE_SETS),
 ]
 const INVITATION_409 = ['INVITATION_ALREADY_ACCEPTED', 'INVITATION_EMAIL_MISMATCH', 'INVITATION_REVOKED'] as const
 
@@ -186,6 +191,7 @@ export const ErrorSets = {
   ...WEBHOOK_DELIVERY_SETS,
   ...PROJECT_SETS,
   ...NEW_WORK_SETS,
+  ...DEVICE_SETS,
   P412: ['PRECONDITION_FAILED'],
   R429: ['RATE_LIMITED'],
   // Not an interface set: what any route may answer when the server itself fails.
@@ -226,6 +232,7 @@ const STATUS_OF_SET: Record<ErrorSetName, number> = {
   PR409: 409,
   G409: 409,
   G400: 400,
+  D400: 400,
   P412: 412,
   R429: 429,
   X5XX: 500,
@@ -254,7 +261,13 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; budget?: RateBudget } = {},
+    readonly extra: {
+      errors?: FieldError[]
+      headers?: Record<string, string>
+      budget?: RateBudget
+      /** The OAuth error name (RFC 6749/8628) a device token answer carries as the problem's `error` member. */
+      oauthError?: string
+    } = {},
   ) {
     super(message)
     this.name = 'ApiError'
@@ -263,7 +276,7 @@ export class ApiError extends Error {
 }
 
 /** Which budget ran out: named on the refusal so the rate-limit metric can say so. */
-export type RateBudget = 'ip' | 'user' | 'tenant' | 'sign_in' | 'second_factor'
+export type RateBudget = 'ip' | 'user' | 'tenant' | 'sign_in' | 'second_factor' | 'device_authorization' | 'device_code_entry'
 
 /** 429 RATE_LIMITED with Retry-After and the RateLimit headers of the budget that ran out (one shape for the
  *  request budgets, sign-in throttling and second-factor attempts). */

@@ -507,6 +507,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/device/authorizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a device sign-in: a device code to poll with and a user code for a person to approve in the console (10 minutes) */
+        post: operations["postV1DeviceAuthorizations"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/device/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Poll for the token: 400 with error authorization_pending, slow_down (wait 5 s longer from now on), expired_token or access_denied until it is approved; then the token, once */
+        post: operations["postV1DeviceTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/device/authorizations/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the device with this user code asks for (each code entered, here or to approve or deny, spends a small budget: 429 once it is spent)
+         * @description A signed-in session (not a personal access token).
+         */
+        get: operations["getV1DeviceAuthorizationsLookup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/device/authorizations/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve the device for one of your tenants: its token will carry exactly the scopes it asked for, which you must hold there
+         * @description A signed-in session (not a personal access token).
+         *
+         *     Starts new work (a new personal access token, for a device (collected by its next poll)): refused with 409 TENANT_OFFBOARDING while the tenant is offboarding or being deleted, and with 400 BILLING_BLOCKED while it is billing-blocked.
+         */
+        post: operations["postV1DeviceAuthorizationsApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/device/authorizations/deny": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deny the device: its next poll answers access_denied
+         * @description A signed-in session (not a personal access token).
+         */
+        post: operations["postV1DeviceAuthorizationsDeny"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/storage-regions": {
         parameters: {
             query?: never;
@@ -3317,6 +3413,81 @@ export interface components {
             /** Format: date-time */
             lastUsedAt: string | null;
         };
+        CreateDeviceAuthorizationBodyDto: {
+            /** @description What the person approving is told is asking (e.g. "rcp on build-host-3") */
+            clientName: string;
+            /** @description Permission points the token asks for; the approver must hold every one in the tenant they approve for */
+            scopes: ("tenant:read" | "tenant:manage" | "apikey:read" | "apikey:write" | "apikey:manage" | "billing:read" | "billing:write" | "model:read" | "model:write" | "project:manage" | "legal_hold:manage")[];
+        };
+        DeviceAuthorizationDto: {
+            /** @description The device keeps this secret and polls POST /v1/device/tokens with it (256 bits, single use) */
+            deviceCode: string;
+            /** @description 8 characters of BCDFGHJKLMNPQRSTVWXZ, shown as XXXX-XXXX */
+            userCode: string;
+            /**
+             * Format: uri
+             * @description The console's device page
+             */
+            verificationUri: string;
+            /**
+             * Format: uri
+             * @description The device page with the user code filled in
+             */
+            verificationUriComplete: string;
+            /** @description Seconds until both codes expire */
+            expiresIn: number;
+            /** @description Seconds to wait between polls */
+            interval: number;
+        };
+        DeviceTokenBodyDto: {
+            /** @description The deviceCode of POST /v1/device/authorizations */
+            deviceCode: string;
+        };
+        DeviceTokenDto: {
+            /** @description A personal access token, answered once; only its SHA-256 is stored */
+            token: string;
+            /** @constant */
+            tokenType: "Bearer";
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: uuid */
+            tenantId: string;
+            scopes: string[];
+        };
+        DeviceAuthorizationLookupDto: {
+            clientName: string;
+            scopes: string[];
+            /** @description The address the device asked from, as this server saw it */
+            clientAddress: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        ApproveDeviceAuthorizationBodyDto: {
+            /** @description The code the device showed, as typed: case, dashes and spaces do not matter */
+            userCode: string;
+            /**
+             * Format: uuid
+             * @description A tenant you are an active member of: the token acts there
+             */
+            tenantId: string;
+        };
+        DeviceAuthorizationDecisionDto: {
+            /** @enum {string} */
+            status: "approved" | "denied";
+            clientName: string;
+            scopes: string[];
+            /**
+             * Format: uuid
+             * @description The tenant approved for; null for a denial
+             */
+            tenantId: string | null;
+        };
+        DenyDeviceAuthorizationBodyDto: {
+            /** @description The code the device showed, as typed: case, dashes and spaces do not matter */
+            userCode: string;
+        };
         StorageRegionsResponseDto: {
             regions: components["schemas"]["StorageRegionDto"][];
             defaultRegionId: string;
@@ -5033,6 +5204,11 @@ export interface components {
                 path: string;
                 message: string;
             }[];
+            /**
+             * @description The device token endpoint only: the RFC 8628 name of the answer's code
+             * @enum {string}
+             */
+            error?: "authorization_pending" | "slow_down" | "expired_token" | "access_denied";
         };
         /** @description The problem answered with 401, 403 and 429 (a 429 also carries Retry-After and the RateLimit headers) */
         PublishedAuthProblem: components["schemas"]["ProblemJson"];
@@ -7614,6 +7790,429 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: REQUEST_HEADER_FIELDS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is SERVICE_UNAVAILABLE: the database or the workflow service cannot be reached now (down, restarting or overloaded); the same request may be retried after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+        };
+    };
+    postV1DeviceAuthorizations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateDeviceAuthorizationBodyDto"];
+            };
+        };
+        responses: {
+            /** @description Response for status 201 */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceAuthorizationDto"];
+                        meta: {
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description code is one of: AUTH_PROVIDER_NOT_CONFIGURED, BAD_REQUEST, CSRF_INVALID, CURRENT_PASSWORD_INVALID, CURRENT_PASSWORD_REQUIRED, IDEMPOTENCY_KEY_INVALID, IF_MATCH_INVALID, OAUTH_ACCOUNT_LINK_REQUIRED, OAUTH_EXCHANGE_FAILED, OAUTH_STATE_INVALID, PASSWORD_POLICY_VIOLATION, PASSWORD_RESET_CODE_EXPIRED, PASSWORD_RESET_CODE_INVALID, PASSWORD_RESET_REQUEST_TOO_FREQUENT, PASSWORD_RESET_TOKEN_EXPIRED, PASSWORD_RESET_TOKEN_INVALID, PASSWORD_REUSE_NOT_ALLOWED, REGISTRATION_INVITATION_EXPIRED, SSO_NOT_CONFIGURED, TENANT_CONTEXT_MISMATCH, TENANT_REQUIRED, VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is one of: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: REQUEST_HEADER_FIELDS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is SERVICE_UNAVAILABLE: the database or the workflow service cannot be reached now (down, restarting or overloaded); the same request may be retried after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+        };
+    };
+    postV1DeviceTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeviceTokenBodyDto"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceTokenDto"];
+                        meta: {
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description code is one of: AUTH_PROVIDER_NOT_CONFIGURED, BAD_REQUEST, CSRF_INVALID, CURRENT_PASSWORD_INVALID, CURRENT_PASSWORD_REQUIRED, IDEMPOTENCY_KEY_INVALID, IF_MATCH_INVALID, OAUTH_ACCOUNT_LINK_REQUIRED, OAUTH_EXCHANGE_FAILED, OAUTH_STATE_INVALID, PASSWORD_POLICY_VIOLATION, PASSWORD_RESET_CODE_EXPIRED, PASSWORD_RESET_CODE_INVALID, PASSWORD_RESET_REQUEST_TOO_FREQUENT, PASSWORD_RESET_TOKEN_EXPIRED, PASSWORD_RESET_TOKEN_INVALID, PASSWORD_REUSE_NOT_ALLOWED, REGISTRATION_INVITATION_EXPIRED, SSO_NOT_CONFIGURED, TENANT_CONTEXT_MISMATCH, TENANT_REQUIRED, VALIDATION_ERROR, DEVICE_ACCESS_DENIED, DEVICE_AUTHORIZATION_PENDING, DEVICE_CODE_EXPIRED, DEVICE_SLOW_DOWN */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is one of: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: REQUEST_HEADER_FIELDS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is SERVICE_UNAVAILABLE: the database or the workflow service cannot be reached now (down, restarting or overloaded); the same request may be retried after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+        };
+    };
+    getV1DeviceAuthorizationsLookup: {
+        parameters: {
+            query: {
+                userCode: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceAuthorizationLookupDto"];
+                        meta: {
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description code is one of: AUTH_PROVIDER_NOT_CONFIGURED, BAD_REQUEST, CSRF_INVALID, CURRENT_PASSWORD_INVALID, CURRENT_PASSWORD_REQUIRED, IDEMPOTENCY_KEY_INVALID, IF_MATCH_INVALID, OAUTH_ACCOUNT_LINK_REQUIRED, OAUTH_EXCHANGE_FAILED, OAUTH_STATE_INVALID, PASSWORD_POLICY_VIOLATION, PASSWORD_RESET_CODE_EXPIRED, PASSWORD_RESET_CODE_INVALID, PASSWORD_RESET_REQUEST_TOO_FREQUENT, PASSWORD_RESET_TOKEN_EXPIRED, PASSWORD_RESET_TOKEN_INVALID, PASSWORD_REUSE_NOT_ALLOWED, REGISTRATION_INVITATION_EXPIRED, SSO_NOT_CONFIGURED, TENANT_CONTEXT_MISMATCH, TENANT_REQUIRED, VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is one of: TOKEN_MALFORMED, TOKEN_NOT_FOUND, TOKEN_EXPIRED, TOKEN_REVOKED, UNAUTHORIZED, SESSION_EXPIRED, ACTIVATION_REQUIRED, MFA_REQUIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: PERMISSION_DENIED, PERMISSION_NOT_DECLARED, FORBIDDEN, MEMBERSHIP_NOT_FOUND, MEMBERSHIP_DISABLED, MEMBERSHIP_EXPIRED, PROJECT_MEMBERSHIP_EXPIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: NOT_FOUND, SESSION_NOT_FOUND, USER_NOTIFICATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is one of: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: REQUEST_HEADER_FIELDS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is SERVICE_UNAVAILABLE: the database or the workflow service cannot be reached now (down, restarting or overloaded); the same request may be retried after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+        };
+    };
+    postV1DeviceAuthorizationsApprove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApproveDeviceAuthorizationBodyDto"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceAuthorizationDecisionDto"];
+                        meta: {
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description code is one of: AUTH_PROVIDER_NOT_CONFIGURED, BAD_REQUEST, CSRF_INVALID, CURRENT_PASSWORD_INVALID, CURRENT_PASSWORD_REQUIRED, IDEMPOTENCY_KEY_INVALID, IF_MATCH_INVALID, OAUTH_ACCOUNT_LINK_REQUIRED, OAUTH_EXCHANGE_FAILED, OAUTH_STATE_INVALID, PASSWORD_POLICY_VIOLATION, PASSWORD_RESET_CODE_EXPIRED, PASSWORD_RESET_CODE_INVALID, PASSWORD_RESET_REQUEST_TOO_FREQUENT, PASSWORD_RESET_TOKEN_EXPIRED, PASSWORD_RESET_TOKEN_INVALID, PASSWORD_REUSE_NOT_ALLOWED, REGISTRATION_INVITATION_EXPIRED, SSO_NOT_CONFIGURED, TENANT_CONTEXT_MISMATCH, TENANT_REQUIRED, VALIDATION_ERROR, INITIAL_PASSWORD_REQUIRED, INVALID_PERMISSION_OVERLAY, INVALID_ROLE_TRANSITION, BILLING_BLOCKED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is one of: TOKEN_MALFORMED, TOKEN_NOT_FOUND, TOKEN_EXPIRED, TOKEN_REVOKED, UNAUTHORIZED, SESSION_EXPIRED, ACTIVATION_REQUIRED, MFA_REQUIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: PERMISSION_DENIED, PERMISSION_NOT_DECLARED, FORBIDDEN, MEMBERSHIP_NOT_FOUND, MEMBERSHIP_DISABLED, MEMBERSHIP_EXPIRED, PROJECT_MEMBERSHIP_EXPIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: LEGAL_HOLD_NOT_FOUND, LEGAL_HOLD_SCOPE_NOT_FOUND, NOT_FOUND, OFFBOARDING_REQUEST_NOT_FOUND, RESOURCE_NOT_FOUND, STORAGE_RECONCILIATION_JOB_NOT_FOUND, SUBJECT_NOT_IN_TENANT, SUBSCRIPTION_NOT_FOUND, TENANT_DELETION_JOB_NOT_FOUND, TENANT_NOT_FOUND, USER_NOTIFICATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is one of: TENANT_OFFBOARDING */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is one of: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: REQUEST_HEADER_FIELDS_TOO_LARGE */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is SERVICE_UNAVAILABLE: the database or the workflow service cannot be reached now (down, restarting or overloaded); the same request may be retried after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+        };
+    };
+    postV1DeviceAuthorizationsDeny: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DenyDeviceAuthorizationBodyDto"];
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceAuthorizationDecisionDto"];
+                        meta: {
+                            requestId: string;
+                        };
+                    };
+                };
+            };
+            /** @description code is one of: AUTH_PROVIDER_NOT_CONFIGURED, BAD_REQUEST, CSRF_INVALID, CURRENT_PASSWORD_INVALID, CURRENT_PASSWORD_REQUIRED, IDEMPOTENCY_KEY_INVALID, IF_MATCH_INVALID, OAUTH_ACCOUNT_LINK_REQUIRED, OAUTH_EXCHANGE_FAILED, OAUTH_STATE_INVALID, PASSWORD_POLICY_VIOLATION, PASSWORD_RESET_CODE_EXPIRED, PASSWORD_RESET_CODE_INVALID, PASSWORD_RESET_REQUEST_TOO_FREQUENT, PASSWORD_RESET_TOKEN_EXPIRED, PASSWORD_RESET_TOKEN_INVALID, PASSWORD_REUSE_NOT_ALLOWED, REGISTRATION_INVITATION_EXPIRED, SSO_NOT_CONFIGURED, TENANT_CONTEXT_MISMATCH, TENANT_REQUIRED, VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
+                };
+            };
+            /** @description code is one of: TOKEN_MALFORMED, TOKEN_NOT_FOUND, TOKEN_EXPIRED, TOKEN_REVOKED, UNAUTHORIZED, SESSION_EXPIRED, ACTIVATION_REQUIRED, MFA_REQUIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: PERMISSION_DENIED, PERMISSION_NOT_DECLARED, FORBIDDEN, MEMBERSHIP_NOT_FOUND, MEMBERSHIP_DISABLED, MEMBERSHIP_EXPIRED, PROJECT_MEMBERSHIP_EXPIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PublishedAuthProblem"];
+                };
+            };
+            /** @description code is one of: NOT_FOUND, SESSION_NOT_FOUND, USER_NOTIFICATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemJson"];
                 };
             };
             /** @description code is one of: RATE_LIMITED */

@@ -72,6 +72,8 @@ beforeAll(async () => {
       RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
       SIGNIN_ACCOUNT_LOCK_FAILURES: '0',
       SIGNIN_IP_LOCK_FAILURES: '0',
+      RATE_LIMIT_DEVICE_AUTHORIZATIONS_PER_MINUTE: '0',
+      RATE_LIMIT_DEVICE_CODE_ENTRIES_PER_MINUTE: '0',
     },
   })
   await waitUntil(api, 'the fuzz API', async () => (await fetch(`${base}/healthz`)).ok)

@@ -22,6 +22,7 @@ import { Projects } from './projects'
 import { Offboarding } from './offboarding'
 import { LegalHolds } from './legal-holds'
 import { AcceptInvitation, invitationToken } from './invitation'
+import { DevicePage, deviceUserCode } from './device'
 import { mailedLink, MailedLinkPage } from './links'
 import { Usage } from './usage'
 import { SubscriptionPage } from './subscription'
@@ -96,6 +97,7 @@ export function App() {
   const route = useRoute()
   const [invitation, setInvitation] = useState(invitationToken)
   const [link, setLink] = useState(mailedLink)
+  const [device, setDevice] = useState(deviceUserCode)
   const accepted = () => {
     history.replaceState(null, '', '/console#/api-keys') // the token leaves the address bar
     setInvitation(null)
@@ -117,6 +119,20 @@ export function App() {
       {(who) =>
         invitation !== null ? (
           <AcceptInvitation token={invitation} me={who} onSignedIn={reloadMe} onAccepted={accepted} />
+        ) : device !== null ? (
+          // Signed out: the sign-in form first (second factors and the tenant's policy as anywhere), then this page.
+          who ? (
+            <DevicePage
+              me={who}
+              initialCode={device}
+              onDone={() => {
+                history.replaceState(null, '', '/console')
+                setDevice(null)
+              }}
+            />
+          ) : (
+            <SignIn onSignedIn={reloadMe} title="Sign in to approve a device" />
+          )
         ) : who ? (
           <Console me={who} route={route} reloadMe={reloadMe} />
         ) : (
