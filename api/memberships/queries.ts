@@ -140,10 +140,12 @@ export async function lockTenantMemberships(db: Db, tenantId: string): Promise<v
   await db`select 1 from tenants where id = ${tenantId} for no key update`
 }
 
-export async function countOtherActiveOwners(db: Db, tenantId: string, exceptMembershipId: string): Promise<number> {
+/** Owners other than this membership who will still be owners tomorrow: live and without an expiry. An owner whose
+ *  membership ends does not keep the tenant owned, so two owners cannot expire (or demote) each other into none. */
+export async function countOtherLastingOwners(db: Db, tenantId: string, exceptMembershipId: string): Promise<number> {
   const [row] = await db<{ n: number }[]>`
     select count(*)::int as n from memberships m
-     where m.tenant_id = ${tenantId} and m.id <> ${exceptMembershipId} and m.role = 'owner' and ${db.unsafe(LIVE())}`
+     where m.tenant_id = ${tenantId} and m.id <> ${exceptMembershipId} and m.role = 'owner' and m.status = 'active' and m.expires_at is null`
   return row!.n
 }
 

@@ -14,7 +14,7 @@ import type { ListMembershipsQuery, UpdateMembershipBody } from './model'
 import {
   FEW_MATCHES,
   countMembers,
-  countOtherActiveOwners,
+  countOtherLastingOwners,
   findMember,
   listMembers,
   lockTenantMemberships,
@@ -96,7 +96,7 @@ async function guardedChange(tx: Db, ctx: RequestContext, membershipId: string, 
   if (!target) throw notFound()
   if (expectedVersion !== null && target.version !== expectedVersion) throw staleVersion()
   checkTransition(principal, held, target, change)
-  if (reducesOwners(target, change) && (await countOtherActiveOwners(tx, actor.tenantId, target.id)) === 0) {
+  if (reducesOwners(target, change) && (await countOtherLastingOwners(tx, actor.tenantId, target.id)) === 0) {
     throw new ApiError('LAST_OWNER_PROTECTION', 'This is the last active owner of the tenant: make someone else owner first')
   }
   return { tenantId: actor.tenantId, target }

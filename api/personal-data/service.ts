@@ -7,7 +7,7 @@ import { deleteUserApiKeys, revokeUserApiKeys } from '../api-keys/queries'
 import { retireCredentials } from '../credentials/queries'
 import { activeHoldsOnUser } from '../legal-holds/queries'
 import { enqueueMail } from '../mail/service'
-import { countOtherActiveOwners, listUserMemberships, lockTenantMemberships, removeUserMemberships } from '../memberships/queries'
+import { countOtherLastingOwners, listUserMemberships, lockTenantMemberships, removeUserMemberships } from '../memberships/queries'
 import { eraseSecondFactors } from '../mfa/queries'
 import { deleteUserResets } from '../password-resets/queries'
 import { deleteUserSessions, revokeOtherSessions } from '../sessions/queries'
@@ -53,7 +53,7 @@ export async function eraseAccount(deps: Pick<ServiceDeps, 'sql' | 'keys' | 'mai
     for (const m of owned) {
       // The tenant's row lock orders this against a co-owner leaving at the same moment (memberships/service.ts).
       await lockTenantMemberships(tx, m.tenant_id)
-      if ((await countOtherActiveOwners(tx, m.tenant_id, m.id)) === 0) alone.push(m)
+      if ((await countOtherLastingOwners(tx, m.tenant_id, m.id)) === 0) alone.push(m)
     }
     if (alone.length > 0) {
       throw new ApiError(

@@ -152,6 +152,24 @@ describe('PATCH /tenants/current/memberships/{id}', () => {
     expect((await owner.client.patch(path, { role: 'admin' })).status).toBe(200)
   })
 
+  test('two owners cannot expire each other: an owner whose membership ends does not count as the one that remains', async () => {
+    const a = await tenantOwner(api.url)
+    const b = await memberOf(api.url, api.sql, a.tenantId, 'owner')
+    const inAMonth = new Date(Date.now() + 30 * 86400_000).toISOString()
+    expect((await a.client.patch(`/tenants/current/memberships/${b.membershipId}`, { expiresAt: inAMonth })).status).toBe(200)
+    // Every reducing change of the one lasting owner is refused while the other owner's membership ends.
+    for (const body of [{ expiresAt: inAMonth }, { role: 'admin' }, { status: 'disabled' }]) {
+      const res = await b.client.patch(`/tenants/current/memberships/${a.membershipId}`, body)
+      expect([res.status, res.json.code]).toEqual([409, 'LAST_OWNER_PROTECTION'])
+    }
+    expect((await b.client.delete(`/tenants/current/memberships/${a.membershipId}`)).json.code).toBe('LAST_OWNER_PROTECTION')
+    const [row] = await api.sql<{ expires_at: Date | null; role: string }[]>`select expires_at, role from memberships where id = ${a.membershipId}`
+    expect(row).toEqual({ expires_at: null, role: 'owner' })
+    // Once the other owner lasts again, the change is allowed.
+    expect((await a.client.patch(`/tenants/current/memberships/${b.membershipId}`, { expiresAt: null })).status).toBe(200)
+    expect((await b.client.patch(`/tenants/current/memberships/${a.membershipId}`, { expiresAt: inAMonth })).status).toBe(200)
+  })
+
   test('concurrent demotions of two owners: exactly one wins, one active owner remains', async () => {
     for (let round = 0; round < 5; round++) {
       const a = await tenantOwner(api.url)
