@@ -3,6 +3,7 @@
  *   - the console's api/console/ui/api-types.gen.ts (not committed; scripts/build-console.ts writes it on every build);
  *   - the TypeScript SDK's clients/ts/*.gen.ts (committed, so the SDK reads without a build; a test compares them
  *     with what the current document produces: test/unit/sdk-generated.test.ts).
+ * and the Python SDK's clients/python/rcp_sdk/*_gen.py from the same document (scripts/python-sdk.ts).
  * `bun scripts/api-types.ts` rewrites all of them from the app's current routes.
  */
 import { writeFileSync } from 'node:fs'
@@ -13,6 +14,7 @@ import { composeApi } from '../api/compose'
 import { loadConfig } from '../api/platform/config'
 import { createDb } from '../api/platform/db'
 import { createLogger } from '../api/platform/log'
+import { PYTHON_SDK_DIR, pythonOperationTables, pythonSchema } from './python-sdk'
 
 const ROOT = join(import.meta.dir, '..')
 export const CONSOLE_TYPES_FILE = join(ROOT, 'api', 'console', 'ui', 'api-types.gen.ts')
@@ -60,10 +62,15 @@ const takes = (op: Operation, where: string, name: string) => (op.parameters ?? 
 
 /** What the SDK's hand-written layer reads from the document at run time: which operations take an Idempotency-Key,
  *  and which are lists (a GET taking `pageToken`). */
-export function operationTables(doc: OpenAPI3): string {
+export function operationLists(doc: OpenAPI3): { idempotent: string[]; lists: string[] } {
   const all = operations(doc)
   const idempotent = all.filter((o) => takes(o.op, 'header', 'Idempotency-Key')).map((o) => `${o.method.toUpperCase()} ${o.path}`)
   const lists = all.filter((o) => o.method === 'get' && takes(o.op, 'query', 'pageToken')).map((o) => o.path)
+  return { idempotent, lists }
+}
+
+export function operationTables(doc: OpenAPI3): string {
+  const { idempotent, lists } = operationLists(doc)
   const lines = (xs: string[]) => xs.map((x) => `  ${JSON.stringify(x)},`).join('\n')
   return `${SDK_HEADER}
 /** Operations that accept an Idempotency-Key header, as "METHOD /path": the client adds a UUIDv4 to each. */
@@ -88,10 +95,22 @@ export async function sdkFiles(doc: OpenAPI3): Promise<Record<string, string>> {
   return { 'schema.gen.ts': await apiTypes(doc, SDK_HEADER), 'operations.gen.ts': operationTables(doc) }
 }
 
+/** The Python SDK's operation tables: no generator to run, so the fast tier compares them. */
+export function pythonOperationsFile(doc: OpenAPI3): string {
+  const { idempotent, lists } = operationLists(doc)
+  return pythonOperationTables(idempotent, lists)
+}
+
+/** The Python SDK's generated files, by name under clients/python/rcp_sdk/. The schema needs the generator's venv. */
+export async function pythonSdkFiles(doc: OpenAPI3): Promise<Record<string, string>> {
+  return { 'operations_gen.py': pythonOperationsFile(doc), 'schema_gen.py': await pythonSchema(doc) }
+}
+
 if (import.meta.main) {
   const doc = await openapiDocument()
   writeFileSync(CONSOLE_TYPES_FILE, await apiTypes(doc, CONSOLE_HEADER))
   for (const [name, text] of Object.entries(await sdkFiles(doc))) writeFileSync(join(SDK_DIR, name), text)
-  console.error(`[api-types] wrote ${CONSOLE_TYPES_FILE} and ${SDK_DIR}/*.gen.ts`)
+  for (const [name, text] of Object.entries(await pythonSdkFiles(doc))) writeFileSync(join(PYTHON_SDK_DIR, name), text)
+  console.error(`[api-types] wrote ${CONSOLE_TYPES_FILE}, ${SDK_DIR}/*.gen.ts and ${PYTHON_SDK_DIR}/*_gen.py`)
   process.exit(0) // the app's timers (rate limiter sweeps) would keep the process alive
 }

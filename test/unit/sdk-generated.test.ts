@@ -3,7 +3,9 @@
 import { expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { openapiDocument, SDK_DIR, sdkFiles } from '../../scripts/api-types'
+import { openapiDocument, pythonOperationsFile, SDK_DIR, sdkFiles } from '../../scripts/api-types'
+import { PYTHON_SDK_DIR } from '../../scripts/python-sdk'
+import { firstDifference } from './support/first-difference'
 
 test("clients/ts/*.gen.ts are exactly what the app's /v1/openapi.json produces", async () => {
   const expected = await sdkFiles(await openapiDocument())
@@ -19,6 +21,13 @@ test("clients/ts/*.gen.ts are exactly what the app's /v1/openapi.json produces",
       firstDifference: null,
     })
   }
+}, 60_000)
+
+// The Python SDK's tables need no generator venv, so they are compared here; its schema_gen.py in the full tier
+// (test/clients/python-sdk-generated.test.ts).
+test("clients/python/rcp_sdk/operations_gen.py is exactly what the app's /v1/openapi.json produces", async () => {
+  const committed = readFileSync(join(PYTHON_SDK_DIR, 'operations_gen.py'), 'utf8')
+  expect(firstDifference(committed, pythonOperationsFile(await openapiDocument()))).toBeNull()
 }, 60_000)
 
 test('the tables the client reads at run time come from the document: a new Idempotency-Key or list shows up', async () => {
@@ -38,4 +47,8 @@ test('the tables the client reads at run time come from the document: a new Idem
   expect(text).toContain('"POST /v1/things",')
   expect(text).toContain('"/v1/things",\n] as const')
   expect(text).not.toContain('/v1/things/{id}')
+  const python = pythonOperationsFile(doc as never)
+  expect(python).toContain('IDEMPOTENT_OPERATIONS: frozenset[str] = frozenset(\n    {\n        "POST /v1/things",\n    }\n)')
+  expect(python).toContain('LIST_PATHS: frozenset[str] = frozenset(\n    {\n        "/v1/things",\n    }\n)')
+  expect(python).not.toContain('/v1/things/{id}')
 })

@@ -1,0 +1,102 @@
+// The Python SDK (clients/python) against the real platform, from a fresh install: its pinned dependencies in a venv
+// cached by their hashes (pip --require-hashes, as the edge venvs), and the SDK itself built and installed by pip into
+// this run's own directory, so what runs is the package as a user would install it, never the checkout's sources.
+// Then, in Python: the robot engineer's flow (tests/clients/python/flow.py), the layer's mechanics against a stub
+// server (mechanics.py), and every ```python example of docs/clients.md, run as written.
+// The API and worker are the webhook tests' (a database of the file's own, a delivery dispatcher, a test CA).
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { PASSWORD } from '../support/fixtures'
+import { pythonVenvOn } from '../support/python-venv'
+import { useDeliveryEnv } from '../webhooks/delivery-helpers'
+
+const env = useDeliveryEnv()
+const ROOT = join(import.meta.dir, '..', '..')
+const HERE = join(import.meta.dir, 'python')
+/** The oldest Python the SDK supports (JetPack 6's). */
+const PYTHON = '3.10'
+
+const sdk = {} as { python: string; site: string }
+const made = {} as { email: string; token: string; profileId: string }
+
+/** Spawned without blocking: the API under test runs in this process. */
+async function run(cmd: string[], extra: Record<string, string> = {}, cwd = ROOT) {
+  const proc = Bun.spawn(cmd, { cwd, env: { ...process.env, PYTHONPATH: sdk.site, PYTHONDONTWRITEBYTECODE: '1', ...extra }, stdout: 'pipe', stderr: 'pipe' })
+  const [code, stdout, stderr] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()])
+  return { code, stdout, stderr }
+}
+
+beforeAll(async () => {
+  sdk.python = await pythonVenvOn(PYTHON, join(ROOT, 'clients', 'python', 'requirements.txt'))
+  sdk.site = join(env.dir, 'site')
+  const pip = await run([
+    sdk.python,
+    '-m',
+    'pip',
+    'install',
+    '--quiet',
+    '--no-index',
+    '--no-deps',
+    '--no-build-isolation',
+    '--target',
+    sdk.site,
+    join(ROOT, 'clients', 'python'),
+  ])
+  expect({ code: pip.code, stderr: pip.stderr }).toEqual({ code: 0, stderr: '' })
+}, 300_000)
+
+describe('the Python SDK', () => {
+  test('is the installed package, on the oldest Python it supports', async () => {
+    const where = await run([sdk.python, '-c', 'import sys, rcp_sdk; print(rcp_sdk.__file__); print("%d.%d" % sys.version_info[:2])'])
+    expect(where.stdout.trim().split('\n')).toEqual([join(sdk.site, 'rcp_sdk', '__init__.py'), PYTHON])
+  })
+
+  test('mechanics against a stub server: 429 retried with the same key, 500 not, three pages, problem+json, session, ETag, upload', async () => {
+    const ran = await run([sdk.python, join(HERE, 'mechanics.py')])
+    expect({ code: ran.code, stderr: ran.stderr.split('\n').filter((l) => /FAIL|ERROR|Error/.test(l)) }).toEqual({ code: 0, stderr: [] })
+    expect(JSON.parse(ran.stdout.trim().split('\n').pop()!)).toEqual({ ran: 13, failures: 0 })
+  }, 120_000)
+
+  test('register, sign in, tenant, storage, model, package (downloaded, verified, tampered copies refused), webhook test event', async () => {
+    const ran = await run([sdk.python, join(HERE, 'flow.py')], {
+      RCP_URL: env.api.url,
+      RCP_PASSWORD: PASSWORD,
+      RCP_SCRATCH: env.dir,
+      RCP_CERT_FILE: env.certs.certFile,
+      RCP_KEY_FILE: env.certs.keyFile,
+    })
+    expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' })
+    const out = JSON.parse(ran.stdout.trim().split('\n').pop()!)
+    expect(out.tampered).toEqual({
+      untouched: 'accepted',
+      file: expect.stringContaining('does not match its SHA-256 in SHA256SUMS'),
+      'file and SHA256SUMS': expect.stringContaining('the signed statement names model/'),
+      'provenance and SHA256SUMS': 'no signature verifies with a published key',
+    })
+    expect(out.webhookTampered).toBe('refused')
+    expect(out.token).toStartWith('rcp_pat_')
+    Object.assign(made, out)
+  }, 400_000)
+})
+
+/** The ```python blocks of docs/clients.md, in order. */
+export function pythonExamples(markdown: string): string[] {
+  return [...markdown.matchAll(/^```python\n([\s\S]*?)^```$/gm)].map((m) => m[1]!)
+}
+
+describe('docs/clients.md', () => {
+  test('every Python example runs as written against the platform', async () => {
+    const examples = pythonExamples(readFileSync(join(ROOT, 'docs', 'clients.md'), 'utf8'))
+    expect(examples.length).toBeGreaterThanOrEqual(5)
+    expect(made.token).toBeDefined()
+    for (const [i, source] of examples.entries()) {
+      const file = join(env.dir, `docs-example-${i}.py`)
+      writeFileSync(file, source)
+      const ran = await run([sdk.python, file], { RCP_URL: env.api.url, RCP_TOKEN: made.token, RCP_EMAIL: made.email, RCP_PASSWORD: PASSWORD }, env.dir)
+      rmSync(file, { force: true })
+      expect({ example: i, code: ran.code, stderr: ran.stderr }).toEqual({ example: i, code: 0, stderr: '' })
+      expect(ran.stdout.trim()).not.toBe('')
+    }
+  }, 300_000)
+})
