@@ -300,7 +300,14 @@ async function serverEnv(): Promise<Record<string, string | undefined> | undefin
     ...scrapePorts,
   }
   if (existsSync(join(REPO_ROOT, 'worker', 'main.ts'))) {
-    worker = spawnChild('worker', { cmd: [process.execPath, 'worker/main.ts'], env, logFile: join(logs, 'worker.log') })
+    // Its state is thrown away with the servers': at the end it is killed, not drained, so the command's last seconds
+    // never wait on a graceful stop (up to its grace time and the stop timeout), unless the data is kept.
+    worker = spawnChild('worker', {
+      cmd: [process.execPath, 'worker/main.ts'],
+      env,
+      logFile: join(logs, 'worker.log'),
+      stopSignal: keepData ? 'SIGTERM' : 'SIGKILL',
+    })
     // Files start side by side from the first second, and their first flows need the worker's queues polled: wait
     // for its start line (bundling the workflows takes it seconds, much longer on a loaded machine).
     if (['debug', 'info', undefined].includes(env.LOG_LEVEL)) {
