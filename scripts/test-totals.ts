@@ -12,6 +12,14 @@ export function bunTotals(output: string): { passed: number; failed: number; ski
   return { passed: last('pass'), failed: last('fail'), skipped: last('skip'), errors: last('errors?') }
 }
 
+/** The totals of bun test processes run side by side over disjoint sets of files (the runner's main process and the one
+ *  it starts alongside): each process's own, summed. */
+export function sumTotals(...outputs: string[]): ReturnType<typeof bunTotals> {
+  const sum = { passed: 0, failed: 0, skipped: 0, errors: 0 }
+  for (const t of outputs.map(bunTotals)) for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += t[k]
+  return sum
+}
+
 /** The names of the failed tests, once each, from the output: bun lists them (`(fail) name`, or `✗ name` in colour)
  *  as they fail and again in its closing summary. What the runner falls back on when bun wrote no JUnit report (it
  *  was killed); why each failed comes from the report, as bun's parallel output interleaves a worker's errors. */

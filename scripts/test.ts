@@ -34,7 +34,7 @@ import {
   type Child,
   type Stoppable,
 } from './platform'
-import { bunTotals, failedTests, junitFailures, junitSkipped, skippedLine, type SkippedTest } from './test-totals'
+import { failedTests, junitFailures, junitSkipped, skippedLine, sumTotals, type FailedTest, type SkippedTest } from './test-totals'
 
 const started = performance.now()
 const fast = process.argv.includes('--fast')
@@ -68,6 +68,8 @@ await claimPidFile(join(dataDir, 'run', 'pids.json'), 'scripts/test.ts')
 const servers: Stoppable[] = []
 let worker: Child | undefined
 let bunTest: Child | undefined
+/** The bun test process of the files run alongside the main one (ALONGSIDE below), in a full run. */
+let alongside: Child | undefined
 const output = { stdout: '', stderr: '' }
 
 let tearingDown: Promise<void> | undefined
@@ -75,17 +77,27 @@ const teardown = () => (tearingDown ??= stopEverything())
 
 async function stopEverything() {
   const t = performance.now()
-  await stopAll([bunTest])
-  await stopAll([worker]) // before the servers, so it does not log a storm of connection errors
-  await stopAll(servers)
+  const steps: string[] = []
+  const step = async (name: string, p: Promise<unknown> | (() => void)) => {
+    const s = performance.now()
+    await (typeof p === 'function' ? p() : p)
+    steps.push(`${name} ${seconds(s)}`)
+  }
+  await step('bun test', stopAll([bunTest, alongside]))
+  await step('worker', stopAll([worker])) // before the servers, so it does not log a storm of connection errors
+  await step('servers', stopAll(servers))
   releasePidFile()
   if (keepData) say(`kept ${dataDir}`)
-  else rmSync(dataDir, { recursive: true, force: true })
-  say(`teardown ${seconds(t)}`)
+  else await step('data', () => rmSync(dataDir, { recursive: true, force: true }))
+  say(`teardown ${seconds(t)} (${steps.join(', ')})`)
 }
 
-/** bun test's own totals (scripts/test-totals.ts), never a count of ours. */
-const totals = () => bunTotals(`${output.stdout}\n${output.stderr}`)
+/** The output of the files run alongside, read once that process ended (its log is in the run's data directory). */
+let alongsideOutput = ''
+
+/** bun test's own totals (scripts/test-totals.ts), never a count of ours: the main process's, plus those of the process
+ *  that ran the files alongside it. */
+const totals = () => sumTotals(`${output.stdout}\n${output.stderr}`, ...(alongsideOutput ? [alongsideOutput] : []))
 
 /** The skipped tests bun's report names, read before the teardown takes the report away. */
 let skippedTests: SkippedTest[] = []
@@ -212,8 +224,26 @@ function timingsArgs(args: string[]): string[] {
 }
 
 /** bun's JUnit report beside its console output: the failed tests with their messages, for the closing lines. */
-function reportArgs(args: string[]): string[] {
-  return args.some((a) => a.startsWith('--reporter')) ? [] : ['--reporter=junit', `--reporter-outfile=${junitReport}`]
+function reportArgs(args: string[], outfile = junitReport): string[] {
+  return args.some((a) => a.startsWith('--reporter')) ? [] : ['--reporter=junit', `--reporter-outfile=${outfile}`]
+}
+
+/** Files a full run gives a bun test process of their own, started beside the main one against the same servers: the
+ *  schema fuzzer's two passes run for a set time (--max-time) on Python processes and an API of their own, so in the
+ *  pool it held one worker for its whole length, and the files queued behind it waited. Its output and verdict are
+ *  read when the main process has ended, and its tests count in the totals like any other. A run that names files
+ *  runs them as named, in one process. */
+const ALONGSIDE = ['test/contract/schemathesis.test.ts']
+const alongsideReport = join(dataDir, 'junit-alongside.xml')
+
+/** The report's failures and skips, or none when bun wrote no report (killed) or a torn one. */
+function readReport(file: string): { failures: FailedTest[]; skipped: SkippedTest[] } {
+  try {
+    const xml = readFileSync(file, 'utf8')
+    return { failures: junitFailures(xml), skipped: junitSkipped(xml) }
+  } catch {
+    return { failures: [], skipped: [] }
+  }
 }
 
 function keepTimings(): void {
@@ -270,7 +300,14 @@ async function serverEnv(): Promise<Record<string, string | undefined> | undefin
     ...scrapePorts,
   }
   if (existsSync(join(REPO_ROOT, 'worker', 'main.ts'))) {
-    worker = spawnChild('worker', { cmd: [process.execPath, 'worker/main.ts'], env, logFile: join(logs, 'worker.log') })
+    // Its state is thrown away with the servers': at the end it is killed, not drained, so the command's last seconds
+    // never wait on a graceful stop (up to its grace time and the stop timeout), unless the data is kept.
+    worker = spawnChild('worker', {
+      cmd: [process.execPath, 'worker/main.ts'],
+      env,
+      logFile: join(logs, 'worker.log'),
+      stopSignal: keepData ? 'SIGTERM' : 'SIGKILL',
+    })
     // Files start side by side from the first second, and their first flows need the worker's queues polled: wait
     // for its start line (bundling the workflows takes it seconds, much longer on a loaded machine).
     if (['debug', 'info', undefined].includes(env.LOG_LEVEL)) {
@@ -302,11 +339,25 @@ async function main(): Promise<number> {
   if (!env) return finish(1)
 
   const given = process.argv.slice(2).filter((a) => a !== '--fast')
+  const namesFiles = given.some((a) => !a.startsWith('-'))
   // The fast tier is its folder unless files of it are named.
-  const args = fast && !given.some((a) => !a.startsWith('-')) ? [...given, FAST_TIER] : given
+  const args = fast && !namesFiles ? [...given, FAST_TIER] : given
+  // A filter of tests or files (a name pattern, a shard, --only, --changed) might leave the process alongside nothing to
+  // run, which bun test counts as a failure: such a run stays in one process.
+  const filtered = given.some((a) => /^(-t|--test-name-pattern|--only|--changed|--shard)/.test(a))
+  const split = !fast && !namesFiles && !filtered && ALONGSIDE.every((f) => existsSync(join(REPO_ROOT, f)))
+  const color = process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}
+  if (split) {
+    alongside = spawnChild('bun test (alongside)', {
+      cmd: [process.execPath, 'test', ...timeoutArgs(args), ...reportArgs(args, alongsideReport), ...args, ...ALONGSIDE],
+      env: { ...env, ...color },
+      logFile: join(logs, 'bun-test-alongside.log'),
+    })
+  }
+  const ignored = split ? ALONGSIDE.map((f) => `--path-ignore-patterns=${f}`) : []
   bunTest = spawnChild('bun test', {
-    cmd: [process.execPath, 'test', ...timeoutArgs(args), ...parallelArgs(args), ...timingsArgs(args), ...reportArgs(args), ...args],
-    env: { ...env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}) },
+    cmd: [process.execPath, 'test', ...timeoutArgs(args), ...parallelArgs(args), ...timingsArgs(args), ...reportArgs(args), ...ignored, ...args],
+    env: { ...env, ...color },
     pipe: true,
   })
   const pump = async (from: ReadableStream<Uint8Array> | undefined, to: NodeJS.WriteStream, key: 'stdout' | 'stderr') => {
@@ -319,7 +370,15 @@ async function main(): Promise<number> {
     }
   }
   await Promise.all([pump(bunTest.stdout, process.stdout, 'stdout'), pump(bunTest.stderr, process.stderr, 'stderr')])
-  const code = await bunTest.exited
+  let code = await bunTest.exited
+  if (alongside) {
+    if (alongside.running()) say(`waiting for ${ALONGSIDE.join(', ')} (run alongside)`)
+    const sideCode = await alongside.exited
+    if (interrupted) return new Promise<number>(() => {})
+    alongsideOutput = readFileSync(alongside.logFile, 'utf8')
+    process.stdout.write(`\n${ALONGSIDE.join(', ')} (run alongside the others):\n${alongsideOutput}`)
+    if (code === 0 && sideCode !== 0) code = sideCode
+  }
   if (interrupted) return new Promise<number>(() => {}) // the signal handler tears down and exits
   keepTimings()
   const { passed, failed, errors } = totals()
@@ -332,23 +391,14 @@ async function main(): Promise<number> {
   if (worker && (!ok || !worker.running())) {
     say(`worker log (${worker.running() ? 'running' : `exited with ${await worker.exited}`}):\n${tail(worker.logFile, 40)}`)
   }
-  // The report's failures with their messages; the output's names when bun wrote none or a torn one (killed) or left
+  // The reports' failures with their messages; the output's names when bun wrote none or a torn one (killed) or left
   // one out (a hook).
-  const reported = (() => {
-    try {
-      return junitFailures(readFileSync(junitReport, 'utf8'))
-    } catch {
-      return []
-    }
-  })()
-  try {
-    skippedTests = junitSkipped(readFileSync(junitReport, 'utf8'))
-  } catch {
-    /* no report: the count alone */
-  }
+  const reports = [readReport(junitReport), ...(alongside ? [readReport(alongsideReport)] : [])]
+  const reported = reports.flatMap((r) => r.failures)
+  skippedTests = reports.flatMap((r) => r.skipped)
   const failures = [
     ...reported,
-    ...failedTests(`${output.stdout}\n${output.stderr}`)
+    ...failedTests(`${output.stdout}\n${output.stderr}\n${alongsideOutput}`)
       .filter((name) => !reported.some((r) => r.name === name))
       .map((name) => ({ name, error: [] })),
   ]

@@ -8,6 +8,7 @@ import type { Browser } from 'playwright-core'
 import { localhostOrigin } from '../support/api'
 import { launchChromium } from '../support/chromium'
 import { tenantOwner } from '../support/fixtures'
+import { eventually } from '../support/temporal'
 import { Receiver, useDeliveryEnv } from '../webhooks/delivery-helpers'
 import { auditPage, HOSTILE, onConsolePage } from './browser'
 
@@ -51,7 +52,8 @@ describe('console: webhooks', () => {
           await page.getByRole('button', { name: `Open ${receiver.url()}` }).click()
           await page.getByRole('button', { name: 'Send test event' }).click()
           await page.getByRole('status').filter({ hasText: 'Test event sent' }).waitFor()
-          for (let i = 0; i < 100 && receiver.of('webhook_endpoint.test').length === 0; i++) await Bun.sleep(100)
+          // Until it arrives: a loop of 10 s failed this on a loaded machine (2026-11-28, load average 25).
+          await eventually('the test event at the receiver', async () => receiver.of('webhook_endpoint.test').length > 0 || undefined, 30_000)
           expect(receiver.of('webhook_endpoint.test').map((d) => d.verifiedBy)).toEqual([[0]])
 
           const row = page.locator('.panel tbody tr', { hasText: 'webhook_endpoint.test' })
@@ -77,7 +79,7 @@ describe('console: webhooks', () => {
 
           await page.getByRole('button', { name: 'Redeliver' }).click()
           await page.getByRole('status').filter({ hasText: 'Message sent again.' }).waitFor()
-          for (let i = 0; i < 100 && receiver.of('webhook_endpoint.test').length < 2; i++) await Bun.sleep(100)
+          await eventually('the redelivery at the receiver', async () => receiver.of('webhook_endpoint.test').length >= 2 || undefined, 30_000)
           expect(receiver.of('webhook_endpoint.test').length).toBe(2)
 
           await page.getByLabel(/^Send every failed message again/).fill(new Date(Date.now() - 3_600_000).toISOString().slice(0, 16))

@@ -5,7 +5,7 @@ import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { bunTotals, failedTests, junitFailures, junitSkipped, skippedLine, SKIP_REASONS } from '../../scripts/test-totals'
+import { bunTotals, failedTests, junitFailures, junitSkipped, skippedLine, SKIP_REASONS, sumTotals } from '../../scripts/test-totals'
 
 /** Four files: six tests pass, two fail, one file also prints lines that look like a summary. */
 function fixtureSuite(): string {
@@ -36,6 +36,21 @@ describe("the runner's totals", () => {
     const serial = await bunTest(dir, [])
     expect(bunTotals(serial.output)).toEqual(bunTotals(parallel.output))
     expect(failedTests(parallel.output).sort()).toEqual(['b2', 'd1'])
+  }, 60_000)
+
+  test('of a file run in a bun test process of its own beside the others (the fuzzer in a full run) count it, and its failure', async () => {
+    const dir = fixtureSuite()
+    // As scripts/test.ts splits a full run: the main process ignores the file by its path, the other runs only it.
+    const [main, alongside] = await Promise.all([
+      bunTest(dir, ['--parallel=3', '--no-isolate', '--path-ignore-patterns=d.test.ts']),
+      bunTest(dir, ['./d.test.ts']),
+    ])
+    expect(bunTotals(main.output)).toEqual({ passed: 5, failed: 1, skipped: 0, errors: 0 })
+    expect(bunTotals(alongside.output)).toEqual({ passed: 1, failed: 1, skipped: 0, errors: 0 })
+    expect(alongside.code).not.toBe(0)
+    const serial = await bunTest(dir, [])
+    expect(sumTotals(main.output, alongside.output)).toEqual(bunTotals(serial.output))
+    expect(failedTests(alongside.output)).toEqual(['d1'])
   }, 60_000)
 
   test("name each failed test with why, from bun's JUnit report, describe blocks included", async () => {
