@@ -515,6 +515,70 @@ class TokenSelfDto(TypedDict, closed=True):
     lastUsedAt: str | None
 
 
+class CreateDeviceAuthorizationBodyDto(TypedDict, closed=True):
+    clientName: str
+    scopes: list[
+        Literal[
+            'tenant:read',
+            'tenant:manage',
+            'apikey:read',
+            'apikey:write',
+            'apikey:manage',
+            'billing:read',
+            'billing:write',
+            'model:read',
+            'model:write',
+            'project:manage',
+            'legal_hold:manage',
+        ]
+    ]
+
+
+class DeviceAuthorizationDto(TypedDict, closed=True):
+    deviceCode: str
+    userCode: str
+    verificationUri: str
+    verificationUriComplete: str
+    expiresIn: int
+    interval: int
+
+
+class DeviceTokenBodyDto(TypedDict, closed=True):
+    deviceCode: str
+
+
+class DeviceTokenDto(TypedDict, closed=True):
+    token: str
+    tokenType: Literal['Bearer']
+    expiresAt: str
+    tenantId: str
+    scopes: list[str]
+
+
+class DeviceAuthorizationLookupDto(TypedDict, closed=True):
+    clientName: str
+    scopes: list[str]
+    clientAddress: str | None
+    createdAt: str
+    expiresAt: str
+
+
+class ApproveDeviceAuthorizationBodyDto(TypedDict, closed=True):
+    userCode: str
+    tenantId: str
+
+
+class DeviceAuthorizationDecisionDto(TypedDict, closed=True):
+    status: Literal['approved', 'denied']
+    clientName: str
+    scopes: list[str]
+    tenantId: str | None
+
+
+class DenyDeviceAuthorizationBodyDto(TypedDict, closed=True):
+    userCode: str
+
+
 class StorageRegionDto(TypedDict, closed=True):
     id: str
     name: str
@@ -769,14 +833,23 @@ class RevokeMembershipApiKeysResponseDto(TypedDict, closed=True):
     revokedCount: int
 
 
-class CreateUserBodyDto(TypedDict, closed=True):
+class CreateUserBodyDto1(TypedDict, closed=True):
     email: str
-    password: NotRequired[str]
-    mode: NotRequired[Literal['invite', 'create']]
-    role: NotRequired[
-        Literal['owner', 'admin', 'researcher', 'billing_admin', 'viewer']
-    ]
+    password: str
+    mode: NotRequired[Any]
+    role: NotRequired[Any]
+    displayName: NotRequired[Any]
+
+
+class CreateUserBodyDto2(TypedDict, closed=True):
+    email: str
+    password: NotRequired[Any]
+    mode: Literal['invite', 'create']
+    role: Literal['owner', 'admin', 'researcher', 'billing_admin', 'viewer']
     displayName: NotRequired[str | None]
+
+
+CreateUserBodyDto: TypeAlias = CreateUserBodyDto1 | CreateUserBodyDto2
 
 
 class Membership(TypedDict, closed=True):
@@ -927,18 +1000,30 @@ class UpdateProjectBodyDto(TypedDict, closed=True):
 
 
 class Scope(TypedDict, closed=True):
-    kind: str
-    userId: NotRequired[str]
-    projectId: NotRequired[str]
+    kind: Literal['tenant']
+    userId: NotRequired[Any]
+    projectId: NotRequired[Any]
+
+
+class Scope1(TypedDict, closed=True):
+    kind: Literal['member']
+    userId: str
+    projectId: NotRequired[Any]
+
+
+class Scope2(TypedDict, closed=True):
+    kind: Literal['project']
+    userId: NotRequired[Any]
+    projectId: str
 
 
 class CreateLegalHoldBodyDto(TypedDict, closed=True):
     matter: str
     reason: str
-    scope: NotRequired[Scope]
+    scope: Scope | Scope1 | Scope2
 
 
-class Scope1(TypedDict, closed=True):
+class Scope3(TypedDict, closed=True):
     kind: Literal['tenant', 'member', 'project']
     userId: str | None
     projectId: str | None
@@ -949,7 +1034,7 @@ class LegalHoldDto(TypedDict, closed=True):
     tenantId: str
     matter: str
     reason: str
-    scope: Scope1
+    scope: Scope3
     status: Literal['active', 'released']
     createdBy: str
     createdAt: str
@@ -1226,10 +1311,21 @@ class TrainingJobDto(TypedDict, closed=True):
     projectId: str | None
 
 
-class CompleteTrainingJobBodyDto(TypedDict, closed=True):
-    status: Literal['completed', 'failed']
+class CompleteTrainingJobBodyDto1(TypedDict, closed=True):
+    status: Literal['completed']
     outputArtifactPath: NotRequired[str]
+    reason: NotRequired[Any]
+
+
+class CompleteTrainingJobBodyDto2(TypedDict, closed=True):
+    status: Literal['failed']
+    outputArtifactPath: NotRequired[Any]
     reason: NotRequired[str]
+
+
+CompleteTrainingJobBodyDto: TypeAlias = (
+    CompleteTrainingJobBodyDto1 | CompleteTrainingJobBodyDto2
+)
 
 
 class ImportedCheckpointSourceDto(TypedDict, closed=True):
@@ -1503,8 +1599,8 @@ class RecoverWebhookMessagesResponseDto(TypedDict, closed=True):
 AuditTimeRangeBodyDto = TypedDict(
     'AuditTimeRangeBodyDto',
     {
-        'from': NotRequired[str],
-        'to': NotRequired[str],
+        'from': str,
+        'to': str,
     },
     closed=True,
 )
@@ -1663,6 +1759,9 @@ class ProblemJson(TypedDict):
     message: str
     requestId: str
     errors: NotRequired[list[Error]]
+    error: NotRequired[
+        Literal['authorization_pending', 'slow_down', 'expired_token', 'access_denied']
+    ]
 
 
 class PublishedAuthProblem(ProblemJson):
@@ -1816,6 +1915,35 @@ class V1TokensSelfGetResponse(TypedDict, closed=True):
     meta: Meta24
 
 
+class V1DeviceAuthorizationsPostResponse(TypedDict, closed=True):
+    data: DeviceAuthorizationDto
+    meta: Meta24
+
+
+class V1DeviceTokensPostResponse(TypedDict, closed=True):
+    data: DeviceTokenDto
+    meta: Meta24
+
+
+class V1DeviceAuthorizationsLookupGetParametersQuery(TypedDict):
+    userCode: str
+
+
+class V1DeviceAuthorizationsLookupGetResponse(TypedDict, closed=True):
+    data: DeviceAuthorizationLookupDto
+    meta: Meta24
+
+
+class V1DeviceAuthorizationsApprovePostResponse(TypedDict, closed=True):
+    data: DeviceAuthorizationDecisionDto
+    meta: Meta24
+
+
+class V1DeviceAuthorizationsDenyPostResponse(TypedDict, closed=True):
+    data: DeviceAuthorizationDecisionDto
+    meta: Meta24
+
+
 class V1TenantsCurrentStorageSummaryGetParametersQuery(TypedDict):
     refresh: NotRequired[Literal['true', 'false']]
 
@@ -1831,29 +1959,29 @@ class V1TenantsCurrentStorageReconciliationJobsGetParametersQuery(TypedDict):
     status: NotRequired[Literal['queued', 'running', 'succeeded', 'failed']]
 
 
-class Meta31(TypedDict, closed=True):
+class Meta36(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
 class V1TenantsCurrentStorageReconciliationJobsGetResponse(TypedDict, closed=True):
     data: list[StorageReconciliationJobSummaryDto]
-    meta: Meta31
+    meta: Meta36
     nextPageToken: NotRequired[str]
 
 
-class Meta32(TypedDict, closed=True):
+class Meta37(TypedDict, closed=True):
     requestId: str
 
 
 class V1UsersMeMfaGetResponse(TypedDict, closed=True):
     data: UserMfaStatusDto
-    meta: Meta32
+    meta: Meta37
 
 
 class V1UsersMeMfaTotpPostResponse(TypedDict, closed=True):
     data: TotpEnrollmentStartDto
-    meta: Meta32
+    meta: Meta37
 
 
 V1UsersMeMfaTotpDeleteRequest: TypeAlias = TotpRemovalRequestDto | None
@@ -1861,12 +1989,12 @@ V1UsersMeMfaTotpDeleteRequest: TypeAlias = TotpRemovalRequestDto | None
 
 class V1UsersMeMfaTotpDeleteResponse(TypedDict, closed=True):
     data: RemovalResultDto
-    meta: Meta32
+    meta: Meta37
 
 
 class V1UsersMeMfaTotpVerificationsPostResponse(TypedDict, closed=True):
     data: TotpEnrollmentVerifyResponseDto
-    meta: Meta32
+    meta: Meta37
 
 
 class V1UsersMeWebauthnCredentialsGetParametersQuery(TypedDict):
@@ -1874,59 +2002,59 @@ class V1UsersMeWebauthnCredentialsGetParametersQuery(TypedDict):
     pageToken: NotRequired[str]
 
 
-class Meta37(TypedDict, closed=True):
+class Meta42(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
 class V1UsersMeWebauthnCredentialsGetResponse(TypedDict, closed=True):
     data: list[WebAuthnCredentialDto]
-    meta: Meta37
+    meta: Meta42
     nextPageToken: NotRequired[str]
 
 
-class Meta38(TypedDict, closed=True):
+class Meta43(TypedDict, closed=True):
     requestId: str
 
 
 class V1UsersMeWebauthnRegistrationOptionsPostResponse(TypedDict, closed=True):
     data: WebAuthnRegistrationOptionsDto
-    meta: Meta38
+    meta: Meta43
 
 
 class V1UsersMeWebauthnRegistrationsPostResponse(TypedDict, closed=True):
     data: WebAuthnCredentialDto
-    meta: Meta38
+    meta: Meta43
 
 
 class V1UsersMeWebauthnCredentialsCredentialIdDeleteResponse(TypedDict, closed=True):
     data: RemovalResultDto
-    meta: Meta38
+    meta: Meta43
 
 
 class V1TenantsCurrentAuthPolicyGetResponse(TypedDict, closed=True):
     data: TenantAuthPolicyDto
-    meta: Meta38
+    meta: Meta43
 
 
 class V1TenantsCurrentAuthPolicyPatchResponse(TypedDict, closed=True):
     data: TenantAuthPolicyDto
-    meta: Meta38
+    meta: Meta43
 
 
 class V1PasswordResetsPostResponse(TypedDict, closed=True):
     data: PasswordResetRequestedDto
-    meta: Meta38
+    meta: Meta43
 
 
 class V1PasswordResetsConfirmationsPostResponse(TypedDict, closed=True):
     data: PasswordResetConfirmationResponseDto
-    meta: Meta38
+    meta: Meta43
 
 
 class V1UsersUserIdPasswordResetRequestsPostResponse(TypedDict, closed=True):
     data: AdminPasswordResetRequestedDto
-    meta: Meta38
+    meta: Meta43
 
 
 class V1AuthLoginOptionsGetParametersQuery(TypedDict):
@@ -1935,7 +2063,7 @@ class V1AuthLoginOptionsGetParametersQuery(TypedDict):
 
 class V1AuthLoginOptionsGetResponse(TypedDict, closed=True):
     data: AuthLoginOptionsDto
-    meta: Meta38
+    meta: Meta43
 
 
 class V1TenantsCurrentMembershipsGetParametersQuery(TypedDict):
@@ -1950,7 +2078,7 @@ class V1TenantsCurrentMembershipsGetParametersQuery(TypedDict):
     ]
 
 
-class Meta47(TypedDict, closed=True):
+class Meta52(TypedDict, closed=True):
     requestId: str
     pageSize: int
     totalCount: int
@@ -1958,42 +2086,42 @@ class Meta47(TypedDict, closed=True):
 
 class V1TenantsCurrentMembershipsGetResponse(TypedDict, closed=True):
     data: list[CurrentTenantMembershipDto]
-    meta: Meta47
+    meta: Meta52
     nextPageToken: NotRequired[str]
 
 
-class Meta48(TypedDict, closed=True):
+class Meta53(TypedDict, closed=True):
     requestId: str
 
 
 class V1TenantsCurrentMembershipsMembershipIdGetResponse(TypedDict, closed=True):
     data: CurrentTenantMembershipDto
-    meta: Meta48
+    meta: Meta53
 
 
 class V1TenantsCurrentMembershipsMembershipIdPatchResponse(TypedDict, closed=True):
     data: CurrentTenantMembershipDto
-    meta: Meta48
+    meta: Meta53
 
 
 class V1TenantsCurrentMembershipsMembershipIdDeleteResponse(TypedDict, closed=True):
     data: RemovalResultDto
-    meta: Meta48
+    meta: Meta53
 
 
 class V1ApiKeysMembershipsMembershipIdRevocationsPostResponse(TypedDict, closed=True):
     data: RevokeMembershipApiKeysResponseDto
-    meta: Meta48
+    meta: Meta53
 
 
 class V1UsersPostResponse1(TypedDict, closed=True):
     data: ProvisionedUserDto
-    meta: Meta48
+    meta: Meta53
 
 
 class V1TenantInvitationsPostResponse(TypedDict, closed=True):
     data: TenantInvitationDto
-    meta: Meta48
+    meta: Meta53
 
 
 class V1TenantInvitationsGetParametersQuery(TypedDict):
@@ -2002,29 +2130,29 @@ class V1TenantInvitationsGetParametersQuery(TypedDict):
     status: NotRequired[Literal['pending', 'accepted', 'revoked', 'expired']]
 
 
-class Meta54(TypedDict, closed=True):
+class Meta59(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
 class V1TenantInvitationsGetResponse(TypedDict, closed=True):
     data: list[TenantInvitationDto]
-    meta: Meta54
+    meta: Meta59
     nextPageToken: NotRequired[str]
 
 
-class Meta55(TypedDict, closed=True):
+class Meta60(TypedDict, closed=True):
     requestId: str
 
 
 class V1TenantInvitationsInvitationIdDeleteResponse(TypedDict, closed=True):
     data: TenantInvitationDto
-    meta: Meta55
+    meta: Meta60
 
 
 class V1RegistrationInvitationsPostResponse(TypedDict, closed=True):
     data: RegistrationInvitationCreatedDto
-    meta: Meta55
+    meta: Meta60
 
 
 class V1RegistrationInvitationsValidationGetParametersQuery(TypedDict):
@@ -2037,7 +2165,7 @@ class Data2(TypedDict, closed=True):
 
 class V1RegistrationInvitationsValidationGetResponse(TypedDict, closed=True):
     data: Data2 | None
-    meta: Meta55
+    meta: Meta60
 
 
 class V1TenantsCurrentSsoConnectionsGetParametersQuery(TypedDict):
@@ -2045,34 +2173,34 @@ class V1TenantsCurrentSsoConnectionsGetParametersQuery(TypedDict):
     pageToken: NotRequired[str]
 
 
-class Meta60(TypedDict, closed=True):
+class Meta65(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
 class V1TenantsCurrentSsoConnectionsGetResponse(TypedDict, closed=True):
     data: list[TenantSsoConnectionDto]
-    meta: Meta60
+    meta: Meta65
     nextPageToken: NotRequired[str]
 
 
-class Meta61(TypedDict, closed=True):
+class Meta66(TypedDict, closed=True):
     requestId: str
 
 
 class V1TenantsCurrentSsoConnectionsPostResponse(TypedDict, closed=True):
     data: TenantSsoConnectionDto
-    meta: Meta61
+    meta: Meta66
 
 
 class V1TenantsCurrentSsoConnectionsConnectionIdGetResponse(TypedDict, closed=True):
     data: TenantSsoConnectionDto
-    meta: Meta61
+    meta: Meta66
 
 
 class V1TenantsCurrentSsoConnectionsConnectionIdPatchResponse(TypedDict, closed=True):
     data: TenantSsoConnectionDto
-    meta: Meta61
+    meta: Meta66
 
 
 class V1UsersMeSsoIdentitiesGetParametersQuery(TypedDict):
@@ -2080,24 +2208,24 @@ class V1UsersMeSsoIdentitiesGetParametersQuery(TypedDict):
     pageToken: NotRequired[str]
 
 
-class Meta64(TypedDict, closed=True):
+class Meta69(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
 class V1UsersMeSsoIdentitiesGetResponse(TypedDict, closed=True):
     data: list[SsoIdentityDto]
-    meta: Meta64
+    meta: Meta69
     nextPageToken: NotRequired[str]
 
 
-class Meta65(TypedDict, closed=True):
+class Meta70(TypedDict, closed=True):
     requestId: str
 
 
 class V1UsersMeSsoIdentitiesIdentityIdDeleteResponse(TypedDict, closed=True):
     data: SsoIdentityDto
-    meta: Meta65
+    meta: Meta70
 
 
 class V1TenantsCurrentDomainsGetParametersQuery(TypedDict):
@@ -2105,34 +2233,34 @@ class V1TenantsCurrentDomainsGetParametersQuery(TypedDict):
     pageToken: NotRequired[str]
 
 
-class Meta66(TypedDict, closed=True):
+class Meta71(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
 class V1TenantsCurrentDomainsGetResponse(TypedDict, closed=True):
     data: list[TenantDomainDto]
-    meta: Meta66
+    meta: Meta71
     nextPageToken: NotRequired[str]
 
 
-class Meta67(TypedDict, closed=True):
+class Meta72(TypedDict, closed=True):
     requestId: str
 
 
 class V1TenantsCurrentDomainsPostResponse(TypedDict, closed=True):
     data: TenantDomainDto
-    meta: Meta67
+    meta: Meta72
 
 
 class V1TenantsCurrentDomainsDomainIdVerificationsPostResponse(TypedDict, closed=True):
     data: TenantDomainDto
-    meta: Meta67
+    meta: Meta72
 
 
 class V1TenantsCurrentDomainsDomainIdDeleteResponse(TypedDict, closed=True):
     data: TenantDomainDto
-    meta: Meta67
+    meta: Meta72
 
 
 class V1ProjectsGetParametersQuery(TypedDict):
@@ -2141,44 +2269,44 @@ class V1ProjectsGetParametersQuery(TypedDict):
     archived: NotRequired[Literal['true', 'false']]
 
 
-class Meta70(TypedDict, closed=True):
+class Meta75(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
 class V1ProjectsGetResponse(TypedDict, closed=True):
     data: list[ProjectDto]
-    meta: Meta70
+    meta: Meta75
     nextPageToken: NotRequired[str]
 
 
-class Meta71(TypedDict, closed=True):
+class Meta76(TypedDict, closed=True):
     requestId: str
 
 
 class V1ProjectsPostResponse(TypedDict, closed=True):
     data: ProjectDto
-    meta: Meta71
+    meta: Meta76
 
 
 class V1ProjectsProjectIdGetResponse(TypedDict, closed=True):
     data: ProjectDto
-    meta: Meta71
+    meta: Meta76
 
 
 class V1ProjectsProjectIdPatchResponse(TypedDict, closed=True):
     data: ProjectDto
-    meta: Meta71
+    meta: Meta76
 
 
 class V1ProjectsProjectIdDeleteResponse(TypedDict, closed=True):
     data: ProjectDto
-    meta: Meta71
+    meta: Meta76
 
 
 class V1TenantsCurrentLegalHoldsPostResponse(TypedDict, closed=True):
     data: LegalHoldDto
-    meta: Meta71
+    meta: Meta76
 
 
 class V1TenantsCurrentLegalHoldsGetParametersQuery(TypedDict):
@@ -2187,29 +2315,29 @@ class V1TenantsCurrentLegalHoldsGetParametersQuery(TypedDict):
     status: NotRequired[Literal['active', 'released']]
 
 
-class Meta76(TypedDict, closed=True):
+class Meta81(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
 class V1TenantsCurrentLegalHoldsGetResponse(TypedDict, closed=True):
     data: list[LegalHoldDto]
-    meta: Meta76
+    meta: Meta81
     nextPageToken: NotRequired[str]
 
 
-class Meta77(TypedDict, closed=True):
+class Meta82(TypedDict, closed=True):
     requestId: str
 
 
 class V1TenantsCurrentLegalHoldsHoldIdGetResponse(TypedDict, closed=True):
     data: LegalHoldDto
-    meta: Meta77
+    meta: Meta82
 
 
 class V1TenantsCurrentLegalHoldsHoldIdReleasePostResponse(TypedDict, closed=True):
     data: LegalHoldDto
-    meta: Meta77
+    meta: Meta82
 
 
 class V1ProjectsProjectIdMembersGetParametersQuery(TypedDict):
@@ -2217,59 +2345,59 @@ class V1ProjectsProjectIdMembersGetParametersQuery(TypedDict):
     pageToken: NotRequired[str]
 
 
-class Meta79(TypedDict, closed=True):
+class Meta84(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
 class V1ProjectsProjectIdMembersGetResponse(TypedDict, closed=True):
     data: list[ProjectMemberDto]
-    meta: Meta79
+    meta: Meta84
     nextPageToken: NotRequired[str]
 
 
-class Meta80(TypedDict, closed=True):
+class Meta85(TypedDict, closed=True):
     requestId: str
 
 
 class V1ProjectsProjectIdMembersPostResponse(TypedDict, closed=True):
     data: ProjectMemberDto
-    meta: Meta80
+    meta: Meta85
 
 
 class V1ProjectsProjectIdMembersUserIdGetResponse(TypedDict, closed=True):
     data: ProjectMemberDto
-    meta: Meta80
+    meta: Meta85
 
 
 class V1ProjectsProjectIdMembersUserIdPatchResponse(TypedDict, closed=True):
     data: ProjectMemberDto
-    meta: Meta80
+    meta: Meta85
 
 
 class V1ProjectsProjectIdMembersUserIdDeleteResponse(TypedDict, closed=True):
     data: ProjectMemberDto
-    meta: Meta80
+    meta: Meta85
 
 
 class V1TenantsCurrentSubscriptionGetResponse(TypedDict, closed=True):
     data: SubscriptionDto
-    meta: Meta80
+    meta: Meta85
 
 
 class V1TenantsCurrentSubscriptionPatchResponse(TypedDict, closed=True):
     data: SubscriptionDto
-    meta: Meta80
+    meta: Meta85
 
 
 class V1TenantsCurrentPriceBookGetResponse(TypedDict, closed=True):
     data: PriceBookDto
-    meta: Meta80
+    meta: Meta85
 
 
 class V1TenantsCurrentSubscriptionPaymentEventsPostResponse(TypedDict, closed=True):
     data: SubscriptionDto
-    meta: Meta80
+    meta: Meta85
 
 
 class V1TenantsCurrentInvoicesGetParametersQuery(TypedDict):
@@ -2277,18 +2405,18 @@ class V1TenantsCurrentInvoicesGetParametersQuery(TypedDict):
     pageToken: NotRequired[str]
 
 
-class Meta88(TypedDict, closed=True):
+class Meta93(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
-class Meta89(TypedDict, closed=True):
+class Meta94(TypedDict, closed=True):
     requestId: str
 
 
 class V1TenantsCurrentOffboardingDeleteResponse(TypedDict, closed=True):
     data: CancelledOffboardingDto
-    meta: Meta89
+    meta: Meta94
 
 
 class V1EmbodimentProfilesGetParametersQuery(TypedDict):
@@ -2297,18 +2425,18 @@ class V1EmbodimentProfilesGetParametersQuery(TypedDict):
     projectId: NotRequired[str]
 
 
-class Meta95(TypedDict, closed=True):
+class Meta100(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
-class Meta96(TypedDict, closed=True):
+class Meta101(TypedDict, closed=True):
     requestId: str
 
 
 class V1TrainingJobsPostResponse(TypedDict, closed=True):
     data: TrainingJobDto
-    meta: Meta96
+    meta: Meta101
 
 
 class V1TrainingJobsGetParametersQuery(TypedDict):
@@ -2318,29 +2446,29 @@ class V1TrainingJobsGetParametersQuery(TypedDict):
     projectId: NotRequired[str]
 
 
-class Meta100(TypedDict, closed=True):
+class Meta105(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
 class V1TrainingJobsGetResponse(TypedDict, closed=True):
     data: list[TrainingJobDto]
-    meta: Meta100
+    meta: Meta105
     nextPageToken: NotRequired[str]
 
 
-class Meta101(TypedDict, closed=True):
+class Meta106(TypedDict, closed=True):
     requestId: str
 
 
 class V1TrainingJobsTrainingJobIdGetResponse(TypedDict, closed=True):
     data: TrainingJobDto
-    meta: Meta101
+    meta: Meta106
 
 
 class V1TrainingJobsTrainingJobIdCompletionPostResponse(TypedDict, closed=True):
     data: TrainingJobDto
-    meta: Meta101
+    meta: Meta106
 
 
 class V1ModelVersionsGetParametersQuery(TypedDict):
@@ -2351,18 +2479,18 @@ class V1ModelVersionsGetParametersQuery(TypedDict):
     projectId: NotRequired[str]
 
 
-class Meta104(TypedDict, closed=True):
+class Meta109(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
-class Meta105(TypedDict, closed=True):
+class Meta110(TypedDict, closed=True):
     requestId: str
 
 
 class V1ModelVersionsModelVersionIdUploadUrlsPostResponse(TypedDict, closed=True):
     data: ModelVersionUploadUrlsDto
-    meta: Meta105
+    meta: Meta110
 
 
 class V1ModelVersionsModelVersionIdObjectContentPutParametersQuery(TypedDict):
@@ -2371,7 +2499,7 @@ class V1ModelVersionsModelVersionIdObjectContentPutParametersQuery(TypedDict):
 
 class V1ModelVersionsModelVersionIdObjectContentPutResponse(TypedDict, closed=True):
     data: ModelVersionObjectUploadDto
-    meta: Meta105
+    meta: Meta110
 
 
 class V1WebhookEndpointsGetParametersQuery(TypedDict):
@@ -2380,44 +2508,44 @@ class V1WebhookEndpointsGetParametersQuery(TypedDict):
     enabled: NotRequired[Literal['true', 'false']]
 
 
-class Meta110(TypedDict, closed=True):
+class Meta115(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
 class V1WebhookEndpointsGetResponse(TypedDict, closed=True):
     data: list[WebhookEndpointDto]
-    meta: Meta110
+    meta: Meta115
     nextPageToken: NotRequired[str]
 
 
-class Meta111(TypedDict, closed=True):
+class Meta116(TypedDict, closed=True):
     requestId: str
 
 
 class V1WebhookEndpointsEndpointIdGetResponse(TypedDict, closed=True):
     data: WebhookEndpointDto
-    meta: Meta111
+    meta: Meta116
 
 
 class V1WebhookEndpointsEndpointIdPatchResponse(TypedDict, closed=True):
     data: WebhookEndpointDto
-    meta: Meta111
+    meta: Meta116
 
 
 class V1WebhookEndpointsEndpointIdDeleteResponse(TypedDict, closed=True):
     data: RemovalResultDto
-    meta: Meta111
+    meta: Meta116
 
 
 class V1WebhookEndpointsEndpointIdSecretRotationsPostResponse(TypedDict, closed=True):
     data: WebhookSecretRotationDto
-    meta: Meta111
+    meta: Meta116
 
 
 class V1WebhookEventTypesGetResponse(TypedDict, closed=True):
     data: list[WebhookEventTypeDto]
-    meta: Meta111
+    meta: Meta116
 
 
 class V1EdgeInferencePackagesGetParametersQuery(TypedDict):
@@ -2428,23 +2556,23 @@ class V1EdgeInferencePackagesGetParametersQuery(TypedDict):
     projectId: NotRequired[str]
 
 
-class Meta117(TypedDict, closed=True):
+class Meta122(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
-class Meta118(TypedDict, closed=True):
+class Meta123(TypedDict, closed=True):
     requestId: str
 
 
 class V1EdgeInferencePackagesSigningKeysGetResponse(TypedDict, closed=True):
     data: list[PackageSigningKeyDto]
-    meta: Meta118
+    meta: Meta123
 
 
 class V1EdgeInferencePackagesPackageIdRunsPostResponse(TypedDict, closed=True):
     data: EdgePackageRunDto
-    meta: Meta118
+    meta: Meta123
 
 
 class V1EdgeInferencePackagesPackageIdRunsGetParametersQuery(TypedDict):
@@ -2452,14 +2580,14 @@ class V1EdgeInferencePackagesPackageIdRunsGetParametersQuery(TypedDict):
     pageToken: NotRequired[str]
 
 
-class Meta121(TypedDict, closed=True):
+class Meta126(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
 class V1EdgeInferencePackagesPackageIdRunsGetResponse(TypedDict, closed=True):
     data: list[EdgePackageRunDto]
-    meta: Meta121
+    meta: Meta126
     nextPageToken: NotRequired[str]
 
 
@@ -2471,11 +2599,11 @@ class V1WebhookEndpointsEndpointIdMessagesGetParametersQuery(TypedDict):
 
 class V1WebhookEndpointsEndpointIdMessagesGetResponse(TypedDict, closed=True):
     data: list[WebhookMessageDto]
-    meta: Meta121
+    meta: Meta126
     nextPageToken: NotRequired[str]
 
 
-class Meta123(TypedDict, closed=True):
+class Meta128(TypedDict, closed=True):
     requestId: str
 
 
@@ -2483,17 +2611,17 @@ class V1WebhookEndpointsEndpointIdMessagesMessageIdRedeliveriesPostResponse(
     TypedDict, closed=True
 ):
     data: WebhookMessageDto
-    meta: Meta123
+    meta: Meta128
 
 
 class V1WebhookEndpointsEndpointIdRecoveriesPostResponse(TypedDict, closed=True):
     data: RecoverWebhookMessagesResponseDto
-    meta: Meta123
+    meta: Meta128
 
 
 class V1WebhookEndpointsEndpointIdTestEventsPostResponse(TypedDict, closed=True):
     data: WebhookMessageDto
-    meta: Meta123
+    meta: Meta128
 
 
 V1TenantsCurrentAuditLogGetParametersQuery = TypedDict(
@@ -2501,8 +2629,8 @@ V1TenantsCurrentAuditLogGetParametersQuery = TypedDict(
     {
         'pageSize': NotRequired[int],
         'pageToken': NotRequired[str],
-        'from': NotRequired[str],
-        'to': NotRequired[str],
+        'from': str,
+        'to': str,
         'actorId': NotRequired[str],
         'action': NotRequired[str],
         'targetType': NotRequired[str],
@@ -2512,34 +2640,34 @@ V1TenantsCurrentAuditLogGetParametersQuery = TypedDict(
 )
 
 
-class Meta127(TypedDict, closed=True):
+class Meta132(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
 class V1TenantsCurrentAuditLogGetResponse(TypedDict, closed=True):
     data: list[AuditEntryDto]
-    meta: Meta127
+    meta: Meta132
     nextPageToken: NotRequired[str]
 
 
-class Meta128(TypedDict, closed=True):
+class Meta133(TypedDict, closed=True):
     requestId: str
 
 
 class V1TenantsCurrentAuditLogVerificationsPostResponse(TypedDict, closed=True):
     data: AuditVerificationDto
-    meta: Meta128
+    meta: Meta133
 
 
 class V1TenantsCurrentAuditLogExportsPostResponse(TypedDict, closed=True):
     data: AuditExportDto
-    meta: Meta128
+    meta: Meta133
 
 
 class V1TenantsCurrentAuditLogExportsExportIdGetResponse(TypedDict, closed=True):
     data: AuditExportDto
-    meta: Meta128
+    meta: Meta133
 
 
 class V1UsersMeSecurityActivityGetParametersQuery(TypedDict):
@@ -2547,18 +2675,18 @@ class V1UsersMeSecurityActivityGetParametersQuery(TypedDict):
     pageToken: NotRequired[str]
 
 
-class Meta131(TypedDict, closed=True):
+class Meta136(TypedDict, closed=True):
     requestId: str
     pageSize: int
 
 
 class V1UsersMeSecurityActivityGetResponse(TypedDict, closed=True):
     data: list[AuditEntryDto]
-    meta: Meta131
+    meta: Meta136
     nextPageToken: NotRequired[str]
 
 
-class Meta132(TypedDict, closed=True):
+class Meta137(TypedDict, closed=True):
     requestId: str
 
 
@@ -2568,9 +2696,9 @@ GroupByItem: TypeAlias = str
 V1TenantsCurrentUsageSummaryGetParametersQuery = TypedDict(
     'V1TenantsCurrentUsageSummaryGetParametersQuery',
     {
-        'scope': NotRequired[str],
-        'from': NotRequired[str],
-        'to': NotRequired[str],
+        'scope': NotRequired[Literal['tenant', 'project', 'meter']],
+        'from': str,
+        'to': str,
         'projectId': NotRequired[str],
         'meter': NotRequired[str],
         'groupBy': NotRequired[str | list[GroupByItem]],
@@ -2840,107 +2968,107 @@ class V1TenantsCurrentStorageReconciliationJobsPostResponse(TypedDict, closed=Tr
 
 class V1TenantsCurrentStorageReconciliationJobsJobIdGetResponse(TypedDict, closed=True):
     data: StorageReconciliationJobDetailsDto
-    meta: Meta32
+    meta: Meta37
 
 
 class V1TenantsCurrentInvoicesGetResponse(TypedDict, closed=True):
     data: list[InvoiceDto]
-    meta: Meta88
+    meta: Meta93
     nextPageToken: NotRequired[str]
 
 
 class V1TenantsCurrentInvoicesPostResponse(TypedDict, closed=True):
     data: InvoiceDto
-    meta: Meta89
+    meta: Meta94
 
 
 class V1TenantsCurrentInvoicesInvoiceIdGetResponse(TypedDict, closed=True):
     data: InvoiceDto
-    meta: Meta89
+    meta: Meta94
 
 
 class V1UsersMeExportGetResponse(TypedDict, closed=True):
     data: PersonalDataExportDto
-    meta: Meta89
+    meta: Meta94
 
 
 class V1TenantsCurrentOffboardingPostResponse(TypedDict, closed=True):
     data: OffboardingRequestDto
-    meta: Meta89
+    meta: Meta94
 
 
 class V1TenantsCurrentOffboardingGetResponse(TypedDict, closed=True):
     data: OffboardingRequestDto
-    meta: Meta89
+    meta: Meta94
 
 
 class V1EmbodimentProfilesGetResponse(TypedDict, closed=True):
     data: list[EmbodimentProfileDto]
-    meta: Meta95
+    meta: Meta100
     nextPageToken: NotRequired[str]
 
 
 class V1EmbodimentProfilesPostResponse(TypedDict, closed=True):
     data: EmbodimentProfileDto
-    meta: Meta96
+    meta: Meta101
 
 
 class V1EmbodimentProfilesProfileIdGetResponse(TypedDict, closed=True):
     data: EmbodimentProfileDto
-    meta: Meta96
+    meta: Meta101
 
 
 class V1EmbodimentProfilesProfileIdPatchResponse(TypedDict, closed=True):
     data: EmbodimentProfileDto
-    meta: Meta96
+    meta: Meta101
 
 
 class V1WebhookEndpointsPostResponse(TypedDict, closed=True):
     data: CreateWebhookEndpointResponseDto
-    meta: Meta105
+    meta: Meta110
 
 
 class V1ModelVersionsModelVersionIdEdgeInferencePackagePostResponse(
     TypedDict, closed=True
 ):
     data: EdgeInferencePackageDto
-    meta: Meta111
+    meta: Meta116
 
 
 class V1EdgeInferencePackagesGetResponse(TypedDict, closed=True):
     data: list[EdgeInferencePackageDto]
-    meta: Meta117
+    meta: Meta122
     nextPageToken: NotRequired[str]
 
 
 class V1EdgeInferencePackagesPackageIdGetResponse(TypedDict, closed=True):
     data: EdgeInferencePackageDto
-    meta: Meta118
+    meta: Meta123
 
 
 class V1WebhookEndpointsEndpointIdMessagesMessageIdGetResponse(TypedDict, closed=True):
     data: WebhookMessageDetailDto
-    meta: Meta123
+    meta: Meta128
 
 
 class V1TenantsCurrentDeletionJobsPostResponse(TypedDict, closed=True):
     data: TenantDeletionJobDto
-    meta: Meta132
+    meta: Meta137
 
 
 class V1TenantsCurrentDeletionJobsJobIdGetResponse(TypedDict, closed=True):
     data: TenantDeletionJobDto
-    meta: Meta132
+    meta: Meta137
 
 
 class V1TenantsCurrentDeletionJobsJobIdRetryPostResponse(TypedDict, closed=True):
     data: TenantDeletionJobDto
-    meta: Meta132
+    meta: Meta137
 
 
 class V1TenantsCurrentUsageSummaryGetResponse(TypedDict, closed=True):
     data: UsageSummaryDto
-    meta: Meta132
+    meta: Meta137
 
 
 class SessionInfoDto(TypedDict, closed=True):
@@ -2984,33 +3112,33 @@ class ModelVersionDto(TypedDict, closed=True):
 
 class V1TenantInvitationsAcceptanceRecordsPostResponse(TypedDict, closed=True):
     data: InvitationAcceptanceResultDto
-    meta: Meta55
+    meta: Meta60
 
 
 class V1RegistrationInvitationsCompletionsPostResponse(TypedDict, closed=True):
     data: InvitationAcceptanceResultDto
-    meta: Meta55
+    meta: Meta60
 
 
 class V1ModelVersionsPostResponse(TypedDict, closed=True):
     data: ModelVersionDto
-    meta: Meta101
+    meta: Meta106
 
 
 class V1ModelVersionsGetResponse(TypedDict, closed=True):
     data: list[ModelVersionDto]
-    meta: Meta104
+    meta: Meta109
     nextPageToken: NotRequired[str]
 
 
 class V1ModelVersionsModelVersionIdGetResponse(TypedDict, closed=True):
     data: ModelVersionDto
-    meta: Meta105
+    meta: Meta110
 
 
 class V1ModelVersionsModelVersionIdValidationsPostResponse(TypedDict, closed=True):
     data: ModelVersionDto
-    meta: Meta105
+    meta: Meta110
 
 
 class AuthSessionDto(TypedDict, closed=True):
