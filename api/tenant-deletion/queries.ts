@@ -19,6 +19,8 @@ export interface DeletionJobRow {
   phase: DeletionPhase
   step_index: number
   pending_keys: PendingKey[] | null
+  /** The last seq of the tenant's audit chain whose personal part the job has blanked (migrations/0100). */
+  audit_erased_through: number
   counts: Record<string, number>
   buckets: Record<string, { name: string; regionId: string }>
   final_event_id: string | null
@@ -95,6 +97,10 @@ export async function noteBucket(tx: Db, id: string, kind: string, bucket: { nam
 
 export async function moveCursor(tx: Db, id: string, phase: DeletionPhase, stepIndex: number): Promise<void> {
   await tx`update tenant_deletion_jobs set phase = ${phase}, step_index = ${stepIndex}, pending_keys = null, updated_at = now() where id = ${id}`
+}
+
+export async function setAuditCursor(tx: Db, id: string, through: number): Promise<void> {
+  await tx`update tenant_deletion_jobs set audit_erased_through = ${through}, updated_at = now() where id = ${id}`
 }
 
 export async function setPendingKeys(tx: Db, id: string, keys: PendingKey[] | null): Promise<void> {
