@@ -63,9 +63,10 @@ export function deletionBatches(deps: ActivityDeps) {
   /** One transaction under the claim: the job locked, the blockers asked, then `work`. A blocker ends the job here. */
   async function underClaim<T>(input: TenantDeletionInput, claim: string, work: (tx: Db, job: DeletionJobRow) => Promise<T>): Promise<T | DeletionProgress> {
     return sql.begin(async (tx): Promise<T | DeletionProgress> => {
-      const job = await lockClaimedJob(tx, input.jobId, claim)
+      // Sent together, run in order: the holds are read after the job's lock is granted, one round trip fewer a batch
+      // (bench/README.md, Tenant deletion).
+      const [job, blocker] = await Promise.all([lockClaimedJob(tx, input.jobId, claim), deletionBlocker(tx, input.tenantId)])
       if (!job) throw permanent(TenantDeletionErrorType.jobLost, `Deletion job ${input.jobId} is not held by this run`)
-      const blocker = await deletionBlocker(tx, input.tenantId)
       if (blocker) {
         await markJobBlocked(tx, job.id, blocker.message)
         await recordAudit(tx, workflowActor(), {
@@ -124,8 +125,7 @@ export function deletionBatches(deps: ActivityDeps) {
       }
       // The tokens' digests are retired in the credentials phase; again here for any key made since (idempotent).
       if (table === 'api_keys') await retireCredentials(tx, 'tenant_deleted', await tenantApiKeyDigests(tx, input.tenantId))
-      const n = await deleteTenantRowsBatch(tx, table, input.tenantId, config.TENANT_DELETION_BATCH_ROWS)
-      await addCount(tx, job.id, rowsKey(table), n)
+      const n = await deleteTenantRowsBatch(tx, table, input.tenantId, config.TENANT_DELETION_BATCH_ROWS, { jobId: job.id, key: rowsKey(table) })
       // A short batch may still leave rows of a concurrent insert: the step ends on a batch that found none.
       if (n === 0) await moveCursor(tx, job.id, 'rows', job.step_index + 1)
       return { progress: { phase: 'rows', stepIndex: n === 0 ? job.step_index + 1 : job.step_index, blocked: null } }
