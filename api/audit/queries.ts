@@ -254,6 +254,19 @@ export async function purgeAuditEntries(sql: Sql, before: Date, batch: number, h
   })
 }
 
+/** One batch of a deleted tenant's entries: the next `most` of its chain after seq `after` lose their personal part
+ *  (migrations/0100). The caller keeps `through` and passes it back as `after`; a batch that walked none is the end. */
+export async function eraseTenantPersonalBatch(
+  tx: Db,
+  tenantId: string,
+  after: number,
+  most: number,
+): Promise<{ walked: number; blanked: number; through: number }> {
+  const [row] = await tx<{ walked: number; blanked: number; through: number }[]>`
+    select walked, blanked, through from audit_erase_tenant_batch(${tenantId}::uuid, ${after}::bigint, ${most}::int)`
+  return row!
+}
+
 /** Blanks the personal part (label, address, user agent, details.email, changes.displayName, nonce) of the second-form
  *  entries a person acted in, is the subject of or is named in by address, or of one tenant's entries; the chain keeps each part's digest and still verifies (migrations/0091).
  *  Answers how many entries it blanked. */

@@ -19,6 +19,8 @@ export interface DeletionJobRow {
   phase: DeletionPhase
   step_index: number
   pending_keys: PendingKey[] | null
+  /** The last seq of the tenant's audit chain whose personal part the job has blanked (migrations/0100). */
+  audit_erased_through: number
   counts: Record<string, number>
   buckets: Record<string, { name: string; regionId: string }>
   final_event_id: string | null
@@ -97,6 +99,10 @@ export async function moveCursor(tx: Db, id: string, phase: DeletionPhase, stepI
   await tx`update tenant_deletion_jobs set phase = ${phase}, step_index = ${stepIndex}, pending_keys = null, updated_at = now() where id = ${id}`
 }
 
+export async function setAuditCursor(tx: Db, id: string, through: number): Promise<void> {
+  await tx`update tenant_deletion_jobs set audit_erased_through = ${through}, updated_at = now() where id = ${id}`
+}
+
 export async function setPendingKeys(tx: Db, id: string, keys: PendingKey[] | null): Promise<void> {
   await tx`update tenant_deletion_jobs set pending_keys = ${keys === null ? null : tx.json(keys as never)}, updated_at = now() where id = ${id}`
 }
@@ -131,11 +137,20 @@ function stepTable(table: string): string {
   return `"${table}"`
 }
 
-/** Deletes up to `limit` of the tenant's rows of one table by physical row id; answers how many. */
-export async function deleteTenantRowsBatch(tx: Db, table: string, tenantId: string, limit: number): Promise<number> {
+/** Deletes up to `limit` of the tenant's rows of one table by physical row id and adds how many to the job's count
+ *  `key`, in one statement (a round trip a batch is a measurable share of it); answers how many. */
+export async function deleteTenantRowsBatch(tx: Db, table: string, tenantId: string, limit: number, job: { jobId: string; key: string }): Promise<number> {
   const t = stepTable(table)
-  const result = await tx.unsafe(`delete from ${t} where ctid = any(array(select ctid from ${t} where tenant_id = $1 limit $2))`, [tenantId, limit])
-  return result.count
+  const [row] = await tx.unsafe<{ n: number }[]>(
+    `with gone as (delete from ${t} where ctid = any(array(select ctid from ${t} where tenant_id = $1 limit $2)) returning 1),
+          n as (select count(*)::int as n from gone)
+     update tenant_deletion_jobs set counts = jsonb_set(counts, array[$4::text], to_jsonb(coalesce((counts ->> $4)::bigint, 0) + n.n)), updated_at = now()
+       from n where id = $3
+     returning n.n`,
+    [tenantId, limit, job.jobId, job.key],
+  )
+  if (!row) throw new Error(`deletion job ${job.jobId} is gone`)
+  return row.n
 }
 
 export async function remainingTenantRows(db: Db, table: string, tenantId: string): Promise<number> {

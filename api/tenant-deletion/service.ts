@@ -9,7 +9,7 @@ import { tenantDeletionWorkflowId, TenantDeletionWorkflowType, type TenantDeleti
 import { deletionBlocker } from './blockers'
 import type { TenantDeletionJob } from './model'
 import { findDeletionJob, findOpenDeletionJob, insertDeletionJob, markJobFailed, requeueFailedJob, type DeletionJobRow } from './queries'
-import { BUCKET_STEPS, TABLE_STEPS } from './steps'
+import { BUCKET_STEPS, ROWS_PHASE_STEPS } from './steps'
 import { lockTenantLifecycle, setTenantLifecycle } from '../tenants/queries'
 import { findLiveOffboarding } from '../offboarding/queries'
 
@@ -22,7 +22,7 @@ const OWN_WORKFLOWS = ['tenant-deletion/', 'tenant-offboarding/']
 export function toTenantDeletionJob(r: DeletionJobRow): TenantDeletionJob {
   const sum = (prefix: string) => Object.entries(r.counts).reduce((n, [k, v]) => (k.startsWith(prefix) ? n + Number(v) : n), 0)
   const steps: readonly string[] =
-    r.phase === 'buckets' ? BUCKET_STEPS : r.phase === 'rows' ? TABLE_STEPS : r.phase === 'credentials' ? ['revoke', 'final_event'] : []
+    r.phase === 'buckets' ? BUCKET_STEPS : r.phase === 'rows' ? ROWS_PHASE_STEPS : r.phase === 'credentials' ? ['revoke', 'final_event'] : []
   const receipt = r.receipt as TenantDeletionJob['receipt']
   return {
     id: r.id,

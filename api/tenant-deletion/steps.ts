@@ -51,6 +51,12 @@ export const RETAINED_TABLES: Record<string, string> = {
   tenant_tombstones: 'Written as the tenant row goes: its id answers TENANT_NOT_FOUND from then on (nothing personal is kept).',
 }
 
+/** After the last table the rows phase has one more step: the tenant's audit entries (retained) lose their personal
+ *  part, a batch at a time (migrations/0100). */
+export const AUDIT_STEP = 'audit_log'
+export const ROWS_PHASE_STEPS: readonly string[] = [...TABLE_STEPS, AUDIT_STEP]
+export const auditBlankedKey = 'audit:blanked'
+
 /** Buckets are emptied and removed before the rows: storage_buckets names them. */
 export const BUCKET_STEPS: readonly BucketKind[] = BUCKET_KINDS
 
