@@ -141,7 +141,11 @@ describe('a tenant deletion job', () => {
     expect([accepted.status, accepted.json.code]).toEqual([400, 'INVITATION_INVALID'])
 
     // Another tenant keeps everything.
-    expect(await leftovers(env.api.sql, other.tenantId)).toEqual(otherBefore)
+    // Its own requests meanwhile may add rows (the API's usage tally flushes API request counts every minute), so
+    // "keeps" is: no table of it has fewer rows than before.
+    const otherAfter = await leftovers(env.api.sql, other.tenantId)
+    const lost = Object.entries(otherBefore).filter(([table, n]) => (otherAfter[table] ?? 0) < n)
+    expect({ lost }).toEqual({ lost: [] })
     expect((await otherPat.get('/tokens/self')).status).toBe(200)
     await receiver.stop()
   }, 300_000)
