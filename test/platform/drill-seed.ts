@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto'
 import { createDb } from '../../api/platform/db'
 import { enrolTotp, signIn } from '../mfa/helpers'
-import type { Client } from '../support/client'
+import { Client } from '../support/client'
 import { signedUpUser, uniqueEmail, uniqueSlug } from '../support/fixtures'
 
 /** Robot runs reported through the API, each with the most violations a report may carry: the drill's table of
@@ -30,6 +30,8 @@ export async function seedThroughApi(base: string, owner: { client: Client; emai
   await made('password reset', owner.client.post('/password-resets', { email: owner.email }))
   await made('domain claim', owner.client.post('/tenants/current/domains', { domain: `${uniqueSlug('drill')}.example.test` }))
   await made('reconciliation', owner.client.post('/tenants/current/storage-reconciliation-jobs', { dryRun: true }))
+  // A device sign-in waiting for its approval (public: no credential).
+  await made('device authorization', new Client(base).post('/device/authorizations', { clientName: 'drill robot', scopes: ['tenant:read'] }))
   const hour = 3_600_000
   await made(
     'audit export',
