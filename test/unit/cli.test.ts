@@ -1,5 +1,5 @@
-// The command line's logic without the platform: the device flow's polling against a stand-in of the contract the
-// API's device branch is built to (the interval, slow_down adding 5 s, pending, expired, denied, the token stored and
+// The command line's logic without the platform: the device flow's polling against a stand-in answering as the
+// OpenAPI document says the API does (the interval, slow_down adding 5 s, pending, expired, denied, the token stored and
 // not printed), the tar reader on archives GNU tar writes (ustar, pax and GNU long names) and on hostile ones, and
 // the package checks' rules that the end-to-end test (test/clients/cli.test.ts) does not reach.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import { Flags, parseArgs } from '../../clients/cli/args'
 import { makeCommand } from '../../clients/cli/context'
-import { deviceLogin, SLOW_DOWN_STEP_S } from '../../clients/cli/device-login'
+import { DENIED_MESSAGE, deviceLogin, EXPIRED_MESSAGE, SLOW_DOWN_STEP_S } from '../../clients/cli/device-login'
 import { CliError, EXIT } from '../../clients/cli/exit'
 import type { Output } from '../../clients/cli/output'
 import { TarFormatError, TarReader } from '../../clients/cli/tar-reader'
@@ -122,13 +122,14 @@ describe('rcp login (the device flow) against the contract', () => {
   })
 
   test('expired and denied stop polling with the auth exit code, and store nothing', async () => {
-    for (const [code, error] of [
-      ['DEVICE_CODE_EXPIRED', 'expired_token'],
-      ['DEVICE_ACCESS_DENIED', 'access_denied'],
+    for (const [code, error, message] of [
+      ['DEVICE_CODE_EXPIRED', 'expired_token', EXPIRED_MESSAGE],
+      ['DEVICE_ACCESS_DENIED', 'access_denied', DENIED_MESSAGE],
     ] as const) {
       const { outcome, waits, home } = await login([problem('DEVICE_AUTHORIZATION_PENDING', 'authorization_pending'), problem(code, error)])
       expect(outcome).toBeInstanceOf(CliError)
       expect((outcome as CliError).exitCode).toBe(EXIT.auth)
+      expect((outcome as CliError).message).toBe(message)
       expect(waits).toHaveLength(2)
       expect(() => statSync(join(home, 'rcp', 'config.json'))).toThrow()
     }
