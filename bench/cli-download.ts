@@ -10,15 +10,14 @@
 // Data stays outside the repository: MinIO's in ~/.cache/rcp/bench-minio-cli (the checkpoint kept for later runs, the
 // archive removed at the end), the downloads in the harness's scratch directory.
 import { execFileSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Readable } from 'node:stream'
 import { publicSigningKeys } from '../api/edge-packages/signing'
 import { s3For } from '../api/storage/s3'
 import { CACHE_DIR, freePort, newSecretKey, startMinio } from '../scripts/platform'
 import type { EdgePackagePlan, PlannedObject } from '../workflows/contract-edge-packages'
 import { benchmark, ROOT } from './harness'
+import { ensureCheckpoint } from './checkpoint'
 
 const BUCKET = 'rcp-bench-cli-download'
 const ARTIFACT = 'out/package.tar.gz'
@@ -26,9 +25,6 @@ const PACKAGE_ID = '00000000-0000-4000-8000-000000000039'
 const MB = 1024 * 1024
 const BY_HAND = 'by hand: curl + sha256sum + tar -xzf + sha256sum -c + openssl'
 const say = (msg: string) => console.error(`[bench] ${msg}`)
-
-/** 1 MiB of hash output repeated: incompressible to gzip's 32 KiB window, like real weights. */
-const chunk = Buffer.concat(Array.from({ length: MB / 32 }, (_, i) => createHash('sha256').update(`cli/${i}`).digest()))
 
 function sizeMb(flag: string | undefined): number {
   const m = /^(\d+(?:\.\d+)?)\s*(MB|M|GB|G)?$/i.exec(flag ?? '500MB')
@@ -81,29 +77,8 @@ await benchmark('cli-download', { size: { type: 'string' } }, async (h) => {
   h.own({ stop: () => s3.removeObject(BUCKET, ARTIFACT).catch(() => {}) })
 
   // The checkpoint (kept), then the package built from it with the archive activity's code.
-  const objects = [
-    { key: `ckpt-${mb}/model.safetensors`, size: mb * MB },
-    { key: `ckpt-${mb}/config.json`, size: 2 },
-  ]
-  for (const o of objects) {
-    const present = await s3.statObject(BUCKET, o.key).then(
-      (s) => s.size === o.size,
-      () => false,
-    )
-    if (present) continue
-    say(`uploading ${o.key} (kept for later runs)`)
-    const body =
-      o.size === 2
-        ? Buffer.from('{}')
-        : Readable.from(
-            (function* () {
-              for (let i = 0; i < mb; i++) yield chunk
-            })(),
-          )
-    await s3.putObject(BUCKET, o.key, body, o.size)
-  }
+  const planned = await ensureCheckpoint(s3, BUCKET, mb)
   const secret = newSecretKey()
-  const planned = objects.map((o) => ({ key: o.key, path: o.key.split('/')[1]!, sizeBytes: o.size, sha256: null }))
   say('building the package with the archive activity')
   const built = JSON.parse(
     execFileSync(process.execPath, [join(ROOT, 'bench/edge-package-build.ts')], {

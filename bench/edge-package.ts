@@ -9,47 +9,18 @@
 // Data stays outside the repository: MinIO's in ~/.cache/rcp/bench-minio (checkpoints made once and kept, the output
 // archives removed at the end), the tools' files in the harness's scratch directory under the system's temp dir.
 import { execFileSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Readable } from 'node:stream'
 import { s3For } from '../api/storage/s3'
 import { CACHE_DIR, freePort, newSecretKey, startMinio } from '../scripts/platform'
 import type { EdgePackagePlan, PlannedObject } from '../workflows/contract-edge-packages'
 import { benchmark, RESULTS, ROOT } from './harness'
+import { ensureCheckpoint } from './checkpoint'
 
 const BUCKET = 'rcp-bench-edge-package'
 const MB = 1024 * 1024
 const TOOLS = 'curl + GNU tar | gzip -6 + sha256sum + curl -T'
 const say = (msg: string) => console.error(`[bench] ${msg}`)
-
-/** 1 MiB of hash output repeated: incompressible to gzip's 32 KiB window, like real weights. */
-const chunk = Buffer.concat(Array.from({ length: MB / 32 }, (_, i) => createHash('sha256').update(`bench/${i}`).digest()))
-
-async function ensureCheckpoint(s3: ReturnType<typeof s3For>, mb: number): Promise<PlannedObject[]> {
-  const objects = [
-    { key: `ckpt-${mb}/model.safetensors`, size: mb * MB },
-    { key: `ckpt-${mb}/config.json`, size: 2 },
-  ]
-  for (const o of objects) {
-    const present = await s3.statObject(BUCKET, o.key).then(
-      (s) => s.size === o.size,
-      () => false,
-    )
-    if (present) continue
-    say(`uploading ${o.key} (kept for later runs)`)
-    const body =
-      o.size === 2
-        ? Buffer.from('{}')
-        : Readable.from(
-            (function* () {
-              for (let i = 0; i < mb; i++) yield chunk
-            })(),
-          )
-    await s3.putObject(BUCKET, o.key, body, o.size)
-  }
-  return objects.map((o) => ({ key: o.key, path: o.key.split('/')[1]!, sizeBytes: o.size, sha256: null }))
-}
 
 function planFor(objects: PlannedObject[], artifactKey: string): EdgePackagePlan {
   const id = '00000000-0000-4000-8000-000000000000'
@@ -139,7 +110,7 @@ await benchmark('edge-package', { size: { type: 'string' } }, async (h) => {
     return performance.now() - t
   }
 
-  const checkpoint = await ensureCheckpoint(s3, mb)
+  const checkpoint = await ensureCheckpoint(s3, BUCKET, mb)
   const bytes = checkpoint.reduce((n, o) => n + o.sizeBytes, 0)
   const rate = (ms: number) => ({ rate: bytes / MB / (ms / 1000) })
 
@@ -156,7 +127,7 @@ await benchmark('edge-package', { size: { type: 'string' } }, async (h) => {
   const validationRss: Record<string, number> = {}
   const large = Math.max(mb, 500)
   for (const size of [50, large]) {
-    const objects = await ensureCheckpoint(s3, size)
+    const objects = await ensureCheckpoint(s3, BUCKET, size)
     const r = ours(objects)
     rss[`${size} MB`] = Math.round(r.peakRssMb)
     say(`peak RSS building from ${size} MB: ${r.peakRssMb.toFixed(0)} MB (${(r.ms / 1000).toFixed(1)} s, ${(size / (r.ms / 1000)).toFixed(1)} MB/s)`)
