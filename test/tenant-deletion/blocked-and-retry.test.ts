@@ -96,6 +96,12 @@ describe('a deletion job meets a blocker or a failure', () => {
     await env.api.sql`update storage_buckets set region_id = 'local' where tenant_id = ${owner.tenantId}`
     const t = await connectTemporal()
     try {
+      // The job's own failed run marks the job failed a moment before it closes: let it close first, so the run below
+      // is the only one under the id.
+      await t.client.workflow
+        .getHandle(tenantDeletionWorkflowId(owner.tenantId))
+        .result()
+        .catch(() => {})
       // The failed run, still closing: a run under the tenant's deletion workflow id, on a queue no worker polls.
       const closing = await t.client.workflow.start(TenantDeletionWorkflowType.run, {
         workflowId: tenantDeletionWorkflowId(owner.tenantId),
