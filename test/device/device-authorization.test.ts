@@ -7,6 +7,7 @@ import { Client } from '../support/client'
 import { patFor, signedUpUser, tenantOwner } from '../support/fixtures'
 import { sealAudit } from '../support/audit'
 import { memberOf } from '../tenancy/members'
+import { createDb } from '../../api/platform/db'
 
 const ENTRIES = 4
 const api = useApi({ RATE_LIMIT_DEVICE_CODE_ENTRIES_PER_MINUTE: String(ENTRIES), RATE_LIMIT_DEVICE_AUTHORIZATIONS_PER_MINUTE: '1000' })
@@ -278,6 +279,46 @@ describe('device authorization: what changed between approval and collection', (
     const res = await poll(kept.deviceCode)
     expect(res.status).toBe(200)
     expect(res.json.data.scopes).toEqual(['tenant:read'])
+  })
+
+  test('a membership change committing while the device collects: the collection waits for it, then is refused', async () => {
+    const { owner, admin, deviceCode } = await approvedByAdmin()
+    const holder = createDb(api.deps.config.DATABASE_URL, { max: 1 })
+    let release = () => {}
+    const released = new Promise<void>((r) => {
+      release = r
+    })
+    let changed = () => {}
+    const isChanged = new Promise<void>((r) => {
+      changed = r
+    })
+    let holderPid = 0
+    // As a membership change does: the tenant's row, then the membership, committed only once the poll waits.
+    const held = holder.begin(async (tx) => {
+      holderPid = (await tx<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid
+      await tx`select 1 from tenants where id = ${owner.tenantId} for no key update`
+      await tx`update memberships set status = 'disabled' where id = ${admin.membershipId}`
+      changed()
+      await released
+    })
+    try {
+      await isChanged
+      let answered = false
+      const collecting = poll(deviceCode).finally(() => {
+        answered = true
+      })
+      const blocked = async () => (await api.sql`select 1 from pg_stat_activity where ${holderPid} = any(pg_blocking_pids(pid))`).length > 0
+      while (!answered && !(await blocked())) await Bun.sleep(20)
+      expect(answered).toBe(false)
+      release()
+      await held
+      expect((await collecting).json.code).toBe('DEVICE_ACCESS_DENIED')
+      expect(await minted(admin.userId)).toBe(0)
+    } finally {
+      release()
+      await held
+      await holder.end()
+    }
   })
 
   test('the tenant started offboarding meanwhile: access_denied, no token', async () => {
