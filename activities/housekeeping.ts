@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity'
 import { purgeAuditEntries } from '../api/audit/queries'
 import { purgeExpiredRetired } from '../api/credentials/queries'
+import { purgeExpiredAuthorizations } from '../api/device-authorizations/queries'
 import { purgeDispatchedEvents } from '../api/events/queries'
 import { deleteExpiredKeys } from '../api/idempotency/queries'
 import { heldCoverage } from '../api/legal-holds/queries'
@@ -13,6 +14,9 @@ import { ErrorType, HOUSEKEEPING_DEFAULT_BATCH_SIZE } from '../workflows/contrac
 
 /** Revoked sessions stay a week so recent sign-outs remain visible to audit and support. */
 const REVOKED_SESSION_RETENTION = '7 days'
+
+/** An expired device authorization that was never answered (pending, or approved but not collected) stays a day. */
+export const DEVICE_AUTHORIZATION_GRACE = '1 day'
 
 function checkBatchSize(batchSize: number): number {
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000) {
@@ -71,6 +75,10 @@ export function housekeepingActivities({ sql, config, log, keys, mail }: Pick<Ac
     /** Digests of destroyed credentials (migrations/0090) past the time the credential would have expired by itself. */
     purgeRetiredCredentials: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
       purge('retired credentials', batchSize, (limit) => purgeExpiredRetired(sql, limit)),
+
+    /** Device authorizations past their expiry (docs/api.md "Device authorization"). */
+    purgeExpiredDeviceGrants: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
+      purge('expired device authorizations', batchSize, (limit) => purgeExpiredAuthorizations(sql, DEVICE_AUTHORIZATION_GRACE, limit)),
 
     purgeExpiredSessions: (batchSize: number = HOUSEKEEPING_DEFAULT_BATCH_SIZE) =>
       purge('expired sessions', batchSize, (limit) => deleteDeadSessions(sql, limit, REVOKED_SESSION_RETENTION)),

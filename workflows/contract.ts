@@ -75,6 +75,8 @@ export interface HousekeepingResult {
   projectMembersWarned?: number
   /** Absent from runs that started before the purge existed. */
   retiredDigestsPurged?: number
+  /** Expired device authorizations; absent from runs that started before the purge existed. */
+  deviceGrantsPurged?: number
 }
 
 export const HOUSEKEEPING_DEFAULT_BATCH_SIZE = 5000

@@ -14,6 +14,7 @@ const {
   purgeExpiredProjectMembers,
   warnExpiringProjectMembers,
   purgeRetiredCredentials,
+  purgeExpiredDeviceGrants,
 } = proxyActivities<Activities>({
   // A purge of a large backlog is many short batches; heartbeats, not the overall timeout, detect a dead worker.
   startToCloseTimeout: '15 minutes',
@@ -28,8 +29,8 @@ const {
   },
 })
 
-/** Purges expired idempotency keys, dead sessions, expired project memberships (warning members 7 days ahead) and retired
- *  credential digests, and what has outlived its retention period: audit entries,
+/** Purges expired idempotency keys, dead sessions, expired project memberships (warning members 7 days ahead), retired
+ *  credential digests and expired device authorizations, and what has outlived its retention period: audit entries,
  *  webhook messages with their attempts, dispatched events. Scheduled by the worker (worker/schedules.ts). The
  *  retention purges take their batch size from the worker's configuration unless the input names one. */
 export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promise<HousekeepingResult> {
@@ -50,6 +51,9 @@ export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promi
   // A retired credential's digest is kept only until the credential would have expired by itself. (Not named
   // …Credentials…: the log redacts such keys, and this is a count.)
   const retiredDigestsPurged = patched('purge-retired-credentials') ? await purgeRetiredCredentials(batchSize) : undefined
+  // Expired device authorizations answer nothing but expired_token. (Not named …Authorizations…: the log redacts such
+  // keys, and this is a count.)
+  const deviceGrantsPurged = patched('purge-expired-device-authorizations') ? await purgeExpiredDeviceGrants(batchSize) : undefined
   const result = {
     idempotencyKeysPurged,
     sessionsPurged,
@@ -60,6 +64,7 @@ export async function housekeepingWorkflow(input: HousekeepingInput = {}): Promi
     projectMembersPurged,
     projectMembersWarned,
     retiredDigestsPurged,
+    deviceGrantsPurged,
   }
   log.info('housekeeping done', result)
   return result

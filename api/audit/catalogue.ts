@@ -71,6 +71,11 @@ export const auditCatalogue = {
     'device_authorization',
     'A person approved a device sign-in (RFC 8628) for this tenant; details has the client name, its scopes and address. The token is minted when the device collects it (api_key.created).',
   ),
+  'device_authorization.refused': a(
+    'tenant',
+    'device_authorization',
+    "A device's collection of an approved sign-in was refused and no token minted: details.reason says what changed since the approval (membership_not_active, scopes_beyond_role, tenant_offboarding, tenant_billing_blocked).",
+  ),
   'api_key.member_keys_revoked': a('tenant', 'membership', 'An administrator revoked every live token of one member; details.count.'),
   'auth_policy.updated': a('tenant', 'auth_policy', "The tenant's authentication policy changed; changes has before and after."),
   'sso_connection.created': a('tenant', 'sso_connection', 'An SSO connection was created.'),

@@ -87,3 +87,21 @@ export async function recordPoll(db: Db, id: string, slowDown: boolean): Promise
 export async function markDelivered(db: Db, id: string, apiKeyId: string): Promise<void> {
   await db`update device_authorizations set status = 'delivered', api_key_id = ${apiKeyId}, last_polled_at = now() where id = ${id} and status = 'approved'`
 }
+
+/** An approval whose conditions no longer hold at collection: refused for good, so every later poll is access_denied. */
+export async function refuseApproved(db: Db, id: string): Promise<void> {
+  await db`update device_authorizations set status = 'denied', last_polled_at = now() where id = ${id} and status = 'approved'`
+}
+
+/** Housekeeping: one batch of authorizations that can answer nothing more. A delivered or denied one goes once it
+ *  expires (its answer was given); a pending or approved one stays `grace` past its expiry, so a late poll is told
+ *  expired_token by its own row and support can still see it. */
+export async function purgeExpiredAuthorizations(db: Db, grace: string, limit: number): Promise<number> {
+  const result = await db`
+    delete from device_authorizations where id in (
+      select id from device_authorizations
+       where expires_at <= now() - ${grace}::interval
+          or (status in ('delivered', 'denied') and expires_at <= now())
+       limit ${limit} for update skip locked)`
+  return result.count
+}

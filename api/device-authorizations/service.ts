@@ -16,11 +16,20 @@ import { PAT_DEFAULT_DAYS } from '../api-keys/model'
 import { billingBlockReasons } from '../billing/block'
 import { lockTenantLifecycle } from '../tenants/queries'
 import { insertApiKey } from '../api-keys/queries'
-import { listUserMemberships } from '../memberships/queries'
+import { listUserMemberships, lockMembershipStanding } from '../memberships/queries'
 import { leaseTokens } from '../rate-budgets/queries'
 import { refusal, sessionFacts, tenantVerdict } from '../sign-in/policy'
 import { DEVICE_CODE_LIFETIME_SECONDS, DEVICE_PAGE_PATH, POLL_INTERVAL_SECONDS, USER_CODE_ALPHABET, USER_CODE_LENGTH } from './model'
-import { decide, findPendingByUserCode, insertDeviceAuthorization, lockForPoll, markDelivered, recordPoll, type DeviceAuthorizationRow } from './queries'
+import {
+  decide,
+  findPendingByUserCode,
+  insertDeviceAuthorization,
+  lockForPoll,
+  markDelivered,
+  recordPoll,
+  refuseApproved,
+  type DeviceAuthorizationRow,
+} from './queries'
 
 const DAY = 86_400_000
 
@@ -128,18 +137,46 @@ export async function pollDeviceToken({ sql }: Pick<ServiceDeps, 'sql'>, ctx: Re
         ? { refusal: deviceError('DEVICE_SLOW_DOWN', `Polled sooner than the interval: wait ${interval} s between polls from now on`) }
         : { refusal: deviceError('DEVICE_AUTHORIZATION_PENDING', 'Not approved yet: poll again after the interval') }
     }
-    return mintApproved(tx, ctx, row as DeviceAuthorizationRow & { tenant_id: string; user_id: string; membership_id: string })
+    return mintApproved(tx, ctx, row as Approved)
   })
   if ('refusal' in outcome) throw outcome.refusal
   const { apiKeyId: _k, membershipId: _m, ...token } = outcome
   return token
 }
 
-async function mintApproved(
-  tx: Db,
-  ctx: RequestContext<null>,
-  row: DeviceAuthorizationRow & { tenant_id: string; user_id: string; membership_id: string },
-): Promise<PollOutcome> {
+type Approved = DeviceAuthorizationRow & { tenant_id: string; user_id: string; membership_id: string }
+
+/** Why an approval no longer holds when the device collects (up to 10 minutes later), or null when it still does.
+ *  The tenant's row is locked first, as approval and every membership change lock it, then the membership: an
+ *  offboarding, a block or a membership change either commits before this read or waits for the collection. */
+async function lapsedApproval(tx: Db, row: Approved): Promise<string | null> {
+  const lifecycle = (await lockTenantLifecycle(tx, row.tenant_id)) ?? 'deleted'
+  try {
+    requireGoodStanding({ lifecycle, billingBlock: await billingBlockReasons(tx, row.tenant_id) })
+  } catch (err) {
+    if (err instanceof ApiError) return err.code === 'BILLING_BLOCKED' ? 'tenant_billing_blocked' : 'tenant_offboarding'
+    throw err
+  }
+  const m = await lockMembershipStanding(tx, row.membership_id)
+  if (!m?.live) return 'membership_not_active'
+  const held = ROLE_PERMISSIONS[m.role]
+  if (!row.scopes.every((s) => held.includes(s as Permission))) return 'scopes_beyond_role'
+  return null
+}
+
+async function mintApproved(tx: Db, ctx: RequestContext<null>, row: Approved): Promise<PollOutcome> {
+  const lapsed = await lapsedApproval(tx, row)
+  if (lapsed) {
+    await refuseApproved(tx, row.id)
+    await recordAudit(tx, ctx, {
+      action: 'device_authorization.refused',
+      tenantId: row.tenant_id,
+      subjectUserId: row.user_id,
+      target: { type: 'device_authorization', id: row.id },
+      details: { reason: lapsed, clientName: row.client_name, scopes: row.scopes, clientAddress: row.client_ip, membershipId: row.membership_id },
+    })
+    return { refusal: deviceError('DEVICE_ACCESS_DENIED', 'The approval no longer holds: the approver or the tenant changed since; start again') }
+  }
   const { token, hash, displayPrefix } = newPat()
   const key = await insertApiKey(tx, {
     tenantId: row.tenant_id,

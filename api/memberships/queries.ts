@@ -228,6 +228,14 @@ export async function countUserMemberships(db: Db, userId: string): Promise<numb
   return row!.n
 }
 
+/** One membership as a device token's collection judges it again (api/device-authorizations): whether it is usable
+ *  now, and its role. Share-locked, so a change of it waits for the collection, or the collection for the change. */
+export async function lockMembershipStanding(db: Db, id: string): Promise<{ tenant_id: string; role: Role; live: boolean } | undefined> {
+  const [row] = await db<{ tenant_id: string; role: Role; live: boolean }[]>`
+    select m.tenant_id, m.role, (${db.unsafe(LIVE())}) as live from memberships m where m.id = ${id} for share`
+  return row
+}
+
 export async function tenantOfMembership(db: Db, membershipId: string): Promise<string | undefined> {
   const [row] = await db<{ tenant_id: string }[]>`select tenant_id from memberships where id = ${membershipId}`
   return row?.tenant_id

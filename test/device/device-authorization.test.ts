@@ -7,6 +7,7 @@ import { Client } from '../support/client'
 import { patFor, signedUpUser, tenantOwner } from '../support/fixtures'
 import { sealAudit } from '../support/audit'
 import { memberOf } from '../tenancy/members'
+import { createDb } from '../../api/platform/db'
 
 const ENTRIES = 4
 const api = useApi({ RATE_LIMIT_DEVICE_CODE_ENTRIES_PER_MINUTE: String(ENTRIES), RATE_LIMIT_DEVICE_AUTHORIZATIONS_PER_MINUTE: '1000' })
@@ -216,6 +217,124 @@ describe('device authorization: hostile cases', () => {
       expect(res.json.code).toBe('VALIDATION_ERROR')
     }
     expect((await device().post('/device/tokens', {})).json.code).toBe('VALIDATION_ERROR')
+  })
+})
+
+// The token is minted when the device collects it, up to 10 minutes after the approval: the approval's conditions are
+// judged again then, and what no longer holds refuses the collection for good.
+describe('device authorization: what changed between approval and collection', () => {
+  const minted = async (userId: string) =>
+    (await api.sql<{ n: number }[]>`select count(*)::int as n from api_keys where user_id = ${userId} and name like '% (device sign-in)'`)[0]!.n
+
+  /** An admin of a fresh tenant approves a device for it; the device has not collected yet. */
+  async function approvedByAdmin(scopes = ['tenant:read']) {
+    const owner = await tenantOwner(api.url)
+    const admin = await memberOf(api.url, api.sql, owner.tenantId, 'admin')
+    const { userCode, deviceCode } = await start(scopes)
+    expect((await approve(admin.client, userCode, owner.tenantId)).status).toBe(200)
+    return { owner, admin, deviceCode }
+  }
+
+  async function expectRefusedForGood(deviceCode: string, userId: string, reason: string) {
+    const res = await poll(deviceCode)
+    expect(res.status).toBe(400)
+    expect(res.json).toMatchObject({ code: 'DEVICE_ACCESS_DENIED', error: 'access_denied' })
+    expect(res.text).not.toContain('rcp_pat_')
+    expect(await minted(userId)).toBe(0)
+    await sealAudit(api.sql)
+    const [entry] = await api.sql<{ details: { reason: string } }[]>`
+      select a.details from audit_log a join device_authorizations d on a.target_id = d.id::text
+       where a.action = 'device_authorization.refused' and d.device_code_hash = sha256(convert_to('device:' || ${deviceCode}, 'UTF8'))`
+    expect(entry!.details.reason).toBe(reason)
+    // Refused for good: the next poll is told the same, and still nothing is minted.
+    expect((await pollLater(deviceCode)).json.code).toBe('DEVICE_ACCESS_DENIED')
+    expect(await minted(userId)).toBe(0)
+  }
+
+  test('the approver removed from the tenant meanwhile: access_denied, no token', async () => {
+    const { owner, admin, deviceCode } = await approvedByAdmin()
+    expect((await owner.client.delete(`/tenants/current/memberships/${admin.membershipId}`)).status).toBeLessThan(300)
+    await expectRefusedForGood(deviceCode, admin.userId, 'membership_not_active')
+  })
+
+  test("the approver's membership disabled meanwhile: access_denied, no token", async () => {
+    const { owner, admin, deviceCode } = await approvedByAdmin()
+    expect((await owner.client.patch(`/tenants/current/memberships/${admin.membershipId}`, { status: 'disabled' })).status).toBe(200)
+    await expectRefusedForGood(deviceCode, admin.userId, 'membership_not_active')
+  })
+
+  test("the approver's membership expired meanwhile: access_denied, no token", async () => {
+    const { admin, deviceCode } = await approvedByAdmin()
+    await api.sql`update memberships set expires_at = now() - interval '1 second' where id = ${admin.membershipId}`
+    await expectRefusedForGood(deviceCode, admin.userId, 'membership_not_active')
+  })
+
+  test('the approver demoted below the scopes asked for: access_denied; a demotion that still gives them mints the token', async () => {
+    const { owner, admin, deviceCode } = await approvedByAdmin(['tenant:read', 'apikey:manage'])
+    expect((await owner.client.patch(`/tenants/current/memberships/${admin.membershipId}`, { role: 'viewer' })).status).toBe(200)
+    await expectRefusedForGood(deviceCode, admin.userId, 'scopes_beyond_role')
+
+    const kept = await approvedByAdmin(['tenant:read'])
+    expect((await kept.owner.client.patch(`/tenants/current/memberships/${kept.admin.membershipId}`, { role: 'viewer' })).status).toBe(200)
+    const res = await poll(kept.deviceCode)
+    expect(res.status).toBe(200)
+    expect(res.json.data.scopes).toEqual(['tenant:read'])
+  })
+
+  test('a membership change committing while the device collects: the collection waits for it, then is refused', async () => {
+    const { owner, admin, deviceCode } = await approvedByAdmin()
+    const holder = createDb(api.deps.config.DATABASE_URL, { max: 1 })
+    let release = () => {}
+    const released = new Promise<void>((r) => {
+      release = r
+    })
+    let changed = () => {}
+    const isChanged = new Promise<void>((r) => {
+      changed = r
+    })
+    let holderPid = 0
+    // As a membership change does: the tenant's row, then the membership, committed only once the poll waits.
+    const held = holder.begin(async (tx) => {
+      holderPid = (await tx<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid
+      await tx`select 1 from tenants where id = ${owner.tenantId} for no key update`
+      await tx`update memberships set status = 'disabled' where id = ${admin.membershipId}`
+      changed()
+      await released
+    })
+    try {
+      await isChanged
+      let answered = false
+      const collecting = poll(deviceCode).finally(() => {
+        answered = true
+      })
+      const blocked = async () => (await api.sql`select 1 from pg_stat_activity where ${holderPid} = any(pg_blocking_pids(pid))`).length > 0
+      while (!answered && !(await blocked())) await Bun.sleep(20)
+      expect(answered).toBe(false)
+      release()
+      await held
+      expect((await collecting).json.code).toBe('DEVICE_ACCESS_DENIED')
+      expect(await minted(admin.userId)).toBe(0)
+    } finally {
+      release()
+      await held
+      await holder.end()
+    }
+  })
+
+  test('the tenant started offboarding meanwhile: access_denied, no token', async () => {
+    const owner = await tenantOwner(api.url)
+    const { userCode, deviceCode } = await start(['tenant:read'])
+    expect((await approve(owner.client, userCode, owner.tenantId)).status).toBe(200)
+    await api.sql`update tenants set lifecycle = 'offboarding' where id = ${owner.tenantId}`
+    await expectRefusedForGood(deviceCode, owner.userId, 'tenant_offboarding')
+  })
+
+  test('the tenant was billing-blocked meanwhile: access_denied, no token', async () => {
+    const owner = await tenantOwner(api.url)
+    const { userCode, deviceCode } = await start(['tenant:read'])
+    expect((await approve(owner.client, userCode, owner.tenantId)).status).toBe(200)
+    expect((await owner.client.patch('/tenants/current/subscription', { status: 'paused' }, { 'if-match': '"v1"' })).status).toBe(200)
+    await expectRefusedForGood(deviceCode, owner.userId, 'tenant_billing_blocked')
   })
 })
 

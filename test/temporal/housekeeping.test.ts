@@ -99,8 +99,16 @@ async function seed(sql: Sql, expiredPerKind = 1) {
     insert into retired_credentials (digest, reason, expires_at)
     values (${Buffer.from(crypto.getRandomValues(new Uint8Array(32)))}, 'account_erased', now() + ${expiresIn}::interval)
     returning digest`.then((r) => r[0]!.digest.toString('hex'))
+  // Device authorizations: an unanswered one stays a day past its expiry, an answered one goes at its expiry.
+  const grant = (name: string, status: string, expiresIn: string) => sql`
+    insert into device_authorizations (device_code_hash, user_code_hash, client_name, scopes, expires_at, status, user_id, membership_id)
+    values (${Buffer.from(crypto.getRandomValues(new Uint8Array(32)))}, ${Buffer.from(crypto.getRandomValues(new Uint8Array(32)))}, ${`${run}-${name}`},
+            '{tenant:read}', now() + ${expiresIn}::interval, ${status}, ${status === 'pending' ? null : user!.id},
+            ${status === 'approved' ? membership!.id : null})`
   const expired = { sessions: [] as string[], keys: [] as string[] }
   for (let i = 0; i < expiredPerKind; i++) {
+    await grant(`stale-${i}`, 'pending', '-25 hours')
+    await grant(`denied-${i}`, 'denied', '-1 minute')
     await retired('-1 minute')
     await projectMember('-1 second')
     expired.sessions.push(await session('-1 hour', null), await session('1 day', '-8 days'))
@@ -116,6 +124,9 @@ async function seed(sql: Sql, expiredPerKind = 1) {
   await budget('busy', '-5 seconds')
   const liveProject = await projectMember('1 hour')
   const liveRetired = await retired('1 day')
+  await grant('live', 'pending', '10 minutes')
+  await grant('grace-pending', 'pending', '-23 hours')
+  await grant('grace-approved', 'approved', '-1 hour')
   return { sql, run, userId: user!.id, expired, live, liveProject, liveRetired }
 }
 
@@ -126,8 +137,11 @@ async function remaining(s: Awaited<ReturnType<typeof seed>>) {
   const budgets = await sql<{ id: string }[]>`select id from rate_budgets where id like ${`${s.run}-%`}`
   const projects = await sql<{ project_id: string }[]>`select project_id from project_members where user_id = ${s.userId}`
   const [retired] = await sql<{ live: boolean }[]>`select exists (select 1 from retired_credentials where digest = decode(${s.liveRetired}, 'hex')) as live`
+  const grants = await sql<{ client_name: string }[]>`
+    select client_name from device_authorizations where client_name like ${`${s.run}-%`} order by client_name`
   return {
     liveRetiredKept: retired!.live,
+    deviceGrants: grants.map((r) => r.client_name.slice(s.run.length + 1)),
     sessions: sessions.map((r) => r.id).sort(),
     keys: keys.map((r) => r.key).sort(),
     budgets: budgets.map((r) => r.id),
@@ -197,10 +211,12 @@ describe('housekeeping', () => {
       // The live membership ends in an hour: within the 7 days' warning.
       projectMembersWarned: 1,
       retiredDigestsPurged: 1,
+      deviceGrantsPurged: 2,
     })
 
     expect(await remaining(s)).toEqual({
       liveRetiredKept: true,
+      deviceGrants: ['grace-approved', 'grace-pending', 'live'],
       sessions: [...s.live.sessions].sort(),
       keys: s.live.keys,
       budgets: [`${s.run}-busy`],
@@ -242,9 +258,11 @@ describe('housekeeping', () => {
       projectMembersPurged: 7,
       projectMembersWarned: 1,
       retiredDigestsPurged: 7,
+      deviceGrantsPurged: 14,
     })
     expect(await remaining(s)).toEqual({
       liveRetiredKept: true,
+      deviceGrants: ['grace-approved', 'grace-pending', 'live'],
       sessions: [...s.live.sessions].sort(),
       keys: s.live.keys,
       budgets: [`${s.run}-busy`],

@@ -17,6 +17,7 @@ const PURGES = [
   'purgeExpiredProjectMembers',
   'warnExpiringProjectMembers',
   'purgeRetiredCredentials',
+  'purgeExpiredDeviceGrants',
 ] as const
 
 /** Stand-ins that purge `n` rows each, except where `fail(name, call number)` says to throw. */
@@ -57,6 +58,7 @@ describe('housekeeping', () => {
       projectMembersPurged: 7,
       projectMembersWarned: 8,
       retiredDigestsPurged: 9,
+      deviceGrantsPurged: 10,
     })
     expect(PURGES.map((p) => ts.calls.of(p).map((c) => c.args[0]))).toEqual(PURGES.map(() => [50]))
   }, 60_000)
