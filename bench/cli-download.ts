@@ -15,9 +15,8 @@ import { join } from 'node:path'
 import { publicSigningKeys } from '../api/edge-packages/signing'
 import { s3For } from '../api/storage/s3'
 import { CACHE_DIR, freePort, newSecretKey, startMinio } from '../scripts/platform'
-import type { EdgePackagePlan, PlannedObject } from '../workflows/contract-edge-packages'
 import { benchmark, ROOT } from './harness'
-import { ensureCheckpoint } from './checkpoint'
+import { benchPackagePlan, ensureCheckpoint, sizeMb } from './checkpoint'
 
 const BUCKET = 'rcp-bench-cli-download'
 const ARTIFACT = 'out/package.tar.gz'
@@ -26,47 +25,8 @@ const MB = 1024 * 1024
 const BY_HAND = 'by hand: curl + sha256sum + tar -xzf + sha256sum -c + openssl'
 const say = (msg: string) => console.error(`[bench] ${msg}`)
 
-function sizeMb(flag: string | undefined): number {
-  const m = /^(\d+(?:\.\d+)?)\s*(MB|M|GB|G)?$/i.exec(flag ?? '500MB')
-  if (!m) throw new Error(`--size ${flag}: a size such as 500MB or 2GB`)
-  return Math.round(Number(m[1]) * (/^g/i.test(m[2] ?? '') ? 1024 : 1))
-}
-
-function planFor(objects: PlannedObject[]): EdgePackagePlan {
-  const id = PACKAGE_ID
-  return {
-    tenantId: id,
-    packageId: id,
-    workflowId: `edge-package/${id}/cpu/${id}`,
-    regionId: 'bench',
-    sourceBucket: BUCKET,
-    objects,
-    artifactBucket: BUCKET,
-    artifactKey: ARTIFACT,
-    request: { mode: 'local' },
-    gzipLevel: 6,
-    manifest: {
-      schema: 'rcp.edge-package/v1',
-      packageId: id,
-      modelVersion: { id, name: 'bench', format: 'onnx', source: { kind: 'imported_checkpoint', path: objects[0]!.key } },
-      embodiment: { id, name: 'arm', robotType: 'so100', controlRateHz: 30, observationFeatures: [], actionFeatures: [] },
-      mode: 'local',
-      targetArch: 'cpu',
-      baseImage: 'python:3.11-slim-bookworm',
-      platform: 'linux/amd64',
-      wireProtocols: [{ name: 'openpi-ws', port: 8000 }],
-      remotePolicy: null,
-      steps: 10,
-      strategyKey: null,
-      useFakeTransport: true,
-      modelFiles: objects.map((o) => o.path),
-      apiBase: 'http://127.0.0.1:3000',
-    },
-  }
-}
-
 await benchmark('cli-download', { size: { type: 'string' } }, async (h) => {
-  const mb = sizeMb(h.flags.size as string | undefined)
+  const mb = sizeMb(h.flags.size as string | undefined, '500MB')
   const minioDir = join(CACHE_DIR, 'bench-minio-cli')
   mkdirSync(minioDir, { recursive: true })
   const minio = await startMinio({ dataDir: minioDir, port: await freePort(), consolePort: await freePort(), logFile: join(minioDir, 'minio.log') })
@@ -84,7 +44,12 @@ await benchmark('cli-download', { size: { type: 'string' } }, async (h) => {
     execFileSync(process.execPath, [join(ROOT, 'bench/edge-package-build.ts')], {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { ...process.env, SECRET_KEY: secret, RCP_BENCH_S3: JSON.stringify(region), RCP_BENCH_PLAN: JSON.stringify(planFor(planned)) },
+      env: {
+        ...process.env,
+        SECRET_KEY: secret,
+        RCP_BENCH_S3: JSON.stringify(region),
+        RCP_BENCH_PLAN: JSON.stringify(benchPackagePlan(planned, { id: PACKAGE_ID, bucket: BUCKET, artifactKey: ARTIFACT })),
+      },
     })
       .trim()
       .split('\n')

@@ -13,57 +13,18 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { s3For } from '../api/storage/s3'
 import { CACHE_DIR, freePort, newSecretKey, startMinio } from '../scripts/platform'
-import type { EdgePackagePlan, PlannedObject } from '../workflows/contract-edge-packages'
+import type { PlannedObject } from '../workflows/contract-edge-packages'
 import { benchmark, RESULTS, ROOT } from './harness'
-import { ensureCheckpoint } from './checkpoint'
+import { benchPackagePlan, ensureCheckpoint, sizeMb } from './checkpoint'
 
 const BUCKET = 'rcp-bench-edge-package'
+const PACKAGE_ID = '00000000-0000-4000-8000-000000000000'
 const MB = 1024 * 1024
 const TOOLS = 'curl + GNU tar | gzip -6 + sha256sum + curl -T'
 const say = (msg: string) => console.error(`[bench] ${msg}`)
 
-function planFor(objects: PlannedObject[], artifactKey: string): EdgePackagePlan {
-  const id = '00000000-0000-4000-8000-000000000000'
-  return {
-    tenantId: id,
-    packageId: id,
-    workflowId: `edge-package/${id}/cpu/${id}`,
-    regionId: 'bench',
-    sourceBucket: BUCKET,
-    objects,
-    artifactBucket: BUCKET,
-    artifactKey,
-    request: { mode: 'local' },
-    gzipLevel: 6,
-    manifest: {
-      schema: 'rcp.edge-package/v1',
-      packageId: id,
-      modelVersion: { id, name: 'bench', format: 'onnx', source: { kind: 'imported_checkpoint', path: objects[0]!.key } },
-      embodiment: { id, name: 'arm', robotType: 'so100', controlRateHz: 30, observationFeatures: [], actionFeatures: [] },
-      mode: 'local',
-      targetArch: 'cpu',
-      baseImage: 'python:3.11-slim-bookworm',
-      platform: 'linux/amd64',
-      wireProtocols: [{ name: 'openpi-ws', port: 8000 }],
-      remotePolicy: null,
-      steps: 10,
-      strategyKey: null,
-      useFakeTransport: true,
-      modelFiles: objects.map((o) => o.path),
-      apiBase: 'http://127.0.0.1:3000',
-    },
-  }
-}
-
-/** `--size`: 200MB, 5GB, 1.5GB or a bare number of MB; answered in whole MiB. */
-function sizeMb(flag: string | undefined): number {
-  const m = /^(\d+(?:\.\d+)?)\s*(MB|M|GB|G)?$/i.exec(flag ?? '200MB')
-  if (!m) throw new Error(`--size ${flag}: a size such as 200MB or 5GB`)
-  return Math.round(Number(m[1]) * (/^g/i.test(m[2] ?? '') ? 1024 : 1))
-}
-
 await benchmark('edge-package', { size: { type: 'string' } }, async (h) => {
-  const mb = sizeMb(h.flags.size as string | undefined)
+  const mb = sizeMb(h.flags.size as string | undefined, '200MB')
   const minioDir = join(CACHE_DIR, 'bench-minio')
   const minio = await startMinio({ dataDir: minioDir, port: await freePort(), consolePort: await freePort(), logFile: join(minioDir, 'minio.log') })
   h.own(minio)
@@ -84,7 +45,12 @@ await benchmark('edge-package', { size: { type: 'string' } }, async (h) => {
     const out = execFileSync(process.execPath, [join(ROOT, 'bench/edge-package-build.ts')], {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { ...process.env, SECRET_KEY: secret, RCP_BENCH_S3: JSON.stringify(region), RCP_BENCH_PLAN: JSON.stringify(planFor(objects, 'out/ours.tar.gz')) },
+      env: {
+        ...process.env,
+        SECRET_KEY: secret,
+        RCP_BENCH_S3: JSON.stringify(region),
+        RCP_BENCH_PLAN: JSON.stringify(benchPackagePlan(objects, { id: PACKAGE_ID, bucket: BUCKET, artifactKey: 'out/ours.tar.gz' })),
+      },
     })
     return JSON.parse(out.trim().split('\n').at(-1)!) as { ms: number; sizeBytes: number; sha256: string; peakRssMb: number }
   }

@@ -7,7 +7,7 @@
 // noted with inference requests per step and underruns. Results in bench/results/robot-loop.json.
 import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
-import { pythonVenv } from '../test/support/python-venv'
+import { pythonVenv } from '../scripts/python-venv'
 import { benchmark, ROOT, type Sample } from './harness'
 
 interface Loop {

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PASSWORD } from '../support/fixtures'
-import { pythonVenvOn } from '../support/python-venv'
+import { pythonVenvOn } from '../../scripts/python-venv'
 import { useDeliveryEnv } from '../webhooks/delivery-helpers'
 
 const env = useDeliveryEnv()

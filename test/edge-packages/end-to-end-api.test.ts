@@ -13,7 +13,7 @@ import { useApiAndTemporal } from '../storage/helpers'
 import { freePort, launchPackage, requirements, runProcess } from '../support/edge-package'
 import { patFor } from '../support/fixtures'
 import { actionValue, startOpenpiServer, type OpenpiTestServer } from '../support/openpi-server'
-import { pythonVenv, pythonVenvOn, ROBOT_PYTHONS, type PythonVersion } from '../support/python-venv'
+import { pythonVenv, pythonVenvOn, ROBOT_PYTHONS, type PythonVersion } from '../../scripts/python-venv'
 import { modelTenant, settled, sha256, uploadThroughUrls } from '../models/support'
 import { packageIn } from './helpers'
 

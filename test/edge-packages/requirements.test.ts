@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { imageLines, targetArchs } from '../../api/edge-packages/image-lines'
 import { requirements, runProcess } from '../support/edge-package'
-import { pythonVenv } from '../support/python-venv'
+import { pythonVenv } from '../../scripts/python-venv'
 
 /** Python of each line: python:3.11-slim, and Ubuntu 22.04's python3 on the CUDA and L4T r36 lines. */
 const pythonOf = { cpu: '3.11', 'x86-cuda': '3.10', 'jetson-jp6': '3.10' } as const

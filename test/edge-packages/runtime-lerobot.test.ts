@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { LEROBOT_VERSION } from '../../activities/edge-package/runtime-plan'
 import { imageLines } from '../../api/edge-packages/image-lines'
 import { testManifest, writePackageDir } from '../support/edge-package'
-import { lerobotVenvOn, ROBOT_PYTHONS } from '../support/python-venv'
+import { lerobotVenvOn, ROBOT_PYTHONS } from '../../scripts/python-venv'
 
 const HERE = join(import.meta.dir, 'lerobot')
 const CHUNK = 10

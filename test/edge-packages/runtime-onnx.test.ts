@@ -7,7 +7,7 @@ import { networkInterfaces } from 'node:os'
 import { join } from 'node:path'
 import { freePort, launchPackage, requirements, runProcess, startRunReceiver, testManifest, writePackageDir, type RunReceiver } from '../support/edge-package'
 import { connectOpenpi, encodeFrame, float32s, packArray, type NdArray } from '../support/openpi-server'
-import { pythonVenv } from '../support/python-venv'
+import { pythonVenv } from '../../scripts/python-venv'
 import { describeOnRobotPythons } from '../support/robot-pythons'
 import { eventually } from '../support/temporal'
 

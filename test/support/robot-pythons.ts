@@ -1,7 +1,7 @@
 // Robot-side tests run under every Python the robot side runs on (ROBOT_PYTHONS). Apart from python-venv.ts, which
 // benchmarks import too, because bun:test exists only inside the test runner.
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { pythonVenvOn, ROBOT_PYTHONS } from './python-venv'
+import { pythonVenvOn, ROBOT_PYTHONS } from '../../scripts/python-venv'
 
 /** `describe(name)` once per robot Python, named with its version: before its tests, `use` gets the interpreter of a
  *  venv of `requirements` on that Python, and the block's first test checks that it is that Python. */

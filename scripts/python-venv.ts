@@ -1,6 +1,6 @@
 // A Python virtual environment with hash-pinned requirements installed, made once and cached under
-// ~/.cache/rcp/venv-edge-py<version>-<hash of the requirements> so the edge-package tests pay pip's time only on a new
-// pin set or a new interpreter. It is built in a scratch directory and renamed into place, so a run killed halfway
+// ~/.cache/rcp/venv-edge-py<version>-<hash of the requirements> so the edge-package tests (and the Python SDK's
+// generator, scripts/python-sdk.ts) pay pip's time only on a new pin set or a new interpreter. It is built in a scratch directory and renamed into place, so a run killed halfway
 // never leaves a broken cache.
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
@@ -16,7 +16,8 @@ const DEFAULT_PYTHON: PythonVersion = '3.11'
 const building = new Map<string, Promise<string>>()
 const interpreters = new Map<PythonVersion, Promise<string>>()
 
-async function run(cmd: string[], env: Record<string, string> = {}): Promise<string> {
+/** Runs a command to its end; its stdout, or an error carrying both streams. */
+export async function run(cmd: string[], env: Record<string, string> = {}): Promise<string> {
   const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe', env: { ...process.env, PIP_FIND_LINKS: '', ...env } })
   const [code, out, err] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()])
   if (code !== 0) throw new Error(`${cmd.join(' ')} exited ${code}\n${out}\n${err}`)
