@@ -59,19 +59,27 @@ export async function oldestUnsealedAgeSeconds(db: Db): Promise<number> {
   return Math.max(0, row?.age ?? 0)
 }
 
-/** Before a read of these chains: every entry committed so far is sealed when this resolves. */
-export async function sealAuditChains(db: Db, chains: string[]): Promise<void> {
-  await db`select audit_seal_chains(${chains})`
+/** Before a read of these chains: every entry committed so far is sealed when this resolves. Each chain is sealed in
+ *  a transaction of its own: a reader waiting for one chain's head (a sealer at work on it) then holds no other
+ *  chain's head meanwhile, so the wait stays with the tenant whose chain is held. */
+export async function sealAuditChains(db: Db, chains: readonly string[]): Promise<void> {
+  for (const chain of chains) await db`select audit_seal_chains(array[${chain}]::text[])`
 }
+
+const sealListedChains = (db: Db, rows: readonly { chain: string }[]) =>
+  sealAuditChains(
+    db,
+    rows.map((r) => r.chain),
+  )
 
 /** Before a read of one account's entries, which lie in its own chain and in its tenants'. */
 export async function sealSubjectAudit(db: Db, userId: string): Promise<void> {
-  await db`select audit_seal_chains(array(select distinct chain from audit_inbox where subject_user_id = ${userId}))`
+  await sealListedChains(db, await db<{ chain: string }[]>`select distinct chain from audit_inbox where subject_user_id = ${userId}`)
 }
 
 /** Before a read of the entries one user acted in, which lie in their own chain and in their tenants'. */
 export async function sealActorAudit(db: Db, userId: string): Promise<void> {
-  await db`select audit_seal_chains(array(select distinct chain from audit_inbox where actor_id = ${userId}))`
+  await sealListedChains(db, await db<{ chain: string }[]>`select distinct chain from audit_inbox where actor_id = ${userId}`)
 }
 
 /** The entries a user acted in (by session or by one of their tokens), in any chain, newest first. */

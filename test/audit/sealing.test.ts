@@ -2,7 +2,7 @@
 // sealer or the chain's next reader numbers and hashes it. What must hold: the sealer does it alone, time never goes
 // back along a chain, and sealers and readers at work together lose, repeat and misorder nothing.
 import { describe, expect, test } from 'bun:test'
-import { sealAuditBatch, sealAuditChains } from '../../api/audit/queries'
+import { sealAuditBatch, sealAuditChains, sealSubjectAudit } from '../../api/audit/queries'
 import { AuditSealer } from '../../api/audit/sealer'
 import { recordAudit } from '../../api/audit/service'
 import { activityContext } from '../../api/identity/context'
@@ -164,6 +164,86 @@ describe('sealing after the commit', () => {
       release()
       await held
       await holder.end()
+    }
+  })
+
+  test("a reader of many chains that waits for one held chain holds no other chain's head meanwhile", async () => {
+    // One account's entries lie in several tenants' chains; its reader seals them all. Were they locked together, it
+    // would hold the first chain's head while it waits for the held one, and that first tenant's own readers (and any
+    // test helper that seals every chain) would wait behind a chain that is not theirs.
+    const [a, b] = [await tenantOwner(api.url), await tenantOwner(api.url)]
+    await sealAuditChains(api.sql, [a.tenantId, b.tenantId])
+    const [first, last] = (await api.sql<{ chain: string }[]>`select chain from unnest(${[a.tenantId, b.tenantId]}::text[]) chain order by chain`).map(
+      (r) => r.chain,
+    )
+    const entry = (chain: string) =>
+      recordAudit(api.sql, activityContext('test/many-chains'), {
+        action: 'api_key.created',
+        tenantId: chain,
+        subjectUserId: a.userId,
+        target: { type: 'api_key', id: crypto.randomUUID() },
+      })
+    const hold = async (chain: string) => {
+      const db = createDb(api.deps.config.DATABASE_URL, { max: 1 })
+      let release!: () => void
+      const released = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      let pid = 0
+      const locked = Promise.withResolvers<void>()
+      const done = db.begin(async (tx) => {
+        await tx`select 1 from audit_chain_heads where chain = ${chain} for update`
+        pid = (await tx<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid
+        locked.resolve()
+        await released
+      })
+      await locked.promise
+      let ended: Promise<void> | undefined
+      return {
+        pid,
+        release: () => {
+          release()
+          ended ??= done.then(() => db.end())
+          return ended
+        },
+      }
+    }
+    // Both heads held while the account gets an entry in each chain, so no background sealer takes them first.
+    const [onFirst, onLast] = [await hold(first!), await hold(last!)]
+    try {
+      await entry(first!)
+      await entry(last!)
+      let subjectAnswered = false
+      const subjectRead = sealSubjectAudit(api.sql, a.userId).finally(() => {
+        subjectAnswered = true
+      })
+      const blockedBy = async (holderPid: number) =>
+        (await api.sql`select 1 from pg_stat_activity where ${holderPid} = any(pg_blocking_pids(pid)) and query like '%audit_seal_chains%'`).length > 0
+      while (!(await blockedBy(onFirst.pid))) await Bun.sleep(20)
+      await onFirst.release()
+      // The reader has the first chain now and goes on to wait for the last one.
+      while (!subjectAnswered && !(await blockedBy(onLast.pid))) await Bun.sleep(20)
+      expect(subjectAnswered).toBe(false)
+      // The first tenant's own reader, with a new entry to seal, is answered while the last chain is still held.
+      await entry(first!)
+      let firstAnswered = false
+      const firstRead = sealAuditChains(api.sql, [first!]).finally(() => {
+        firstAnswered = true
+      })
+      const [subjectPid] = (
+        await api.sql<{ pid: number }[]>`
+        select pid from pg_stat_activity where ${onLast.pid} = any(pg_blocking_pids(pid)) and query like '%audit_seal_chains%'`
+      ).map((r) => r.pid)
+      while (!firstAnswered && !(await blockedBy(subjectPid!))) await Bun.sleep(20)
+      expect(firstAnswered).toBe(true)
+      await firstRead
+      expect(await api.sql`select 1 from audit_inbox where chain = ${first!}`).toHaveLength(0)
+      await onLast.release()
+      await subjectRead
+      expect(await api.sql`select 1 from audit_inbox where subject_user_id = ${a.userId}`).toHaveLength(0)
+    } finally {
+      await onFirst.release()
+      await onLast.release()
     }
   })
 
