@@ -10,6 +10,7 @@ import { PERMISSIONS } from '../../api/identity/permissions'
 import { freePort, REPO_ROOT, spawnChild, tail, waitUntil, type Child } from '../../scripts/platform'
 import { Client } from '../support/client'
 import { PASSWORD, uniqueEmail, uniqueSlug } from '../support/fixtures'
+import { FUZZ_HOOK_URL, seedTenant, seededOperations } from './fuzz-seed'
 
 const EXAMPLES = Number(process.env.RCP_FUZZ_EXAMPLES ?? 12)
 const SECONDS = Number(process.env.RCP_FUZZ_SECONDS ?? 75)
@@ -35,6 +36,8 @@ const ENDS_OWN_CREDENTIAL = [
   // The document says a change names at least one field, so the fuzzer sends one: an expiresAt or status disabled on
   // its own membership (its id is in the list responses) ends every credential of it.
   'PATCH /v1/tenants/current/memberships/{membershipId}',
+  // Its own membership's id is in the list responses, which the fuzzer reuses: removed, every credential of it ends.
+  'DELETE /v1/tenants/current/memberships/{membershipId}',
 ]
 /** Left out of the cookie pass only: an auth policy that requires MFA or SSO would hold the session at the gate. */
 const GATES_OWN_SESSION = ['PATCH /v1/tenants/current/auth-policy', 'POST /v1/sessions/current-membership-switches']
@@ -83,7 +86,8 @@ afterAll(async () => {
   await api?.stop()
 })
 
-/** An owner of a fresh tenant: a cookie session with its CSRF token, and a PAT holding every permission point. */
+/** An owner of a fresh tenant seeded with one resource of each kind: a cookie session with its CSRF token, a PAT
+ *  holding every permission point, and the seeded ids. */
 async function principals() {
   const client = new Client(base)
   const reg = await client.post('/users', { email: uniqueEmail('fuzz'), password: PASSWORD })
@@ -91,7 +95,8 @@ async function principals() {
   expect((await client.post('/tenants', { name: 'Fuzz', slug: uniqueSlug('fuzz') })).status).toBe(201)
   const pat = await client.post('/api-keys', { name: 'fuzzer', scopes: [...PERMISSIONS] })
   expect(pat.status).toBe(201)
-  return { cookie: client.cookie!, csrf: client.csrf!, token: pat.json.data.token as string }
+  const ids = await seedTenant(client)
+  return { cookie: client.cookie!, csrf: client.csrf!, token: pat.json.data.token as string, ids }
 }
 
 // --max-time bounds the generation, not the requests in flight when it ends, nor the stateful phase's last links; on
@@ -106,14 +111,28 @@ async function runOnce(exe: string, cwd: string, args: string[]) {
   return { out, err, code }
 }
 
-async function fuzz(label: string, headers: string[], exclude: string[]) {
+/** The run's schemathesis.toml. Its stateful phase follows the document's own links only: schemathesis also infers
+ *  links between operations by name (some 800 here), and with them its time went to guesses before it reached the
+ *  links the document states. Seeded ids fix the path parameters of the operations they fit (see fuzz-seed.ts); a
+ *  webhook endpoint's URL is fixed to one whose host resolves, as any other host name the fuzzer makes up does not. */
+function fuzzConfig(doc: Parameters<typeof seededOperations>[0], ids: Record<string, string>, exclude: string[]) {
+  return [
+    `[checks.negative_data_rejection]\nexpected-statuses = ${JSON.stringify([...REJECTIONS])}\n`,
+    '[phases.stateful.inference]\nalgorithms = []\n',
+    `[[operations]]\ninclude-name = "POST /v1/webhook-endpoints"\nparameters = { "body.url" = ${JSON.stringify(FUZZ_HOOK_URL)} }\n`,
+    seededOperations(doc, ids, exclude),
+  ].join('\n')
+}
+
+async function fuzz(label: string, headers: string[], exclude: string[], ids: Record<string, string>) {
   const exe = await fuzzer
   // Each pass in a directory of its own: the two run at once and schemathesis keeps a cache in its working directory.
   const cwd = mkdtempSync(join(SCRATCH, `fuzz-${label}-`))
   // A request refused as too long (431, documented on every operation) is a rejection too: the fuzzer's invalid page
   // tokens and queries run past the 16 KiB target limit. Its default list, plus 431.
   const config = join(cwd, 'schemathesis.toml')
-  await Bun.write(config, `[checks.negative_data_rejection]\nexpected-statuses = ${JSON.stringify([...REJECTIONS])}\n`)
+  const doc = await (await fetch(`${base}/v1/openapi.json`)).json()
+  await Bun.write(config, fuzzConfig(doc, ids, exclude))
   const args = [
     '--config-file',
     config,
@@ -149,6 +168,8 @@ async function fuzz(label: string, headers: string[], exclude: string[]) {
     console.error(`schemathesis (${label}) hit CPython gh-106905; running it once more`)
     ;({ out, err, code } = await runOnce(exe, cwd, args))
   }
+  // The whole report beside the servers' logs (kept with RCP_KEEP_TEST_DATA=1): its warnings and its links' coverage.
+  await Bun.write(join(SCRATCH, 'logs', `fuzz-${label}.out`), out + err)
   if (code !== 0) console.error(`schemathesis (${label}) exited ${code}:\n${out.slice(-12_000)}\n${err.slice(-2000)}\nAPI log:\n${tail(logFile, 20)}`)
   expect({ label, code }).toEqual({ label, code: 0 })
   expect(out).toContain('Tested')
@@ -161,7 +182,7 @@ describe('schemathesis over the whole OpenAPI document', () => {
     'as a personal access token with every permission point',
     async () => {
       const p = await principals()
-      await fuzz('PAT', [`Authorization: Bearer ${p.token}`], ENDS_OWN_CREDENTIAL)
+      await fuzz('PAT', [`Authorization: Bearer ${p.token}`], ENDS_OWN_CREDENTIAL, p.ids)
     },
     PASS_TIMEOUT_MS,
   )
@@ -170,7 +191,7 @@ describe('schemathesis over the whole OpenAPI document', () => {
     'as a cookie session with its CSRF header',
     async () => {
       const p = await principals()
-      await fuzz('cookie', [`Cookie: ${p.cookie}`, `x-csrf-token: ${p.csrf}`], [...ENDS_OWN_CREDENTIAL, ...GATES_OWN_SESSION])
+      await fuzz('cookie', [`Cookie: ${p.cookie}`, `x-csrf-token: ${p.csrf}`], [...ENDS_OWN_CREDENTIAL, ...GATES_OWN_SESSION], p.ids)
     },
     PASS_TIMEOUT_MS,
   )
