@@ -13717,7 +13717,10 @@ export interface operations {
     patchV1TenantsCurrentSubscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                /** @description The ETag of the resource as you read it; a stale one is 412 PRECONDITION_FAILED */
+                "If-Match": string;
+            };
             path?: never;
             cookie?: never;
         };

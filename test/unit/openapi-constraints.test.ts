@@ -3,6 +3,7 @@
 // server's own check on the same samples, so the two cannot drift apart.
 import { expect, test } from 'bun:test'
 import { parseIdempotencyKey } from '../../api/http/idempotency'
+import { expectedVersion, parseIfMatch } from '../../api/platform/etag'
 import { PASSWORD_MIN_LENGTH } from '../../api/identity/passwords'
 import { HOLD_SCOPE_KINDS } from '../../api/legal-holds/model'
 import { UpdateCurrentTenantMembershipBodyDto } from '../../api/memberships/model'
@@ -92,4 +93,21 @@ test('a completion pairs reason with failed and the artifact with completed', ()
   expect(variants.filter((v) => matches(v, { status: 'failed', reason: 'diverged' }))).toHaveLength(1)
   expect(variants.filter((v) => matches(v, { status: 'failed', outputArtifactPath: 'runs/1/model.onnx' }))).toHaveLength(0)
   expect(variants.filter((v) => matches(v, { status: 'completed', reason: 'done' }))).toHaveLength(0)
+})
+
+test('PATCH /v1/tenants/current/subscription: If-Match is stated as required, with the one ETag shape the server takes', () => {
+  const header = param(op('patch', '/v1/tenants/current/subscription'), 'If-Match')
+  expect(header.required).toBe(true)
+  const pattern = new RegExp(header.schema.pattern)
+  // The server takes one strong tag of a version; `*` (any version) is refused here, as a change needs the one read.
+  const takes = (value: string) => {
+    try {
+      return expectedVersion(parseIfMatch(value)) !== null
+    } catch {
+      return false
+    }
+  }
+  for (const value of ['"v1"', '"v42"', '"v1234567890123456"', '"v12345678901234567"', '*', 'W/"v1"', '"v0"', 'v1', '"v1", "v2"', '"x"']) {
+    expect({ value, stated: pattern.test(value) }).toEqual({ value, stated: takes(value) })
+  }
 })
