@@ -11157,8 +11157,8 @@ export interface operations {
     };
     "getV1Registration-invitationsValidation": {
         parameters: {
-            query?: {
-                token?: string;
+            query: {
+                token: string;
             };
             header?: never;
             path?: never;

@@ -111,3 +111,8 @@ test('PATCH /v1/tenants/current/subscription: If-Match is stated as required, wi
     expect({ value, stated: pattern.test(value) }).toEqual({ value, stated: takes(value) })
   }
 })
+
+test('GET /v1/registration-invitations/validation: the token is stated as required and non-empty, as the server refuses it otherwise', () => {
+  const token = param(op('get', '/v1/registration-invitations/validation'), 'token')
+  expect({ required: token.required, minLength: token.schema.minLength }).toEqual({ required: true, minLength: 1 })
+})

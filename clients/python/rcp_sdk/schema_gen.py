@@ -2156,7 +2156,7 @@ class V1RegistrationInvitationsPostResponse(TypedDict, closed=True):
 
 
 class V1RegistrationInvitationsValidationGetParametersQuery(TypedDict):
-    token: NotRequired[str]
+    token: str
 
 
 class Data2(TypedDict, closed=True):
