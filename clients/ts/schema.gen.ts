@@ -4785,7 +4785,13 @@ export interface components {
              * @default false
              */
             useFakeTransport: boolean;
-        };
+        } & ({
+            /** @constant */
+            mode: "local";
+        } | {
+            /** @constant */
+            mode: "remote_ws";
+        });
         EdgeInferencePackageDto: {
             /** Format: uuid */
             id: string;

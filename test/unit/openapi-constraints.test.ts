@@ -5,6 +5,7 @@ import { expect, test } from 'bun:test'
 import { parseIdempotencyKey } from '../../api/http/idempotency'
 import { expectedVersion, parseIfMatch } from '../../api/platform/etag'
 import { PASSWORD_MIN_LENGTH } from '../../api/identity/passwords'
+import { EdgeInferencePackageRequestDto } from '../../api/edge-packages/model'
 import { HOLD_SCOPE_KINDS } from '../../api/legal-holds/model'
 import { UpdateCurrentTenantMembershipBodyDto } from '../../api/memberships/model'
 import { UpdateProjectMemberBodyDto } from '../../api/project-members/model'
@@ -115,4 +116,21 @@ test('PATCH /v1/tenants/current/subscription: If-Match is stated as required, wi
 test('GET /v1/registration-invitations/validation: the token is stated as required and non-empty, as the server refuses it otherwise', () => {
   const token = param(op('get', '/v1/registration-invitations/validation'), 'token')
   expect({ required: token.required, minLength: token.schema.minLength }).toEqual({ required: true, minLength: 1 })
+})
+
+test('an edge package request: exactly one stated mode variant fits each body the server takes, and none fits one it refuses', () => {
+  const body = schemas.EdgeInferencePackageRequestDto as Json
+  const base = { embodimentProfileId: '4f1c6c1e-8b7e-4c1a-9a57-0a7c4e0f5f1b' }
+  const samples: Json[] = [
+    { ...base, mode: 'local' },
+    { ...base, mode: 'local', remotePolicyHost: 'policy.lab', remotePolicyPort: 8000 },
+    { ...base, mode: 'remote_ws', remotePolicyHost: 'policy.lab', remotePolicyPort: 8000 },
+    { ...base, mode: 'remote_ws', remotePolicyHost: 'policy.lab' },
+    { ...base, mode: 'remote_ws', remotePolicyPort: 8000 },
+    { ...base, mode: 'remote_ws' },
+  ]
+  for (const sample of samples) {
+    const fitting = (body.oneOf as Json[]).filter((b) => matches(b, sample)).length
+    expect({ sample, fitting }).toEqual({ sample, fitting: EdgeInferencePackageRequestDto.safeParse(sample).success ? 1 : 0 })
+  }
 })
