@@ -4,6 +4,8 @@
 import { expect, test } from 'bun:test'
 import { parseIdempotencyKey } from '../../api/http/idempotency'
 import { expectedVersion, parseIfMatch } from '../../api/platform/etag'
+import { deriveKeys } from '../../api/platform/keyring'
+import { PAGE_SIZE_MAX, PAGE_TOKEN_SHAPE, openPage, pageTokenFor } from '../../api/platform/pagination'
 import { PASSWORD_MIN_LENGTH } from '../../api/identity/passwords'
 import { EdgeInferencePackageRequestDto } from '../../api/edge-packages/model'
 import { HOLD_SCOPE_KINDS } from '../../api/legal-holds/model'
@@ -12,6 +14,8 @@ import { UpdateProjectMemberBodyDto } from '../../api/project-members/model'
 import { UpdateSubscriptionBodyDto } from '../../api/billing/model'
 import { CreateUserBody } from '../../api/users/model'
 import { openapiDocument } from '../../scripts/api-types'
+import { newSecretKey } from '../../scripts/env'
+import { thrownCode as code } from './support/thrown-code'
 
 type Json = Record<string, any>
 const doc = (await openapiDocument()) as unknown as Json
@@ -132,5 +136,30 @@ test('an edge package request: exactly one stated mode variant fits each body th
   for (const sample of samples) {
     const fitting = (body.oneOf as Json[]).filter((b) => matches(b, sample)).length
     expect({ sample, fitting }).toEqual({ sample, fitting: EdgeInferencePackageRequestDto.safeParse(sample).success ? 1 : 0 })
+  }
+})
+
+test('every list states the pageSize maximum and the page token shape the server enforces', () => {
+  const keys = deriveKeys(newSecretKey())
+  const binding = { route: 'GET /v1/things', scope: 'tenant:t', filters: {} }
+  const issued = pageTokenFor(keys, binding, { id: 'x' })
+  const refusal = (size: number | undefined, token: string | undefined) => code(() => openPage(keys, binding, size, token)) ?? null
+  let lists = 0
+  for (const item of Object.values(doc.paths as Record<string, Json>)) {
+    for (const o of Object.values(item)) {
+      const size = (o.parameters as Json[] | undefined)?.find((p) => p.name === 'pageSize')
+      if (!size) continue
+      lists++
+      const token = param(o, 'pageToken').schema as Json
+      expect({ maximum: size.schema.maximum, pattern: token.pattern }).toEqual({ maximum: PAGE_SIZE_MAX, pattern: PAGE_TOKEN_SHAPE.source })
+    }
+  }
+  expect(lists).toBeGreaterThan(10)
+  expect([refusal(PAGE_SIZE_MAX, undefined), refusal(PAGE_SIZE_MAX + 1, undefined)]).toEqual([null, 'PAGE_SIZE_TOO_LARGE'])
+  // An issued token has the stated shape and is taken; one the shape refuses is refused by the server too.
+  expect(PAGE_TOKEN_SHAPE.test(issued)).toBe(true)
+  expect(refusal(1, issued)).toBeNull()
+  for (const bad of [`${issued}=`, `${issued}.x`, issued.replace('.', '..'), `+${issued}`]) {
+    expect({ bad, stated: PAGE_TOKEN_SHAPE.test(bad), server: refusal(1, bad) }).toEqual({ bad, stated: false, server: 'PAGE_TOKEN_INVALID' })
   }
 })
