@@ -14,6 +14,8 @@ import { seedTenant, seededOperations } from './fuzz-seed'
 
 const EXAMPLES = Number(process.env.RCP_FUZZ_EXAMPLES ?? 12)
 const SECONDS = Number(process.env.RCP_FUZZ_SECONDS ?? 75)
+/** The stateful phase's scenarios (create, then follow the document's links): enough to hold its share of the time. */
+const STATEFUL_SCENARIOS = EXAMPLES * 20
 const CHECKS = [
   'not_a_server_error',
   'status_code_conformance',
@@ -120,7 +122,12 @@ async function runOnce(exe: string, cwd: string, args: string[]) {
  *  links the document states. Seeded ids fix the path parameters of the operations they fit (see fuzz-seed.ts). */
 function fuzzConfig(doc: Parameters<typeof seededOperations>[0], ids: Record<string, string>, exclude: string[]) {
   return [
+    `[generation]\nmax-examples = ${EXAMPLES}\n`,
     `[checks.negative_data_rejection]\nexpected-statuses = ${JSON.stringify([...REJECTIONS])}\n`,
+    // Scenarios, not single requests: at the run's own count the phase ended after a few seconds of its share and
+    // handed the rest back to fuzzing, so most links were never followed. Set here, not on the command line, which
+    // would override it.
+    `[phases.stateful]\ngeneration = { max-examples = ${STATEFUL_SCENARIOS} }\n`,
     '[phases.stateful.inference]\nalgorithms = []\n',
     seededOperations(doc, ids, exclude),
   ].join('\n')
@@ -146,8 +153,6 @@ async function fuzz(label: string, headers: string[], exclude: string[], ids: Re
     CHECKS.join(','),
     '--phases',
     'examples,coverage,fuzzing,stateful',
-    '--max-examples',
-    String(EXAMPLES),
     '--max-time',
     String(SECONDS),
     '--workers',
