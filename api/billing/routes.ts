@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client'
 import type { AppDeps } from '../compose'
-import { envelope, ifMatchVersion, listEnvelope, ok, okVersioned, page } from '../http/envelope'
+import { IF_MATCH_REQUIRED, envelope, ifMatchVersion, listEnvelope, ok, okVersioned, page } from '../http/envelope'
 import { links } from '../http/links'
 import type { HttpConventions } from '../http/plugin'
 import { logIds } from '../identity/context'
@@ -74,6 +74,7 @@ export const billingRoutes = (deps: AppDeps, http: HttpConventions) => {
         detail: {
           summary:
             'Change plan, cancel at period end (or undo), pause or resume; If-Match required. A move the state table does not allow is BILLING_STATE_TRANSITION_INVALID',
+          parameters: [IF_MATCH_REQUIRED],
         },
       },
     )

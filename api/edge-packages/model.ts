@@ -52,7 +52,15 @@ export const EdgeInferencePackageRequestDto = z
     if (new Set(b.wireProtocols).size !== b.wireProtocols.length)
       ctx.addIssue({ code: 'custom', path: ['wireProtocols'], message: 'each protocol at most once' })
   })
-  .meta({ id: 'EdgeInferencePackageRequestDto' })
+  // The two modes as the document's variants (the refinement above decides, with its field errors): a generated
+  // client asks for the policy server's address exactly when the mode needs one.
+  .meta({
+    id: 'EdgeInferencePackageRequestDto',
+    oneOf: [
+      { properties: { mode: { const: 'local' } }, required: ['mode'] },
+      { properties: { mode: { const: 'remote_ws' } }, required: ['mode', 'remotePolicyHost', 'remotePolicyPort'] },
+    ],
+  })
 export type PackageRequestInput = z.infer<typeof EdgeInferencePackageRequestDto>
 
 export const ImageLineDto = z

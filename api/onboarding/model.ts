@@ -54,7 +54,7 @@ export const RegistrationInvitationCreatedDto = z
   })
   .meta({ id: 'RegistrationInvitationCreatedDto' })
 
-export const RegistrationValidationQuery = z.object({ token: z.string().max(512).optional() })
+export const RegistrationValidationQuery = z.object({ token: z.string().min(1).max(512) })
 export const RegistrationInvitationValidationDto = z.object({ email: z.string() }).nullable()
 
 export const RegistrationCompleteBodyDto = z

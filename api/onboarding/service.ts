@@ -250,10 +250,7 @@ export async function inviteToRegister(deps: Deps, ctx: RequestContext<null>, em
 }
 
 /** `{email}` for a usable token; null for anything else (unknown, used or expired), telling nothing more. */
-export async function validateRegistration({ sql: db }: Pick<ServiceDeps, 'sql'>, _ctx: RequestContext<null>, token: string | undefined) {
-  if (token === undefined || token === '') {
-    throw new ApiError('VALIDATION_ERROR', 'token is required', { errors: [{ path: 'query.token', message: 'is required' }] })
-  }
+export async function validateRegistration({ sql: db }: Pick<ServiceDeps, 'sql'>, _ctx: RequestContext<null>, token: string) {
   const row = await findRegistrationInvitation(db, sha256(token))
   return row && !row.completed_at && !isExpired(row.expires_at) ? { email: row.email } : null
 }

@@ -24,13 +24,25 @@ export function createDb(
     onnotice: () => {},
     ...(options.onQuery ? { debug: (_conn: number, text: string) => options.onQuery!(text) } : {}),
     // bigint versions and counters come back as JS numbers; all stay far below 2^53.
-    types: { bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } },
+    types: {
+      bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
+      date: { to: 1184, from: [1082, 1114, 1184], serialize: (x: Date | string) => (x instanceof Date ? x : new Date(x)).toISOString(), parse: parseTime },
+    },
     transform: { undefined: null },
     connection: { application_name: options.name ?? 'rcp', ...options.settings },
   }) as unknown as Sql
   // Only a traced process (docs/operations.md "Traces") pays for the wrapper; the pool of any other is the driver's own.
   const t = tracer()
   return t ? tracedSql(t, sql) : sql
+}
+
+/** A date or time as Postgres writes it ("0029-11-15 12:20:18.799+00"), read as ISO 8601. The driver hands that text
+ *  to `new Date`, which in Bun reads it only from year 100 on: a stored time of an earlier year (an audit window a
+ *  client named) came back as Invalid Date and failed the request that returned it. */
+export function parseTime(text: string): Date {
+  const space = text.indexOf(' ')
+  if (space < 0) return new Date(text) // a date alone: already ISO 8601
+  return new Date(`${text.slice(0, space)}T${text.slice(space + 1)}`.replace(/([+-]\d{2})$/, '$1:00'))
 }
 
 // The driver's codes for a connection that could not be made or was lost, the sockets' own, and Postgres's

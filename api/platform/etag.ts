@@ -3,6 +3,9 @@ import { ApiError } from './errors'
 // Strong ETags are the row's monotonic version, never a body hash: two writes can't produce the same tag.
 export const etagOf = (version: number): string => `"v${version}"`
 
+/** One strong ETag of this API (`etagOf`), as If-Match names it. Its source is also the pattern the document states. */
+export const STRONG_ETAG = /^"v([1-9][0-9]{0,15})"$/
+
 export type IfMatch = { kind: 'any' } | { kind: 'version'; version: number }
 
 /** undefined when the header is absent; throws IF_MATCH_INVALID when it is not one strong tag or `*`. */
@@ -10,7 +13,7 @@ export function parseIfMatch(header: string | null | undefined): IfMatch | undef
   if (header === null || header === undefined) return undefined
   const value = header.trim()
   if (value === '*') return { kind: 'any' }
-  const m = /^"v([1-9][0-9]{0,15})"$/.exec(value)
+  const m = STRONG_ETAG.exec(value)
   if (!m) throw new ApiError('IF_MATCH_INVALID', 'If-Match must be a single strong ETag previously returned by this API, or *')
   return { kind: 'version', version: Number(m[1]) }
 }

@@ -6,11 +6,15 @@ import { ApiError } from './errors'
 export const PAGE_SIZE_DEFAULT = 25
 export const PAGE_SIZE_MAX = 100
 
+/** A page token as this API writes it: its payload and its MAC, base64url, joined by a dot. */
+export const PAGE_TOKEN_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/
+
 /** Query fields every list takes. pageSize over the maximum is refused by openPage, not by the schema,
- *  so it answers PAGE_SIZE_TOO_LARGE instead of a generic VALIDATION_ERROR. */
+ *  so it answers PAGE_SIZE_TOO_LARGE instead of a generic VALIDATION_ERROR; the document states the maximum. */
 export const PageQuery = z.object({
-  pageSize: z.coerce.number().int().min(1).optional(),
-  pageToken: z.string().min(1).max(2048).optional(),
+  pageSize: z.coerce.number().int().min(1).meta({ maximum: PAGE_SIZE_MAX }).optional(),
+  // The shape openPage takes (payload.mac, both base64url); a token of that shape is still refused unless this API issued it.
+  pageToken: z.string().min(1).max(2048).meta({ pattern: PAGE_TOKEN_SHAPE.source }).optional(),
 })
 
 /** What a page token is bound to: the route, the caller's scope (tenant or user) and every filter. */
@@ -44,8 +48,8 @@ export function openPage<C>(keys: DerivedKeys, binding: PageBinding, pageSize: n
   const size = pageSize ?? PAGE_SIZE_DEFAULT
   if (size > PAGE_SIZE_MAX) throw new ApiError('PAGE_SIZE_TOO_LARGE', `pageSize must be at most ${PAGE_SIZE_MAX}`)
   if (pageToken === undefined) return { size, after: null }
-  const [payload, mac, extra] = pageToken.split('.')
-  if (!payload || !mac || extra !== undefined || !macMatches(keys, 'page', payload, Buffer.from(mac, 'base64url'))) {
+  const [payload, mac] = pageToken.split('.')
+  if (!PAGE_TOKEN_SHAPE.test(pageToken) || !payload || !mac || !macMatches(keys, 'page', payload, Buffer.from(mac, 'base64url'))) {
     throw new ApiError('PAGE_TOKEN_INVALID', 'pageToken is not a token this API issued')
   }
   let decoded: { q?: unknown; c?: unknown }

@@ -4785,7 +4785,13 @@ export interface components {
              * @default false
              */
             useFakeTransport: boolean;
-        };
+        } & ({
+            /** @constant */
+            mode: "local";
+        } | {
+            /** @constant */
+            mode: "remote_ws";
+        });
         EdgeInferencePackageDto: {
             /** Format: uuid */
             id: string;
@@ -11157,8 +11163,8 @@ export interface operations {
     };
     "getV1Registration-invitationsValidation": {
         parameters: {
-            query?: {
-                token?: string;
+            query: {
+                token: string;
             };
             header?: never;
             path?: never;
@@ -13717,7 +13723,10 @@ export interface operations {
     patchV1TenantsCurrentSubscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                /** @description The ETag of the resource as you read it; a stale one is 412 PRECONDITION_FAILED */
+                "If-Match": string;
+            };
             path?: never;
             cookie?: never;
         };

@@ -10,9 +10,12 @@ import { PERMISSIONS } from '../../api/identity/permissions'
 import { freePort, REPO_ROOT, spawnChild, tail, waitUntil, type Child } from '../../scripts/platform'
 import { Client } from '../support/client'
 import { PASSWORD, uniqueEmail, uniqueSlug } from '../support/fixtures'
+import { seedTenant, seededOperations } from './fuzz-seed'
 
 const EXAMPLES = Number(process.env.RCP_FUZZ_EXAMPLES ?? 12)
 const SECONDS = Number(process.env.RCP_FUZZ_SECONDS ?? 75)
+/** The stateful phase's scenarios (create, then follow the document's links): enough to hold its share of the time. */
+const STATEFUL_SCENARIOS = EXAMPLES * 20
 const CHECKS = [
   'not_a_server_error',
   'status_code_conformance',
@@ -35,9 +38,13 @@ const ENDS_OWN_CREDENTIAL = [
   // The document says a change names at least one field, so the fuzzer sends one: an expiresAt or status disabled on
   // its own membership (its id is in the list responses) ends every credential of it.
   'PATCH /v1/tenants/current/memberships/{membershipId}',
+  // Its own membership's id is in the list responses, which the fuzzer reuses: removed, every credential of it ends.
+  'DELETE /v1/tenants/current/memberships/{membershipId}',
 ]
 /** Left out of the cookie pass only: an auth policy that requires MFA or SSO would hold the session at the gate. */
 const GATES_OWN_SESSION = ['PATCH /v1/tenants/current/auth-policy', 'POST /v1/sessions/current-membership-switches']
+
+const HOOKS = join(REPO_ROOT, 'test', 'contract', 'schemathesis_hooks.py')
 
 let api: Child
 let base = ''
@@ -83,7 +90,8 @@ afterAll(async () => {
   await api?.stop()
 })
 
-/** An owner of a fresh tenant: a cookie session with its CSRF token, and a PAT holding every permission point. */
+/** An owner of a fresh tenant seeded with one resource of each kind: a cookie session with its CSRF token, a PAT
+ *  holding every permission point, and the seeded ids. */
 async function principals() {
   const client = new Client(base)
   const reg = await client.post('/users', { email: uniqueEmail('fuzz'), password: PASSWORD })
@@ -91,7 +99,8 @@ async function principals() {
   expect((await client.post('/tenants', { name: 'Fuzz', slug: uniqueSlug('fuzz') })).status).toBe(201)
   const pat = await client.post('/api-keys', { name: 'fuzzer', scopes: [...PERMISSIONS] })
   expect(pat.status).toBe(201)
-  return { cookie: client.cookie!, csrf: client.csrf!, token: pat.json.data.token as string }
+  const ids = await seedTenant(client)
+  return { cookie: client.cookie!, csrf: client.csrf!, token: pat.json.data.token as string, ids }
 }
 
 // --max-time bounds the generation, not the requests in flight when it ends, nor the stateful phase's last links; on
@@ -101,19 +110,38 @@ const PASS_TIMEOUT_MS = 2 * (SECONDS * 2 + 120) * 1000
 
 async function runOnce(exe: string, cwd: string, args: string[]) {
   // Its working directory takes schemathesis's own cache (.schemathesis/): the run's scratch space, not the repository.
-  const proc = Bun.spawn([exe, ...args], { cwd, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SCHEMATHESIS_HOOKS: '' } })
+  // Its hooks (schemathesis_hooks.py) and none from the environment: valid cases get what a valid request needs but the
+  // document cannot state (a fresh Idempotency-Key, a webhook host that resolves, a time window whose end follows its start).
+  const proc = Bun.spawn([exe, ...args], { cwd, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SCHEMATHESIS_HOOKS: HOOKS } })
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
   return { out, err, code }
 }
 
-async function fuzz(label: string, headers: string[], exclude: string[]) {
+/** The run's schemathesis.toml. Its stateful phase follows the document's own links only: schemathesis also infers
+ *  links between operations by name (some 800 here), and with them its time went to guesses before it reached the
+ *  links the document states. Seeded ids fix the path parameters of the operations they fit (see fuzz-seed.ts). */
+function fuzzConfig(doc: Parameters<typeof seededOperations>[0], ids: Record<string, string>, exclude: string[]) {
+  return [
+    `[generation]\nmax-examples = ${EXAMPLES}\n`,
+    `[checks.negative_data_rejection]\nexpected-statuses = ${JSON.stringify([...REJECTIONS])}\n`,
+    // Scenarios, not single requests: at the run's own count the phase ended after a few seconds of its share and
+    // handed the rest back to fuzzing, so most links were never followed. Set here, not on the command line, which
+    // would override it.
+    `[phases.stateful]\ngeneration = { max-examples = ${STATEFUL_SCENARIOS} }\n`,
+    '[phases.stateful.inference]\nalgorithms = []\n',
+    seededOperations(doc, ids, exclude),
+  ].join('\n')
+}
+
+async function fuzz(label: string, headers: string[], exclude: string[], ids: Record<string, string>) {
   const exe = await fuzzer
   // Each pass in a directory of its own: the two run at once and schemathesis keeps a cache in its working directory.
   const cwd = mkdtempSync(join(SCRATCH, `fuzz-${label}-`))
   // A request refused as too long (431, documented on every operation) is a rejection too: the fuzzer's invalid page
   // tokens and queries run past the 16 KiB target limit. Its default list, plus 431.
   const config = join(cwd, 'schemathesis.toml')
-  await Bun.write(config, `[checks.negative_data_rejection]\nexpected-statuses = ${JSON.stringify([...REJECTIONS])}\n`)
+  const doc = await (await fetch(`${base}/v1/openapi.json`)).json()
+  await Bun.write(config, fuzzConfig(doc, ids, exclude))
   const args = [
     '--config-file',
     config,
@@ -125,8 +153,6 @@ async function fuzz(label: string, headers: string[], exclude: string[]) {
     CHECKS.join(','),
     '--phases',
     'examples,coverage,fuzzing,stateful',
-    '--max-examples',
-    String(EXAMPLES),
     '--max-time',
     String(SECONDS),
     '--workers',
@@ -149,6 +175,8 @@ async function fuzz(label: string, headers: string[], exclude: string[]) {
     console.error(`schemathesis (${label}) hit CPython gh-106905; running it once more`)
     ;({ out, err, code } = await runOnce(exe, cwd, args))
   }
+  // The whole report beside the servers' logs (kept with RCP_KEEP_TEST_DATA=1): its warnings and its links' coverage.
+  await Bun.write(join(SCRATCH, 'logs', `fuzz-${label}.out`), out + err)
   if (code !== 0) console.error(`schemathesis (${label}) exited ${code}:\n${out.slice(-12_000)}\n${err.slice(-2000)}\nAPI log:\n${tail(logFile, 20)}`)
   expect({ label, code }).toEqual({ label, code: 0 })
   expect(out).toContain('Tested')
@@ -161,7 +189,7 @@ describe('schemathesis over the whole OpenAPI document', () => {
     'as a personal access token with every permission point',
     async () => {
       const p = await principals()
-      await fuzz('PAT', [`Authorization: Bearer ${p.token}`], ENDS_OWN_CREDENTIAL)
+      await fuzz('PAT', [`Authorization: Bearer ${p.token}`], ENDS_OWN_CREDENTIAL, p.ids)
     },
     PASS_TIMEOUT_MS,
   )
@@ -170,7 +198,7 @@ describe('schemathesis over the whole OpenAPI document', () => {
     'as a cookie session with its CSRF header',
     async () => {
       const p = await principals()
-      await fuzz('cookie', [`Cookie: ${p.cookie}`, `x-csrf-token: ${p.csrf}`], [...ENDS_OWN_CREDENTIAL, ...GATES_OWN_SESSION])
+      await fuzz('cookie', [`Cookie: ${p.cookie}`, `x-csrf-token: ${p.csrf}`], [...ENDS_OWN_CREDENTIAL, ...GATES_OWN_SESSION], p.ids)
     },
     PASS_TIMEOUT_MS,
   )

@@ -150,6 +150,7 @@ describe('registration invitations', () => {
     expect((await anon.get(`/registration-invitations/validation?token=${encodeURIComponent(token)}`)).json.data).toEqual({ email })
     expect((await anon.get('/registration-invitations/validation?token=unknown')).json.data).toBeNull()
     expect((await anon.get('/registration-invitations/validation')).json.code).toBe('VALIDATION_ERROR')
+    expect((await anon.get('/registration-invitations/validation?token=')).json.code).toBe('VALIDATION_ERROR')
     expect((await anon.post('/registration-invitations/completions', { token, password: 'short' })).json.code).toBe('PASSWORD_POLICY_VIOLATION')
 
     const done = await anon.post('/registration-invitations/completions', { token, password: PASSWORD, displayName: 'Reg' })

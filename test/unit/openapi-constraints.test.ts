@@ -3,13 +3,19 @@
 // server's own check on the same samples, so the two cannot drift apart.
 import { expect, test } from 'bun:test'
 import { parseIdempotencyKey } from '../../api/http/idempotency'
+import { expectedVersion, parseIfMatch } from '../../api/platform/etag'
+import { deriveKeys } from '../../api/platform/keyring'
+import { PAGE_SIZE_MAX, PAGE_TOKEN_SHAPE, openPage, pageTokenFor } from '../../api/platform/pagination'
 import { PASSWORD_MIN_LENGTH } from '../../api/identity/passwords'
+import { EdgeInferencePackageRequestDto } from '../../api/edge-packages/model'
 import { HOLD_SCOPE_KINDS } from '../../api/legal-holds/model'
 import { UpdateCurrentTenantMembershipBodyDto } from '../../api/memberships/model'
 import { UpdateProjectMemberBodyDto } from '../../api/project-members/model'
 import { UpdateSubscriptionBodyDto } from '../../api/billing/model'
 import { CreateUserBody } from '../../api/users/model'
 import { openapiDocument } from '../../scripts/api-types'
+import { newSecretKey } from '../../scripts/env'
+import { thrownCode as code } from './support/thrown-code'
 
 type Json = Record<string, any>
 const doc = (await openapiDocument()) as unknown as Json
@@ -92,4 +98,68 @@ test('a completion pairs reason with failed and the artifact with completed', ()
   expect(variants.filter((v) => matches(v, { status: 'failed', reason: 'diverged' }))).toHaveLength(1)
   expect(variants.filter((v) => matches(v, { status: 'failed', outputArtifactPath: 'runs/1/model.onnx' }))).toHaveLength(0)
   expect(variants.filter((v) => matches(v, { status: 'completed', reason: 'done' }))).toHaveLength(0)
+})
+
+test('PATCH /v1/tenants/current/subscription: If-Match is stated as required, with the one ETag shape the server takes', () => {
+  const header = param(op('patch', '/v1/tenants/current/subscription'), 'If-Match')
+  expect(header.required).toBe(true)
+  const pattern = new RegExp(header.schema.pattern)
+  // The server takes one strong tag of a version; `*` (any version) is refused here, as a change needs the one read.
+  const takes = (value: string) => {
+    try {
+      return expectedVersion(parseIfMatch(value)) !== null
+    } catch {
+      return false
+    }
+  }
+  for (const value of ['"v1"', '"v42"', '"v1234567890123456"', '"v12345678901234567"', '*', 'W/"v1"', '"v0"', 'v1', '"v1", "v2"', '"x"']) {
+    expect({ value, stated: pattern.test(value) }).toEqual({ value, stated: takes(value) })
+  }
+})
+
+test('GET /v1/registration-invitations/validation: the token is stated as required and non-empty, as the server refuses it otherwise', () => {
+  const token = param(op('get', '/v1/registration-invitations/validation'), 'token')
+  expect({ required: token.required, minLength: token.schema.minLength }).toEqual({ required: true, minLength: 1 })
+})
+
+test('an edge package request: exactly one stated mode variant fits each body the server takes, and none fits one it refuses', () => {
+  const body = schemas.EdgeInferencePackageRequestDto as Json
+  const base = { embodimentProfileId: '4f1c6c1e-8b7e-4c1a-9a57-0a7c4e0f5f1b' }
+  const samples: Json[] = [
+    { ...base, mode: 'local' },
+    { ...base, mode: 'local', remotePolicyHost: 'policy.lab', remotePolicyPort: 8000 },
+    { ...base, mode: 'remote_ws', remotePolicyHost: 'policy.lab', remotePolicyPort: 8000 },
+    { ...base, mode: 'remote_ws', remotePolicyHost: 'policy.lab' },
+    { ...base, mode: 'remote_ws', remotePolicyPort: 8000 },
+    { ...base, mode: 'remote_ws' },
+  ]
+  for (const sample of samples) {
+    const fitting = (body.oneOf as Json[]).filter((b) => matches(b, sample)).length
+    expect({ sample, fitting }).toEqual({ sample, fitting: EdgeInferencePackageRequestDto.safeParse(sample).success ? 1 : 0 })
+  }
+})
+
+test('every list states the pageSize maximum and the page token shape the server enforces', () => {
+  const keys = deriveKeys(newSecretKey())
+  const binding = { route: 'GET /v1/things', scope: 'tenant:t', filters: {} }
+  const issued = pageTokenFor(keys, binding, { id: 'x' })
+  const refusal = (size: number | undefined, token: string | undefined) => code(() => openPage(keys, binding, size, token)) ?? null
+  let lists = 0
+  for (const item of Object.values(doc.paths as Record<string, Json>)) {
+    for (const o of Object.values(item)) {
+      const size = (o.parameters as Json[] | undefined)?.find((p) => p.name === 'pageSize')
+      if (!size) continue
+      lists++
+      const token = param(o, 'pageToken').schema as Json
+      expect({ maximum: size.schema.maximum, pattern: token.pattern }).toEqual({ maximum: PAGE_SIZE_MAX, pattern: PAGE_TOKEN_SHAPE.source })
+    }
+  }
+  expect(lists).toBeGreaterThan(10)
+  expect([refusal(PAGE_SIZE_MAX, undefined), refusal(PAGE_SIZE_MAX + 1, undefined)]).toEqual([null, 'PAGE_SIZE_TOO_LARGE'])
+  // An issued token has the stated shape and is taken; one the shape refuses is refused by the server too.
+  expect(PAGE_TOKEN_SHAPE.test(issued)).toBe(true)
+  expect(refusal(1, issued)).toBeNull()
+  for (const bad of [`${issued}=`, `${issued}.x`, issued.replace('.', '..'), `+${issued}`]) {
+    expect({ bad, stated: PAGE_TOKEN_SHAPE.test(bad), server: refusal(1, bad) }).toEqual({ bad, stated: false, server: 'PAGE_TOKEN_INVALID' })
+  }
 })

@@ -45,7 +45,7 @@ export function SubscriptionPage({ can, reloadMe }: PageProps) {
       setNote('')
       setRefusal(null)
       try {
-        await must(api.PATCH('/v1/tenants/current/subscription', { headers: { 'if-match': etag }, body }))
+        await must(api.PATCH('/v1/tenants/current/subscription', { params: { header: { 'If-Match': etag } }, body }))
       } catch (err) {
         const problem = err as Problem
         if (problem.code === 'BILLING_STATE_TRANSITION_INVALID') {

@@ -1453,9 +1453,9 @@ class WebhookEventTypeDto(TypedDict, closed=True):
     dataSchema: dict[str, Any]
 
 
-class EdgeInferencePackageRequestDto(TypedDict, closed=True):
+class EdgeInferencePackageRequestDto1(TypedDict, closed=True):
     embodimentProfileId: str
-    mode: Literal['local', 'remote_ws']
+    mode: Literal['local']
     strategyKey: NotRequired[str]
     remotePolicyHost: NotRequired[str]
     remotePolicyPort: NotRequired[int]
@@ -1463,6 +1463,23 @@ class EdgeInferencePackageRequestDto(TypedDict, closed=True):
     targetArch: NotRequired[Literal['x86-cuda', 'jetson-jp6', 'cpu']]
     wireProtocols: NotRequired[list[Literal['openpi-ws', 'lerobot-grpc']]]
     useFakeTransport: NotRequired[bool]
+
+
+class EdgeInferencePackageRequestDto2(TypedDict, closed=True):
+    embodimentProfileId: str
+    mode: Literal['remote_ws']
+    strategyKey: NotRequired[str]
+    remotePolicyHost: str
+    remotePolicyPort: int
+    steps: NotRequired[int]
+    targetArch: NotRequired[Literal['x86-cuda', 'jetson-jp6', 'cpu']]
+    wireProtocols: NotRequired[list[Literal['openpi-ws', 'lerobot-grpc']]]
+    useFakeTransport: NotRequired[bool]
+
+
+EdgeInferencePackageRequestDto: TypeAlias = (
+    EdgeInferencePackageRequestDto1 | EdgeInferencePackageRequestDto2
+)
 
 
 class WireProtocol(TypedDict, closed=True):
@@ -2156,7 +2173,7 @@ class V1RegistrationInvitationsPostResponse(TypedDict, closed=True):
 
 
 class V1RegistrationInvitationsValidationGetParametersQuery(TypedDict):
-    token: NotRequired[str]
+    token: str
 
 
 class Data2(TypedDict, closed=True):
