@@ -18,6 +18,8 @@ export interface TenantDeletionInput {
   jobId: string
   /** Continue as new once the history holds this many events (the server's own suggestion ends a run earlier). */
   historyLimit?: number
+  /** The batch calls' heartbeat timeout (default 30 s): how long the server takes to notice a dead worker. */
+  heartbeatTimeoutMs?: number
 }
 
 export type DeletionPhase = 'credentials' | 'buckets' | 'rows' | 'receipt' | 'done'

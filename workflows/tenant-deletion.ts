@@ -13,11 +13,13 @@ const { claimTenantDeletion, revokeTenantCredentials, finalEventSettled, disable
 
 // Each call deletes batches for a bounded time and answers where the job stands; the heartbeat (one per batch), not
 // the timeout, notices a dead worker, and the retry resumes from the cursor each batch committed with its rows.
-const { deleteTenantBatches } = proxyActivities<Activities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: { ...retry, maximumAttempts: 20, nonRetryableErrorTypes: permanent },
-})
+// The input may shorten the heartbeat timeout: a test that kills the worker then waits seconds for the server to notice.
+const batchCalls = (heartbeatTimeoutMs?: number) =>
+  proxyActivities<Activities>({
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: heartbeatTimeoutMs ?? '30 seconds',
+    retry: { ...retry, maximumAttempts: 20, nonRetryableErrorTypes: permanent },
+  })
 
 // Recording failure must outlast a flaky database: more attempts, same short call.
 const { failTenantDeletion } = proxyActivities<Activities>({
@@ -36,6 +38,7 @@ const DEFAULT_HISTORY_LIMIT = 5000
 export async function tenantDeletionWorkflow(input: TenantDeletionInput): Promise<TenantDeletionOutcome> {
   const claim = workflowInfo().firstExecutionRunId
   const limit = input.historyLimit ?? DEFAULT_HISTORY_LIMIT
+  const { deleteTenantBatches } = batchCalls(input.heartbeatTimeoutMs)
   let p: DeletionProgress
   try {
     p = await claimTenantDeletion(input, claim)

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
 import { localhostOrigin, startApi, type TestApi } from '../support/api'
-import { launchChromium } from '../support/chromium'
+import { releaseChromium, sharedChromium } from '../support/chromium'
 import { PASSWORD } from '../support/fixtures'
 
 const ROOT = join(import.meta.dir, '..', '..')
@@ -128,17 +128,17 @@ export async function screenshot(page: Page, name: string) {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
 }
 
-/** One API on a localhost origin (with `settings`, read when it starts, given that origin) and one Chromium for a
- *  test file. Read the fields inside tests. */
+/** One API on a localhost origin (with `settings`, read when it starts, given that origin) and the process's shared
+ *  Chromium, whose contexts the file's end closes. Read the fields inside tests. */
 export function useConsole(settings: (origin: string) => Record<string, string> = () => ({})): { api: TestApi; browser: Browser; origin: string } {
   const env = {} as { api: TestApi; browser: Browser; origin: string }
   beforeAll(async () => {
     const { port, origin } = localhostOrigin()
-    const [api, browser] = await Promise.all([startApi({ PORT: String(port), PUBLIC_URL: origin, ...settings(origin) }), launchChromium()])
+    const [api, browser] = await Promise.all([startApi({ PORT: String(port), PUBLIC_URL: origin, ...settings(origin) }), sharedChromium()])
     Object.assign(env, { api, browser, origin })
   }, 120_000)
   afterAll(async () => {
-    await env.browser?.close()
+    await releaseChromium(env.browser)
     await env.api?.stop()
   })
   return env

@@ -3,18 +3,18 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
 import { startApi, type TestApi } from '../support/api'
-import { launchChromium } from '../support/chromium'
+import { releaseChromium, sharedChromium } from '../support/chromium'
 import { expectClean, guardedPage, screenshot, seriousViolations } from './browser'
 
 let api: TestApi
 let browser: Browser
 
 beforeAll(async () => {
-  ;[api, browser] = await Promise.all([startApi(), launchChromium()])
+  ;[api, browser] = await Promise.all([startApi(), sharedChromium()])
 }, 120_000)
 
 afterAll(async () => {
-  await browser?.close()
+  await releaseChromium(browser)
   await api?.stop()
 })
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
 import { localhostOrigin } from '../support/api'
-import { launchChromium } from '../support/chromium'
+import { releaseChromium, sharedChromium } from '../support/chromium'
 import { tenantOwner } from '../support/fixtures'
 import { eventually } from '../support/temporal'
 import { Receiver, useDeliveryEnv } from '../webhooks/delivery-helpers'
@@ -16,10 +16,10 @@ const { port, origin } = localhostOrigin()
 const env = useDeliveryEnv({ PORT: String(port), PUBLIC_URL: origin })
 let browser: Browser
 beforeAll(async () => {
-  browser = await launchChromium()
+  browser = await sharedChromium()
 })
 afterAll(async () => {
-  await browser?.close()
+  await releaseChromium(browser)
 })
 
 describe('console: webhooks', () => {

@@ -18,7 +18,7 @@ import { RESEAL_PROGRESS_QUERY, resealWorkflowId, type ResealProgress } from '..
 import { runReseal } from '../../scripts/reseal'
 import { codeAt, enrolTotp, signIn } from '../mfa/helpers'
 import { startApi, type TestApi } from '../support/api'
-import { launchChromium } from '../support/chromium'
+import { releaseChromium, sharedChromium } from '../support/chromium'
 import { Client } from '../support/client'
 import { patFor, signedUpUser, tenantOwner, uniqueEmail } from '../support/fixtures'
 import { browserSignIn, CLIENT_ID, CLIENT_SECRET, startOidcProvider, type TestProvider } from '../support/oidc'
@@ -40,11 +40,11 @@ async function apiWith(secretKey: string): Promise<TestApi> {
 beforeAll(async () => {
   port = await freePort()
   provider = await startOidcProvider(`http://127.0.0.1:${port}`)
-  browser = await launchChromium()
+  browser = await sharedChromium()
 })
 afterAll(async () => {
   await api?.stop()
-  await browser?.close()
+  await releaseChromium(browser)
   provider?.stop()
 })
 

@@ -39,3 +39,22 @@ export async function launchChromium(): Promise<Browser> {
   await ensureChromium()
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS })
 }
+
+let shared: Promise<Browser> | undefined
+
+/** One Chromium for every browser file a bun test process runs: the runner's workers take their files one after
+ *  another in one global (`--no-isolate`), and a launch costs about a second and 0.4 CPU-seconds. Each file works in
+ *  contexts of its own (cookies, storage and permissions are per context) and closes them with `releaseChromium`; a
+ *  browser that crashed or was closed is launched again. Playwright kills it when the process exits. */
+export async function sharedChromium(): Promise<Browser> {
+  const browser = await shared?.catch(() => undefined)
+  if (browser?.isConnected()) return browser
+  shared = launchChromium()
+  return shared
+}
+
+/** Closes every context of the shared browser, which are the ones the finishing file opened (files run one at a
+ *  time in a process), and leaves the browser to the next file. */
+export async function releaseChromium(browser: Browser | undefined): Promise<void> {
+  if (browser?.isConnected()) await Promise.all(browser.contexts().map((c) => c.close()))
+}

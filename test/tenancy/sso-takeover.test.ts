@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
 import { startApi, type TestApi } from '../support/api'
-import { launchChromium } from '../support/chromium'
+import { releaseChromium, sharedChromium } from '../support/chromium'
 import { Client } from '../support/client'
 import { startDns, type TestDns } from '../support/dns'
 import { PASSWORD, signedUpUser, tenantOwner, uniqueEmail, uniqueSlug } from '../support/fixtures'
@@ -21,10 +21,10 @@ beforeAll(async () => {
   dns = await startDns()
   api = await startApi({ DOMAIN_VERIFICATION_DNS_SERVERS: dns.server })
   idp = await startOidcProvider(api.url)
-  browser = await launchChromium()
+  browser = await sharedChromium()
 })
 afterAll(async () => {
-  await browser?.close()
+  await releaseChromium(browser)
   idp?.stop()
   dns?.stop()
   await api.stop()

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
 import { startApi, type TestApi } from '../support/api'
-import { launchChromium } from '../support/chromium'
+import { releaseChromium, sharedChromium } from '../support/chromium'
 import { Client } from '../support/client'
 import { signedUpUser, tenantOwner, uniqueEmail } from '../support/fixtures'
 import { browserLink, browserSignIn as signInWith, CLIENT_ID, CLIENT_SECRET, startOidcProvider, type TestProvider } from '../support/oidc'
@@ -19,10 +19,10 @@ beforeAll(async () => {
   api = await startApi()
   provider = await startOidcProvider(api.url)
   issuer = provider.issuer
-  browser = await launchChromium()
+  browser = await sharedChromium()
 })
 afterAll(async () => {
-  await browser?.close()
+  await releaseChromium(browser)
   provider?.stop()
   await api.stop()
 })

@@ -17,6 +17,7 @@ const prefix = `rcp-delkill-${crypto.randomUUID().slice(0, 8)}`
 const s3 = localS3()
 const OBJECTS = 1500
 const EVENTS = 20_000
+const HEARTBEAT_TIMEOUT_MS = 10_000
 // Small batches and short calls: the job is long enough to be interrupted, and its history grows fast.
 const workers = killableWorkers('deletion-kill', {
   TEMPORAL_TASK_QUEUE_PREFIX: prefix,
@@ -53,7 +54,8 @@ describe('a worker killed mid-deletion', () => {
     await env.t.client.workflow.start(TenantDeletionWorkflowType.run, {
       workflowId,
       taskQueue: taskQueues({ TEMPORAL_TASK_QUEUE_PREFIX: prefix }).deletion,
-      args: [{ tenantId: owner.tenantId, jobId: job!.id, historyLimit: 40 }],
+      // The server notices each killed worker when the running call's heartbeat timeout runs out: 10 s, not 30.
+      args: [{ tenantId: owner.tenantId, jobId: job!.id, historyLimit: 40, heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS }],
       typedSearchAttributes: [{ key: TENANT_ID, value: owner.tenantId }],
     })
 
@@ -97,6 +99,16 @@ describe('a worker killed mid-deletion', () => {
     const runs: string[] = []
     for await (const wf of env.t.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(wf.runId)
     expect(runs.length).toBeGreaterThan(1)
+    // Every batch call of every run was scheduled with the input's heartbeat timeout.
+    const timeouts = new Set<number>()
+    for (const runId of runs) {
+      const history = await env.t.client.workflow.getHandle(workflowId, runId).fetchHistory()
+      for (const e of history.events ?? []) {
+        const a = e.activityTaskScheduledEventAttributes
+        if (a?.activityType?.name === 'deleteTenantBatches') timeouts.add(Number(a.heartbeatTimeout?.seconds ?? 0) * 1000)
+      }
+    }
+    expect([...timeouts]).toEqual([HEARTBEAT_TIMEOUT_MS])
     // The workers after each kill resumed a heartbeated call.
     const resumed = ['worker-after-buckets', 'worker-after-rows'].map((name) =>
       readFileSync(`${workers.logDir}/${name}.log`, 'utf8')
