@@ -3,6 +3,8 @@
 // change sent with the ETag, an expired membership marked, a removal. A project maintainer who is a tenant viewer
 // manages that project's members, and only that project's.
 import { describe, expect, test } from 'bun:test'
+import { removeExpiredProjectMembers } from '../../activities/project-member-expiry'
+import { createDb } from '../../api/platform/db'
 import { tenantOwner, uniqueSlug } from '../support/fixtures'
 import { memberOf } from '../tenancy/members'
 import { auditPage, HOSTILE, onConsolePage, useConsole } from './browser'
@@ -108,17 +110,37 @@ describe('console: projects', () => {
       const changed = (await owner.client.get(`${members}/${viewer.userId}`)).json.data
       expect([changed.role, changed.overlay, changed.version]).toEqual(['contributor', { grant: [], deny: [] }, added.version + 1])
 
-      // Expired (written a second back, as the clock would have it): the row is marked, its points gone.
-      await env.api.sql.begin(async (tx) => {
-        await tx`set local session_replication_role = replica`
-        await tx`update project_members set expires_at = now() - interval '1 second' where user_id = ${viewer.userId}`
+      // Expired (written a second back, as the clock would have it): the row is marked, its points gone. Until the
+      // housekeeping purge removes it: a run of it may come at any moment (the schedule, or another file's real run on
+      // the shared database), so a key-share lock keeps this row out of the purge's `for update skip locked` while the
+      // page is read; the expiry's own update does not conflict with that lock.
+      const holder = createDb(env.api.deps.config.DATABASE_URL, { max: 1 })
+      const released = Promise.withResolvers<void>()
+      const locked = Promise.withResolvers<void>()
+      const held = holder.begin(async (tx) => {
+        await tx`select 1 from project_members where user_id = ${viewer.userId} for key share`
+        locked.resolve()
+        await released.promise
       })
-      expect(await rowOf(viewer.email).textContent()).not.toContain('expired')
-      await page.reload()
-      await rowOf(viewer.email).getByText('· expired').waitFor()
-      expect(await rowOf(viewer.email).textContent()).toContain('model:read') // the tenant role's point stays
-      expect(await rowOf(viewer.email).textContent()).not.toContain('model:write')
-      await auditPage(g, 'project-members')
+      try {
+        await locked.promise
+        await env.api.sql.begin(async (tx) => {
+          await tx`set local session_replication_role = replica`
+          await tx`update project_members set expires_at = now() - interval '1 second' where user_id = ${viewer.userId}`
+        })
+        expect(await rowOf(viewer.email).textContent()).not.toContain('expired')
+        // A purge run now (as the housekeeping activity runs it) passes the held row by.
+        await removeExpiredProjectMembers(env.api.deps, 1000)
+        await page.reload()
+        await rowOf(viewer.email).getByText('· expired').waitFor()
+        expect(await rowOf(viewer.email).textContent()).toContain('model:read') // the tenant role's point stays
+        expect(await rowOf(viewer.email).textContent()).not.toContain('model:write')
+        await auditPage(g, 'project-members')
+      } finally {
+        released.resolve()
+        await held
+        await holder.end()
+      }
 
       // Removal, behind a confirmation.
       await page.getByRole('button', { name: `Manage ${researcher.email} in this project` }).click()
