@@ -1,4 +1,4 @@
-// Where a password sign-in's CPU goes: `bun bench/sign-in-cpu.ts [--requests 300] [--concurrency 1] [--entry f]
+// Where a password sign-in's CPU goes: `bun bench/sign-in-cpu.ts [--requests 300] [--concurrency 1] [--entry f] [--cheap-hash]
 // [--profile dir]` signs in --concurrency at a time (1: one after the other, so CPU time is what each part does, not
 // what it waited) and reads from /proc the CPU each process this bench started used meanwhile, less what it uses idle:
 // the API (and its threads), its argon2id child (its main thread against its pool threads), Postgres (backends and
