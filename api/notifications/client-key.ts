@@ -4,6 +4,9 @@
 // the same browser from another network, is a new one.
 
 export const KNOWN_CLIENT_DAYS = 90
+/** How stale a known client's last sign-in may be recorded: a sign-in rewrites the row only when it is older than
+ *  this, so a client unseen for KNOWN_CLIENT_DAYS may count as new up to a day early, never late. */
+export const KNOWN_CLIENT_REFRESH_DAYS = 1
 
 const BROWSERS: [RegExp, string][] = [
   [/\bEdg(e|A|iOS)?\//, 'Edge'],

@@ -3,7 +3,7 @@
 // inbox row is locked (migrations/0035_notifications.sql says why), and every change of a read state moves the
 // inbox's unread count in the same statement.
 import type { Db } from '../platform/db'
-import { KNOWN_CLIENT_DAYS } from './client-key'
+import { KNOWN_CLIENT_DAYS, KNOWN_CLIENT_REFRESH_DAYS } from './client-key'
 
 export interface NotificationRow {
   id: string
@@ -166,7 +166,9 @@ export async function takeWatches(tx: Db, subject: string): Promise<{ id: string
 
 /** CTEs (no leading comma) that record the client as seen and, when the account has signed in before but not from
  *  this client for KNOWN_CLIENT_DAYS, add an account.new_sign_in notification; `nc_note` holds its id. Data-changing
- *  CTEs of one statement all read the state before it, so nc_prior and nc_any see the clients as they were. */
+ *  CTEs of one statement all read the state before it, so nc_prior and nc_any see the clients as they were. A client
+ *  seen within KNOWN_CLIENT_REFRESH_DAYS keeps its row as it is: rewriting it on every sign-in cost each one a new row
+ *  version (bench/README.md "Password sign-in"). */
 export const newClientNotice = (db: Db, n: { userId: string; clientKey: string; fields: Record<string, unknown>; dedupeKey: string }) => db`
   nc_prior as (
     select last_seen_at > now() - make_interval(days => ${KNOWN_CLIENT_DAYS}) as recent
@@ -174,7 +176,8 @@ export const newClientNotice = (db: Db, n: { userId: string; clientKey: string; 
   nc_any as (select 1 from notification_known_clients where user_id = ${n.userId} limit 1),
   nc_seen as (
     insert into notification_known_clients as k (user_id, client_key, last_seen_at) values (${n.userId}, ${n.clientKey}, now())
-    on conflict (user_id, client_key) do update set last_seen_at = excluded.last_seen_at),
+    on conflict (user_id, client_key) do update set last_seen_at = excluded.last_seen_at
+      where k.last_seen_at < now() - make_interval(days => ${KNOWN_CLIENT_REFRESH_DAYS})),
   nc_fresh as (select 1 where exists (select 1 from nc_any) and not exists (select 1 from nc_prior where recent)),
   nc_inbox as (
     insert into notification_inboxes as i (user_id, last_seq, unread_count) select ${n.userId}, 1, 1 from nc_fresh

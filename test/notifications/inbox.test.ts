@@ -260,6 +260,24 @@ describe('what writes a notification', () => {
     await signInFrom(u.email, FIREFOX)
     expect((await inbox(u)).map((x) => x.kind)).toEqual(['account.new_sign_in', 'account.new_sign_in'])
   })
+
+  test('a client seen within the day keeps its row as it is; one recorded two days ago is brought up to now', async () => {
+    const u = await signedUpUser(api.url)
+    await signInFrom(u.email, FIREFOX)
+    const row = () =>
+      api.sql<{ xmin: string; last_seen_at: Date; age_s: number }[]>`
+        select xmin::text, last_seen_at, extract(epoch from now() - last_seen_at)::float8 as age_s
+          from notification_known_clients where user_id = ${u.userId} and client_key like 'Firefox%'`.then((r) => r[0]!)
+    const before = await row()
+    await signInFrom(u.email, FIREFOX)
+    // Not rewritten: no new row version, the same recorded time.
+    const again = await row()
+    expect([again.xmin, again.last_seen_at]).toEqual([before.xmin, before.last_seen_at])
+    await api.sql`update notification_known_clients set last_seen_at = last_seen_at - interval '2 days' where user_id = ${u.userId}`
+    await signInFrom(u.email, FIREFOX)
+    expect((await row()).age_s).toBeLessThan(3600)
+    expect((await inbox(u)).map((x) => x.kind)).toEqual(['account.new_sign_in'])
+  })
 })
 
 describe('preferences and mail', () => {
