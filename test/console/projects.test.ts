@@ -4,8 +4,8 @@
 // manages that project's members, and only that project's.
 import { describe, expect, test } from 'bun:test'
 import { removeExpiredProjectMembers } from '../../activities/project-member-expiry'
-import { createDb } from '../../api/platform/db'
 import { tenantOwner, uniqueSlug } from '../support/fixtures'
+import { holdRows } from '../support/row-hold'
 import { memberOf } from '../tenancy/members'
 import { auditPage, HOSTILE, onConsolePage, useConsole } from './browser'
 
@@ -111,19 +111,9 @@ describe('console: projects', () => {
       expect([changed.role, changed.overlay, changed.version]).toEqual(['contributor', { grant: [], deny: [] }, added.version + 1])
 
       // Expired (written a second back, as the clock would have it): the row is marked, its points gone. Until the
-      // housekeeping purge removes it: a run of it may come at any moment (the schedule, or another file's real run on
-      // the shared database), so a key-share lock keeps this row out of the purge's `for update skip locked` while the
-      // page is read; the expiry's own update does not conflict with that lock.
-      const holder = createDb(env.api.deps.config.DATABASE_URL, { max: 1 })
-      const released = Promise.withResolvers<void>()
-      const locked = Promise.withResolvers<void>()
-      const held = holder.begin(async (tx) => {
-        await tx`select 1 from project_members where user_id = ${viewer.userId} for key share`
-        locked.resolve()
-        await released.promise
-      })
+      // housekeeping purge removes it, which may come at any moment: the row is held out of it while the page is read.
+      const release = await holdRows(env.api.deps.config.DATABASE_URL, (tx) => tx`select 1 from project_members where user_id = ${viewer.userId} for key share`)
       try {
-        await locked.promise
         await env.api.sql.begin(async (tx) => {
           await tx`set local session_replication_role = replica`
           await tx`update project_members set expires_at = now() - interval '1 second' where user_id = ${viewer.userId}`
@@ -136,18 +126,16 @@ describe('console: projects', () => {
         expect(await rowOf(viewer.email).textContent()).toContain('model:read') // the tenant role's point stays
         expect(await rowOf(viewer.email).textContent()).not.toContain('model:write')
         await auditPage(g, 'project-members')
-      } finally {
-        released.resolve()
-        await held
-        await holder.end()
-      }
 
-      // Removal, behind a confirmation.
-      await page.getByRole('button', { name: `Manage ${researcher.email} in this project` }).click()
-      await page.getByRole('button', { name: 'Remove from project' }).click()
-      await page.getByRole('button', { name: 'Confirm removal from the project' }).click()
-      await rowOf(researcher.email).waitFor({ state: 'detached' })
-      expect((await owner.client.get(members)).json.data.map((m: { userId: string }) => m.userId)).toEqual([viewer.userId])
+        // Removal, behind a confirmation (the expired row, still held, is the one left).
+        await page.getByRole('button', { name: `Manage ${researcher.email} in this project` }).click()
+        await page.getByRole('button', { name: 'Remove from project' }).click()
+        await page.getByRole('button', { name: 'Confirm removal from the project' }).click()
+        await rowOf(researcher.email).waitFor({ state: 'detached' })
+        expect((await owner.client.get(members)).json.data.map((m: { userId: string }) => m.userId)).toEqual([viewer.userId])
+      } finally {
+        await release()
+      }
     })
   }, 90_000)
 

@@ -5,6 +5,7 @@ import { describe, expect, test } from 'bun:test'
 import { useApi } from '../support/api'
 import { sealAudit } from '../support/audit'
 import { patFor, tenantOwner } from '../support/fixtures'
+import { holdRows } from '../support/row-hold'
 import { bearer, memberOf } from '../tenancy/members'
 
 const api = useApi()
@@ -209,19 +210,25 @@ describe('expiry', () => {
     expect((await add(member.client)).status).toBe(201)
     await owner.client.delete(`${members}/${third.userId}`)
 
-    // Expired a second ago, written with triggers off: no change notification evicts anything.
-    await api.sql.begin(async (tx) => {
-      await tx`set local session_replication_role = replica`
-      await tx`update project_members set expires_at = now() - interval '1 second' where user_id = ${member.userId}`
-    })
-    for (const c of [member.client, pat]) {
-      const res = await add(c)
-      expect([res.status, res.json.code]).toEqual([403, 'PROJECT_MEMBERSHIP_EXPIRED'])
+    // Expired a second ago, written with triggers off: no change notification evicts anything. Held out of the
+    // housekeeping purge, which may run at any moment on the shared database, while it is read.
+    const release = await holdRows(api.deps.config.DATABASE_URL, (tx) => tx`select 1 from project_members where user_id = ${member.userId} for key share`)
+    try {
+      await api.sql.begin(async (tx) => {
+        await tx`set local session_replication_role = replica`
+        await tx`update project_members set expires_at = now() - interval '1 second' where user_id = ${member.userId}`
+      })
+      for (const c of [member.client, pat]) {
+        const res = await add(c)
+        expect([res.status, res.json.code]).toEqual([403, 'PROJECT_MEMBERSHIP_EXPIRED'])
+      }
+      // What the tenant role gives (a viewer reads models) stays; the membership's points are gone.
+      const self = (await member.client.get(`${members}/${member.userId}`)).json.data
+      expect([self.expired, self.effectivePermissions]).toEqual([true, ['model:read']])
+      expect((await owner.client.get(members)).json.data.map((m: { userId: string }) => m.userId)).toEqual([member.userId])
+    } finally {
+      await release()
     }
-    // What the tenant role gives (a viewer reads models) stays; the membership's points are gone.
-    const self = (await member.client.get(`${members}/${member.userId}`)).json.data
-    expect([self.expired, self.effectivePermissions]).toEqual([true, ['model:read']])
-    expect((await owner.client.get(members)).json.data.map((m: { userId: string }) => m.userId)).toEqual([member.userId])
   })
 })
 

@@ -3,6 +3,7 @@
 import { describe, expect, test } from 'bun:test'
 import { useApi } from '../support/api'
 import { patFor, tenantOwner } from '../support/fixtures'
+import { holdRows } from '../support/row-hold'
 import { bearer, memberOf } from '../tenancy/members'
 
 const api = useApi()
@@ -120,15 +121,22 @@ describe('project-scoped tokens', () => {
     expect((await token.get(`/projects/${p.id}/members`)).status).toBe(200)
     expect((await token.get('/tokens/self')).json.data.effectivePermissions).toEqual(['model:read'])
 
-    // Expired a second ago, with triggers off: nothing evicts the cached token.
-    await api.sql.begin(async (tx) => {
-      await tx`set local session_replication_role = replica`
-      await tx`update project_members set expires_at = now() - interval '1 second' where user_id = ${member.userId}`
-    })
-    // A project route reads the membership fresh (the cached token's own copy of expiresAt is compared with the
-    // clock on every use: test/unit/project-tokens.test.ts).
-    const expired = await token.get(`/projects/${p.id}/members`)
-    expect([expired.status, expired.json.code]).toEqual([403, 'PROJECT_MEMBERSHIP_EXPIRED'])
+    // Expired a second ago, with triggers off: nothing evicts the cached token. Held out of the housekeeping purge,
+    // which may run at any moment on the shared database, while it is read (a PATCH locks the row for update, so it
+    // comes after the release).
+    const release = await holdRows(api.deps.config.DATABASE_URL, (tx) => tx`select 1 from project_members where user_id = ${member.userId} for key share`)
+    try {
+      await api.sql.begin(async (tx) => {
+        await tx`set local session_replication_role = replica`
+        await tx`update project_members set expires_at = now() - interval '1 second' where user_id = ${member.userId}`
+      })
+      // A project route reads the membership fresh (the cached token's own copy of expiresAt is compared with the
+      // clock on every use: test/unit/project-tokens.test.ts).
+      const expired = await token.get(`/projects/${p.id}/members`)
+      expect([expired.status, expired.json.code]).toEqual([403, 'PROJECT_MEMBERSHIP_EXPIRED'])
+    } finally {
+      await release()
+    }
 
     // Renewed, then removed: the removal answers after the fence, and the very next use is refused.
     expect((await owner.client.patch(`/projects/${p.id}/members/${member.userId}`, { expiresAt: null })).status).toBe(200)
