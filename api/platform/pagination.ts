@@ -48,8 +48,9 @@ export function openPage<C>(keys: DerivedKeys, binding: PageBinding, pageSize: n
   const size = pageSize ?? PAGE_SIZE_DEFAULT
   if (size > PAGE_SIZE_MAX) throw new ApiError('PAGE_SIZE_TOO_LARGE', `pageSize must be at most ${PAGE_SIZE_MAX}`)
   if (pageToken === undefined) return { size, after: null }
-  const [payload, mac] = pageToken.split('.')
-  if (!PAGE_TOKEN_SHAPE.test(pageToken) || !payload || !mac || !macMatches(keys, 'page', payload, Buffer.from(mac, 'base64url'))) {
+  // The shape holds exactly two non-empty parts.
+  const [payload, mac] = pageToken.split('.') as [string, string]
+  if (!PAGE_TOKEN_SHAPE.test(pageToken) || !macMatches(keys, 'page', payload, Buffer.from(mac, 'base64url'))) {
     throw new ApiError('PAGE_TOKEN_INVALID', 'pageToken is not a token this API issued')
   }
   let decoded: { q?: unknown; c?: unknown }

@@ -12,12 +12,20 @@ import { freePort } from '../../scripts/platform'
 import { useApi } from '../support/api'
 import { hourAgo, inAnHour, sealAudit } from '../support/audit'
 import { patFor, tenantOwner } from '../support/fixtures'
+import { holdRows } from '../support/row-hold'
 
 const api = useApi({ AUDIT_SEAL_INTERVAL_MS: '100' })
 
 /** Every sealed entry of one chain, in sequence order. */
 const chainOf = (chain: string) => api.sql<{ id: string; seq: number; occurred_at: Date; actor_id: string | null }[]>`
   select id, seq, occurred_at, actor_id from audit_log where chain = ${chain} order by seq`
+
+/** The backends whose seal (audit_seal_chains) waits for a lock `holderPid` holds, as Postgres itself reports it. */
+const sealsBlockedBy = async (holderPid: number) =>
+  (
+    await api.sql<{ pid: number }[]>`
+    select pid from pg_stat_activity where ${holderPid} = any(pg_blocking_pids(pid)) and query like '%audit_seal_chains%'`
+  ).map((r) => r.pid)
 
 describe('sealing after the commit', () => {
   test('the sealer numbers, hashes and streams committed entries with no reader asking', async () => {
@@ -119,24 +127,11 @@ describe('sealing after the commit', () => {
     await sealAudit(api.sql)
     const log = (id: string) => `/tenants/current/audit-log?from=${encodeURIComponent(hourAgo())}&to=${encodeURIComponent(inAnHour())}&targetId=${id}`
     // A sealer at work on a's chain holds its head row locked (audit_seal_locked) for as long as its transaction lasts.
-    const holder = createDb(api.deps.config.DATABASE_URL, { max: 1 })
-    let release!: () => void
-    const released = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    let locked!: () => void
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve
-    })
-    let holderPid = 0
-    const held = holder.begin(async (tx) => {
-      await tx`select 1 from audit_chain_heads where chain = ${a.tenantId} for update`
-      holderPid = (await tx<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid
-      locked()
-      await released
-    })
+    const { pid: holderPid, release } = await holdRows(
+      api.deps.config.DATABASE_URL,
+      (tx) => tx`select 1 from audit_chain_heads where chain = ${a.tenantId} for update`,
+    )
     try {
-      await isLocked
       // a's change commits: a change never waits for its chain. Its entry waits, unsealed, behind the held head.
       const aKey = await patFor(a.client, ['model:read'])
       // b changes something and reads it back, which seals b's chain first: neither waits for a's.
@@ -150,20 +145,13 @@ describe('sealing after the commit', () => {
       })
       // Postgres itself says when the reader is waiting: its seal of a's chain is blocked by the held head. (The
       // background sealer skips a locked head, so the blocked statement is the reader's.)
-      const readerBlocked = async () =>
-        (
-          await api.sql`
-        select 1 from pg_stat_activity where ${holderPid} = any(pg_blocking_pids(pid)) and query like '%audit_seal_chains%'`
-        ).length > 0
-      while (!aAnswered && !(await readerBlocked())) await Bun.sleep(20)
+      while (!aAnswered && (await sealsBlockedBy(holderPid)).length === 0) await Bun.sleep(20)
       expect(aAnswered).toBe(false)
-      release()
+      await release()
       const answered = await aList
       expect({ status: answered.status, entries: answered.json.data.length }).toEqual({ status: 200, entries: 1 })
     } finally {
-      release()
-      await held
-      await holder.end()
+      await release()
     }
   })
 
@@ -183,31 +171,7 @@ describe('sealing after the commit', () => {
         subjectUserId: a.userId,
         target: { type: 'api_key', id: crypto.randomUUID() },
       })
-    const hold = async (chain: string) => {
-      const db = createDb(api.deps.config.DATABASE_URL, { max: 1 })
-      let release!: () => void
-      const released = new Promise<void>((resolve) => {
-        release = resolve
-      })
-      let pid = 0
-      const locked = Promise.withResolvers<void>()
-      const done = db.begin(async (tx) => {
-        await tx`select 1 from audit_chain_heads where chain = ${chain} for update`
-        pid = (await tx<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid
-        locked.resolve()
-        await released
-      })
-      await locked.promise
-      let ended: Promise<void> | undefined
-      return {
-        pid,
-        release: () => {
-          release()
-          ended ??= done.then(() => db.end())
-          return ended
-        },
-      }
-    }
+    const hold = (chain: string) => holdRows(api.deps.config.DATABASE_URL, (tx) => tx`select 1 from audit_chain_heads where chain = ${chain} for update`)
     // Both heads held while the account gets an entry in each chain, so no background sealer takes them first.
     const [onFirst, onLast] = [await hold(first!), await hold(last!)]
     try {
@@ -217,8 +181,7 @@ describe('sealing after the commit', () => {
       const subjectRead = sealSubjectAudit(api.sql, a.userId).finally(() => {
         subjectAnswered = true
       })
-      const blockedBy = async (holderPid: number) =>
-        (await api.sql`select 1 from pg_stat_activity where ${holderPid} = any(pg_blocking_pids(pid)) and query like '%audit_seal_chains%'`).length > 0
+      const blockedBy = async (holderPid: number) => (await sealsBlockedBy(holderPid)).length > 0
       while (!(await blockedBy(onFirst.pid))) await Bun.sleep(20)
       await onFirst.release()
       // The reader has the first chain now and goes on to wait for the last one.
@@ -230,10 +193,7 @@ describe('sealing after the commit', () => {
       const firstRead = sealAuditChains(api.sql, [first!]).finally(() => {
         firstAnswered = true
       })
-      const [subjectPid] = (
-        await api.sql<{ pid: number }[]>`
-        select pid from pg_stat_activity where ${onLast.pid} = any(pg_blocking_pids(pid)) and query like '%audit_seal_chains%'`
-      ).map((r) => r.pid)
+      const [subjectPid] = await sealsBlockedBy(onLast.pid)
       while (!firstAnswered && !(await blockedBy(subjectPid!))) await Bun.sleep(20)
       expect(firstAnswered).toBe(true)
       await firstRead

@@ -112,7 +112,10 @@ describe('console: projects', () => {
 
       // Expired (written a second back, as the clock would have it): the row is marked, its points gone. Until the
       // housekeeping purge removes it, which may come at any moment: the row is held out of it while the page is read.
-      const release = await holdRows(env.api.deps.config.DATABASE_URL, (tx) => tx`select 1 from project_members where user_id = ${viewer.userId} for key share`)
+      const { release } = await holdRows(
+        env.api.deps.config.DATABASE_URL,
+        (tx) => tx`select 1 from project_members where user_id = ${viewer.userId} for key share`,
+      )
       try {
         await env.api.sql.begin(async (tx) => {
           await tx`set local session_replication_role = replica`

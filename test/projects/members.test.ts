@@ -212,7 +212,7 @@ describe('expiry', () => {
 
     // Expired a second ago, written with triggers off: no change notification evicts anything. Held out of the
     // housekeeping purge, which may run at any moment on the shared database, while it is read.
-    const release = await holdRows(api.deps.config.DATABASE_URL, (tx) => tx`select 1 from project_members where user_id = ${member.userId} for key share`)
+    const { release } = await holdRows(api.deps.config.DATABASE_URL, (tx) => tx`select 1 from project_members where user_id = ${member.userId} for key share`)
     try {
       await api.sql.begin(async (tx) => {
         await tx`set local session_replication_role = replica`

@@ -124,7 +124,7 @@ describe('project-scoped tokens', () => {
     // Expired a second ago, with triggers off: nothing evicts the cached token. Held out of the housekeeping purge,
     // which may run at any moment on the shared database, while it is read (a PATCH locks the row for update, so it
     // comes after the release).
-    const release = await holdRows(api.deps.config.DATABASE_URL, (tx) => tx`select 1 from project_members where user_id = ${member.userId} for key share`)
+    const { release } = await holdRows(api.deps.config.DATABASE_URL, (tx) => tx`select 1 from project_members where user_id = ${member.userId} for key share`)
     try {
       await api.sql.begin(async (tx) => {
         await tx`set local session_replication_role = replica`
