@@ -173,28 +173,33 @@ describe('sealing after the commit', () => {
       })
     const hold = (chain: string) => holdRows(api.deps.config.DATABASE_URL, (tx) => tx`select 1 from audit_chain_heads where chain = ${chain} for update`)
     // Both heads held while the account gets an entry in each chain, so no background sealer takes them first.
+    // The two readers on connections of their own, so Postgres can say which of them waits for which: other files'
+    // readers of these chains may queue behind the same locks at the same time.
+    const [subjectDb, firstDb] = [createDb(api.deps.config.DATABASE_URL, { max: 1 }), createDb(api.deps.config.DATABASE_URL, { max: 1 })]
+    const pidOf = async (db: Db) => (await db<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid
+    const [subjectPid, firstPid] = [await pidOf(subjectDb), await pidOf(firstDb)]
+    const waits = async (waiter: number, holder: number) =>
+      (await api.sql<{ b: boolean }[]>`select ${holder}::int = any(pg_blocking_pids(${waiter}::int)) as b`)[0]!.b
     const [onFirst, onLast] = [await hold(first!), await hold(last!)]
     try {
       await entry(first!)
       await entry(last!)
       let subjectAnswered = false
-      const subjectRead = sealSubjectAudit(api.sql, a.userId).finally(() => {
+      const subjectRead = sealSubjectAudit(subjectDb, a.userId).finally(() => {
         subjectAnswered = true
       })
-      const blockedBy = async (holderPid: number) => (await sealsBlockedBy(holderPid)).length > 0
-      while (!(await blockedBy(onFirst.pid))) await Bun.sleep(20)
+      while (!(await waits(subjectPid, onFirst.pid))) await Bun.sleep(20)
       await onFirst.release()
       // The reader has the first chain now and goes on to wait for the last one.
-      while (!subjectAnswered && !(await blockedBy(onLast.pid))) await Bun.sleep(20)
+      while (!subjectAnswered && !(await waits(subjectPid, onLast.pid))) await Bun.sleep(20)
       expect(subjectAnswered).toBe(false)
       // The first tenant's own reader, with a new entry to seal, is answered while the last chain is still held.
       await entry(first!)
       let firstAnswered = false
-      const firstRead = sealAuditChains(api.sql, [first!]).finally(() => {
+      const firstRead = sealAuditChains(firstDb, [first!]).finally(() => {
         firstAnswered = true
       })
-      const [subjectPid] = await sealsBlockedBy(onLast.pid)
-      while (!firstAnswered && !(await blockedBy(subjectPid!))) await Bun.sleep(20)
+      while (!firstAnswered && !(await waits(firstPid, subjectPid))) await Bun.sleep(20)
       expect(firstAnswered).toBe(true)
       await firstRead
       expect(await api.sql`select 1 from audit_inbox where chain = ${first!}`).toHaveLength(0)
@@ -204,6 +209,7 @@ describe('sealing after the commit', () => {
     } finally {
       await onFirst.release()
       await onLast.release()
+      await Promise.all([subjectDb.end(), firstDb.end()])
     }
   })
 
