@@ -1,11 +1,13 @@
-// Headless Debian Chromium for the browser tests, driven by playwright-core. Installed on first use when missing
-// (apt-get, as root: about 20 s).
+// Debian's Chromium headless shell for the browser tests, driven by playwright-core: the browser Playwright itself
+// runs for headless work, without the full browser's UI layers, at half the full browser's CPU for the same console
+// tests (docs/testing.md). Installed on first use when missing (apt-get, as root: about 20 s).
 import { existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 
-export const CHROMIUM = '/usr/bin/chromium'
+export const CHROMIUM = '/usr/bin/chromium-headless-shell'
+const PACKAGE = 'chromium-headless-shell'
 const FLAGS = [
   '--headless',
   '--no-sandbox',
@@ -22,17 +24,17 @@ const APT = 'apt-get -o DPkg::Lock::Timeout=600'
 
 export async function ensureChromium(): Promise<void> {
   if (existsSync(CHROMIUM)) return
-  if (process.getuid?.() !== 0) throw new Error(`${CHROMIUM} is missing: install it with "apt-get install -y chromium" (needs root)`)
+  if (process.getuid?.() !== 0) throw new Error(`${CHROMIUM} is missing: install it with "apt-get install -y ${PACKAGE}" (needs root)`)
   // Test files run in parallel and several may find Chromium missing at once: one installs under an exclusive lock
   // (flock, util-linux), the others wait for it and find Chromium there. Without package lists, update first.
-  const install = `test -x ${CHROMIUM} || ${APT} install -y chromium || { ${APT} update && ${APT} install -y chromium; }`
+  const install = `test -x ${CHROMIUM} || ${APT} install -y ${PACKAGE} || { ${APT} update && ${APT} install -y ${PACKAGE}; }`
   const proc = Bun.spawn(['flock', join(tmpdir(), 'rcp-chromium-install.lock'), 'sh', '-c', install], {
     stdout: 'ignore',
     stderr: 'pipe',
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
   })
   const [code, err] = await Promise.all([proc.exited, new Response(proc.stderr).text()])
-  if (code !== 0) throw new Error(`apt-get install -y chromium failed:\n${err.slice(-2000)}`)
+  if (code !== 0) throw new Error(`apt-get install -y ${PACKAGE} failed:\n${err.slice(-2000)}`)
 }
 
 export async function launchChromium(): Promise<Browser> {
