@@ -164,7 +164,8 @@ async function startServers() {
       temporal: timed(
         'temporal',
         startTemporal({
-          dbFile: join(dataDir, 'temporal', 'temporal.db'),
+          // In memory unless the run's data is kept: a database file cost the dev server a third more CPU (docs/testing.md).
+          dbFile: keepData ? join(dataDir, 'temporal', 'temporal.db') : undefined,
           port: temporalPort,
           uiPort,
           httpPort,

@@ -13,7 +13,8 @@ export interface TemporalServer {
 }
 
 export interface TemporalOptions {
-  dbFile: string
+  /** Omitted: the dev server keeps its state in memory, gone when it stops. */
+  dbFile?: string
   port: number
   uiPort: number
   httpPort: number
@@ -26,7 +27,7 @@ export interface TemporalOptions {
 
 export async function startTemporal(opts: TemporalOptions): Promise<TemporalServer> {
   const { temporal } = await serverBinaries()
-  mkdirSync(dirname(opts.dbFile), { recursive: true })
+  if (opts.dbFile) mkdirSync(dirname(opts.dbFile), { recursive: true })
   // Client-side TEMPORAL_* settings in the caller's env must not reconfigure the server.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_')))
   const child = spawnChild('temporal', {
@@ -36,8 +37,7 @@ export async function startTemporal(opts: TemporalOptions): Promise<TemporalServ
       'start-dev',
       '--ip',
       '127.0.0.1',
-      '--db-filename',
-      opts.dbFile,
+      ...(opts.dbFile ? ['--db-filename', opts.dbFile] : []),
       '--port',
       String(opts.port),
       '--ui-port',
