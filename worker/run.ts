@@ -38,8 +38,8 @@ export interface StartWorkerOptions {
 }
 
 export interface RunningWorker {
-  /** One per row of worker/queues.ts. */
-  workers: Record<TaskQueue['queue'], Worker>
+  /** One per row of worker/queues.ts that the process polls (`WORKER_TASK_QUEUES`). */
+  workers: Partial<Record<TaskQueue['queue'], Worker>>
   client: Client
   /** The scrape URL when `metrics` was asked for. */
   metricsUrl?: string
@@ -112,6 +112,17 @@ function workflowBundle(workflowsPath: string, log: Logger, cacheDir: string | u
 
 type QueueKey = TaskQueue['queue']
 
+/** The rows of worker/queues.ts a process polls: those WORKER_TASK_QUEUES names, or all. A name that is no queue stops
+ *  the start, so a typo cannot leave a queue unpolled without a word. */
+export function polledQueues(names: readonly string[]): readonly TaskQueue[] {
+  if (names.length === 0) return taskQueueTable
+  const unknown = names.filter((n) => !taskQueueTable.some((q) => q.queue === n))
+  if (unknown.length > 0) {
+    throw new Error(`WORKER_TASK_QUEUES names no queue: ${unknown.join(', ')} (the queues: ${taskQueueTable.map((q) => q.queue).join(', ')})`)
+  }
+  return taskQueueTable.filter((q) => names.includes(q.queue))
+}
+
 export async function startWorker(config: Config, opts: StartWorkerOptions = {}): Promise<RunningWorker> {
   const t0 = performance.now()
   const log = opts.log ?? createLogger(config.LOG_LEVEL, { service: 'worker' })
@@ -126,19 +137,20 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
     if (ownSql) await sql.end({ timeout: 5 })
   }
   const names = taskQueues(config)
+  const polled = polledQueues(config.WORKER_TASK_QUEUES)
 
   let connection: NativeConnection | undefined
   let client: Client | undefined
-  const workers = {} as Record<QueueKey, Worker>
+  const workers: Partial<Record<QueueKey, Worker>> = {}
   let bundleMs = 0
   try {
     const tBundle = performance.now()
-    const code = await Promise.all(taskQueueTable.map((q) => workflowBundle(q.workflowsPath, log, config.WORKFLOW_BUNDLE_CACHE_DIR)))
+    const code = await Promise.all(polled.map((q) => workflowBundle(q.workflowsPath, log, config.WORKFLOW_BUNDLE_CACHE_DIR)))
     bundleMs = performance.now() - tBundle
     connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS })
     client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: clientInterceptors() })
     const deps: ActivityDeps = { ...composeServices(config, sql, log, client), activityMetrics, resolve: opts.resolve }
-    for (const [i, q] of taskQueueTable.entries()) {
+    for (const [i, q] of polled.entries()) {
       workers[q.queue] = await Worker.create({
         connection,
         namespace: config.TEMPORAL_NAMESPACE,
@@ -157,7 +169,7 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
 
   const conn = connection
   const temporal = client!
-  const all = Object.values(workers)
+  const all = polled.map((q) => workers[q.queue]!)
   let dispatcher: WebhookDispatcher | undefined
   const scrape = opts.metrics
     ? serveMetrics(activityMetrics.registry, {
@@ -187,7 +199,7 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
   // A schedule starts workflows on its queue, so reconcile them only once the workers poll.
   if (opts.schedules ?? true) {
     try {
-      for (const q of taskQueueTable) for (const schedule of q.schedules(config)) await ensureSchedule(temporal, schedule, log)
+      for (const q of polled) for (const schedule of q.schedules(config)) await ensureSchedule(temporal, schedule, log)
     } catch (err) {
       await shutdown().catch(() => {})
       throw err
@@ -202,7 +214,7 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
     }
   }
   log.info('worker started', {
-    taskQueues: taskQueueTable.map((q) => names[q.queue]),
+    taskQueues: polled.map((q) => names[q.queue]),
     namespace: config.TEMPORAL_NAMESPACE,
     address: config.TEMPORAL_ADDRESS,
     bundleMs: Math.round(bundleMs),

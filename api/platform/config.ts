@@ -145,6 +145,9 @@ export const ConfigSchema = z.object({
   // Webhook delivery (docs/webhooks.md "Delivery"). The dispatcher runs in the worker and moves outbox events into delivery
   // workflows; false leaves that to other workers (the test runner's own worker, whose CA bundle the tests lack).
   WEBHOOK_DISPATCHER: z.stringbool().default(true),
+  // The task queues this worker process polls, by name in worker/queues.ts, comma-separated; empty: all of them. Lets
+  // a deployment give package builds or webhook deliveries machines of their own (docs/operations.md "Scaling out").
+  WORKER_TASK_QUEUES: z.string().default('').transform(list),
   WEBHOOK_DISPATCH_POLL_MS: z.coerce.number().int().min(10).default(1000),
   WEBHOOK_DISPATCH_BATCH: z.coerce.number().int().min(1).max(1000).default(200),
   // When each attempt is made, counted from the previous one: the first is the first attempt's delay.

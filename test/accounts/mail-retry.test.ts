@@ -61,6 +61,7 @@ beforeAll(async () => {
     LOG_LEVEL: 'silent',
     SMTP_URL: `smtp://127.0.0.1:${port}`,
     TEMPORAL_TASK_QUEUE_PREFIX: `mail-retry-${crypto.randomUUID().slice(0, 8)}`,
+    WORKER_TASK_QUEUES: 'mail',
   })
   sql = createDb(config.DATABASE_URL, { max: 4 })
   worker = await startWorker(config, { sql, schedules: false, log: createLogger('silent') })

@@ -17,7 +17,7 @@ import { webhookWorkflowIds } from '../../workflows/contract-webhooks'
 import { auditWindow, hourAgo, sealAudit } from '../support/audit'
 
 // Two quick attempts: a failing receiver's message fails within a second.
-const env = useDeliveryEnv({ WEBHOOK_RETRY_SCHEDULE: '0,100ms' })
+const env = useDeliveryEnv({ WEBHOOK_RETRY_SCHEDULE: '0,100ms', WORKER_TASK_QUEUES: '' })
 
 interface Entry {
   id: string

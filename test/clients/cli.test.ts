@@ -15,7 +15,7 @@ import { eventually } from '../support/temporal'
 import { localS3 } from '../storage/helpers'
 import { useDeliveryEnv } from '../webhooks/delivery-helpers'
 
-const env = useDeliveryEnv()
+const env = useDeliveryEnv({ WORKER_TASK_QUEUES: '' })
 const ROOT = join(import.meta.dir, '..', '..')
 const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, notFound: 4, verification: 5, server: 6 }
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex')

@@ -11,7 +11,7 @@ import { PASSWORD } from '../support/fixtures'
 import { pythonVenvOn } from '../../scripts/python-venv'
 import { useDeliveryEnv } from '../webhooks/delivery-helpers'
 
-const env = useDeliveryEnv()
+const env = useDeliveryEnv({ WORKER_TASK_QUEUES: '' })
 const ROOT = join(import.meta.dir, '..', '..')
 const HERE = join(import.meta.dir, 'python')
 /** The oldest Python the SDK supports (JetPack 6's). */

@@ -15,7 +15,7 @@ import { PASSWORD, uniqueEmail, uniqueSlug } from '../support/fixtures'
 import { eventually } from '../support/temporal'
 import { useDeliveryEnv } from '../webhooks/delivery-helpers'
 
-const env = useDeliveryEnv()
+const env = useDeliveryEnv({ WORKER_TASK_QUEUES: '' })
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex')
 
 type Feature = paths['/v1/embodiment-profiles']['post']['requestBody']['content']['application/json']['observationFeatures'][number]

@@ -13,7 +13,7 @@ import { Receiver, useDeliveryEnv } from '../webhooks/delivery-helpers'
 import { auditPage, HOSTILE, onConsolePage } from './browser'
 
 const { port, origin } = localhostOrigin()
-const env = useDeliveryEnv({ PORT: String(port), PUBLIC_URL: origin })
+const env = useDeliveryEnv({ PORT: String(port), PUBLIC_URL: origin, WORKER_TASK_QUEUES: '' })
 let browser: Browser
 beforeAll(async () => {
   browser = await sharedChromium()

@@ -28,6 +28,7 @@ beforeAll(async () => {
   minio = await startOwnMinio()
 })
 const env = useApiAndWorker('build-drill', () => ({
+  WORKER_TASK_QUEUES: 'storage,models,packages',
   STORAGE_REGIONS: JSON.stringify([{ id: 'drill', name: 'Drill', endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey }]),
 }))
 afterAll(async () => {

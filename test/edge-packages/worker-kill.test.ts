@@ -11,7 +11,7 @@ const MODEL_BYTES = 320 * 1024 * 1024
 const prefix = `rcp-pkgkill-${crypto.randomUUID().slice(0, 8)}`
 const s3 = localS3()
 
-const workers = killableWorkers('pkg-kill', { TEMPORAL_TASK_QUEUE_PREFIX: prefix })
+const workers = killableWorkers('pkg-kill', { TEMPORAL_TASK_QUEUE_PREFIX: prefix, WORKER_TASK_QUEUES: 'storage,models,packages' })
 
 const incompleteUploads = async (bucket: string, key: string) => {
   const found: string[] = []

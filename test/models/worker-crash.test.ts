@@ -12,7 +12,7 @@ const OBJECTS = 1000 // the most a bundle may list: long enough a walk to be int
 const prefix = `rcp-models-crash-${crypto.randomUUID().slice(0, 8)}`
 const env = useApiAndTemporal({ TEMPORAL_TASK_QUEUE_PREFIX: prefix })
 
-const workers = killableWorkers('models-crash', { TEMPORAL_TASK_QUEUE_PREFIX: prefix })
+const workers = killableWorkers('models-crash', { TEMPORAL_TASK_QUEUE_PREFIX: prefix, WORKER_TASK_QUEUES: 'storage,models' })
 
 /** How many objects the pending validation activity's last heartbeat recorded (as the server has it). */
 async function measuredSoFar(workflowId: string): Promise<number> {

@@ -92,6 +92,7 @@ beforeAll(async () => {
     OUTBOUND_CA_FILE: certs.caFile,
     WEBHOOK_DISPATCHER: 'true',
     WEBHOOK_DISPATCH_POLL_MS: '250',
+    WORKER_TASK_QUEUES: 'storage,models,packages,webhooks',
     // The restored API answers where the old one did: the clients (and their cookie and PAT) keep their address.
     PORT: String(await freePort()),
   }

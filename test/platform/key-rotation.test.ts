@@ -64,7 +64,13 @@ async function tablesHolding(a: TestApi, needle: string): Promise<string[]> {
 
 /** `bun scripts/reseal.ts` as docs/operations.md runs it, with a worker of the same keyring on the queue it names. */
 async function resealCommand(secretKey: string): Promise<{ stdout: string; exitCode: number }> {
-  const env = { ...process.env, SECRET_KEY: secretKey, TEMPORAL_TASK_QUEUE_PREFIX: `rcp-keys-${crypto.randomUUID().slice(0, 8)}`, LOG_LEVEL: 'silent' }
+  const env = {
+    ...process.env,
+    SECRET_KEY: secretKey,
+    TEMPORAL_TASK_QUEUE_PREFIX: `rcp-keys-${crypto.randomUUID().slice(0, 8)}`,
+    WORKER_TASK_QUEUES: 'keys',
+    LOG_LEVEL: 'silent',
+  }
   const worker = await startWorker(loadConfig(env), { schedules: false, log: createLogger('silent') })
   try {
     const proc = Bun.spawn([process.execPath, 'scripts/reseal.ts'], { env, stdout: 'pipe', stderr: 'pipe' })
@@ -80,6 +86,7 @@ async function reseal(secretKey: string): Promise<ResealProgress['totals']> {
     ...process.env,
     SECRET_KEY: secretKey,
     TEMPORAL_TASK_QUEUE_PREFIX: `rcp-keys-${crypto.randomUUID().slice(0, 8)}`,
+    WORKER_TASK_QUEUES: 'keys',
     LOG_LEVEL: 'silent',
   })
   let worker: RunningWorker | undefined

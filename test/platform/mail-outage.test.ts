@@ -23,7 +23,7 @@ beforeAll(async () => {
   mail = await startOwnCatcher()
   temporal = await connectTemporal()
 })
-const env = useApiAndWorker('mail-drill', () => ({ SMTP_URL: mail.smtpUrl, RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0' }))
+const env = useApiAndWorker('mail-drill', () => ({ WORKER_TASK_QUEUES: 'mail', SMTP_URL: mail.smtpUrl, RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0' }))
 afterAll(async () => {
   await mail?.stop()
   await temporal?.close()

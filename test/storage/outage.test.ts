@@ -18,7 +18,9 @@ let overrides: Record<string, string>
 const JOBS = '/tenants/current/storage-reconciliation-jobs'
 
 const startTestWorker = async () => {
-  worker = await startWorker(loadConfig({ ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...overrides }), { schedules: false })
+  worker = await startWorker(loadConfig({ ...process.env, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', WORKER_TASK_QUEUES: 'storage', ...overrides }), {
+    schedules: false,
+  })
 }
 
 beforeAll(async () => {

@@ -23,6 +23,7 @@ beforeAll(async () => {
   minio = await startOwnMinio()
 })
 const env = useApiAndWorker('drill', () => ({
+  WORKER_TASK_QUEUES: 'storage',
   STORAGE_REGIONS: JSON.stringify([{ id: 'drill', name: 'Drill', endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey }]),
 }))
 afterAll(async () => {

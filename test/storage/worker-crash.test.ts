@@ -12,7 +12,7 @@ const prefix = `rcp-crash-${crypto.randomUUID().slice(0, 8)}`
 const s3 = localS3()
 
 // Tiny pages make the walk long enough to be interrupted.
-const workers = killableWorkers('crash-worker', { TEMPORAL_TASK_QUEUE_PREFIX: prefix, STORAGE_RECONCILE_PAGE_SIZE: '5' })
+const workers = killableWorkers('crash-worker', { TEMPORAL_TASK_QUEUE_PREFIX: prefix, WORKER_TASK_QUEUES: 'storage', STORAGE_RECONCILE_PAGE_SIZE: '5' })
 
 const env = useApiAndTemporal({ TEMPORAL_TASK_QUEUE_PREFIX: prefix })
 

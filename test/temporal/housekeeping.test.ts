@@ -46,6 +46,7 @@ beforeAll(async () => {
     DATABASE_URL: url.toString(),
     HOUSEKEEPING_INTERVAL_MINUTES: String(365 * 24 * 60),
     TEMPORAL_TASK_QUEUE_PREFIX: `housekeeping-${crypto.randomUUID().slice(0, 8)}`,
+    WORKER_TASK_QUEUES: 'platform',
   })
   const ownSql = createDb(config.DATABASE_URL, { max: 4 })
   await migrate(ownSql)

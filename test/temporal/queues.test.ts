@@ -2,11 +2,13 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ScheduleOverlapPolicy } from '@temporalio/client'
 import { createActivities } from '../../activities'
 import { createDb, type Sql } from '../../api/platform/db'
+import { loadConfig } from '../../api/platform/config'
 import { createLogger } from '../../api/platform/log'
 import { composeServices } from '../../api/compose'
 import { createWorkerMetrics } from '../../worker/metrics'
 import { ensureSchedule } from '../../worker/ensure-schedule'
 import { taskQueueTable } from '../../worker/queues'
+import { polledQueues, startWorker } from '../../worker/run'
 import { mailSweepSchedule } from '../../worker/schedules'
 import * as allWorkflows from '../../workflows'
 import { SYSTEM_TENANT, taskQueues, TENANT_ID, workflowIds, WorkflowType } from '../../workflows/contract'
@@ -54,6 +56,40 @@ describe('the task-queue table', () => {
     } finally {
       await handle.terminate('test done').catch(() => {})
     }
+  })
+})
+
+describe('WORKER_TASK_QUEUES', () => {
+  test('a worker polls the queues it names and no other', async () => {
+    const config = loadConfig({
+      ...process.env,
+      LOG_LEVEL: 'silent',
+      TEMPORAL_TASK_QUEUE_PREFIX: `polled-${crypto.randomUUID().slice(0, 8)}`,
+      WORKER_TASK_QUEUES: 'storage,mail',
+    })
+    const worker = await startWorker(config, { sql, schedules: false, log: createLogger('silent') })
+    try {
+      expect(sorted(Object.keys(worker.workers))).toEqual(['mail', 'storage'])
+      const names = taskQueues(config)
+      const pollers = async (queue: string) =>
+        (await t.client.workflowService.describeTaskQueue({ namespace: config.TEMPORAL_NAMESPACE, taskQueue: { name: queue }, taskQueueType: 1 })).pollers ?? []
+      await eventually('the storage queue polled', async () => ((await pollers(names.storage)).length > 0 ? true : undefined))
+      await eventually('the mail queue polled', async () => ((await pollers(names.mail)).length > 0 ? true : undefined))
+      // Polled by then if this worker polled it: its workers start together.
+      expect(await pollers(names.models)).toEqual([])
+      expect(await pollers(names.packages)).toEqual([])
+    } finally {
+      await worker.shutdown()
+    }
+  })
+
+  test('empty means every queue; a name that is no queue stops the start, naming it', () => {
+    expect(polledQueues([]).map((q) => q.queue)).toEqual(taskQueueTable.map((q) => q.queue))
+    expect(polledQueues(loadConfig({ ...process.env, WORKER_TASK_QUEUES: ' packages , webhooks ' }).WORKER_TASK_QUEUES).map((q) => q.queue)).toEqual([
+      'packages',
+      'webhooks',
+    ])
+    expect(() => polledQueues(['storage', 'pakages'])).toThrow(/WORKER_TASK_QUEUES names no queue: pakages/)
   })
 })
 

@@ -10,7 +10,11 @@ import { TENANT_ID } from '../../workflows/contract'
 import { tenantDeletionWorkflowId, TenantDeletionWorkflowType } from '../../workflows/contract-tenant-deletion'
 import { jobEnds, jobRow, leftovers, offboarded } from './helpers'
 
-const env = useApiAndWorker('delblock', () => ({ TENANT_DELETION_BATCH_ROWS: '10', TENANT_DELETION_CALL_MS: '300' }))
+const env = useApiAndWorker('delblock', () => ({
+  WORKER_TASK_QUEUES: 'storage,deletion,offboarding',
+  TENANT_DELETION_BATCH_ROWS: '10',
+  TENANT_DELETION_CALL_MS: '300',
+}))
 
 /** An offboarding tenant whose deletion job failed for good at its bucket step (a region this deployment lacks). */
 async function failedDeletion(rows: number) {

@@ -18,7 +18,7 @@ import { localS3 } from '../storage/helpers'
 import { Receiver, useDeliveryEnv, webhookTenant } from '../webhooks/delivery-helpers'
 import { filledStorage, jobEnds, leftovers, someRows, offboarded } from './helpers'
 
-const env = useDeliveryEnv({ TENANT_DELETION_BATCH_ROWS: '7', TENANT_DELETION_BATCH_OBJECTS: '4' })
+const env = useDeliveryEnv({ TENANT_DELETION_BATCH_ROWS: '7', TENANT_DELETION_BATCH_OBJECTS: '4', WORKER_TASK_QUEUES: '' })
 const s3 = localS3()
 const DAY = 86_400_000
 

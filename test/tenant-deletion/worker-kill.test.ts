@@ -21,6 +21,7 @@ const HEARTBEAT_TIMEOUT_MS = 10_000
 // Small batches and short calls: the job is long enough to be interrupted, and its history grows fast.
 const workers = killableWorkers('deletion-kill', {
   TEMPORAL_TASK_QUEUE_PREFIX: prefix,
+  WORKER_TASK_QUEUES: 'storage,deletion,offboarding',
   TENANT_DELETION_BATCH_ROWS: '25',
   TENANT_DELETION_BATCH_OBJECTS: '10',
   TENANT_DELETION_CALL_MS: '300',

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'bun:test'
 import { messagesOf, publish, Receiver, settled, trainingDone, useDeliveryEnv, webhookTenant } from '../webhooks/delivery-helpers'
 import { eventually } from '../support/temporal'
 
-const env = useDeliveryEnv()
+const env = useDeliveryEnv({ WORKER_TASK_QUEUES: '' })
 
 const metered = async (tenantId: string) =>
   (

@@ -21,6 +21,7 @@ const settings: Record<string, string> = {
   WEBHOOK_DISPATCHER: 'true',
   WEBHOOK_DISPATCH_POLL_MS: '250',
   WEBHOOK_DISPATCH_BATCH: '20',
+  WORKER_TASK_QUEUES: 'webhooks',
   WEBHOOK_RETRY_SCHEDULE: '0,500ms,1s,1s,2s,2s,3s,3s',
 }
 let api: TestApi

@@ -40,6 +40,9 @@ export function useDeliveryEnv(
       WEBHOOK_DISPATCHER: 'true',
       WEBHOOK_DISPATCH_POLL_MS: '250',
       WEBHOOK_RETRY_SCHEDULE: '0,200ms,400ms,800ms,1s,1s,2s,2s',
+      // Delivery workflows only, unless the file says otherwise (`''`: every queue): a worker of every queue costs about
+      // four times the CPU to start (docs/operations.md "Scaling out").
+      WORKER_TASK_QUEUES: 'webhooks',
       ...overrides,
     }
     env.api = await startApi(settings)
