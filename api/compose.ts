@@ -14,6 +14,7 @@ import type { HttpDeps } from './http/deps'
 import { createApiMetrics } from './http/metrics'
 import { RateLimiter } from './http/rate-limit'
 import { SignInThrottle } from './identity/sign-in-throttle'
+import { setPasswordHashCost } from './identity/passwords'
 import { MailDispatcher } from './mail/service'
 import type { Config } from './platform/config'
 import type { Sql } from './platform/db'
@@ -53,6 +54,7 @@ export function composeServices(config: Config, sql: Sql, log: Logger, temporal?
 /** The API process's dependencies; start() and stop() the ones that say so with the process. */
 export function composeApi(config: Config, sql: Sql, log: Logger): AppDeps {
   const services = composeServices(config, sql, log)
+  setPasswordHashCost({ memoryCost: config.PASSWORD_HASH_MEMORY_KIB, timeCost: config.PASSWORD_HASH_ITERATIONS })
   const pats = new CredentialCache<PatEntry>({
     fenceMs: config.CREDENTIAL_CACHE_FENCE_MS,
     ttlMs: config.CREDENTIAL_CACHE_TTL_SECONDS * 1000,

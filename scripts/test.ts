@@ -290,6 +290,10 @@ async function serverEnv(): Promise<Record<string, string | undefined> | undefin
     SMTP_URL: s.mail.smtpUrl,
     MAIL_CATCHER_URL: s.mail.httpUrl,
     SECRET_KEY: newSecretKey(),
+    // Every account of the run is made and thrown away: argon2id at 1 MiB and one pass instead of OWASP's 19 MiB and
+    // two (docs/testing.md "What the suite costs"); test/accounts/password-hasher.test.ts holds the default to OWASP's.
+    PASSWORD_HASH_MEMORY_KIB: '1024',
+    PASSWORD_HASH_ITERATIONS: '1',
     // The SSO tests run their OpenID Provider on loopback; test/tenancy/sso-outbound.test.ts turns this off.
     OUTBOUND_ALLOW_PRIVATE_CIDRS: LOOPBACK_CIDRS,
     // The webhook tests run their own workers (a test-made CA, compressed retries); this one must not take their events.

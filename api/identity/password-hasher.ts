@@ -17,8 +17,15 @@ import type { Subprocess } from 'bun'
 import { setPriority } from 'node:os'
 import { join } from 'node:path'
 
-// OWASP's minimum for argon2id: 19 MiB, 2 iterations, 1 lane.
+// OWASP's minimum for argon2id: 19 MiB, 2 iterations, 1 lane. The default cost of new hashes, and the least a
+// deployment outside tests may set (PASSWORD_HASH_MEMORY_KIB, PASSWORD_HASH_ITERATIONS).
 export const ARGON2 = { algorithm: 'argon2id', memoryCost: 19_456, timeCost: 2 } as const
+
+/** What a new hash costs; a verification takes its cost from the hash it checks. */
+export interface HashCost {
+  memoryCost: number
+  timeCost: number
+}
 
 /** The hasher's nice value: where it shares a cgroup with the API, the event loop (0) gets about nine tenths of a
  *  core the two contend for. */
@@ -32,7 +39,7 @@ export const HASHER_NICE = 10
  *  a burst of sign-ins would take anyway; it goes with the child. */
 export const HASHER_ALLOCATOR = { MIMALLOC_PURGE_DELAY: '-1' } as const
 
-export type HashJob = { op: 'hash'; password: string } | { op: 'verify'; password: string; hash: string }
+export type HashJob = ({ op: 'hash'; password: string } & HashCost) | { op: 'verify'; password: string; hash: string }
 export type HashAnswer = { id: number; ok: true; result: string | boolean } | { id: number; ok: false; error: string }
 
 type Child = Subprocess<'pipe', 'pipe', 'inherit'>
@@ -57,8 +64,8 @@ export class PasswordHasher {
   private readonly pending = new Map<number, Pending>()
   private nextId = 0
 
-  hash(password: string): Promise<string> {
-    return this.run({ op: 'hash', password }) as Promise<string>
+  hash(password: string, cost: HashCost = ARGON2): Promise<string> {
+    return this.run({ op: 'hash', password, memoryCost: cost.memoryCost, timeCost: cost.timeCost }) as Promise<string>
   }
 
   verify(password: string, hash: string): Promise<boolean> {

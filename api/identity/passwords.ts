@@ -1,19 +1,28 @@
 import { ZxcvbnFactory } from '@zxcvbn-ts/core'
 import { adjacencyGraphs, dictionary } from '@zxcvbn-ts/language-common'
 import { ApiError } from '../platform/errors'
-import { PasswordHasher } from './password-hasher'
+import { ARGON2, PasswordHasher, type HashCost } from './password-hasher'
 
 export const PASSWORD_MIN_LENGTH = 8
 export const PASSWORD_MAX_LENGTH = 1024
 /** zxcvbn's guesses (log10) below which a password counts as common or predictable: its scores 0 and 1. */
 const MIN_GUESSES_LOG10 = 6
 
-// One hashing child per process, started on first use (password-hasher.ts says why a child).
+// One hashing child per process, started on first use (password-hasher.ts says why a child), so one cost per process.
 const hasher = new PasswordHasher()
-export const hashPassword = (password: string): Promise<string> => hasher.hash(password)
-
+let cost: HashCost = ARGON2
 // Verified against when the account does not exist, so a wrong email costs the same time as a wrong password.
 let dummyHash: Promise<string> | undefined
+
+/** The cost of the process's new hashes, from PASSWORD_HASH_* (set by the composition root, api/compose.ts). */
+export function setPasswordHashCost(next: HashCost): void {
+  if (next.memoryCost === cost.memoryCost && next.timeCost === cost.timeCost) return
+  cost = { memoryCost: next.memoryCost, timeCost: next.timeCost }
+  dummyHash = undefined // so an unknown account still costs what a known one does
+}
+
+export const hashPassword = (password: string): Promise<string> => hasher.hash(password, cost)
+
 export async function verifyPassword(password: string, hash: string | null | undefined): Promise<boolean> {
   if (!hash) {
     dummyHash ??= hashPassword('not-a-real-password-but-the-same-cost')

@@ -22,6 +22,10 @@ const durationsMs = (v: string) =>
 export const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  // argon2id's cost for new password hashes: OWASP's minimum (19 MiB, 2 iterations) by default and at least that
+  // outside NODE_ENV=test (below); stored hashes keep the cost they were made with.
+  PASSWORD_HASH_MEMORY_KIB: z.coerce.number().int().min(8).max(4_194_304).default(19_456),
+  PASSWORD_HASH_ITERATIONS: z.coerce.number().int().min(1).max(100).default(2),
   HOST: z.string().default('127.0.0.1'),
   PORT: int(3000),
   // Prometheus scrape listeners, off the public port (docs/operations.md "Metrics"); port 0 picks a free one.
@@ -207,12 +211,24 @@ export const ConfigSchema = z.object({
 
 export type Config = z.infer<typeof ConfigSchema>
 
+/** A password hash cheaper than the default (OWASP's minimum) is for test deployments only, where every account is
+ *  made and thrown away by the suite (docs/testing.md "What the suite costs"). */
+function weakerPasswordHashing(c: Config): string | undefined {
+  if (c.NODE_ENV === 'test') return undefined
+  const memory = ConfigSchema.shape.PASSWORD_HASH_MEMORY_KIB.parse(undefined)
+  const iterations = ConfigSchema.shape.PASSWORD_HASH_ITERATIONS.parse(undefined)
+  if (c.PASSWORD_HASH_MEMORY_KIB >= memory && c.PASSWORD_HASH_ITERATIONS >= iterations) return undefined
+  return `PASSWORD_HASH_MEMORY_KIB and PASSWORD_HASH_ITERATIONS may go below ${memory} and ${iterations} (OWASP's minimum for argon2id) only with NODE_ENV=test`
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = ConfigSchema.safeParse(env)
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`)
     throw new Error(`invalid configuration:\n${lines.join('\n')}`)
   }
+  const weak = weakerPasswordHashing(parsed.data)
+  if (weak) throw new Error(`invalid configuration:\n  ${weak}`)
   return parsed.data
 }
 

@@ -2,7 +2,8 @@ import { describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { getPriority } from 'node:os'
 import { ARGON2, HASHER_ALLOCATOR, HASHER_NICE, PasswordHasher } from '../../api/identity/password-hasher'
-import { hashPassword, verifyPassword } from '../../api/identity/passwords'
+import { hashPassword, setPasswordHashCost, verifyPassword } from '../../api/identity/passwords'
+import { loadConfig } from '../../api/platform/config'
 
 const statOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
 /** The session a process belongs to (the kernel's autogroup follows it). */
@@ -25,6 +26,8 @@ function hasherChildren(): number[] {
 
 describe('password hashing', () => {
   test('argon2id runs in a child process of its own session, below the API in CPU priority, and answers like Bun.password', async () => {
+    // The process's cost is what its last API was composed with (the runner's cheap one in the suite): set it here.
+    setPasswordHashCost(ARGON2)
     const hash = await hashPassword('correct horse battery staple')
     expect(hash).toStartWith('$argon2id$v=19$m=19456,t=2,p=1$')
     expect(await Bun.password.verify('correct horse battery staple', hash)).toBe(true)
@@ -45,6 +48,34 @@ describe('password hashing', () => {
       .split('\0')
       .map((kv) => kv.split('=')[0])
     expect(environ.filter((k) => k && k !== 'PATH' && !(k in HASHER_ALLOCATOR))).toEqual([])
+  })
+
+  test('new hashes take the configured cost, verifications the cost of the hash they check; only a test deployment may go below OWASP', async () => {
+    const env = { ...process.env, PASSWORD_HASH_MEMORY_KIB: undefined, PASSWORD_HASH_ITERATIONS: undefined }
+    const production = loadConfig({ ...env, NODE_ENV: 'production' })
+    expect([production.PASSWORD_HASH_MEMORY_KIB, production.PASSWORD_HASH_ITERATIONS]).toEqual([ARGON2.memoryCost, ARGON2.timeCost])
+    for (const weaker of [{ PASSWORD_HASH_MEMORY_KIB: '19455' }, { PASSWORD_HASH_ITERATIONS: '1' }]) {
+      for (const NODE_ENV of ['production', 'development']) {
+        expect(() => loadConfig({ ...env, NODE_ENV, ...weaker })).toThrow(/only with NODE_ENV=test/)
+      }
+      expect(() => loadConfig({ ...env, NODE_ENV: 'test', ...weaker })).not.toThrow()
+    }
+    expect(loadConfig({ ...env, NODE_ENV: 'production', PASSWORD_HASH_MEMORY_KIB: '65536', PASSWORD_HASH_ITERATIONS: '3' }).PASSWORD_HASH_MEMORY_KIB).toBe(
+      65536,
+    )
+
+    setPasswordHashCost(ARGON2)
+    const strong = await hashPassword('correct horse battery staple')
+    setPasswordHashCost({ memoryCost: 1024, timeCost: 1 })
+    try {
+      const cheap = await hashPassword('correct horse battery staple')
+      expect(cheap).toStartWith('$argon2id$v=19$m=1024,t=1,p=1$')
+      // A hash made at another cost still verifies: each carries its own parameters.
+      expect(await verifyPassword('correct horse battery staple', strong)).toBe(true)
+      expect(await verifyPassword('correct horse battery staple', cheap)).toBe(true)
+    } finally {
+      setPasswordHashCost(ARGON2)
+    }
   })
 
   test('after an idle second, a verification reuses the memory of the one before: it faults in none of its 19 MiB', async () => {
