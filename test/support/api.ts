@@ -4,6 +4,7 @@ import { composeApi, type AppDeps } from '../../api/compose'
 import { loadConfig, type Config } from '../../api/platform/config'
 import { createDb, type Sql } from '../../api/platform/db'
 import { createLogger } from '../../api/platform/log'
+import { freePortSync } from '../../scripts/ports'
 
 export interface TestApi {
   url: string
@@ -61,10 +62,9 @@ export function useApi(overrides: Partial<Record<keyof Config, string>> = {}, pr
 }
 
 /** A free port and its http://localhost origin: browsers treat localhost as a secure context (WebAuthn), and mailed
- *  links must name a host the browser can open. */
+ *  links must name a host the browser can open. The port is below the kernel's ephemeral range (`freePortSync`): one
+ *  the kernel chose for a moment was taken by another process's outgoing connection before the API bound it. */
 export function localhostOrigin(): { port: number; origin: string } {
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
+  const port = freePortSync()
   return { port, origin: `http://localhost:${port}` }
 }
