@@ -1,8 +1,9 @@
 // The Python SDK (clients/python) against the real platform, from a fresh install: its pinned dependencies in a venv
 // cached by their hashes (pip --require-hashes, as the edge venvs), and the SDK itself built and installed by pip into
 // this run's own directory, so what runs is the package as a user would install it, never the checkout's sources.
-// Then, in Python: the robot engineer's flow (tests/clients/python/flow.py), the layer's mechanics against a stub
-// server (mechanics.py), and every ```python example of docs/clients.md, run as written.
+// Then, in Python: the robot engineer's flow (tests/clients/python/flow.py, with AsyncRcpClient's part), the layer's
+// mechanics against a stub server (mechanics.py, both clients), and every ```python example of docs/clients.md, run as
+// written.
 // The API and worker are the webhook tests' (a database of the file's own, a delivery dispatcher, a test CA).
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -52,10 +53,10 @@ describe('the Python SDK', () => {
     expect(where.stdout.trim().split('\n')).toEqual([join(sdk.site, 'rcp_sdk', '__init__.py'), PYTHON])
   })
 
-  test('mechanics against a stub server: 429 retried with the same key, 500 not, three pages, problem+json, session, ETag, upload', async () => {
+  test('mechanics against a stub server, sync and async: 429 retried with the same key, 500 not, three pages, problem+json, session, ETag, upload', async () => {
     const ran = await run([sdk.python, join(HERE, 'mechanics.py')])
     expect({ code: ran.code, stderr: ran.stderr.split('\n').filter((l) => /FAIL|ERROR|Error/.test(l)) }).toEqual({ code: 0, stderr: [] })
-    expect(JSON.parse(ran.stdout.trim().split('\n').pop()!)).toEqual({ ran: 13, failures: 0 })
+    expect(JSON.parse(ran.stdout.trim().split('\n').pop()!)).toEqual({ ran: 20, failures: 0 })
   }, 120_000)
 
   test('register, sign in, tenant, storage, model, package (downloaded, verified, tampered copies refused), webhook test event', async () => {
@@ -76,6 +77,14 @@ describe('the Python SDK', () => {
     })
     expect(out.webhookTampered).toBe('refused')
     expect(out.token).toStartWith('rcp_pat_')
+    expect(out.async).toEqual({
+      me: out.email,
+      keys: 3,
+      listedAll: true,
+      listed: 4,
+      etagChanged: true,
+      errors: { stale: [412, 'PRECONDITION_FAILED', true], missing: [404, 'MODEL_VERSION_NOT_FOUND', true] },
+    })
     Object.assign(made, out)
   }, 400_000)
 })
