@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 import httpx
+from typing_extensions import override
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class RcpError(Exception):
         self.type = type
         self.errors = errors or []
 
+    @override
     def __repr__(self) -> str:
         return f'RcpError(status={self.status}, code={self.code!r}, request_id={self.request_id!r})'
 

@@ -4,6 +4,8 @@ The same rules as the TypeScript SDK's clients/ts/retry.ts."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import random
 import time
 from collections.abc import Callable
@@ -21,8 +23,9 @@ class RetryPolicy:
     """The first backoff in seconds when the answer names no Retry-After, doubled each attempt, full jitter."""
     max_delay: float = 60.0
     """The longest wait the client accepts; a Retry-After beyond it ends the retries."""
-    sleep: Callable[[float], object] = field(default=time.sleep)
-    """How the client waits: tests pass a recorder."""
+    sleep: Callable[[float], object] | None = field(default=None)
+    """How the client waits: time.sleep for RcpClient and asyncio.sleep for AsyncRcpClient when None; a coroutine
+    function for the async client, or a plain function (tests pass a recorder) for either."""
 
 
 _SAFE_METHODS = {'GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'}
@@ -58,3 +61,22 @@ def retryable(request: httpx.Request, response: httpx.Response) -> bool:
 def backoff(policy: RetryPolicy, attempt: int, response: httpx.Response) -> float:
     named = retry_after(response.headers.get('retry-after'))
     return named if named is not None else random.random() * policy.base_delay * 2**attempt
+
+
+def next_delay(policy: RetryPolicy, attempt: int, request: httpx.Request, response: httpx.Response) -> float | None:
+    """How long to wait before asking again after this answer to attempt ``attempt`` (0 for the first), or None when
+    the answer is final: not retryable, the policy's retries spent, or a Retry-After beyond ``max_delay``."""
+    if attempt >= policy.retries or not retryable(request, response):
+        return None
+    delay = backoff(policy, attempt, response)
+    return None if delay > policy.max_delay else delay
+
+
+def wait(policy: RetryPolicy, delay: float) -> None:
+    (policy.sleep or time.sleep)(delay)
+
+
+async def async_wait(policy: RetryPolicy, delay: float) -> None:
+    waited = (policy.sleep or asyncio.sleep)(delay)
+    if inspect.isawaitable(waited):
+        await waited

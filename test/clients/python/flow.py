@@ -1,10 +1,12 @@
 """The Python SDK against the real platform, as a robot engineer would use it (run by test/clients/python-sdk.test.ts,
 which starts the API and worker): register, sign in, create a tenant, provision its storage, upload a checkpoint,
 build an edge package, download and verify it (and see tampered copies refused), register a webhook endpoint and
-verify a test event (and see a tampered body refused). Prints what it made as one JSON line for the test."""
+verify a test event (and see a tampered body refused); then AsyncRcpClient's calls, pages, ETags and errors against the
+same platform. Prints what it made as one JSON line for the test."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import io
@@ -21,12 +23,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
+from typing_extensions import override
+
 from rcp_sdk import (
+    AsyncRcpClient,
     PackageVerificationError,
     RcpClient,
+    RcpError,
     SessionJar,
     WebhookVerificationError,
+    aitems,
+    aread,
     download_package,
+    if_match,
     signing_keys,
     upload_checkpoint,
     verify_package,
@@ -62,6 +71,7 @@ def receiver() -> tuple[str, list[tuple[bytes, dict[str, str]]], ThreadingHTTPSe
     got: list[tuple[bytes, dict[str, str]]] = []
 
     class Handler(BaseHTTPRequestHandler):
+        @override
         def log_message(self, *args: object) -> None:
             pass
 
@@ -232,9 +242,48 @@ def main() -> None:
                 'files': len(verified.files),
                 'tampered': refused,
                 'webhookTampered': webhook_tampered,
+                'async': asyncio.run(async_flow(email, token)),
             }
         )
     )
+
+
+async def async_flow(email: str, token: str) -> dict[str, Any]:
+    """The async client on the platform: a cookie session signed in, profiles created concurrently (each with its
+    own key), walked a page of one at a time, changed under If-Match and refused with a stale ETag, a typed 404."""
+    session = SessionJar()
+    async with AsyncRcpClient(URL, session=session) as person:
+        await person.post('/v1/sessions', json={'email': email, 'password': PASSWORD})
+        me = (await person.get('/v1/users/me')).data['data']['user']['email']
+    async with AsyncRcpClient(URL, token=token) as rcp:
+        bodies = [
+            {'name': f'async arm {i}', 'robotType': 'so100', 'controlRateHz': 30, 'observationFeatures': [STATE], 'actionFeatures': [ACTIONS]}
+            for i in range(3)
+        ]
+        made = await asyncio.gather(*(rcp.post('/v1/embodiment-profiles', json=b) for b in bodies))
+        keys = {a.response.request.headers['idempotency-key'] for a in made}
+        ids = [a.data['data']['id'] for a in made]
+        listed = [p['id'] async for p in aitems(rcp, '/v1/embodiment-profiles', query={'pageSize': 1})]
+        params = {'profileId': ids[0]}
+        data, etag = await aread(rcp, '/v1/embodiment-profiles/{profileId}', params=params)
+        changed = await rcp.patch('/v1/embodiment-profiles/{profileId}', params=params, json={'controlRateHz': 50}, headers=if_match(etag))
+        errors: dict[str, list[object]] = {}
+        for label, call in {
+            'stale': rcp.patch('/v1/embodiment-profiles/{profileId}', params=params, json={'controlRateHz': 40}, headers=if_match(etag)),
+            'missing': rcp.get('/v1/model-versions/{modelVersionId}', params={'modelVersionId': str(uuid.uuid4())}),
+        }.items():
+            try:
+                await call
+            except RcpError as e:
+                errors[label] = [e.status, e.code, bool(e.request_id)]
+    return {
+        'me': me,
+        'keys': len(keys),
+        'listedAll': set(ids) <= set(listed) and len(listed) == len(set(listed)),
+        'listed': len(listed),
+        'etagChanged': data['data']['controlRateHz'] == 30 and changed.etag not in (None, etag),
+        'errors': errors,
+    }
 
 
 def tamper_payload(data: bytes) -> bytes:
