@@ -41,8 +41,11 @@ const ENDS_OWN_CREDENTIAL = [
   // Its own membership's id is in the list responses, which the fuzzer reuses: removed, every credential of it ends.
   'DELETE /v1/tenants/current/memberships/{membershipId}',
 ]
-/** Left out of the cookie pass only: an auth policy that requires MFA or SSO would hold the session at the gate. */
-const GATES_OWN_SESSION = ['PATCH /v1/tenants/current/auth-policy', 'POST /v1/sessions/current-membership-switches']
+/** Left out of the cookie pass only: an auth policy that requires MFA or SSO would hold the session at the gate, and a
+ *  membership switch or a new tenant moves the session out of the seeded tenant (POST /v1/tenants lands a session in
+ *  the tenant it made, as the console expects; a PAT stays where it is). The cookie pass once made a tenant 6 s in and
+ *  spent the rest in an empty one: 49 operations met only 404 and 3 of 45 links were covered, against 18 for the PAT. */
+const GATES_OWN_SESSION = ['PATCH /v1/tenants/current/auth-policy', 'POST /v1/sessions/current-membership-switches', 'POST /v1/tenants']
 
 const HOOKS = join(REPO_ROOT, 'test', 'contract', 'schemathesis_hooks.py')
 
