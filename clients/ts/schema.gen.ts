@@ -9027,7 +9027,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["TotpRemovalRequestDto"] | null;
             };

@@ -13,6 +13,7 @@ import { CreateEmbodimentProfileBodyDto, FEATURE_DTYPES, FEATURE_KINDS, FeatureD
 import { objectKeyProblem } from '../../api/storage/object-keys'
 import { HOLD_SCOPE_KINDS } from '../../api/legal-holds/model'
 import { UpdateCurrentTenantMembershipBodyDto } from '../../api/memberships/model'
+import { TotpRemovalRequestDto } from '../../api/mfa/model'
 import { UpdateProjectMemberBodyDto } from '../../api/project-members/model'
 import { UpdateSubscriptionBodyDto } from '../../api/billing/model'
 import { CreateUserBody } from '../../api/users/model'
@@ -236,4 +237,11 @@ test("object keys (checkpoint paths, bundle keys and prefixes, training outputs)
       prefix: objectKeyProblem(s, { prefix: true }) === null,
     })
   }
+})
+
+test('DELETE /v1/users/me/mfa/totp: the body is stated as optional (the model or null), as the server takes either', () => {
+  const body = op('delete', '/v1/users/me/mfa/totp').requestBody as Json
+  expect(body.required).toBe(false)
+  expect(body.content['application/json'].schema.anyOf).toEqual([{ $ref: '#/components/schemas/TotpRemovalRequestDto' }, { type: 'null' }])
+  expect(TotpRemovalRequestDto.nullish().safeParse(undefined).success && TotpRemovalRequestDto.nullish().safeParse(null).success).toBe(true)
 })
