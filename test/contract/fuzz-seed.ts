@@ -52,6 +52,8 @@ export async function seedTenant(owner: Client): Promise<SeededIds> {
     owner.post('/model-versions', { name: `fuzz ${tag}`, format: 'onnx', source: { kind: 'imported_checkpoint', path: FUZZ_MODEL_KEY } }),
     'model version',
   )
+  // Drafts with their object stored, each for one valid "validate" case (a validated version is validated no more).
+  const validationVersions = await Promise.all(Array.from({ length: VALIDATION_VERSIONS }, (_, i) => storedDraft(owner, `fuzz validation ${i} ${tag}`)))
   // A draft version only uploads name (schemathesis_hooks.py): the fuzzer validates the other one, which ends its uploads.
   const uploadVersion = await made(
     owner.post('/model-versions', { name: `fuzz upload ${tag}`, format: 'onnx', source: { kind: 'imported_checkpoint', path: FUZZ_MODEL_KEY } }),
@@ -88,6 +90,7 @@ export async function seedTenant(owner: Client): Promise<SeededIds> {
     apiKeyId: key.apiKey.id,
     [NON_MEMBER]: outsider.id,
     [UPLOAD_VERSION]: uploadVersion.id,
+    [VALIDATION_VERSION_IDS]: validationVersions.join(','),
     [RESET_TARGET_IDS]: resetTargets.join(','),
   }
 }
@@ -126,6 +129,21 @@ export const RESET_TARGET_IDS = 'resetTargetIds'
 
 /** The seeded model version's one object: the key an upload through the API names. */
 export const FUZZ_MODEL_KEY = 'fuzz/m.onnx'
+const VALIDATION_VERSIONS = 4
+/** The drafts with a stored object that validations name, comma-separated: for the hooks. */
+export const VALIDATION_VERSION_IDS = 'validationVersionIds'
+
+/** A draft model version whose one object is stored through the API. */
+async function storedDraft(owner: Client, name: string): Promise<string> {
+  const version = await made(owner.post('/model-versions', { name, format: 'onnx', source: { kind: 'imported_checkpoint', path: FUZZ_MODEL_KEY } }), name)
+  const upload = owner.call('PUT', `/model-versions/${version.id}/object-content?key=${encodeURIComponent(FUZZ_MODEL_KEY)}`, {
+    raw: 'fuzz object',
+    headers: { 'content-type': 'application/octet-stream' },
+  })
+  await made(upload, `${name} object`, 200)
+  return version.id
+}
+
 /** The draft model version only uploads name: for the hooks. */
 export const UPLOAD_VERSION = 'uploadVersionId'
 /** The fuzzer's own membership (a membership switch may name only it): for the hooks. */
