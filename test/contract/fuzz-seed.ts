@@ -105,7 +105,7 @@ export interface ResetGrant {
 /** Members of the tenant (not the fuzzer's own account: a confirmed reset ends every session of the user) with a reset
  *  mail each, asked for by the owner and read from the mail catcher, as the person would read it. One per phase that
  *  fuzzes the confirmation (coverage, fuzzing, stateful) and for schemathesis's later coverage passes. */
-export async function seedResetGrants(owner: Client, count = 6): Promise<ResetGrant[]> {
+export async function seedResetGrants(owner: Client, count = 8): Promise<ResetGrant[]> {
   // At once: each is its own address (one reset mail a minute each), and the mail workflow takes seconds under load.
   return Promise.all(Array.from({ length: count }, () => resetGrant(owner)))
 }

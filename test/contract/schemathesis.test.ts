@@ -112,7 +112,8 @@ afterAll(async () => {
  *  holding every permission point, and the seeded ids. */
 async function principals() {
   const client = new Client(base)
-  const reg = await client.post('/users', { email: uniqueEmail('fuzz'), password: PASSWORD })
+  const email = uniqueEmail('fuzz')
+  const reg = await client.post('/users', { email, password: PASSWORD })
   expect(reg.status).toBe(201)
   expect((await client.post('/tenants', { name: 'Fuzz', slug: uniqueSlug('fuzz') })).status).toBe(201)
   const pat = await client.post('/api-keys', { name: 'fuzzer', scopes: [...PERMISSIONS] })
@@ -121,7 +122,7 @@ async function principals() {
   expect(me.status).toBe(200)
   const ids = { ...(await seedTenant(client)), [OWN_MEMBERSHIP]: me.json.data.currentMembership.id as string }
   const resetGrants = await seedResetGrants(client)
-  return { cookie: client.cookie!, csrf: client.csrf!, token: pat.json.data.token as string, ids, resetGrants }
+  return { email, cookie: client.cookie!, csrf: client.csrf!, token: pat.json.data.token as string, ids, resetGrants }
 }
 
 // --max-time bounds the generation, not the requests in flight when it ends, nor the stateful phase's last links; on
@@ -162,7 +163,7 @@ function fuzzConfig(doc: Parameters<typeof seededOperations>[0], ids: Record<str
   ].join('\n')
 }
 
-async function fuzz(label: string, headers: string[], exclude: string[], ids: Record<string, string>, resetGrants: ResetGrant[]) {
+async function fuzz(label: string, headers: string[], exclude: string[], ids: Record<string, string>, resetGrants: ResetGrant[], email: string) {
   const exe = await fuzzer
   // Each pass in a directory of its own: the two run at once and schemathesis keeps a cache in its working directory.
   const cwd = mkdtempSync(join(SCRATCH, `fuzz-${label}-`))
@@ -200,6 +201,7 @@ async function fuzz(label: string, headers: string[], exclude: string[], ids: Re
   ]
   // What the hooks may use of the seeded tenant: the owner's password (the fuzzer's own account) and a non-member.
   const hookSeed = {
+    email,
     password: PASSWORD,
     nonMemberUserId: ids[NON_MEMBER]!,
     projectId: ids.projectId!,
@@ -237,7 +239,7 @@ describe('schemathesis over the whole OpenAPI document', () => {
     'as a personal access token with every permission point',
     async () => {
       const p = await principals()
-      await fuzz('PAT', [`Authorization: Bearer ${p.token}`], ENDS_OWN_CREDENTIAL, p.ids, p.resetGrants)
+      await fuzz('PAT', [`Authorization: Bearer ${p.token}`], ENDS_OWN_CREDENTIAL, p.ids, p.resetGrants, p.email)
     },
     PASS_TIMEOUT_MS,
   )
@@ -246,7 +248,7 @@ describe('schemathesis over the whole OpenAPI document', () => {
     'as a cookie session with its CSRF header',
     async () => {
       const p = await principals()
-      await fuzz('cookie', [`Cookie: ${p.cookie}`, `x-csrf-token: ${p.csrf}`], [...ENDS_OWN_CREDENTIAL, ...GATES_OWN_SESSION], p.ids, p.resetGrants)
+      await fuzz('cookie', [`Cookie: ${p.cookie}`, `x-csrf-token: ${p.csrf}`], [...ENDS_OWN_CREDENTIAL, ...GATES_OWN_SESSION], p.ids, p.resetGrants, p.email)
     },
     PASS_TIMEOUT_MS,
   )

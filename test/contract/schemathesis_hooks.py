@@ -7,6 +7,7 @@ document states is left to the fuzzer. Each rule is the server's own, and each n
 
 import json
 import os
+import time
 import uuid
 from datetime import datetime, timedelta, timezone
 
@@ -40,6 +41,7 @@ SWITCH_MEMBERSHIP = ("POST", "/v1/sessions/current-membership-switches")
 UPLOAD_OBJECT = ("PUT", "/v1/model-versions/{modelVersionId}/object-content")
 UPLOAD_URLS = ("POST", "/v1/model-versions/{modelVersionId}/upload-urls")
 VALIDATE = ("POST", "/v1/model-versions/{modelVersionId}/validations")
+SIGN_IN = ("POST", "/v1/sessions")
 OFFBOARDING = ("POST", "/v1/tenants/current/offboarding")
 CHANGE_PROJECT_MEMBER = ("PATCH", "/v1/projects/{projectId}/members/{userId}")
 STORAGE_BUCKET = ("PUT", "/v1/tenants/current/storage-bucket")
@@ -67,10 +69,11 @@ _reset_targets = {"ids": SEED.get("resetTargetIds", []), "next": 0}
 # Reset grants the seed had mailed to other members and read from the mail catcher; a confirmation spends one.
 # Draft versions with their object stored, one a validation: a validated version is validated no more.
 _validations = {"ids": SEED.get("validationVersionIds", []), "next": 0}
-# Spread over the run: one when a phase starts and one after every few valid cases (each scenario of the operation
-# needs one served valid case; spent in a row, the later phases and cycles would find none left).
-_reset_grants = {"grants": SEED.get("resetGrants", []), "next": 0, "spent_in": None, "since": 0}
-GRANT_EVERY = 8
+# Spread over the run: one a scenario (each scenario of the operation needs one served valid case; spent in a row,
+# the later phases and schemathesis's later cycles would find none left). A scenario of one operation takes well under
+# GRANT_SECONDS, and the next one comes in another phase or cycle, later.
+_reset_grants = {"grants": SEED.get("resetGrants", []), "next": 0, "spent_in": None, "spent_at": 0.0}
+GRANT_SECONDS = 5
 
 
 def _is_valid_case(case):
@@ -177,7 +180,7 @@ def after_call(context, case, response):
     if operation == CONFIRM_RESET and response.status_code in (200, 201) and _is_valid_case(case):
         _reset_grants["next"] += 1
         _reset_grants["spent_in"] = _phase(case)
-        _reset_grants["since"] = 0
+        _reset_grants["spent_at"] = time.monotonic()
 
 
 @schemathesis.hook
@@ -231,9 +234,7 @@ def before_call(context, case, kwargs):
     # A reset is confirmed with what the mail said (the link's token, or the address and its code): the next unspent
     # grant's, in the variant the case was made in, when one is due; none left, as made.
     grants = _reset_grants["grants"]
-    if operation == CONFIRM_RESET:
-        _reset_grants["since"] += 1
-    due = _reset_grants["spent_in"] != _phase(case) or _reset_grants["since"] > GRANT_EVERY
+    due = _reset_grants["spent_in"] != _phase(case) or time.monotonic() - _reset_grants["spent_at"] > GRANT_SECONDS
     if operation == CONFIRM_RESET and isinstance(case.body, dict) and due and _reset_grants["next"] < len(grants):
         grant = grants[_reset_grants["next"]]
         if "token" in case.body:
@@ -279,3 +280,8 @@ def before_call(context, case, kwargs):
             scope["projectId"] = SEED["projectId"]
     if operation == VALIDATE and _validations["next"] < len(_validations["ids"]) and case.path_parameters is not None:
         case.path_parameters["modelVersionId"] = _validations["ids"][_validations["next"]]
+    # A password sign-in names an account and its password: the fuzzer's own, as it stands (a new session; the pass's
+    # own is untouched).
+    if operation == SIGN_IN and isinstance(case.body, dict) and "password" in case.body and SEED.get("email") and _password["current"]:
+        case.body["email"] = SEED["email"]
+        case.body["password"] = _password["current"]
