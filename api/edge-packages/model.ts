@@ -6,6 +6,8 @@ export const STEPS_DEFAULT = 1000
 export const WIRE_PROTOCOLS = ['openpi-ws', 'lerobot-grpc'] as const
 /** In local mode the package serves the model itself, over the protocol its format's server speaks. */
 export const LOCAL_SERVER_PROTOCOL = { onnx: 'openpi-ws', openpi: 'openpi-ws', lerobot: 'lerobot-grpc' } as const
+/** The image lines that ship LeRobot, the only ones lerobot-grpc is built for. */
+export const LEROBOT_ARCHS = targetArchs.filter((a) => imageLines[a].hasLeRobot)
 const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[?[0-9A-Fa-f:.]+\]?)$/
 
 export const EdgeInferencePackageRequestDto = z
@@ -54,8 +56,12 @@ export const EdgeInferencePackageRequestDto = z
   })
   // The two modes as the document's variants (the refinement above decides, with its field errors): a generated
   // client asks for the policy server's address exactly when the mode needs one.
+  // And the image line rule: lerobot-grpc needs a line that ships LeRobot, which the default (cpu) does not.
   .meta({
     id: 'EdgeInferencePackageRequestDto',
+    if: { properties: { wireProtocols: { contains: { const: 'lerobot-grpc' } } }, required: ['wireProtocols'] },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's own if/then keywords, never awaited
+    then: { properties: { targetArch: { enum: LEROBOT_ARCHS } }, required: ['targetArch'] },
     oneOf: [
       { properties: { mode: { const: 'local' } }, required: ['mode'] },
       { properties: { mode: { const: 'remote_ws' } }, required: ['mode', 'remotePolicyHost', 'remotePolicyPort'] },

@@ -22,7 +22,10 @@ export const FeatureDto = z
     name: z
       .string()
       .regex(/^[A-Za-z0-9][A-Za-z0-9_./-]{0,127}$/, 'letters, digits, _ . / - (up to 128), starting with a letter or digit')
-      .describe('Unique within its list; the key the policy and the robot client use (e.g. `observation.images.top`, `state`)'),
+      .describe(
+        'Unique within its list (a repeated name is 400 VALIDATION_ERROR; JSON Schema cannot state uniqueness by one property); ' +
+          'the key the policy and the robot client use (e.g. `observation.images.top`, `state`)',
+      ),
     dtype: z.enum(FEATURE_DTYPES),
     shape: z.array(z.number().int().min(1).max(1_000_000)).min(1).max(6).describe('1 to 6 positive dimensions'),
     kind: z.enum(FEATURE_KINDS).optional().describe('`image` for a camera: dtype uint8 and shape [height, width, channels]'),
@@ -32,7 +35,13 @@ export const FeatureDto = z
       ctx.addIssue({ code: 'custom', message: 'an image feature is uint8 with 3 dimensions [height, width, channels]', path: ['kind'] })
     }
   })
-  .meta({ id: 'EmbodimentFeatureDto' })
+  // The image rule above, stated for the document (the refinement decides, with its field error).
+  .meta({
+    id: 'EmbodimentFeatureDto',
+    if: { properties: { kind: { const: 'image' } }, required: ['kind'] },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's own if/then keywords, never awaited
+    then: { properties: { dtype: { const: 'uint8' }, shape: { minItems: 3, maxItems: 3 } } },
+  })
 
 const uniqueNames = (list: { name: string }[], ctx: z.RefinementCtx) => {
   const seen = new Set<string>()

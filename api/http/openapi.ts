@@ -105,12 +105,23 @@ function addProblemResponses(paths: Json): void {
   for (const [path, ops] of Object.entries(paths)) {
     for (const [method, op] of Object.entries(ops as Json) as [string, Json][]) {
       markNewWork(`${method.toUpperCase()} ${path}`, op)
+      optionalNullishBody(op)
       const sets = op['x-error-sets'] as ErrorSetName[] | undefined
       if (!sets) continue
       const secured = Array.isArray(op.security) && op.security.length > 0
       op.responses = { ...(op.responses as Json), ...problemResponses(sets, secured) }
     }
   }
+}
+
+/** A route whose body model is `.nullish()` takes a request without one (DELETE /users/me/mfa/totp), and a JSON null:
+ *  zod writes "the model or null", but the plugin marks the body required. Stated as an optional body. */
+function optionalNullishBody(op: Json): void {
+  const content = (op.requestBody as Json | undefined)?.content as Json | undefined
+  const json = content?.['application/json'] as Json | undefined
+  const variants = (json?.schema as Json | undefined)?.anyOf as Json[] | undefined
+  if (!json || !variants || variants.length !== 2 || !variants.some((v) => v.type === 'null')) return
+  ;(op.requestBody as Json).required = false
 }
 
 const hasDefault = (schema: unknown) => !!schema && typeof schema === 'object' && 'default' in (schema as Json)

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { PageQuery } from '../platform/pagination'
 import { singleLineText } from '../platform/text'
+import { OBJECT_KEY_PATTERN, OBJECT_PREFIX_PATTERN } from '../storage/object-keys'
 
 export const MODEL_FORMATS = ['openpi', 'lerobot', 'onnx'] as const
 export const MODEL_VERSION_STATUSES = ['draft', 'validating', 'ready', 'failed'] as const
@@ -27,11 +28,15 @@ const SizeBytes = z
   .max(5 * 2 ** 40)
   .describe('Exact size in bytes; checked before and during validation')
 const Key = z.string().max(1024)
+// The service's own rules (objectKeyProblem), stated for the document only: a refusal keeps its code
+// (IMPORTED_CHECKPOINT_INVALID_PATH, MODEL_BUNDLE_PREFIX_*) rather than becoming the validator's VALIDATION_ERROR.
+const ObjectKey = Key.meta({ pattern: OBJECT_KEY_PATTERN })
+const Prefix = Key.meta({ pattern: OBJECT_PREFIX_PATTERN })
 
 export const ImportedCheckpointSourceDto = z
   .strictObject({
     kind: z.literal('imported_checkpoint'),
-    path: Key.describe(`One object (a checkpoint archive or a single-file model): ${KEY_RULES}. Else IMPORTED_CHECKPOINT_INVALID_PATH`),
+    path: ObjectKey.describe(`One object (a checkpoint archive or a single-file model): ${KEY_RULES}. Else IMPORTED_CHECKPOINT_INVALID_PATH`),
     sizeBytes: SizeBytes.optional(),
     sha256: Sha256.optional(),
   })
@@ -39,7 +44,7 @@ export const ImportedCheckpointSourceDto = z
 
 export const BundleObjectDto = z
   .strictObject({
-    key: Key.describe('Relative to the prefix, same rules (IMPORTED_CHECKPOINT_INVALID_PATH); unique in the bundle'),
+    key: ObjectKey.describe('Relative to the prefix, same rules (IMPORTED_CHECKPOINT_INVALID_PATH); unique in the bundle'),
     sizeBytes: SizeBytes.optional(),
     sha256: Sha256.optional(),
   })
@@ -48,7 +53,7 @@ export const BundleObjectDto = z
 export const ModelBundleSourceDto = z
   .strictObject({
     kind: z.literal('model_bundle'),
-    prefix: Key.optional().describe(
+    prefix: Prefix.optional().describe(
       `The bundle's folder: ${KEY_RULES}; a trailing / is added. Missing or empty: MODEL_BUNDLE_PREFIX_REQUIRED; ` +
         'otherwise invalid: MODEL_BUNDLE_PREFIX_INVALID',
     ),

@@ -24,5 +24,16 @@ export function objectKeyProblem(key: string, opts: { prefix?: boolean } = {}): 
   return null
 }
 
+// The same rules as ECMA-262 patterns, for the OpenAPI document (test/unit/openapi-constraints.test.ts holds them against
+// objectKeyProblem): segments of anything but `/`, a backslash or a control character, joined by single slashes; lookaheads
+// refuse a scheme, a bucket name as the first segment, and a `.` or `..` segment. `[\s\S]`, not `.`, so a line separator
+// (U+2028) cannot hide a dot segment. Byte length is not a pattern's to state: the schema's maxLength counts characters.
+const SEGMENT = String.raw`[^/\\\u0000-\u001f\u007f]+`
+const REFUSED_STARTS = String.raw`(?![A-Za-z][A-Za-z0-9+.-]*:)(?!rcp-[0-9a-f]{20}-(?:general|dataset|export)(?:/|$))(?!\.\.?(?:/|$))(?![\s\S]*/\.\.?(?:/|$))`
+/** A key objectKeyProblem takes (byte length aside). */
+export const OBJECT_KEY_PATTERN = `^${REFUSED_STARTS}${SEGMENT}(?:/${SEGMENT})*$`
+/** A prefix objectKeyProblem takes with `prefix: true` (one trailing slash allowed; byte length aside). */
+export const OBJECT_PREFIX_PATTERN = `^${REFUSED_STARTS}${SEGMENT}(?:/${SEGMENT})*/?$`
+
 /** A prefix with exactly one trailing slash, so `prefix + key` never joins two names. */
 export const asPrefix = (prefix: string) => (prefix.endsWith('/') ? prefix : `${prefix}/`)

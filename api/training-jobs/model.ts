@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { PageQuery } from '../platform/pagination'
+import { OBJECT_KEY_PATTERN } from '../storage/object-keys'
 
 export const TRAINING_JOB_STATUSES = ['running', 'completed', 'failed'] as const
 export type TrainingJobStatus = (typeof TRAINING_JOB_STATUSES)[number]
@@ -25,6 +26,7 @@ export const CompleteTrainingJobBodyDto = z
     outputArtifactPath: z
       .string()
       .max(1024)
+      .meta({ pattern: OBJECT_KEY_PATTERN }) // the service's objectKeyProblem, stated; a refusal keeps its own code
       .optional()
       .describe(
         "completed only: the object key of the produced model in the tenant's general bucket (relative; no `..`, no leading `/`, " +

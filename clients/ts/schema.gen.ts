@@ -4470,7 +4470,7 @@ export interface components {
             updatedAt: string;
         };
         EmbodimentFeatureDto: {
-            /** @description Unique within its list; the key the policy and the robot client use (e.g. `observation.images.top`, `state`) */
+            /** @description Unique within its list (a repeated name is 400 VALIDATION_ERROR; JSON Schema cannot state uniqueness by one property); the key the policy and the robot client use (e.g. `observation.images.top`, `state`) */
             name: string;
             /** @enum {string} */
             dtype: "float32" | "float64" | "int32" | "int64" | "uint8" | "bool";
@@ -9027,7 +9027,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["TotpRemovalRequestDto"] | null;
             };

@@ -5,6 +5,7 @@
 import type { Client } from '../support/client'
 import { uniqueEmail } from '../support/fixtures'
 import { bucketsIn } from '../storage/helpers'
+import { waitForMail } from '../support/mailbox'
 
 /** A webhook receiver's address the outbound guard lets through in the test command (loopback is allowed there). */
 export const FUZZ_HOOK_URL = 'https://127.0.0.1/fuzz/hook'
@@ -27,6 +28,15 @@ export async function seedTenant(owner: Client): Promise<SeededIds> {
   // A researcher of the tenant, made a project member (the owner's own tenant role is above any project role).
   const researcher = (await made(owner.post('/users', { email: uniqueEmail('fuzz-member'), mode: 'create', role: 'researcher' }), 'member')).user
   await made(owner.post(`/projects/${project.id}/members`, { userId: researcher.id, role: 'contributor' }), 'project member')
+  // And one in no project: the member a valid "add a project member" case names (schemathesis_hooks.py).
+  const outsider = (await made(owner.post('/users', { email: uniqueEmail('fuzz-outsider'), mode: 'create', role: 'viewer' }), 'outsider')).user
+  // Members an administrator asks a reset mail for, in turn: an address takes one a minute.
+  const resetTargets = await Promise.all(
+    Array.from(
+      { length: RESET_TARGETS },
+      async () => (await made(owner.post('/users', { email: uniqueEmail('fuzz-reset'), mode: 'create', role: 'viewer' }), 'reset target')).user.id as string,
+    ),
+  )
   const profile = await made(
     owner.post('/embodiment-profiles', {
       name: `fuzz ${tag}`,
@@ -39,8 +49,15 @@ export async function seedTenant(owner: Client): Promise<SeededIds> {
   )
   const trainingJob = await made(owner.post('/training-jobs', { name: `fuzz ${tag}` }), 'training job')
   const version = await made(
-    owner.post('/model-versions', { name: `fuzz ${tag}`, format: 'onnx', source: { kind: 'imported_checkpoint', path: 'fuzz/m.onnx' } }),
+    owner.post('/model-versions', { name: `fuzz ${tag}`, format: 'onnx', source: { kind: 'imported_checkpoint', path: FUZZ_MODEL_KEY } }),
     'model version',
+  )
+  // Drafts with their object stored, each for one valid "validate" case (a validated version is validated no more).
+  const validationVersions = await Promise.all(Array.from({ length: VALIDATION_VERSIONS }, (_, i) => storedDraft(owner, `fuzz validation ${i} ${tag}`)))
+  // A draft version only uploads name (schemathesis_hooks.py): the fuzzer validates the other one, which ends its uploads.
+  const uploadVersion = await made(
+    owner.post('/model-versions', { name: `fuzz upload ${tag}`, format: 'onnx', source: { kind: 'imported_checkpoint', path: FUZZ_MODEL_KEY } }),
+    'upload model version',
   )
   const hook = (await made(owner.post('/webhook-endpoints', { url: FUZZ_HOOK_URL, events: ['training_job.completed'] }), 'webhook endpoint')).endpoint
   const message = await made(owner.post(`/webhook-endpoints/${hook.id}/test-events`, {}), 'test event', 202)
@@ -71,8 +88,69 @@ export async function seedTenant(owner: Client): Promise<SeededIds> {
     exportId: exported.id,
     'jobId /v1/tenants/current/storage-reconciliation-jobs/{jobId}': reconciliation.job.id,
     apiKeyId: key.apiKey.id,
+    [NON_MEMBER]: outsider.id,
+    [UPLOAD_VERSION]: uploadVersion.id,
+    [VALIDATION_VERSION_IDS]: validationVersions.join(','),
+    [RESET_TARGET_IDS]: resetTargets.join(','),
   }
 }
+
+/** A reset grant a valid "confirm a password reset" case may spend: the mailed link's token and the mailed code. */
+export interface ResetGrant {
+  email: string
+  token: string
+  code: string
+}
+
+/** Members of the tenant (not the fuzzer's own account: a confirmed reset ends every session of the user) with a reset
+ *  mail each, asked for by the owner and read from the mail catcher, as the person would read it. One per phase that
+ *  fuzzes the confirmation (coverage, fuzzing, stateful) and for schemathesis's later coverage passes. */
+export async function seedResetGrants(owner: Client, count = 8): Promise<ResetGrant[]> {
+  // At once: each is its own address (one reset mail a minute each), and the mail workflow takes seconds under load.
+  return Promise.all(Array.from({ length: count }, () => resetGrant(owner)))
+}
+
+async function resetGrant(owner: Client): Promise<ResetGrant> {
+  const email = uniqueEmail('fuzz-confirm')
+  const user = (await made(owner.post('/users', { email, mode: 'create', role: 'viewer' }), 'reset grant holder')).user
+  await made(owner.post(`/users/${user.id}/password-reset-requests`, {}), 'reset request', 202)
+  // The address is this grant's alone, so its one mail is the grant's.
+  const mail = await waitForMail(email, { subject: /Reset your/ })
+  const token = /token=([A-Za-z0-9_%.-]+)/.exec(mail.text)?.[1]
+  const code = /code (\d{8})/.exec(mail.text)?.[1]
+  if (!token || !code) throw new Error(`fuzz seed, reset mail: no token or code in ${JSON.stringify(mail.text)}`)
+  return { email, token: decodeURIComponent(token), code }
+}
+
+// A pass's phases (and schemathesis's later coverage passes) each need one served request, at most one a minute each.
+const RESET_TARGETS = 8
+/** The seeded ids of the members a reset mail is asked for, comma-separated: for the hooks. */
+export const RESET_TARGET_IDS = 'resetTargetIds'
+
+/** The seeded model version's one object: the key an upload through the API names. */
+export const FUZZ_MODEL_KEY = 'fuzz/m.onnx'
+const VALIDATION_VERSIONS = 4
+/** The drafts with a stored object that validations name, comma-separated: for the hooks. */
+export const VALIDATION_VERSION_IDS = 'validationVersionIds'
+
+/** A draft model version whose one object is stored through the API. */
+async function storedDraft(owner: Client, name: string): Promise<string> {
+  const version = await made(owner.post('/model-versions', { name, format: 'onnx', source: { kind: 'imported_checkpoint', path: FUZZ_MODEL_KEY } }), name)
+  const upload = owner.call('PUT', `/model-versions/${version.id}/object-content?key=${encodeURIComponent(FUZZ_MODEL_KEY)}`, {
+    raw: 'fuzz object',
+    headers: { 'content-type': 'application/octet-stream' },
+  })
+  await made(upload, `${name} object`, 200)
+  return version.id
+}
+
+/** The draft model version only uploads name: for the hooks. */
+export const UPLOAD_VERSION = 'uploadVersionId'
+/** The fuzzer's own membership (a membership switch may name only it): for the hooks. */
+export const OWN_MEMBERSHIP = 'ownMembershipId'
+
+/** The seeded id of a tenant member in no project: for the hooks (no path parameter has this name). */
+export const NON_MEMBER = 'nonMemberUserId'
 
 type OpenApi = { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[] }>> }
 

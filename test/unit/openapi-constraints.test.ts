@@ -7,9 +7,13 @@ import { expectedVersion, parseIfMatch } from '../../api/platform/etag'
 import { deriveKeys } from '../../api/platform/keyring'
 import { PAGE_SIZE_MAX, PAGE_TOKEN_SHAPE, openPage, pageTokenFor } from '../../api/platform/pagination'
 import { PASSWORD_MIN_LENGTH } from '../../api/identity/passwords'
-import { EdgeInferencePackageRequestDto } from '../../api/edge-packages/model'
+import { EdgeInferencePackageRequestDto, WIRE_PROTOCOLS } from '../../api/edge-packages/model'
+import { targetArchs } from '../../api/edge-packages/image-lines'
+import { CreateEmbodimentProfileBodyDto, FEATURE_DTYPES, FEATURE_KINDS, FeatureDto } from '../../api/embodiment-profiles/model'
+import { objectKeyProblem } from '../../api/storage/object-keys'
 import { HOLD_SCOPE_KINDS } from '../../api/legal-holds/model'
 import { UpdateCurrentTenantMembershipBodyDto } from '../../api/memberships/model'
+import { TotpRemovalRequestDto } from '../../api/mfa/model'
 import { UpdateProjectMemberBodyDto } from '../../api/project-members/model'
 import { UpdateSubscriptionBodyDto } from '../../api/billing/model'
 import { CreateUserBody } from '../../api/users/model'
@@ -162,4 +166,82 @@ test('every list states the pageSize maximum and the page token shape the server
   for (const bad of [`${issued}=`, `${issued}.x`, issued.replace('.', '..'), `+${issued}`]) {
     expect({ bad, stated: PAGE_TOKEN_SHAPE.test(bad), server: refusal(1, bad) }).toEqual({ bad, stated: false, server: 'PAGE_TOKEN_INVALID' })
   }
+})
+
+test('an image feature: the stated if/then takes exactly the features the server takes', () => {
+  const schema = schemas.EmbodimentFeatureDto as Json
+  const [cond, then] = [schema.if as Json, schema.then as Json]
+  expect(cond.required).toEqual(['kind'])
+  // What the stated if/then and the rest of the feature schema say of a sample (the shapes used here are within its bounds).
+  const stated = (f: Json) =>
+    f.kind !== cond.properties.kind.const ||
+    (f.dtype === then.properties.dtype.const && f.shape.length >= then.properties.shape.minItems && f.shape.length <= then.properties.shape.maxItems)
+  let samples = 0
+  for (const kind of [undefined, ...FEATURE_KINDS])
+    for (const dtype of FEATURE_DTYPES)
+      for (const shape of [[3], [480, 640], [480, 640, 3], [2, 480, 640, 3]]) {
+        const f = { name: 'observation.images.top', dtype, shape, ...(kind ? { kind } : {}) }
+        expect({ f, stated: stated(f) }).toEqual({ f, stated: FeatureDto.safeParse(f).success })
+        samples++
+      }
+  expect(samples).toBe(4 * FEATURE_DTYPES.length * 4)
+})
+
+test('feature names: uniqueness within a list is said in the description (JSON Schema cannot say unique by a property), and refused', () => {
+  expect((schemas.EmbodimentFeatureDto as Json).properties.name.description).toContain('Unique within its list')
+  const feature = { name: 'state', dtype: 'float32', shape: [14] }
+  const body = (features: Json[]) => ({ name: 'p', robotType: 'aloha', controlRateHz: 50, observationFeatures: features, actionFeatures: [feature] })
+  expect(CreateEmbodimentProfileBodyDto.safeParse(body([feature, { ...feature, name: 'state2' }])).success).toBe(true)
+  expect(CreateEmbodimentProfileBodyDto.safeParse(body([feature, feature])).success).toBe(false)
+})
+
+test('an edge package request: lerobot-grpc is stated to need an image line with LeRobot, as the server refuses it otherwise', () => {
+  const body = schemas.EdgeInferencePackageRequestDto as Json
+  const [cond, then] = [body.if as Json, body.then as Json]
+  const lerobot = cond.properties.wireProtocols.contains.const
+  const stated = (b: Json) =>
+    !(b.wireProtocols ?? []).includes(lerobot) || (b.targetArch !== undefined && then.properties.targetArch.enum.includes(b.targetArch))
+  const base = { embodimentProfileId: '4f1c6c1e-8b7e-4c1a-9a57-0a7c4e0f5f1b', mode: 'remote_ws', remotePolicyHost: 'policy.lab', remotePolicyPort: 8000 }
+  const lists = [undefined, ['openpi-ws'], ['lerobot-grpc'], [...WIRE_PROTOCOLS]]
+  for (const wireProtocols of lists)
+    for (const targetArch of [undefined, ...targetArchs]) {
+      const b = { ...base, ...(wireProtocols ? { wireProtocols } : {}), ...(targetArch ? { targetArch } : {}) }
+      expect({ b, stated: stated(b) }).toEqual({ b, stated: EdgeInferencePackageRequestDto.safeParse(b).success })
+    }
+})
+
+test("object keys (checkpoint paths, bundle keys and prefixes, training outputs): the stated pattern is the service's objectKeyProblem", () => {
+  const path = (schemas.ImportedCheckpointSourceDto as Json).properties.path
+  const key = new RegExp(path.pattern)
+  const prefix = new RegExp((schemas.ModelBundleSourceDto as Json).properties.prefix.pattern)
+  expect((schemas.BundleObjectDto as Json).properties.key.pattern).toBe(path.pattern)
+  expect((schemas.CompleteTrainingJobBodyDto as Json).properties.outputArtifactPath.pattern).toBe(path.pattern)
+  const bucket = `rcp-${'0a'.repeat(10)}-general`
+  const samples = [
+    ...['m.onnx', 'runs/1/model.onnx', 'a', 'é/ü', 'a.b/..c/d..', '...', 'a/...', '.hidden', 'x/.y', 'rcp-x/m', `${bucket}x/m`, `x/${bucket}/m`],
+    ...['', '/a', 'a/', 'a//b', 'a\\b', 'a\nb', 'a\u007fb', '\u0000', 's3://b/k', 'http:x', 'C:/x', 'a:b', '1a:b', '.', '..', './a', '../a'],
+    ...['a/.', 'a/..', 'a/./b', 'a/../b', `${bucket}/m`, bucket, 'a\u2028/../b', 'a/\u2028..', 'x'.repeat(1024), 'x'.repeat(1025)],
+  ]
+  // And random keys from the pieces the rules are about, so no rule is left to the hand-picked ones.
+  let seed = 7
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31)
+  const pieces = ['a', 'b1', '/', '.', '..', '\\', ':', 's3', bucket, '\n', '\u2028', 'é', '-', '+']
+  for (let i = 0; i < 4000; i++) samples.push(Array.from({ length: 1 + (next() % 6) }, () => pieces[next() % pieces.length]).join(''))
+  const withinLength = (s: string) => s.length <= path.maxLength
+  for (const s of samples) {
+    // Byte length is the server's alone (maxLength counts characters); every sample here is within both or neither.
+    if (Buffer.byteLength(s) !== s.length && Buffer.byteLength(s) > 1024) continue
+    expect({ s, key: key.test(s) && withinLength(s), prefix: prefix.test(s) && withinLength(s) }).toEqual({
+      s,
+      key: objectKeyProblem(s) === null,
+      prefix: objectKeyProblem(s, { prefix: true }) === null,
+    })
+  }
+})
+
+test('DELETE /v1/users/me/mfa/totp: the body is stated as optional (the model or null), as the server takes either', () => {
+  const body = op('delete', '/v1/users/me/mfa/totp').requestBody as Json
+  expect(body.required).toBe(false)
+  expect(body.content['application/json'].schema.anyOf).toEqual([{ $ref: '#/components/schemas/TotpRemovalRequestDto' }, { type: 'null' }])
+  expect(TotpRemovalRequestDto.nullish().safeParse(undefined).success && TotpRemovalRequestDto.nullish().safeParse(null).success).toBe(true)
 })
