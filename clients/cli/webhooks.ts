@@ -6,9 +6,9 @@
 // --cert/--key; against a deployment that allows neither, put a tunnel with a public HTTPS URL in front (--url).
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import type { components } from '../ts'
+import { RcpError, type components } from '../ts'
 import type { Command } from './context'
-import { CliError, EXIT, usage } from './exit'
+import { CliError, describeError, EXIT, exitCodeOf, usage } from './exit'
 
 type EventType = components['schemas']['CreateWebhookEndpointBodyDto']['events'][number]
 
@@ -97,6 +97,7 @@ export async function listen(cmd: Command): Promise<void> {
   process.on('SIGTERM', stop)
 
   let rcp: ReturnType<Command['client']>['rcp'] | null = null
+  let removal: unknown
   try {
     if (register || sendTest) rcp = cmd.client().rcp
     if (register) {
@@ -117,7 +118,17 @@ export async function listen(cmd: Command): Promise<void> {
     await finished
   } finally {
     server.stop(true)
-    if (register && endpointId && rcp) await rcp.DELETE('/v1/webhook-endpoints/{endpointId}', { params: { path: { endpointId } } }).catch(() => {})
+    // A removal that fails is said and fails the command: an endpoint left behind goes on receiving deliveries. One
+    // already gone (404) is what was wanted.
+    if (register && endpointId && rcp) {
+      const id = endpointId
+      removal = await rcp.DELETE('/v1/webhook-endpoints/{endpointId}', { params: { path: { endpointId: id } } }).then(
+        () => undefined,
+        (e: unknown) => (e instanceof RcpError && e.status === 404 ? undefined : e),
+      )
+      if (removal) cmd.out.note(`could not remove endpoint ${id}: ${describeError(removal)}; remove it with DELETE /v1/webhook-endpoints/${id}`)
+    }
   }
+  if (removal) throw new CliError(exitCodeOf(removal), `endpoint ${endpointId} was not removed`)
   if (failures > 0) throw new CliError(EXIT.verification, `${failures} delivery(ies) failed signature verification`)
 }

@@ -337,13 +337,42 @@ describe('rcp: webhooks listen and audit tail', () => {
       '1',
       '--json',
     ])
-    expect(r.code).toBe(EXIT.ok)
+    // A removal that failed is said on stderr and fails the command.
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: EXIT.ok, stderr: expect.not.stringContaining('could not remove') })
     const event = JSON.parse(r.stdout.trim())
     expect(event).toMatchObject({ verified: true, event: { type: 'webhook_endpoint.test', tenantId: ctx.ownerA.tenantId } })
     expect(event.webhookId).toStartWith('msg_')
     const endpointId = /Registered endpoint ([0-9a-f-]{36})/.exec(r.stderr)![1]!
     const gone = await ctx.sdk.GET('/v1/webhook-endpoints/{endpointId}', { params: { path: { endpointId } } }).catch((e) => e)
     expect(gone.status).toBe(404)
+  }, 120_000)
+
+  test('an endpoint it cannot remove when it stops is said on stderr and fails the command', async () => {
+    // A token of its own in a HOME of its own, revoked while rcp listens: the removal is refused (401).
+    const made = await ctx.sdk.POST('/v1/api-keys', { body: { name: 'listen, revoked', scopes: ['tenant:manage'] } })
+    const home = mkdtempSync(join(env.dir, 'rcp-home-revoked-'))
+    const own = { HOME: home, XDG_CONFIG_HOME: join(home, 'config') }
+    expect((await rcp(['login', '--token', made.data.data.token, '--api', env.api.url], { env: own })).code).toBe(EXIT.ok)
+    const cert = ['--cert', env.certs.certFile, '--key', env.certs.keyFile]
+    const proc = Bun.spawn([ctx.bin, 'webhooks', 'listen', '--register', '--events', 'edge_package.ready', ...cert], {
+      cwd: home,
+      env: { PATH: process.env.PATH!, ...own },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    let stderr = ''
+    const decoder = new TextDecoder()
+    const reader = (proc.stderr as unknown as ReadableStream<Uint8Array>).getReader()
+    while (!/Registered endpoint (\S+)/.test(stderr)) stderr += decoder.decode((await reader.read()).value)
+    const endpointId = /Registered endpoint ([0-9a-f-]{36})/.exec(stderr)![1]!
+    await ctx.sdk.DELETE('/v1/api-keys/{apiKeyId}', { params: { path: { apiKeyId: made.data.data.apiKey.id } } })
+    proc.kill('SIGINT')
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) stderr += decoder.decode(chunk.value)
+    expect(await proc.exited).toBe(EXIT.auth)
+    expect(stderr).toContain(`could not remove endpoint ${endpointId}: TOKEN_REVOKED (401)`)
+    // Still there, as it said: removed here.
+    expect((await ctx.sdk.GET('/v1/webhook-endpoints/{endpointId}', { params: { path: { endpointId } } })).data.data.id).toBe(endpointId)
+    await ctx.sdk.DELETE('/v1/webhook-endpoints/{endpointId}', { params: { path: { endpointId } } })
   }, 120_000)
 
   test('a delivery whose signature does not match is refused (401) and makes the exit code 5', async () => {
