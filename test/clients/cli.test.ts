@@ -344,7 +344,7 @@ describe('rcp: webhooks listen and audit tail', () => {
     expect(event.webhookId).toStartWith('msg_')
     const endpointId = /Registered endpoint ([0-9a-f-]{36})/.exec(r.stderr)![1]!
     const gone = await ctx.sdk.GET('/v1/webhook-endpoints/{endpointId}', { params: { path: { endpointId } } }).catch((e) => e)
-    expect(gone?.status ?? `no error: ${JSON.stringify(gone?.data ?? gone)}`).toBe(404)
+    expect(gone?.status ?? (gone instanceof Error ? String(gone) : `no error: ${JSON.stringify(gone?.data)}`)).toBe(404)
   }, 120_000)
 
   test('an endpoint it cannot remove when it stops is said on stderr and fails the command', async () => {
