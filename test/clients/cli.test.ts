@@ -47,6 +47,33 @@ async function rcp(args: string[], opts: { stdin?: string; env?: Record<string, 
   return { code, stdout, stderr }
 }
 
+/** rcp left running (a receiver, until it is stopped), its stderr read as it comes. */
+function running(args: string[], home = ctx.home) {
+  const proc = Bun.spawn([ctx.bin, ...args], {
+    cwd: home,
+    env: { PATH: process.env.PATH!, HOME: home, XDG_CONFIG_HOME: join(home, 'config') },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const reader = (proc.stderr as unknown as ReadableStream<Uint8Array>).getReader()
+  const decoder = new TextDecoder()
+  const r = {
+    proc,
+    stderr: '',
+    /** Reads until `pattern` matches what it printed; its match. */
+    async until(pattern: RegExp): Promise<RegExpExecArray> {
+      while (!pattern.test(r.stderr)) r.stderr += decoder.decode((await reader.read()).value)
+      return pattern.exec(r.stderr)!
+    },
+    /** Reads to its end; all it printed. */
+    async rest(): Promise<string> {
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) r.stderr += decoder.decode(chunk.value)
+      return r.stderr
+    },
+  }
+  return r
+}
+
 const json = (r: Ran) => {
   expect({ code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({ code: 0, stderr: '' })
   return JSON.parse(r.stdout)
@@ -353,22 +380,15 @@ describe('rcp: webhooks listen and audit tail', () => {
     const home = mkdtempSync(join(env.dir, 'rcp-home-revoked-'))
     const own = { HOME: home, XDG_CONFIG_HOME: join(home, 'config') }
     expect((await rcp(['login', '--token', made.data.data.token, '--api', env.api.url], { env: own })).code).toBe(EXIT.ok)
-    const cert = ['--cert', env.certs.certFile, '--key', env.certs.keyFile]
-    const proc = Bun.spawn([ctx.bin, 'webhooks', 'listen', '--register', '--events', 'edge_package.ready', ...cert], {
-      cwd: home,
-      env: { PATH: process.env.PATH!, ...own },
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    let stderr = ''
-    const decoder = new TextDecoder()
-    const reader = (proc.stderr as unknown as ReadableStream<Uint8Array>).getReader()
-    while (!/Registered endpoint (\S+)/.test(stderr)) stderr += decoder.decode((await reader.read()).value)
-    const endpointId = /Registered endpoint ([0-9a-f-]{36})/.exec(stderr)![1]!
+    const listen = running(
+      ['webhooks', 'listen', '--register', '--events', 'edge_package.ready', '--cert', env.certs.certFile, '--key', env.certs.keyFile],
+      home,
+    )
+    const endpointId = (await listen.until(/Registered endpoint ([0-9a-f-]{36})/))[1]!
     await ctx.sdk.DELETE('/v1/api-keys/{apiKeyId}', { params: { path: { apiKeyId: made.data.data.apiKey.id } } })
-    proc.kill('SIGINT')
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) stderr += decoder.decode(chunk.value)
-    expect(await proc.exited).toBe(EXIT.auth)
+    listen.proc.kill('SIGINT')
+    const stderr = await listen.rest()
+    expect(await listen.proc.exited).toBe(EXIT.auth)
     expect(stderr).toContain(`could not remove endpoint ${endpointId}: TOKEN_REVOKED (401)`)
     // Still there, as it said: removed here.
     expect((await ctx.sdk.GET('/v1/webhook-endpoints/{endpointId}', { params: { path: { endpointId } } })).data.data.id).toBe(endpointId)
@@ -377,17 +397,9 @@ describe('rcp: webhooks listen and audit tail', () => {
 
   test('a delivery whose signature does not match is refused (401) and makes the exit code 5', async () => {
     const secret = `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString('base64')}`
-    const proc = Bun.spawn([ctx.bin, 'webhooks', 'listen', '--secret', secret, '--count', '1'], {
-      cwd: ctx.home,
-      env: { PATH: process.env.PATH!, HOME: ctx.home, XDG_CONFIG_HOME: join(ctx.home, 'config') },
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    let stderr = ''
-    const decoder = new TextDecoder()
-    const reader = (proc.stderr as unknown as ReadableStream<Uint8Array>).getReader()
-    while (!/Listening on (\S+)/.test(stderr)) stderr += decoder.decode((await reader.read()).value)
-    const url = /Listening on (\S+)/.exec(stderr)![1]!
+    const listen = running(['webhooks', 'listen', '--secret', secret, '--count', '1'])
+    const { proc } = listen
+    const url = (await listen.until(/Listening on (\S+)/))[1]!
     const body = JSON.stringify({ id: crypto.randomUUID(), type: 'webhook_endpoint.test', timestamp: new Date().toISOString(), data: {} })
     const sign = (key: string, id: string, ts: number) =>
       `v1,${createHmac('sha256', Buffer.from(key.replace(/^whsec_/, ''), 'base64'))
