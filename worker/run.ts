@@ -126,6 +126,8 @@ export function polledQueues(names: readonly string[]): readonly TaskQueue[] {
 export async function startWorker(config: Config, opts: StartWorkerOptions = {}): Promise<RunningWorker> {
   const t0 = performance.now()
   const log = opts.log ?? createLogger(config.LOG_LEVEL, { service: 'worker' })
+  // Before anything is opened: a name that is no queue leaves nothing to close.
+  const polled = polledQueues(config.WORKER_TASK_QUEUES)
   const sdkMetrics = opts.metrics ? `${config.METRICS_HOST}:${config.TEMPORAL_METRICS_PORT}` : undefined
   installRuntime(log, sdkMetrics)
   const ownSql = !opts.sql
@@ -137,7 +139,6 @@ export async function startWorker(config: Config, opts: StartWorkerOptions = {})
     if (ownSql) await sql.end({ timeout: 5 })
   }
   const names = taskQueues(config)
-  const polled = polledQueues(config.WORKER_TASK_QUEUES)
 
   let connection: NativeConnection | undefined
   let client: Client | undefined
