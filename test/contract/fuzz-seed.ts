@@ -19,24 +19,39 @@ async function made(res: Promise<{ status: number; text: string; json: any }>, w
   return r.json.data
 }
 
+/** A member the owner makes (mode create: no mail to follow), as the person it answers. */
+async function member(owner: Client, prefix: string, role: string, email = uniqueEmail(prefix)) {
+  return (await made(owner.post('/users', { email, mode: 'create', role }), prefix)).user as { id: string }
+}
+
+/** A draft onnx model version of one object (FUZZ_MODEL_KEY), not yet uploaded. */
+const draft = (owner: Client, name: string) =>
+  made(owner.post('/model-versions', { name, format: 'onnx', source: { kind: 'imported_checkpoint', path: FUZZ_MODEL_KEY } }), name)
+
+/** What the hooks (schemathesis_hooks.py) may use of the seeded tenant beside the path ids: no path parameter names these. */
+export interface HookIds {
+  /** A tenant member in no project. */
+  nonMemberUserId: string
+  /** The draft version only uploads name: the fuzzer validates the other one, which ends its uploads. */
+  uploadVersionId: string
+  /** Drafts with their object stored, one for each valid "validate" case (a validated version is validated no more). */
+  validationVersionIds: string[]
+  /** Members an administrator asks a reset mail for, in turn: an address takes one a minute. */
+  resetTargetIds: string[]
+}
+
 /** Provisions the tenant's storage and makes one of each resource through the API, as the tenant's owner. */
-export async function seedTenant(owner: Client): Promise<SeededIds> {
+export async function seedTenant(owner: Client): Promise<{ ids: SeededIds; hooks: HookIds }> {
   await made(owner.call('PUT', '/tenants/current/storage-bucket', { body: { regionId: 'local' } }), 'storage', 200)
   await bucketsIn(owner, 'ready', 90_000)
   const tag = crypto.randomUUID().slice(0, 8)
   const project = await made(owner.post('/projects', { name: 'Fuzz project', slug: `fuzz-${tag}` }), 'project')
   // A researcher of the tenant, made a project member (the owner's own tenant role is above any project role).
-  const researcher = (await made(owner.post('/users', { email: uniqueEmail('fuzz-member'), mode: 'create', role: 'researcher' }), 'member')).user
+  const researcher = await member(owner, 'fuzz-member', 'researcher')
   await made(owner.post(`/projects/${project.id}/members`, { userId: researcher.id, role: 'contributor' }), 'project member')
   // And one in no project: the member a valid "add a project member" case names (schemathesis_hooks.py).
-  const outsider = (await made(owner.post('/users', { email: uniqueEmail('fuzz-outsider'), mode: 'create', role: 'viewer' }), 'outsider')).user
-  // Members an administrator asks a reset mail for, in turn: an address takes one a minute.
-  const resetTargets = await Promise.all(
-    Array.from(
-      { length: RESET_TARGETS },
-      async () => (await made(owner.post('/users', { email: uniqueEmail('fuzz-reset'), mode: 'create', role: 'viewer' }), 'reset target')).user.id as string,
-    ),
-  )
+  const outsider = await member(owner, 'fuzz-outsider', 'viewer')
+  const resetTargets = await Promise.all(Array.from({ length: RESET_TARGETS }, async () => (await member(owner, 'fuzz-reset', 'viewer')).id))
   const profile = await made(
     owner.post('/embodiment-profiles', {
       name: `fuzz ${tag}`,
@@ -48,17 +63,9 @@ export async function seedTenant(owner: Client): Promise<SeededIds> {
     'embodiment profile',
   )
   const trainingJob = await made(owner.post('/training-jobs', { name: `fuzz ${tag}` }), 'training job')
-  const version = await made(
-    owner.post('/model-versions', { name: `fuzz ${tag}`, format: 'onnx', source: { kind: 'imported_checkpoint', path: FUZZ_MODEL_KEY } }),
-    'model version',
-  )
-  // Drafts with their object stored, each for one valid "validate" case (a validated version is validated no more).
+  const version = await draft(owner, `fuzz ${tag}`)
   const validationVersions = await Promise.all(Array.from({ length: VALIDATION_VERSIONS }, (_, i) => storedDraft(owner, `fuzz validation ${i} ${tag}`)))
-  // A draft version only uploads name (schemathesis_hooks.py): the fuzzer validates the other one, which ends its uploads.
-  const uploadVersion = await made(
-    owner.post('/model-versions', { name: `fuzz upload ${tag}`, format: 'onnx', source: { kind: 'imported_checkpoint', path: FUZZ_MODEL_KEY } }),
-    'upload model version',
-  )
+  const uploadVersion = await draft(owner, `fuzz upload ${tag}`)
   const hook = (await made(owner.post('/webhook-endpoints', { url: FUZZ_HOOK_URL, events: ['training_job.completed'] }), 'webhook endpoint')).endpoint
   const message = await made(owner.post(`/webhook-endpoints/${hook.id}/test-events`, {}), 'test event', 202)
   const domain = await made(owner.post('/tenants/current/domains', { domain: `${tag}.fuzz.example` }), 'domain')
@@ -74,7 +81,7 @@ export async function seedTenant(owner: Client): Promise<SeededIds> {
   )
   const reconciliation = await made(owner.post('/tenants/current/storage-reconciliation-jobs', { dryRun: true }), 'reconciliation job')
   const key = await made(owner.post('/api-keys', { name: `fuzz spare ${tag}`, scopes: ['tenant:read'] }), 'spare token')
-  return {
+  const ids: SeededIds = {
     projectId: project.id,
     userId: researcher.id,
     profileId: profile.id,
@@ -88,10 +95,10 @@ export async function seedTenant(owner: Client): Promise<SeededIds> {
     exportId: exported.id,
     'jobId /v1/tenants/current/storage-reconciliation-jobs/{jobId}': reconciliation.job.id,
     apiKeyId: key.apiKey.id,
-    [NON_MEMBER]: outsider.id,
-    [UPLOAD_VERSION]: uploadVersion.id,
-    [VALIDATION_VERSION_IDS]: validationVersions.join(','),
-    [RESET_TARGET_IDS]: resetTargets.join(','),
+  }
+  return {
+    ids,
+    hooks: { nonMemberUserId: outsider.id, uploadVersionId: uploadVersion.id, validationVersionIds: validationVersions, resetTargetIds: resetTargets },
   }
 }
 
@@ -112,7 +119,7 @@ export async function seedResetGrants(owner: Client, count = 8): Promise<ResetGr
 
 async function resetGrant(owner: Client): Promise<ResetGrant> {
   const email = uniqueEmail('fuzz-confirm')
-  const user = (await made(owner.post('/users', { email, mode: 'create', role: 'viewer' }), 'reset grant holder')).user
+  const user = await member(owner, 'fuzz-confirm', 'viewer', email)
   await made(owner.post(`/users/${user.id}/password-reset-requests`, {}), 'reset request', 202)
   // The address is this grant's alone, so its one mail is the grant's.
   const mail = await waitForMail(email, { subject: /Reset your/ })
@@ -124,18 +131,14 @@ async function resetGrant(owner: Client): Promise<ResetGrant> {
 
 // A pass's phases (and schemathesis's later coverage passes) each need one served request, at most one a minute each.
 const RESET_TARGETS = 8
-/** The seeded ids of the members a reset mail is asked for, comma-separated: for the hooks. */
-export const RESET_TARGET_IDS = 'resetTargetIds'
 
 /** The seeded model version's one object: the key an upload through the API names. */
 export const FUZZ_MODEL_KEY = 'fuzz/m.onnx'
 const VALIDATION_VERSIONS = 4
-/** The drafts with a stored object that validations name, comma-separated: for the hooks. */
-export const VALIDATION_VERSION_IDS = 'validationVersionIds'
 
 /** A draft model version whose one object is stored through the API. */
 async function storedDraft(owner: Client, name: string): Promise<string> {
-  const version = await made(owner.post('/model-versions', { name, format: 'onnx', source: { kind: 'imported_checkpoint', path: FUZZ_MODEL_KEY } }), name)
+  const version = await draft(owner, name)
   const upload = owner.call('PUT', `/model-versions/${version.id}/object-content?key=${encodeURIComponent(FUZZ_MODEL_KEY)}`, {
     raw: 'fuzz object',
     headers: { 'content-type': 'application/octet-stream' },
@@ -143,14 +146,6 @@ async function storedDraft(owner: Client, name: string): Promise<string> {
   await made(upload, `${name} object`, 200)
   return version.id
 }
-
-/** The draft model version only uploads name: for the hooks. */
-export const UPLOAD_VERSION = 'uploadVersionId'
-/** The fuzzer's own membership (a membership switch may name only it): for the hooks. */
-export const OWN_MEMBERSHIP = 'ownMembershipId'
-
-/** The seeded id of a tenant member in no project: for the hooks (no path parameter has this name). */
-export const NON_MEMBER = 'nonMemberUserId'
 
 type OpenApi = { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[] }>> }
 

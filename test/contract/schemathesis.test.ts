@@ -10,18 +10,7 @@ import { PERMISSIONS } from '../../api/identity/permissions'
 import { freePort, REPO_ROOT, spawnChild, tail, waitUntil, type Child } from '../../scripts/platform'
 import { Client } from '../support/client'
 import { PASSWORD, uniqueEmail, uniqueSlug } from '../support/fixtures'
-import {
-  FUZZ_MODEL_KEY,
-  NON_MEMBER,
-  OWN_MEMBERSHIP,
-  RESET_TARGET_IDS,
-  UPLOAD_VERSION,
-  type ResetGrant,
-  seedResetGrants,
-  seedTenant,
-  VALIDATION_VERSION_IDS,
-  seededOperations,
-} from './fuzz-seed'
+import { FUZZ_MODEL_KEY, seedResetGrants, seedTenant, seededOperations } from './fuzz-seed'
 
 const EXAMPLES = Number(process.env.RCP_FUZZ_EXAMPLES ?? 12)
 const SECONDS = Number(process.env.RCP_FUZZ_SECONDS ?? 75)
@@ -120,9 +109,11 @@ async function principals() {
   expect(pat.status).toBe(201)
   const me = await client.get('/users/me')
   expect(me.status).toBe(200)
-  const ids = { ...(await seedTenant(client)), [OWN_MEMBERSHIP]: me.json.data.currentMembership.id as string }
+  const { ids, hooks } = await seedTenant(client)
   const resetGrants = await seedResetGrants(client)
-  return { email, cookie: client.cookie!, csrf: client.csrf!, token: pat.json.data.token as string, ids, resetGrants }
+  // The fuzzer's own membership: the one a membership switch may name.
+  const ownMembershipId = me.json.data.currentMembership.id as string
+  return { email, cookie: client.cookie!, csrf: client.csrf!, token: pat.json.data.token as string, ids, hooks: { ...hooks, ownMembershipId }, resetGrants }
 }
 
 // --max-time bounds the generation, not the requests in flight when it ends, nor the stateful phase's last links; on
@@ -163,7 +154,8 @@ function fuzzConfig(doc: Parameters<typeof seededOperations>[0], ids: Record<str
   ].join('\n')
 }
 
-async function fuzz(label: string, headers: string[], exclude: string[], ids: Record<string, string>, resetGrants: ResetGrant[], email: string) {
+async function fuzz(label: string, headers: string[], exclude: string[], seeded: Awaited<ReturnType<typeof principals>>) {
+  const { ids, hooks, resetGrants, email } = seeded
   const exe = await fuzzer
   // Each pass in a directory of its own: the two run at once and schemathesis keeps a cache in its working directory.
   const cwd = mkdtempSync(join(SCRATCH, `fuzz-${label}-`))
@@ -203,14 +195,10 @@ async function fuzz(label: string, headers: string[], exclude: string[], ids: Re
   const hookSeed = {
     email,
     password: PASSWORD,
-    nonMemberUserId: ids[NON_MEMBER]!,
+    ...hooks,
     projectId: ids.projectId!,
-    resetTargetIds: ids[RESET_TARGET_IDS]!.split(','),
     resetGrants,
-    ownMembershipId: ids[OWN_MEMBERSHIP]!,
     modelObjectKey: FUZZ_MODEL_KEY,
-    uploadVersionId: ids[UPLOAD_VERSION]!,
-    validationVersionIds: ids[VALIDATION_VERSION_IDS]!.split(','),
     base,
     headers,
   }
@@ -239,7 +227,7 @@ describe('schemathesis over the whole OpenAPI document', () => {
     'as a personal access token with every permission point',
     async () => {
       const p = await principals()
-      await fuzz('PAT', [`Authorization: Bearer ${p.token}`], ENDS_OWN_CREDENTIAL, p.ids, p.resetGrants, p.email)
+      await fuzz('PAT', [`Authorization: Bearer ${p.token}`], ENDS_OWN_CREDENTIAL, p)
     },
     PASS_TIMEOUT_MS,
   )
@@ -248,7 +236,7 @@ describe('schemathesis over the whole OpenAPI document', () => {
     'as a cookie session with its CSRF header',
     async () => {
       const p = await principals()
-      await fuzz('cookie', [`Cookie: ${p.cookie}`, `x-csrf-token: ${p.csrf}`], [...ENDS_OWN_CREDENTIAL, ...GATES_OWN_SESSION], p.ids, p.resetGrants, p.email)
+      await fuzz('cookie', [`Cookie: ${p.cookie}`, `x-csrf-token: ${p.csrf}`], [...ENDS_OWN_CREDENTIAL, ...GATES_OWN_SESSION], p)
     },
     PASS_TIMEOUT_MS,
   )

@@ -61,6 +61,8 @@ ADD_PROJECT_MEMBER = ("POST", "/v1/projects/{projectId}/members")
 # others, a draft version for uploads, and the API's address and the pass's credential headers for the reads a client
 # makes first (an ETag). State the fuzzer's tenant has without spending its own credential.
 SEED = json.loads(os.environ.get("RCP_FUZZ_HOOK_SEED", "{}"))
+# The pass's own credential (its --header lines), for the reads and undos the hooks make themselves.
+_HEADERS = dict(h.split(": ", 1) for h in SEED.get("headers", []))
 # The owner's password as it stands: a valid change moves it, and the next valid change proves the new one.
 _password = {"current": SEED.get("password")}
 # Members an administrator may ask a reset mail for; each address takes one a minute, so a valid case names the next
@@ -130,9 +132,8 @@ def _current_etag(case):
     base = SEED.get("base")
     if not base:
         return None
-    headers = dict(h.split(": ", 1) for h in SEED.get("headers", []))
     try:
-        read = requests.get(base + case.formatted_path, headers=headers, timeout=5)
+        read = requests.get(base + case.formatted_path, headers=_HEADERS, timeout=5)
     except requests.RequestException:
         return None
     return read.headers.get("etag") if read.status_code == 200 else None
@@ -168,8 +169,7 @@ def after_call(context, case, response):
     # Offboarding (a fresh session may ask for it) stops the tenant's new work until it is cancelled: the rest of the
     # run would meet 409 TENANT_OFFBOARDING. Cancelled at once, as its owner can, so only this request saw it.
     if operation == OFFBOARDING and response.status_code == 201 and SEED.get("base"):
-        headers = dict(h.split(": ", 1) for h in SEED.get("headers", []))
-        requests.delete(SEED["base"] + "/v1/tenants/current/offboarding", headers={**headers, "Idempotency-Key": str(uuid.uuid4())}, timeout=15)
+        requests.delete(SEED["base"] + "/v1/tenants/current/offboarding", headers={**_HEADERS, "Idempotency-Key": str(uuid.uuid4())}, timeout=15)
     # A change the server took moved the password: the next valid change proves the new one.
     if operation == CHANGE_PASSWORD and response.status_code == 200 and isinstance(case.body, dict):
         _password["current"] = case.body.get("newPassword", _password["current"])
